@@ -1,0 +1,1 @@
+"""Helpers shared by every area of the package."""

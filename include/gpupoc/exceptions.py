@@ -1,0 +1,57 @@
+"""Project exceptions. Each message says what failed, the offending value, and the fix."""
+
+from __future__ import annotations
+
+
+class GpupocError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+
+class ConfigError(GpupocError):
+    """A configuration file (cluster config, POC plan) is invalid.
+
+    ``errors`` holds one ``"path: message"`` line per problem, so callers can list them all.
+    """
+
+    def __init__(self, source: str, errors: list[str]):
+        self.source = source
+        self.errors = list(errors)
+        lines = "\n".join(f"  - {e}" for e in self.errors)
+        super().__init__(f"{source}: {len(self.errors)} error(s)\n{lines}")
+
+
+class SourceUnavailable(GpupocError):
+    """An evidence source (API server, Prometheus, audit log) could not be reached or answered nothing."""
+
+    def __init__(self, endpoint: str, reason: str, fix: str = ""):
+        self.endpoint = endpoint
+        self.reason = reason
+        self.fix = fix
+        msg = f"{endpoint}: {reason}"
+        if fix:
+            msg += f" (fix: {fix})"
+        super().__init__(msg)
+
+
+class ApiError(GpupocError):
+    """A Kubernetes-style API answer that is not a success; keeps status and body."""
+
+    def __init__(self, status: int, body: dict | str, endpoint: str = ""):
+        self.status = status
+        self.body = body
+        self.endpoint = endpoint
+        message = body.get("message") if isinstance(body, dict) else str(body)
+        super().__init__(f"{endpoint or 'API'} answered {status}: {message}")
+
+
+class ValidationFailed(GpupocError):
+    """A Great Expectations validation failed; names the failed checks and where the full result is."""
+
+    def __init__(self, suite: str, failed_checks: list[str], result_path: str):
+        self.suite = suite
+        self.failed_checks = list(failed_checks)
+        self.result_path = result_path
+        super().__init__(
+            f"suite {suite}: {len(self.failed_checks)} check(s) failed: {', '.join(self.failed_checks)}; "
+            f"full result: {result_path}"
+        )

@@ -1,0 +1,96 @@
+"""The whole simulated cluster's state: store, events, logs, GPUs, identities, faults, and the wake-up."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpupoc.sim.config import ClusterConfig
+from gpupoc.sim.events import EventRecorder
+from gpupoc.sim.faults import Fault
+from gpupoc.sim.inventory import Inventory
+from gpupoc.sim.logs import LogStore
+from gpupoc.sim.store import Store
+
+ADMIN_USER = "kubernetes-admin"
+ADMIN_GROUPS = ["kubeadm:cluster-admins", "system:authenticated"]
+TENANT_ROLE = "gpupoc-tenant"
+GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a bearer token authenticates as. ``context`` is its kubeconfig context name."""
+
+    context: str
+    username: str
+    groups: tuple[str, ...]
+    uid: str
+    namespace: str | None = None  # the tenant namespace, None for the admin
+
+
+@dataclass
+class ClusterState:
+    """Everything the API server and the controllers share. One instance per served cluster."""
+
+    config: ClusterConfig
+    data_dir: Path
+    faults: frozenset[Fault] = frozenset()
+    store: Store = field(default_factory=Store)
+    logs: LogStore = field(default_factory=LogStore)
+    inventory: Inventory | None = None
+    identities: dict[str, Identity] = field(default_factory=dict)  # token -> identity
+    events: EventRecorder | None = None
+    _wakeup: asyncio.Event | None = None
+
+    def __post_init__(self) -> None:
+        self.data_dir = Path(self.data_dir)
+        if self.inventory is None:
+            self.inventory = Inventory.from_config(self.config)
+        if self.events is None:
+            self.events = EventRecorder(self.store, drop_warnings=Fault.EVENTS_DROPPED in self.faults)
+
+    # -- controller wake-up ------------------------------------------------------------------
+    def kick(self) -> None:
+        """Ask the controllers to run a pass soon (something changed)."""
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    async def wait_kick(self, timeout: float) -> None:
+        """Sleep until ``kick`` or ``timeout``; used by the controller loop."""
+        if self._wakeup is None:
+            self._wakeup = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._wakeup.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        self._wakeup.clear()
+
+    def has(self, fault: Fault) -> bool:
+        return fault in self.faults
+
+    @property
+    def audit_log_path(self) -> Path:
+        p = Path(self.config.audit_log)
+        return p if p.is_absolute() else self.data_dir / p
+
+    def artifact_dir(self, namespace: str) -> Path:
+        """The simulated persistent volume where a namespace's workloads write artifacts."""
+        return self.data_dir / "volumes" / namespace / "artifacts"
+
+    def identity_for_context(self, context: str) -> tuple[str, Identity]:
+        for token, ident in self.identities.items():
+            if ident.context == context:
+                return token, ident
+        raise KeyError(context)
+
+
+def make_identities(config: ClusterConfig) -> dict[str, Identity]:
+    """Fresh random bearer tokens: the admin and one service account per tenant."""
+    out = {secrets.token_urlsafe(32): Identity("admin", ADMIN_USER, tuple(ADMIN_GROUPS), "admin-uid")}
+    for t in config.tenants:
+        groups = ("system:serviceaccounts", f"system:serviceaccounts:{t.namespace}", "system:authenticated")
+        out[secrets.token_urlsafe(32)] = Identity(t.name, t.username, groups, f"sa-{t.namespace}", t.namespace)
+    return out

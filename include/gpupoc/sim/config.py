@@ -1,0 +1,174 @@
+"""Typed model of the simulated cluster's configuration (pools, tenants, priorities, images, Kueue)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
+
+from gpupoc.common.validation import load_yaml_model
+
+DEFAULT_CONFIG = Path(__file__).with_name("default_cluster.yaml")
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Taint(_Model):
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+
+
+class GpuModel(_Model):
+    model_name: str = Field(description="dcgm-exporter modelName, e.g. 'NVIDIA H100 80GB HBM3'")
+    memory_mib: PositiveInt
+    max_power_w: PositiveInt = 700
+    idle_power_w: PositiveInt = 70
+
+
+class Pool(_Model):
+    name: str = Field(pattern=DNS_LABEL)
+    gpu: GpuModel
+    nodes: PositiveInt
+    gpus_per_node: PositiveInt
+    cpu: PositiveInt = 96
+    memory_gib: PositiveInt = 1024
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+
+    def node_names(self) -> list[str]:
+        return [f"{self.name}-node-{i}" for i in range(1, self.nodes + 1)]
+
+
+class Quota(_Model):
+    gpus: NonNegativeInt
+    pods: PositiveInt = 100
+
+
+class Tenant(_Model):
+    name: str = Field(pattern=DNS_LABEL)
+    namespace: str = Field(pattern=DNS_LABEL)
+    service_account: str = Field(default="runner", pattern=DNS_LABEL)
+    quota: Quota
+    priority_classes: list[str] = Field(default_factory=list)
+
+    @property
+    def username(self) -> str:
+        return f"system:serviceaccount:{self.namespace}:{self.service_account}"
+
+    @property
+    def quota_name(self) -> str:
+        return f"{self.namespace}-gpu"
+
+
+class PriorityClassConfig(_Model):
+    name: str = Field(pattern=DNS_LABEL)
+    value: int = Field(ge=-2147483648, le=1000000000)
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    global_default: bool = False
+    description: str = ""
+
+
+class ImageEntry(_Model):
+    """One image of the catalogue: ``process`` runs a local command, ``virtual`` only a lifecycle."""
+
+    pattern: str = Field(description="fnmatch pattern over the image reference")
+    kind: Literal["process", "virtual"]
+    entrypoint: list[str] = Field(
+        default_factory=list,
+        description="process images: the image's ENTRYPOINT ('{python}' is this interpreter); empty runs the "
+        "pod's command as a local command",
+    )
+    pull_seconds: float = Field(default=0.3, ge=0)
+
+
+class ClusterQueue(_Model):
+    name: str = Field(pattern=DNS_LABEL)
+    flavor: str = Field(pattern=DNS_LABEL, description="a pool name: the ResourceFlavor")
+    nominal_gpus: NonNegativeInt
+    queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = "BestEffortFIFO"
+
+
+class LocalQueue(_Model):
+    name: str = Field(pattern=DNS_LABEL)
+    namespace: str = Field(pattern=DNS_LABEL)
+    cluster_queue: str
+
+
+class KueueConfig(_Model):
+    cluster_queues: list[ClusterQueue] = Field(default_factory=list)
+    local_queues: list[LocalQueue] = Field(default_factory=list)
+
+
+class Timing(_Model):
+    """Controller timings in seconds (shortened from Kubernetes defaults so a POC fits a day)."""
+
+    node_eviction_grace_seconds: float = Field(default=8.0, ge=0)
+    image_backoff_seconds: float = Field(default=3.0, gt=0)
+    scheduler_retry_seconds: float = Field(default=5.0, gt=0)
+    termination_grace_seconds: float = Field(default=1.0, ge=0)
+    metrics_interval_seconds: float = Field(default=1.0, gt=0)
+
+
+class ClusterConfig(_Model):
+    name: str = "gpupoc-sim"
+    kubernetes_version: str = Field(default="v1.31.4", pattern=r"^v\d+\.\d+\.\d+")
+    audit_log: str = Field(default="audit.log", description="relative paths resolve under the data directory")
+    pools: list[Pool] = Field(min_length=1)
+    tenants: list[Tenant] = Field(min_length=1)
+    priority_classes: list[PriorityClassConfig] = Field(default_factory=list)
+    images: list[ImageEntry] = Field(default_factory=list)
+    kueue: KueueConfig = Field(default_factory=KueueConfig)
+    timing: Timing = Field(default_factory=Timing)
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> "ClusterConfig":
+        errors: list[str] = []
+        _unique(errors, "pools", [p.name for p in self.pools])
+        _unique(errors, "tenants", [t.name for t in self.tenants])
+        _unique(errors, "tenants (namespace)", [t.namespace for t in self.tenants])
+        _unique(errors, "priority_classes", [p.name for p in self.priority_classes])
+        pcs = {p.name for p in self.priority_classes}
+        for i, t in enumerate(self.tenants):
+            for j, pc in enumerate(t.priority_classes):
+                if pc not in pcs:
+                    errors.append(f"tenants[{i}].priority_classes[{j}]: unknown priority class {pc!r}; "
+                                  f"declare it under priority_classes ({sorted(pcs)})")
+        pools = {p.name for p in self.pools}
+        cqs = {c.name for c in self.kueue.cluster_queues}
+        namespaces = {t.namespace for t in self.tenants}
+        for i, cq in enumerate(self.kueue.cluster_queues):
+            if cq.flavor not in pools:
+                errors.append(f"kueue.cluster_queues[{i}].flavor: unknown pool {cq.flavor!r}; one of {sorted(pools)}")
+        for i, lq in enumerate(self.kueue.local_queues):
+            if lq.cluster_queue not in cqs:
+                errors.append(f"kueue.local_queues[{i}].cluster_queue: unknown cluster queue {lq.cluster_queue!r}")
+            if lq.namespace not in namespaces:
+                errors.append(f"kueue.local_queues[{i}].namespace: {lq.namespace!r} is no tenant namespace")
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
+
+    def tenant_by_namespace(self, namespace: str) -> Tenant | None:
+        return next((t for t in self.tenants if t.namespace == namespace), None)
+
+    def pool(self, name: str) -> Pool | None:
+        return next((p for p in self.pools if p.name == name), None)
+
+
+def _unique(errors: list[str], what: str, names: list[str]) -> None:
+    seen = set()
+    for n in names:
+        if n in seen:
+            errors.append(f"{what}: duplicate name {n!r}")
+        seen.add(n)
+
+
+def load_cluster_config(path: str | Path | None = None) -> ClusterConfig:
+    """Load and validate a cluster config; the shipped default when ``path`` is None."""
+    return load_yaml_model(ClusterConfig, path or DEFAULT_CONFIG, "cluster config")

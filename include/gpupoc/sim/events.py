@@ -1,0 +1,75 @@
+"""Record core/v1 Events the way Kubernetes components do, with series de-duplication."""
+
+from __future__ import annotations
+
+import secrets
+
+from gpupoc.sim import clock
+from gpupoc.sim.store import Store
+
+WARNING = "Warning"
+NORMAL = "Normal"
+
+
+class EventRecorder:
+    """Creates Events; the same (object, reason, message) again raises ``count`` instead."""
+
+    def __init__(self, store: Store, drop_warnings: bool = False):
+        self.store = store
+        self.drop_warnings = drop_warnings  # the ``events-dropped`` fault profile
+        self._series: dict[tuple[str, str, str], tuple[str, str]] = {}
+
+    def record(
+        self,
+        obj: dict,
+        reason: str,
+        message: str,
+        type_: str = NORMAL,
+        component: str = "kubelet",
+        host: str | None = None,
+        field_path: str | None = None,
+    ) -> dict | None:
+        """Record an event about ``obj`` (a stored object); returns the Event or None when dropped."""
+        if type_ == WARNING and self.drop_warnings:
+            return None
+        meta = obj["metadata"]
+        namespace = meta.get("namespace") or "default"
+        series_key = (meta["uid"], reason, message)
+        now_s = clock.rfc3339()
+        existing = self._series.get(series_key)
+        if existing:
+            ev = self.store.get("events", existing[0], existing[1])
+            if ev is not None:
+                ev["count"] = ev.get("count", 1) + 1
+                ev["lastTimestamp"] = now_s
+                return self.store.update("events", ev)
+        name = f"{meta['name']}.{secrets.token_hex(8)}"
+        involved = {
+            "kind": obj.get("kind"),
+            "namespace": meta.get("namespace"),
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "apiVersion": obj.get("apiVersion"),
+            "resourceVersion": meta.get("resourceVersion"),
+        }
+        if field_path:
+            involved["fieldPath"] = field_path
+        if involved["namespace"] is None:
+            involved.pop("namespace")
+        ev = {
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": involved,
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "source": {"component": component, **({"host": host} if host else {})},
+            "firstTimestamp": now_s,
+            "lastTimestamp": now_s,
+            "count": 1,
+            "eventTime": None,
+            "reportingComponent": component,
+            "reportingInstance": host or "",
+        }
+        self.store.create("events", ev)
+        self._series[series_key] = (namespace, name)
+        return ev

@@ -1,0 +1,106 @@
+"""The simulated GPUs: stable UUIDs and bus ids per node, who holds each, and what each reports."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from gpupoc.sim.config import ClusterConfig
+
+_UUID_NS = uuid.UUID("6f1c2b1e-9a57-4a59-9d7e-3c1f0b6f0a11")
+
+PodKey = tuple[str, str]  # (namespace, pod name)
+
+
+@dataclass
+class Gpu:
+    """One simulated GPU. ``holder`` is the pod it is allocated to (None when free)."""
+
+    node: str
+    index: int
+    uuid: str
+    pci_bus_id: str
+    model_name: str
+    memory_mib: int
+    max_power_w: int
+    idle_power_w: int
+    pool: str
+    holder: PodKey | None = None
+    container: str | None = None
+    energy_mj: float = 0.0
+    xid: int = 0  # last XID error (0: none)
+
+
+@dataclass
+class Telemetry:
+    """What a running pod's GPUs are doing now: utilization (%) and framebuffer memory used (MiB)."""
+
+    util: float = 0.0
+    mem_mib: float = 0.0
+
+
+@dataclass
+class Inventory:
+    """All GPUs by node, plus the telemetry that pods report."""
+
+    gpus: dict[str, list[Gpu]] = field(default_factory=dict)
+    telemetry: dict[PodKey, Telemetry] = field(default_factory=dict)
+    _by_pod: dict[PodKey, list[Gpu]] = field(default_factory=dict)
+    _free: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: ClusterConfig) -> "Inventory":
+        inv = cls()
+        for pool in config.pools:
+            for node in pool.node_names():
+                inv.gpus[node] = [
+                    Gpu(
+                        node=node,
+                        index=i,
+                        uuid=f"GPU-{uuid.uuid5(_UUID_NS, f'{config.name}/{node}/{i}')}",
+                        pci_bus_id=f"00000000:{0x17 + i * 0x10:02X}:00.0",
+                        model_name=pool.gpu.model_name,
+                        memory_mib=pool.gpu.memory_mib,
+                        max_power_w=pool.gpu.max_power_w,
+                        idle_power_w=pool.gpu.idle_power_w,
+                        pool=pool.name,
+                    )
+                    for i in range(pool.gpus_per_node)
+                ]
+                inv._free[node] = pool.gpus_per_node
+        return inv
+
+    def add_node(self, node: str, gpus: list[Gpu]) -> None:
+        self.gpus[node] = gpus
+        self._free[node] = sum(1 for g in gpus if g.holder is None)
+
+    def free_count(self, node: str) -> int:
+        """Free GPUs on ``node`` (O(1): the scheduler asks this for every node)."""
+        return self._free.get(node, 0)
+
+    def free_on(self, node: str) -> list[Gpu]:
+        return [g for g in self.gpus.get(node, []) if g.holder is None]
+
+    def held_by(self, pod: PodKey) -> list[Gpu]:
+        return list(self._by_pod.get(pod, []))
+
+    def allocate(self, node: str, pod: PodKey, container: str, count: int) -> list[Gpu]:
+        """Give ``count`` free GPUs of ``node`` to ``pod`` (lowest indices first)."""
+        free = self.free_on(node)
+        if len(free) < count:
+            raise ValueError(f"node {node} has {len(free)} free GPUs, {count} requested")
+        chosen = free[:count]
+        for g in chosen:
+            g.holder, g.container = pod, container
+        self._by_pod.setdefault(pod, []).extend(chosen)
+        self._free[node] -= count
+        return chosen
+
+    def release(self, pod: PodKey) -> int:
+        """Free every GPU ``pod`` holds; returns how many were freed."""
+        held = self._by_pod.pop(pod, [])
+        for g in held:
+            g.holder, g.container = None, None
+            self._free[g.node] += 1
+        self.telemetry.pop(pod, None)
+        return len(held)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Install Debian's Prometheus and Alertmanager when they are missing. Idempotent: does nothing when both
+# binaries exist; runs `apt-get update` at most once, and only when a package has to be installed.
+# Installing starts no service here (no systemd); `gpupoc stack up` starts the servers itself.
+set -euo pipefail
+
+declare -A BINARIES=(
+  [prometheus]=/usr/bin/prometheus
+  [prometheus-alertmanager]=/usr/bin/prometheus-alertmanager
+)
+
+missing=()
+for pkg in prometheus prometheus-alertmanager; do
+  [[ -x "${BINARIES[$pkg]}" ]] || missing+=("$pkg")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-monitoring: prometheus and prometheus-alertmanager already installed"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "install-monitoring: need root to install ${missing[*]}; run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# Install first from the existing package lists; refresh them once only if that fails.
+if ! $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; then
+  echo "install-monitoring: refreshing package lists (apt-get update) once"
+  $SUDO apt-get update
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# Debian's postinst may try to start the services; there is no init system here, but stop any
+# daemon a policy might have launched so that only `gpupoc stack up` runs these servers.
+for pkg in "${missing[@]}"; do
+  if command -v service >/dev/null 2>&1; then
+    $SUDO service "$pkg" stop >/dev/null 2>&1 || true
+  fi
+done
+
+for pkg in prometheus prometheus-alertmanager; do
+  if [[ ! -x "${BINARIES[$pkg]}" ]]; then
+    echo "install-monitoring: ${BINARIES[$pkg]} still missing after installing $pkg" >&2
+    exit 1
+  fi
+done
+echo "install-monitoring: installed ${missing[*]}"
