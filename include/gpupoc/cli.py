@@ -14,6 +14,7 @@ _AREAS = {
     "stack": "gpupoc.monitoring.cli",
     "plan": "gpupoc.plan.cli",
     "report": "gpupoc.report.cli",
+    "airflow": "gpupoc.airflow_runtime.cli",
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import secrets
+import time
 
 from gpupoc.sim import clock
 from gpupoc.sim.store import Store
@@ -18,6 +18,7 @@ class EventRecorder:
         self.store = store
         self.drop_warnings = drop_warnings  # the ``events-dropped`` fault profile
         self._series: dict[tuple[str, str, str], tuple[str, str]] = {}
+        self._last_ns = 0
 
     def record(
         self,
@@ -43,7 +44,9 @@ class EventRecorder:
                 ev["count"] = ev.get("count", 1) + 1
                 ev["lastTimestamp"] = now_s
                 return self.store.update("events", ev)
-        name = f"{meta['name']}.{secrets.token_hex(8)}"
+        # as Kubernetes names events: "<object>.<hex unix nanoseconds>", so name order is time order
+        self._last_ns = max(time.time_ns(), self._last_ns + 1)
+        name = f"{meta['name']}.{self._last_ns:x}"
         involved = {
             "kind": obj.get("kind"),
             "namespace": meta.get("namespace"),

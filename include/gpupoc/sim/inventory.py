@@ -47,6 +47,8 @@ class Inventory:
     telemetry: dict[PodKey, Telemetry] = field(default_factory=dict)
     _by_pod: dict[PodKey, list[Gpu]] = field(default_factory=dict)
     _free: dict[str, int] = field(default_factory=dict)
+    # monotonic time up to which Gpu.energy_mj has been integrated (sim/metrics.py); None: not yet
+    energy_sampled_at: float | None = None
 
     @classmethod
     def from_config(cls, config: ClusterConfig) -> "Inventory":

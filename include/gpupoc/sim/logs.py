@@ -48,14 +48,36 @@ class LogStore:
 
     def __init__(self) -> None:
         self._logs: dict[tuple[str, str, str], ContainerLog] = {}
+        self._by_pod: dict[tuple[str, str], set[str]] = {}  # (namespace, pod) -> container keys
 
     def get(self, namespace: str, pod: str, container: str, create: bool = False) -> ContainerLog | None:
         key = (namespace, pod, container)
         if create and key not in self._logs:
-            self._logs[key] = ContainerLog()
+            self._put(key, ContainerLog())
         return self._logs.get(key)
 
+    def _put(self, key: tuple[str, str, str], log: ContainerLog) -> None:
+        self._logs[key] = log
+        self._by_pod.setdefault((key[0], key[1]), set()).add(key[2])
+
+    def rotate(self, namespace: str, pod: str, container: str) -> ContainerLog:
+        """A restarted container: close the current log, keep it as the previous instance's log under
+        ``"<container>:previous"`` (``kubectl logs --previous``) and start a new one."""
+        key = (namespace, pod, container)
+        old = self._logs.get(key)
+        if old is not None:
+            old.close()
+            self._put((namespace, pod, f"{container}:previous"), old)
+        new = ContainerLog()
+        self._put(key, new)
+        return new
+
+    def previous(self, namespace: str, pod: str, container: str) -> ContainerLog | None:
+        """The log of the container's previous instance (None before its first restart)."""
+        return self._logs.get((namespace, pod, f"{container}:previous"))
+
     def drop_pod(self, namespace: str, pod: str) -> None:
-        for key in [k for k in self._logs if k[0] == namespace and k[1] == pod]:
-            log = self._logs.pop(key)
-            log.close()
+        for container in self._by_pod.pop((namespace, pod), ()):
+            log = self._logs.pop((namespace, pod, container), None)
+            if log is not None:
+                log.close()

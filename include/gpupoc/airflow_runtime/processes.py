@@ -1,0 +1,211 @@
+"""Start and stop the Airflow components as processes, by process id, with a state file.
+
+``up`` migrates the database, starts api-server, scheduler, triggerer and dag-processor (each in its own
+session so stopping one stops its children: executor workers, task processes), waits until the API answers
+and every component reports healthy, creates the pipeline's pools and records pids and timings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from gpupoc.airflow_runtime.settings import POOLS, RuntimeSettings, process_env, write_config
+from gpupoc.exceptions import GpupocError, SourceUnavailable
+
+COMPONENTS = {
+    "api-server": ["api-server"],
+    "scheduler": ["scheduler"],
+    "triggerer": ["triggerer"],
+    "dag-processor": ["dag-processor"],
+}
+
+
+@dataclass
+class RuntimeState:
+    """What ``up`` started; ``down`` stops exactly these process ids."""
+
+    home: str
+    url: str
+    pids: dict[str, int] = field(default_factory=dict)
+    logs: dict[str, str] = field(default_factory=dict)
+    started_at: float = 0.0
+    migrate_seconds: float = 0.0
+    ready_seconds: float = 0.0
+    healthy_seconds: float = 0.0
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> "RuntimeState | None":
+        try:
+            return cls(**json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            return None
+
+
+def _airflow() -> str:
+    return str(Path(sys.executable).parent / "airflow")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        import psutil
+
+        proc = psutil.Process(pid)
+        return proc.status() != psutil.STATUS_ZOMBIE and "airflow" in " ".join(proc.cmdline())
+    except Exception:  # noqa: BLE001 - gone, inaccessible or recycled: not ours
+        return False
+
+
+def migrate(s: RuntimeSettings, env: dict[str, str]) -> float:
+    """``airflow db migrate``; returns its duration. Raises with the tail of its output on failure."""
+    t0 = time.monotonic()
+    res = subprocess.run([_airflow(), "db", "migrate"], env=env, capture_output=True, text=True, timeout=600)
+    if res.returncode != 0:
+        raise GpupocError(f"airflow db migrate failed (exit {res.returncode}) under {s.home}:\n"
+                          f"{(res.stdout + res.stderr)[-3000:]}")
+    return time.monotonic() - t0
+
+
+def up(s: RuntimeSettings, components: list[str] | None = None, wait_healthy: bool = True,
+       timeout: float = 180.0) -> RuntimeState:
+    """Start the deployment (idempotent: a running deployment under the same home is left alone)."""
+    current = RuntimeState.load(s.state_path)
+    if current and any(_alive(p) for p in current.pids.values()):
+        raise GpupocError(f"Airflow is already running under {s.home} (pids {current.pids}); "
+                          "run `gpupoc airflow down` first or use another --home")
+    write_config(s)
+    env = process_env(s)
+    state = RuntimeState(home=str(s.home), url=s.url, started_at=time.time())
+    state.migrate_seconds = migrate(s, env)
+    t0 = time.monotonic()
+    (s.home / "logs").mkdir(parents=True, exist_ok=True)
+    try:
+        for name in components or list(COMPONENTS):
+            log_path = s.home / "logs" / f"{name}.out"
+            with log_path.open("ab") as out:
+                proc = subprocess.Popen([_airflow(), *COMPONENTS[name]], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True, cwd=str(s.repo))
+            state.pids[name] = proc.pid
+            state.logs[name] = str(log_path)
+        state.save(s.state_path)
+        from gpupoc.airflow_runtime.client import AirflowClient
+
+        client = AirflowClient.for_home(s.home, url=s.url)
+        client.wait_ready(timeout=timeout, pids=state.pids)
+        state.ready_seconds = time.monotonic() - t0
+        for pool, (slots, description) in POOLS.items():
+            client.ensure_pool(pool, slots, description, include_deferred=True)
+        if wait_healthy:
+            expected = [c for c in (components or list(COMPONENTS)) if c != "api-server"]
+            client.wait_healthy(expected, timeout=timeout)
+        state.healthy_seconds = time.monotonic() - t0
+        state.save(s.state_path)
+    except BaseException:
+        down(s.home)
+        raise
+    return state
+
+
+def _stop_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)  # each component leads its own session: its process group id is its pid
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def down(home: Path, grace: float = 20.0) -> dict[str, str]:
+    """Stop every process ``up`` recorded under ``home`` (SIGTERM, then SIGKILL after ``grace``)."""
+    path = Path(home) / "gpupoc-runtime.json"
+    state = RuntimeState.load(path)
+    if state is None:
+        return {}
+    result = {}
+    # Scheduler first so it stops handing out tasks; api-server last so workers can report their end.
+    order = ["scheduler", "triggerer", "dag-processor", "api-server"]
+    names = sorted(state.pids, key=lambda n: order.index(n) if n in order else len(order))
+    for name in names:
+        pid = state.pids[name]
+        if not _alive(pid):
+            result[name] = "not running"
+            continue
+        _stop_group(pid, signal.SIGTERM)
+        result[name] = "stopped"
+    deadline = time.monotonic() + grace
+    for name in names:
+        pid = state.pids[name]
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _alive(pid):
+            _stop_group(pid, signal.SIGKILL)
+            result[name] = "killed"
+        # also reap leftovers of the group (executor workers, task supervisors)
+        _stop_group(pid, signal.SIGKILL)
+    _reap(state.pids.values())
+    path.unlink(missing_ok=True)
+    return result
+
+
+def _reap(pids) -> None:
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+def memory(state: RuntimeState) -> dict[str, dict[str, float]]:
+    """Resident (RSS) and proportional (PSS) memory in MiB per component, children included."""
+    import psutil
+
+    out: dict[str, dict[str, float]] = {}
+    for name, pid in state.pids.items():
+        rss = pss = 0.0
+        count = 0
+        try:
+            root = psutil.Process(pid)
+            for proc in [root, *root.children(recursive=True)]:
+                try:
+                    info = proc.memory_full_info()
+                    rss += info.rss
+                    pss += getattr(info, "pss", info.rss)
+                    count += 1
+                except psutil.Error:
+                    continue
+        except psutil.Error:
+            pass
+        out[name] = {"rss_mib": round(rss / 2**20, 1), "pss_mib": round(pss / 2**20, 1), "processes": count}
+    return out
+
+
+def status(home: Path) -> dict:
+    """Per component: pid and whether it runs; plus the API's health answer when it is up."""
+    state = RuntimeState.load(Path(home) / "gpupoc-runtime.json")
+    if state is None:
+        return {"running": False, "home": str(home)}
+    info: dict = {"running": any(_alive(p) for p in state.pids.values()), "home": state.home, "url": state.url,
+                  "components": {n: {"pid": p, "alive": _alive(p)} for n, p in state.pids.items()},
+                  "startup": {"migrate_seconds": round(state.migrate_seconds, 1),
+                              "ready_seconds": round(state.ready_seconds, 1),
+                              "healthy_seconds": round(state.healthy_seconds, 1)},
+                  "memory": memory(state)}
+    try:
+        from gpupoc.airflow_runtime.client import AirflowClient
+
+        info["health"] = AirflowClient.for_home(Path(home), url=state.url).health()
+    except (SourceUnavailable, GpupocError) as exc:
+        info["health"] = {"error": str(exc)}
+    return info

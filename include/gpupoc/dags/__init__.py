@@ -1,0 +1,1 @@
+"""The five test-class DAGs' shared shape (factory), steps and class-specific probes."""

@@ -1,0 +1,77 @@
+"""What each test class adds to the shared DAG shape: the roles it submits, its probes, its tables."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+# Wave-item roles each class submits through the operator (the rest is done by its probes).
+_ROLES = {
+    "queue_congestion": ("wave",),
+    "tenant_isolation": ("wave",),
+    "utilization": ("wave",),
+    "fault_recovery": ("wave", "injection"),
+    "audit_trail": ("wave", "artifact-producer", "artifact-consumer"),
+}
+
+EXPECTED_TABLES = {
+    "queue_congestion": ("workload_runs", "queue_snapshots", "explanations", "platform_info"),
+    "tenant_isolation": ("workload_runs", "queue_snapshots", "access_probes", "quota_samples", "platform_info"),
+    "utilization": ("workload_runs", "queue_snapshots", "utilization", "platform_info"),
+    "fault_recovery": ("workload_runs", "queue_snapshots", "failure_records", "platform_info"),
+    "audit_trail": ("workload_runs", "queue_snapshots", "ledger", "audit_matches", "artifacts", "platform_info"),
+}
+
+
+def wave_roles(test_class: str) -> tuple[str, ...]:
+    return _ROLES[test_class]
+
+
+def expected_tables(test_class: str) -> tuple[str, ...]:
+    return EXPECTED_TABLES[test_class]
+
+
+def probe_steps(test_class: str) -> list[tuple[str, Callable[[Any], dict]]]:
+    """(task id, step) pairs a class runs alongside its wave, after the access check."""
+    from gpupoc.dags import probes
+
+    return probes.PROBES.get(test_class, [])
+
+
+def collect_class(ctx, timelines, runs) -> dict:
+    """Class-specific tables built at collection time; returns figures for the manifest summary."""
+    if ctx.test_class == "queue_congestion":
+        return _collect_congestion(ctx, timelines)
+    from gpupoc.dags import probes
+
+    fn = probes.COLLECTORS.get(ctx.test_class)
+    return fn(ctx, timelines, runs) if fn else {}
+
+
+def _collect_congestion(ctx, timelines) -> dict:
+    """Reconstruct each wait's bottleneck and score the platform's explanation of it."""
+    from gpupoc.dags.steps import _obs_from_dict
+    from gpupoc.pipeline import wave as W
+    from gpupoc.pipeline.congestion import reconstruct, summarize
+
+    th = ctx.spec.thresholds
+    nodes = ctx.read_file("nodes", []) or []
+    cap = W.capacity(ctx.plan, [{"metadata": {"name": n["name"], "labels": n.get("labels") or {}},
+                                 "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes])
+    obs = [_obs_from_dict(d) for d in ctx.read_file("observations", []) or []]
+    rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
+                       eta_tolerance_seconds=th.eta_tolerance_seconds)
+    ctx.writer.write("explanations", [{
+        "pod": r.pod, "namespace": r.namespace, "tenant": r.tenant, "wait_seconds": r.wait_seconds,
+        "platform_reason": r.platform_reason, "platform_message": r.platform_message,
+        "reconstructed_bottleneck": r.bottleneck, "ahead_count": r.ahead_at_release,
+        "explained": r.platform_explained if r.needs_explanation else None,
+        "eta_error_seconds": r.eta_error_seconds} for r in rows], source="pipeline reconstruction")
+    summary = summarize(rows, th.max_wait_seconds)
+    ctx.writer.write_json("congestion_rows", [r.to_dict() for r in rows])
+    ctx.writer.write_json("congestion_summary", summary.to_dict())
+    return {k: v for k, v in summary.to_dict().items() if k != "bottlenecks"} | {
+        "bottlenecks": summary.bottlenecks}
+
+
+# A wait shorter than this needs no explanation (a scheduler pass or two).
+EXPLAIN_AFTER_SECONDS = 5.0

@@ -1,0 +1,206 @@
+"""One factory builds the five test-class DAGs from the same task groups.
+
+Shape (every class)::
+
+    validate_plan >> check_access >> prepare_wave >> wave (mapped GpuWorkloadOperator, deferrable)
+                                 \\-> release_gate (pool gpupoc_cluster, 1 slot) / observe / <class probes>
+    [wave, release_gate, observe, probes] >> collect_evidence (all_done) >> validate >> publish_evidence
+        >> cleanup (all_done) >> verdict
+
+Exclusive GPUs: test classes of the same ``gpu_group`` must not hold GPUs at the same time. Pods are
+created held by the pipeline's scheduling gate, so they hold no GPU until ``release_gate`` lifts it; that
+task runs in the group's pool of ONE slot (``include_deferred``) and keeps the slot until its wave has
+ended. A second class's wave therefore waits, gated, until the first has finished. ``max_active_runs=1``
+keeps two runs of one class apart as well.
+
+Parse time does no cluster, Prometheus or GX call: it reads the plan file (``$GPUPOC_PLAN``) for the
+window, the GPU group and the retries only.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from airflow.sdk import DAG, Param, get_current_context, task
+
+from gpupoc.assets import evidence_asset
+from gpupoc.pipeline.common import cluster_pool, default_plan_path
+from gpupoc.pipeline.operator import GpuWorkloadOperator
+
+log = logging.getLogger(__name__)
+FALLBACK_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+TAGS = {
+    "queue_congestion": ["congestion", "queue"],
+    "tenant_isolation": ["isolation", "quota", "rbac"],
+    "utilization": ["utilization", "capacity"],
+    "fault_recovery": ["faults", "recovery"],
+    "audit_trail": ["audit", "operations"],
+}
+
+
+@dataclass(frozen=True)
+class ParseSettings:
+    """What a DAG needs from the plan at parse time; defaults when the plan cannot be read."""
+
+    plan_file: str
+    schedule: str | None
+    start: datetime
+    end: datetime | None
+    gpu_group: str = "gpus"
+    wave_retries: int = 0
+    reviewers: tuple[str, ...] = ()
+    problem: str = ""
+
+
+def parse_settings(test_class: str) -> ParseSettings:
+    """Read the plan's window and the class's GPU group; an invalid plan gives an unscheduled DAG whose
+    ``validate_plan`` task then reports every problem with its path."""
+    path = str(default_plan_path())
+    try:
+        from gpupoc.pipeline.operator import load_plan_file
+
+        plan = load_plan_file(path)
+        spec = plan.test_class(test_class)
+        w = plan.window
+        retries = int(getattr(spec, "airflow_retries", 0) or 0)
+        return ParseSettings(path, w.schedule, w.aware(w.start), w.aware(w.end), spec.gpu_group or "gpus", retries,
+                             tuple(r.name for r in plan.report.reviewers))
+    except Exception as exc:  # noqa: BLE001 - the DAG must still import; validate_plan reports the problem
+        first = str(exc).splitlines()[0][:300]
+        log.warning("plan %s not usable at parse time: %s", path, first)
+        return ParseSettings(path, None, FALLBACK_START, None, problem=first)
+
+
+def _ctx(v: dict, task_id: str):
+    from gpupoc.dags.steps import RunContext
+
+    c = get_current_context()
+    return RunContext(v["plan"], c["dag"].dag_id, c["run_id"], c["dag"].dag_id.removeprefix("poc_"), task=task_id)
+
+
+def build_dag(test_class: str, doc_md: str) -> DAG:
+    """The DAG ``poc_<test_class>``: the shared steps plus the class's probes."""
+    from gpupoc.dags import classes
+
+    s = parse_settings(test_class)
+    pool = cluster_pool(s.gpu_group)
+    asset = evidence_asset(test_class)
+    doc = doc_md + (f"\n\n**Plan problem at parse time:** {s.problem}" if s.problem else "")
+    params = {
+        "plan": Param(s.plan_file, type="string", title="POC plan",
+                      description="path of the plan YAML (relative paths: against the repository)"),
+        "faults_note": Param("", type="string", title="Faults note",
+                             description="fault profile of the cluster or what was injected by hand"),
+        "reviewers": Param(list(s.reviewers), type="array", title="Reviewers",
+                           description="who reviews this run's evidence"),
+        "notes": Param("", type="string", title="Notes"),
+    }
+    with DAG(
+        dag_id=f"poc_{test_class}",
+        doc_md=doc,
+        schedule=s.schedule,
+        start_date=s.start,
+        end_date=s.end,
+        catchup=False,
+        max_active_runs=1,
+        tags=["gpupoc", "poc", *TAGS[test_class]],
+        default_args={"owner": "gpupoc", "retries": 1, "retry_delay": timedelta(seconds=10)},
+        params=params,
+    ) as dag:
+
+        @task
+        def validate_plan() -> dict:
+            from gpupoc.dags import steps
+
+            c = get_current_context()
+            return steps.validate_plan(c["params"].get("plan"), c["dag"].dag_id, c["run_id"], test_class,
+                                       dict(c["params"]))
+
+        @task
+        def check_access(v: dict) -> dict:
+            from gpupoc.dags import steps
+
+            return steps.check_access(_ctx(v, "check_access"))
+
+        @task
+        def prepare_wave(v: dict) -> list[dict]:
+            return _ctx(v, "prepare_wave").items
+
+        @task(pool=pool, pool_slots=1, retries=2)
+        def release_gate(v: dict) -> dict:
+            from gpupoc.dags import steps
+
+            return steps.release_gate(_ctx(v, "release_gate"))
+
+        @task(retries=2)
+        def observe(v: dict) -> dict:
+            from gpupoc.dags import steps
+
+            return steps.observe(_ctx(v, "observe"))
+
+        @task(trigger_rule="all_done")
+        def collect_evidence(v: dict) -> dict:
+            from gpupoc.dags import steps
+
+            return steps.collect(_ctx(v, "collect_evidence"), v.get("started_at"))
+
+        @task
+        def validate(v: dict, collected: dict) -> dict:
+            from gpupoc.dags import steps
+
+            return steps.validate(_ctx(v, "validate"), collected["run_dir"])
+
+        @task(outlets=[asset])
+        def publish_evidence(collected: dict, validation: dict) -> dict:
+            c = get_current_context()
+            extra = {"run_dir": collected["run_dir"], "dag_id": c["dag"].dag_id, "run_id": c["run_id"],
+                     "success": bool(validation.get("success")), "failed_checks": validation.get("failed_checks", [])}
+            c["outlet_events"][asset].extra = extra
+            return extra
+
+        @task(trigger_rule="all_done")
+        def cleanup(v: dict) -> dict:
+            from gpupoc.dags import steps
+
+            return steps.cleanup(_ctx(v, "cleanup"))
+
+        @task(retries=0)
+        def verdict(validation: dict) -> None:
+            from gpupoc.dags import steps
+
+            steps.verdict(validation)
+
+        v = validate_plan()
+        access = check_access(v)
+        items = prepare_wave(v)
+        access >> items
+        wave = GpuWorkloadOperator.partial(
+            task_id="wave", plan_path="{{ params.plan }}", test_class=test_class, wave_gate=True,
+            retries=s.wave_retries,
+        ).expand_kwargs(items)
+        rel = release_gate(v)
+        obs = observe(v)
+        side = [rel, obs]
+        for task_id, step in classes.probe_steps(test_class):
+            side.append(_probe_task(task_id, step)(v))
+        access >> side
+        collected = collect_evidence(v)
+        [wave, *side] >> collected
+        val = validate(v, collected)
+        pub = publish_evidence(collected, val)
+        clean = cleanup(v)
+        pub >> clean
+        clean >> verdict(val)
+    return dag
+
+
+def _probe_task(task_id: str, step):
+    """A task that runs one class probe step with the run's context."""
+
+    @task(task_id=task_id)
+    def probe(v: dict) -> dict:
+        return step(_ctx(v, task_id))
+
+    return probe

@@ -1,0 +1,344 @@
+"""The steps every test-class DAG runs, as plain functions the DAG's tasks call.
+
+Each step is a transaction: it derives its paths from (plan, dag id, run id), overwrites what an earlier
+try wrote, and returns only paths and small summaries (XCom). Cluster calls go through a ledger, so every
+action the pipeline takes is recorded (who, what, when) for the audit-trail class.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from gpupoc.exceptions import ConfigError, GpupocError, SourceUnavailable
+from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.common import parse_time, plan_path, rfc3339
+
+SNAPSHOT_SOURCE = "kubernetes-api"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class RunContext:
+    """One run of one test class: its plan, evidence writer, clients and ledger."""
+
+    plan_file: str
+    dag_id: str
+    run_id: str
+    test_class: str
+    task: str = ""
+    _factory: Any = field(default=None, repr=False)
+
+    @cached_property
+    def plan(self):
+        from gpupoc.pipeline.operator import load_plan_file
+
+        return load_plan_file(self.plan_file)
+
+    @cached_property
+    def spec(self):
+        return self.plan.test_class(self.test_class)
+
+    @cached_property
+    def writer(self):
+        from gpupoc.evidence import EvidenceWriter
+
+        return EvidenceWriter(self.plan.evidence_root_path, self.dag_id, self.run_id)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.writer.run_dir
+
+    @cached_property
+    def factory(self):
+        from gpupoc.pipeline.k8s import ClientFactory
+
+        kubeconfig = self.plan.kubeconfig_path
+        return self._factory or ClientFactory(str(kubeconfig) if kubeconfig else None)
+
+    @cached_property
+    def ledger(self):
+        from gpupoc.pipeline.audit import Ledger
+
+        return Ledger(self.run_dir / "ledger" / f"{self.task or 'task'}.jsonl", task=self.task)
+
+    def admin_actor(self):
+        from gpupoc.pipeline.k8s import Actor
+
+        return Actor(self.plan.platform.admin_context or "in-cluster", "gpupoc-pipeline (admin context)")
+
+    def admin(self, purpose: str = ""):
+        """The administrator's client; every request lands in this task's ledger."""
+        from gpupoc.pipeline.audit import LedgerCaller
+
+        ctx = self.plan.platform.admin_context or "in-cluster"
+        return LedgerCaller(self.factory.caller(ctx), self.admin_actor(), self.ledger, purpose)
+
+    def tenant(self, name: str, purpose: str = ""):
+        from gpupoc.pipeline.audit import LedgerCaller
+        from gpupoc.pipeline.k8s import service_account_actor
+
+        t = self.plan.tenant(name)
+        actor = service_account_actor(t.kube_context, t.namespace, t.service_account)
+        return LedgerCaller(self.factory.caller(t.kube_context), actor, self.ledger, purpose)
+
+    @cached_property
+    def items(self) -> list[dict]:
+        from gpupoc.dags.classes import wave_roles
+
+        return W.prepare_wave(self.plan, self.test_class, wave_roles(self.test_class))
+
+    @property
+    def namespaces(self) -> list[str]:
+        return sorted({t.namespace for t in self.plan.tenants})
+
+    @property
+    def selector(self) -> str:
+        return W.selector(self.run_id, self.test_class)
+
+    def hold_timeout_s(self) -> float:
+        """How long the wave may take once released: the longest acceptable wait plus the longest workload."""
+        durations = [self.plan.workload(i.workload).duration_seconds for i in _items(self)]
+        return self.plan.longest_acceptable_wait_seconds() + max(durations, default=0) + 120
+
+    def files(self, name: str) -> Path:
+        return self.run_dir / "files" / f"{name}.json"
+
+    def read_file(self, name: str, default: Any = None) -> Any:
+        p = self.files(name)
+        return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else default
+
+
+def _items(ctx: RunContext):
+    from gpupoc.plan import class_items
+
+    keys = {i["workload_key"] for i in ctx.items}
+    return [i for i in class_items(ctx.plan, ctx.test_class) if i.name in keys]
+
+
+# ---- validate_plan ----
+def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: str, params: dict) -> dict:
+    """Load and check the plan; ConfigError lists every problem with its path. Records the run's parameters."""
+    from gpupoc.plan import load_plan, plan_hash
+
+    path = plan_path(plan_param)
+    plan = load_plan(path)  # raises ConfigError("…: N error(s)\n  - tenants[1].quota.gpus: …")
+    spec = plan.test_class(test_class)
+    if not spec.enabled:
+        raise ConfigError(str(path), [f"test_classes.{test_class}.enabled: false; enable the class in the plan "
+                                      "or pause this DAG"])
+    ctx = RunContext(str(path), dag_id, run_id, test_class)
+    started = utcnow()
+    ctx.writer.write_json("run_params", {"params": params, "plan_file": str(path), "started_at": rfc3339(started)})
+    return {"plan": str(path), "plan_hash": plan_hash(plan), "run_dir": str(ctx.run_dir),
+            "started_at": rfc3339(started), "pods": len(ctx.items)}
+
+
+# ---- check_access ----
+def check_access(ctx: RunContext) -> dict:
+    """Record the platform's version and configuration; prove each tenant may create pods in its namespace."""
+    from gpupoc.pipeline.k8s import server_version
+
+    admin = ctx.admin("record platform version and configuration")
+    version = server_version(admin)
+    rows = [{"key": "kubernetes.gitVersion", "value": version.get("gitVersion"), "source": "/version"},
+            {"key": "kubernetes.platform", "value": version.get("platform"), "source": "/version"},
+            {"key": "adapter", "value": W._adapter(ctx.plan), "source": "plan"},
+            {"key": "scheduler_name", "value": ctx.plan.platform.scheduler_name or "default-scheduler",
+             "source": "plan"}]
+    nodes = admin.call("GET", "/api/v1/nodes")
+    if nodes.ok:
+        items = (nodes.body or {}).get("items") or []
+        gpus = sum(int(str(((n.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", 0))) for n in items)
+        rows += [{"key": "nodes", "value": str(len(items)), "source": "/api/v1/nodes"},
+                 {"key": "gpus.allocatable", "value": str(gpus), "source": "/api/v1/nodes"}]
+        ctx.writer.write_json("nodes", [{"name": n["metadata"]["name"], "labels": n["metadata"].get("labels"),
+                                         "allocatable": (n.get("status") or {}).get("allocatable")} for n in items])
+    pcs = admin.call("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")
+    if pcs.ok:
+        for pc in (pcs.body or {}).get("items") or []:
+            rows.append({"key": f"priorityclass.{pc['metadata']['name']}", "value": str(pc.get("value")),
+                         "source": "/apis/scheduling.k8s.io/v1/priorityclasses"})
+    denied = []
+    for t in ctx.plan.tenants:
+        r = ctx.tenant(t.name, "check access").call(
+            "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            body={"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                  "spec": {"resourceAttributes": {"namespace": t.namespace, "verb": "create", "resource": "pods"}}})
+        allowed = bool(r.ok and ((r.body or {}).get("status") or {}).get("allowed"))
+        rows.append({"key": f"tenant.{t.name}.can_create_pods", "value": str(allowed).lower(),
+                     "source": "selfsubjectaccessreviews"})
+        if not allowed:
+            denied.append(f"tenants[{ctx.plan.tenants.index(t)}].context: context {t.kube_context!r} may not create "
+                          f"pods in namespace {t.namespace!r} (HTTP {r.status}: {r.message}); grant it or fix the "
+                          "context")
+    ctx.writer.write("platform_info", rows, source="kubernetes-api")
+    if denied:
+        raise ConfigError(ctx.plan_file, denied)
+    return {"version": version.get("gitVersion"), "tenants": len(ctx.plan.tenants)}
+
+
+# ---- release_gate: the critical section (pool of one slot) ----
+def release_gate(ctx: RunContext, poll_s: float = 2.0) -> dict:
+    """Lift the pipeline's gate of the whole wave at once, then hold the cluster until the wave ends."""
+    expected = [i["workload_key"] for i in ctx.items]
+    admin = ctx.admin("release the wave")
+    rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds)
+    ctx.writer.write_json("release", rel.to_dict())
+    deadline = time.monotonic() + ctx.hold_timeout_s()
+    quiet = ctx.admin("hold until the wave ends")
+    while time.monotonic() < deadline:
+        pods = W.latest_per_item(W.list_pods(quiet.inner, ctx.namespaces, ctx.selector))
+        if all((p.get("status") or {}).get("phase") in W.TERMINAL for p in pods.values()):
+            break
+        time.sleep(poll_s)
+    return {"found": rel.found, "missing": rel.missing, "arrival_spread_seconds": rel.arrival_spread_seconds,
+            "release_spread_seconds": rel.release_spread_seconds, "errors": rel.errors[:5]}
+
+
+# ---- observe ----
+def observe(ctx: RunContext) -> dict:
+    """Queue snapshots every few seconds until the wave is terminal; kept as a file and ``queue_snapshots``."""
+    interval = float(getattr(ctx.spec, "snapshot_interval_seconds", 3))
+    earlier = ctx.read_file("observations", []) or []
+    acc: list[dict] = list(earlier)
+    last_write = [time.monotonic()]
+
+    def keep(obs) -> None:
+        acc.extend(_obs_to_dict(o) for o in obs)
+        if time.monotonic() - last_write[0] > 15:
+            ctx.writer.write_json("observations", acc)
+            last_write[0] = time.monotonic()
+
+    caller = ctx.factory.caller(ctx.plan.platform.admin_context or "in-cluster")  # reads only: not ledgered
+    W.observe_wave(caller, ctx.namespaces, ctx.selector, len(ctx.items), interval_s=interval,
+                   timeout_s=ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s(), plan=ctx.plan, on_snapshot=keep)
+    ctx.writer.write_json("observations", acc)
+    obs = [_obs_from_dict(d) for d in acc]
+    tenants = {t.namespace: t.name for t in ctx.plan.tenants}
+    rows = W.snapshot_rows(obs, tenants, SNAPSHOT_SOURCE)
+    ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
+    return {"snapshots": len({d["taken_at"] for d in acc}), "rows": len(rows)}
+
+
+def _obs_to_dict(o) -> dict:
+    from dataclasses import asdict
+
+    d = asdict(o)
+    d["taken_at"] = rfc3339(o.taken_at)
+    d["eta"] = rfc3339(o.eta) if o.eta else None
+    d["gates"] = list(o.gates)
+    return d
+
+
+def _obs_from_dict(d: dict):
+    from gpupoc.pipeline.congestion import Observation
+
+    return Observation(**{**d, "taken_at": parse_time(d["taken_at"]), "eta": parse_time(d.get("eta")),
+                          "gates": tuple(d.get("gates") or ())})
+
+
+# ---- collect_evidence ----
+def collect(ctx: RunContext, started_at: str | None) -> dict:
+    """Read every pod of the wave back, build the class's tables and write the manifest."""
+    from gpupoc.dags.classes import collect_class, expected_tables
+
+    admin = ctx.admin("collect evidence")
+    pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
+    ctx.writer.write_json("pods", pods)
+    release = ctx.read_file("release", {}) or {}
+    timelines, runs = W.timelines(ctx.plan, ctx.test_class, pods, release.get("rows") or [])
+    for r in runs:
+        r["run_id"] = ctx.run_id
+    ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
+    _ledger_submissions(ctx, pods)
+    summary = {"pods": len(pods), "expected": len(ctx.items),
+               "release_spread_seconds": release.get("release_spread_seconds"),
+               "arrival_spread_seconds": release.get("arrival_spread_seconds")}
+    summary.update(collect_class(ctx, timelines, runs) or {})
+    platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
+    from gpupoc.plan import plan_hash
+
+    ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
+                              platform=platform, expected_tables=expected_tables(ctx.test_class),
+                              extra={"test_class": ctx.test_class, "summary": summary})
+    return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
+
+
+def _read_table(ctx: RunContext, table: str) -> list[dict]:
+    path = ctx.writer.table_path(table)
+    if not path.is_file():
+        return []
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pylist()
+
+
+def _ledger_submissions(ctx: RunContext, pods: list[dict]) -> None:
+    """The operator's pod creations, as each tenant, into the ledger (the operator calls the API itself)."""
+    from gpupoc.pipeline.audit import Ledger
+    from gpupoc.pipeline.k8s import service_account_actor
+
+    ledger = Ledger(ctx.run_dir / "ledger" / "wave.jsonl", task="wave")
+    by_ns = {t.namespace: t for t in ctx.plan.tenants}
+    for p in sorted(pods, key=lambda p: p["metadata"].get("creationTimestamp") or ""):
+        m = p["metadata"]
+        t = by_ns.get(m["namespace"])
+        if t is None:
+            continue
+        ledger.record(service_account_actor(t.kube_context, t.namespace, t.service_account), "create",
+                      at=parse_time(m.get("creationTimestamp")), resource="pods", namespace=m["namespace"],
+                      name=m["name"], method="POST", path=f"/api/v1/namespaces/{m['namespace']}/pods", status=201,
+                      outcome="allowed", purpose="submit workload (KubernetesPodOperator)")
+
+
+# ---- validate / publish / cleanup / verdict ----
+def validate(ctx: RunContext, run_dir: str) -> dict:
+    """Run the class's expectation suites over the evidence (results and Data Docs beside the evidence)."""
+    from gpupoc.validation.runner import validate_run
+
+    params = _thresholds(ctx)
+    summary = validate_run(run_dir, parameters=params)
+    failed = list(getattr(summary, "failed_checks", None) or [c.check_id for c in summary.checks
+                                                              if c.verdict.value == "fail"])
+    return {"success": not failed, "failed_checks": failed, "summary_path": str(Path(run_dir) / "validation" /
+                                                                                 "summary.json"),
+            "data_docs_index": summary.data_docs_index}
+
+
+def _thresholds(ctx: RunContext) -> dict:
+    th = getattr(ctx.spec, "thresholds", None)
+    return th.model_dump(mode="json") if th is not None else {}
+
+
+def cleanup(ctx: RunContext) -> dict:
+    """Delete the pods the wave kept for evidence (the operator keeps them: on_finish_action keep_pod)."""
+    admin = ctx.admin("delete the wave's pods after collecting evidence")
+    pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
+    errors = W.delete_pods(admin, pods)
+    if errors:
+        raise GpupocError(f"{len(errors)} pod(s) of {ctx.dag_id}/{ctx.run_id} could not be deleted: {errors[:3]}; "
+                          "delete them with kubectl and rerun cleanup")
+    return {"deleted": len(pods)}
+
+
+def verdict(validation: dict | None) -> None:
+    """Fail the run when a check failed (after evidence is published and pods are cleaned up)."""
+    from gpupoc.exceptions import ValidationFailed
+
+    if not validation:
+        raise GpupocError("no validation result: the validate task did not run; see its upstream tasks")
+    if not validation.get("success"):
+        raise ValidationFailed("run", validation.get("failed_checks") or [], validation.get("summary_path", ""))
+
+
+__all__ = ["RunContext", "SourceUnavailable", "check_access", "cleanup", "collect", "observe", "release_gate",
+           "validate", "validate_plan", "verdict"]

@@ -1,0 +1,75 @@
+"""Keep secrets out of evidence: redact token-like keys and values before anything is written.
+
+Evidence is read by reviewers and kept for months; a bearer token, a password or a kubeconfig in it
+would hand out cluster access. ``scrub`` walks dicts and lists; ``scrub_text`` handles one string.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+SENSITIVE_KEY = re.compile(
+    r"(token|password|passwd|secret|credential|api[-_]?key|authorization|kubeconfig|kube[-_]?config|"
+    r"client[-_]?key|private[-_]?key|cookie|bearer)",
+    re.IGNORECASE,
+)
+# keys that merely mention a sensitive word but hold no secret
+_SAFE_KEYS = {"secrets_readable", "resource", "kind", "action", "token_count"}
+
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]+=*")
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+_PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.DOTALL)
+_KEY_VALUE = re.compile(
+    r"(?i)(\b(?:token|access[-_]?token|id[-_]?token|refresh[-_]?token|password|passwd|api[-_]?key|"
+    r"client-key-data|client-certificate-data|secret[-_]?key)\b[\"']?\s*[:=]\s*[\"']?)([^\s\"',;}]+)"
+)
+_KUBECONFIG = re.compile(r"(?s)(kind:\s*Config\b.*(clusters|users):)|((clusters|users):.*kind:\s*Config\b)")
+_SECRET_KINDS = ("Secret", "SecretList")
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with bearer tokens, JWTs, private keys, ``token: x`` values and kubeconfigs redacted."""
+    if not text:
+        return text
+    if _KUBECONFIG.search(text):
+        return f"{REDACTED} (kubeconfig content)"
+    text = _PEM.sub(f"{REDACTED} (private key)", text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    text = _JWT.sub(REDACTED, text)
+    return _KEY_VALUE.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+def is_sensitive_key(key: str) -> bool:
+    return key not in _SAFE_KEYS and bool(SENSITIVE_KEY.search(key))
+
+
+def scrub(obj: Any) -> Any:
+    """A copy of ``obj`` with sensitive keys' values and token-like strings redacted.
+
+    Kubernetes Secret objects keep their metadata but lose ``data`` and ``stringData`` values.
+    """
+    if isinstance(obj, dict):
+        secret = obj.get("kind") in _SECRET_KINDS
+        out = {}
+        for k, v in obj.items():
+            key = str(k)
+            if secret and key in ("data", "stringData") and isinstance(v, dict):
+                out[k] = {dk: REDACTED for dk in v}
+            elif secret and key == "items" and isinstance(v, list):
+                out[k] = [scrub({**i, "kind": "Secret"}) if isinstance(i, dict) else scrub(i) for i in v]
+                for item, orig in zip(out[k], v):
+                    if isinstance(item, dict) and isinstance(orig, dict) and "kind" not in orig:
+                        item.pop("kind", None)
+            elif is_sensitive_key(key) and v not in (None, "", [], {}) and not isinstance(v, bool):
+                out[k] = REDACTED
+            else:
+                out[k] = scrub(v)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [scrub(v) for v in obj]
+    if isinstance(obj, str):
+        return scrub_text(obj)
+    return obj

@@ -1,0 +1,237 @@
+"""Typed rows of the evidence tables. Each dataclass is one table; its pyarrow schema follows its fields.
+
+Times are UTC ``datetime`` (stored as ``timestamp[us, UTC]``); ``X | None`` fields may be empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass
+class WorkloadRun:
+    """One submitted workload: its life from submission to the end, and the wait in between."""
+
+    run_id: str
+    test_class: str
+    tenant: str
+    namespace: str
+    pod: str
+    workload: str
+    task_type: str | None = None
+    priority_class: str | None = None
+    priority: int | None = None
+    gpus: int | None = None
+    pool: str | None = None
+    node: str | None = None
+    submitted_at: datetime | None = None
+    released_at: datetime | None = None
+    scheduled_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    wait_seconds: float | None = None
+    phase: str | None = None
+    exit_code: int | None = None
+    reason: str | None = None
+    message: str | None = None
+    attempt: int | None = None
+    role: str | None = None
+    scenario: str | None = None
+
+
+@dataclass
+class QueueSnapshot:
+    """What the platform said about a waiting pod at one moment."""
+
+    ts: datetime
+    pod: str
+    namespace: str
+    phase: str | None = None
+    reason: str | None = None
+    message: str | None = None
+    position: int | None = None
+    eta_seconds: float | None = None
+    source: str | None = None
+    tenant: str | None = None
+    queue: str | None = None
+
+
+@dataclass
+class Explanation:
+    """The platform's explanation of a wait beside the pipeline's own reconstruction of the bottleneck."""
+
+    pod: str
+    namespace: str | None = None
+    tenant: str | None = None
+    wait_seconds: float | None = None
+    platform_reason: str | None = None
+    platform_message: str | None = None
+    reconstructed_bottleneck: str | None = None
+    ahead_count: int | None = None
+    explained: bool | None = None
+    eta_error_seconds: float | None = None
+
+
+@dataclass
+class AccessProbe:
+    """One cross-tenant attempt with the tenant's own identity, its access review and its audit record."""
+
+    actor_tenant: str
+    target_namespace: str
+    action: str
+    resource: str
+    verb: str
+    subresource: str | None = None
+    name: str | None = None
+    at: datetime | None = None
+    http_status: int | None = None
+    allowed: bool | None = None
+    expected_allowed: bool | None = None
+    access_review_allowed: bool | None = None
+    message: str | None = None
+    audit_matched: bool | None = None
+
+
+@dataclass
+class QuotaSample:
+    """Usage against quota of one tenant at one moment."""
+
+    ts: datetime
+    tenant: str
+    namespace: str
+    resource: str
+    hard: float | None = None
+    used: float | None = None
+    quota: str | None = None
+    source: str | None = None
+
+
+@dataclass
+class UtilizationRow:
+    """GPU use of one pod on one GPU in one time bucket, beside what was allocated."""
+
+    bucket: datetime
+    namespace: str | None = None
+    pod: str | None = None
+    tenant: str | None = None
+    task_type: str | None = None
+    pool: str | None = None
+    node: str | None = None
+    gpu_uuid: str | None = None
+    util_avg: float | None = None
+    util_p95: float | None = None
+    mem_mib_avg: float | None = None
+    allocated_gpu_hours: float | None = None
+    used_gpu_hours: float | None = None
+    samples: int | None = None
+
+
+@dataclass
+class FailureRecord:
+    """One provoked failure: trigger, platform behaviour, what user and operator saw, recovery."""
+
+    scenario: str
+    trigger: str | None = None
+    pod: str | None = None
+    namespace: str | None = None
+    platform_behaviour: str | None = None
+    user_visible: str | None = None
+    operator_visible: str | None = None
+    recovery: str | None = None
+    logs_readable: bool | None = None
+    events: str | None = None
+    airflow_retries: int | None = None
+    platform_restarts: int | None = None
+    alerts: str | None = None
+    gpu_release_seconds: float | None = None
+    verified: bool | None = None
+    reason: str | None = None
+
+
+@dataclass
+class AuditMatch:
+    """One action of the pipeline's ledger and the platform audit event that records it (if any)."""
+
+    ledger_action: str
+    actor: str | None = None
+    verb: str | None = None
+    resource: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    at: datetime | None = None
+    audit_event_id: str | None = None
+    matched: bool | None = None
+    delay_seconds: float | None = None
+    decision: str | None = None
+    code: int | None = None
+
+
+@dataclass
+class ArtifactRecord:
+    """An artifact handed over from producer to consumer: where, what hash, who."""
+
+    path: str
+    sha256: str | None = None
+    producer: str | None = None
+    consumer: str | None = None
+    namespace: str | None = None
+    size_bytes: int | None = None
+    verified: bool | None = None
+
+
+@dataclass
+class PlatformInfo:
+    """One fact about the platform under test (version, scheduler, node count, GPU models...)."""
+
+    key: str
+    value: str | None = None
+    source: str | None = None
+
+
+@dataclass
+class AlertRecord:
+    """One alert seen during the run (firing or resolved), from Prometheus, Alertmanager or the receiver."""
+
+    alertname: str
+    state: str | None = None
+    severity: str | None = None
+    namespace: str | None = None
+    pod: str | None = None
+    node: str | None = None
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    summary: str | None = None
+    source: str | None = None
+
+
+@dataclass
+class LedgerRow:
+    """One action the pipeline took (who, what, when), as its own ledger recorded it."""
+
+    at: datetime
+    actor: str
+    verb: str
+    resource: str | None = None
+    subresource: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    http_status: int | None = None
+    purpose: str | None = None
+    task: str | None = None
+
+
+TABLES: dict[str, type] = {
+    "workload_runs": WorkloadRun,
+    "queue_snapshots": QueueSnapshot,
+    "explanations": Explanation,
+    "access_probes": AccessProbe,
+    "quota_samples": QuotaSample,
+    "utilization": UtilizationRow,
+    "failure_records": FailureRecord,
+    "audit_matches": AuditMatch,
+    "artifacts": ArtifactRecord,
+    "platform_info": PlatformInfo,
+    "alerts": AlertRecord,
+    "ledger": LedgerRow,
+}

@@ -1,0 +1,182 @@
+"""Write a run's evidence: parquet tables under a run-scoped path, and the manifest that lists them.
+
+Layout (no clock in any path; a rerun rewrites the same files)::
+
+    <root>/<dag_id>/<run id, sanitised>/
+        manifest.json
+        tables/<table>.parquet         one per table
+        tables/<table>.meta.json       rows, sha256, source, verified, reason (read by write_manifest)
+        files/<name>.json              other documents (scrubbed)
+
+Tables are written by different tasks (different processes); each leaves its ``.meta.json`` beside it, and
+``write_manifest`` gathers them, so the manifest is complete whichever task wrote what.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+import pyarrow.parquet as pq
+
+from gpupoc.evidence.schema import row_class, to_arrow
+from gpupoc.evidence.scrub import scrub
+
+MANIFEST = "manifest.json"
+SCHEMA_VERSION = 1
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def safe_segment(value: str) -> str:
+    """A path segment for ``value``: unsafe characters become ``_``; if any did, a short hash keeps it unique."""
+    safe = _UNSAFE.sub("_", value).strip(".") or "_"
+    if safe != value:
+        safe = f"{safe[:100]}-{hashlib.sha256(value.encode()).hexdigest()[:8]}"
+    return safe
+
+
+def run_dir_for(root: str | Path, dag_id: str, run_id: str) -> Path:
+    return Path(root) / safe_segment(dag_id) / safe_segment(run_id)
+
+
+@dataclass
+class TableRecord:
+    """What the manifest says about one table."""
+
+    table: str
+    path: str
+    rows: int
+    sha256: str
+    source: str
+    verified: bool
+    reason: str = ""
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=_default) + "\n").encode()
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, datetime):
+        return _iso(o)
+    if hasattr(o, "value") and isinstance(getattr(o, "value"), str):  # enums
+        return o.value
+    return str(o)
+
+
+def _iso(t: datetime | str | None) -> str | None:
+    if t is None or isinstance(t, str):
+        return t
+    t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class EvidenceWriter:
+    """Writes the evidence of one DAG run. Safe to construct in any task of the run: paths are derived."""
+
+    def __init__(self, root: str | Path, dag_id: str, run_id: str):
+        self.root = Path(root)
+        self.dag_id = dag_id
+        self.run_id = run_id
+        self.run_dir = run_dir_for(root, dag_id, run_id)
+        self.tables_dir = self.run_dir / "tables"
+        self.files_dir = self.run_dir / "files"
+
+    def table_path(self, table: str) -> Path:
+        row_class(table)  # unknown names fail here
+        return self.tables_dir / f"{table}.parquet"
+
+    def write(self, table: str, rows: Iterable[Any], *, source: str, verified: bool = True,
+              reason: str = "") -> TableRecord:
+        """Write ``rows`` as ``table`` (replacing any earlier file of this run) and record it."""
+        arrow = to_arrow(table, rows)
+        path = self.table_path(table)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        pq.write_table(arrow, tmp, compression="zstd")
+        os.replace(tmp, path)
+        record = TableRecord(table=table, path=str(path.relative_to(self.run_dir)), rows=arrow.num_rows,
+                             sha256=sha256_file(path), source=source, verified=verified,
+                             reason=reason)
+        _write_atomic(path.with_suffix(".meta.json"), _json_bytes(scrub(asdict(record))))
+        return record
+
+    def mark_not_verified(self, table: str, reason: str, source: str) -> TableRecord:
+        """Record that ``table`` could not be collected: an empty typed table, verified false, and why."""
+        if not reason:
+            raise ValueError(f"{table}: a table marked not verified needs a reason (what failed, and the fix)")
+        return self.write(table, [], source=source, verified=False, reason=reason)
+
+    def write_json(self, name: str, obj: Any) -> Path:
+        """Write a scrubbed JSON document under ``files/`` (replacing an earlier one of the same name)."""
+        path = self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
+        _write_atomic(path, _json_bytes(scrub(obj)))
+        return path
+
+    def records(self) -> dict[str, TableRecord]:
+        """The table records written so far in this run (by any task)."""
+        out = {}
+        if self.tables_dir.is_dir():
+            for meta in sorted(self.tables_dir.glob("*.meta.json")):
+                data = json.loads(meta.read_text())
+                out[data["table"]] = TableRecord(**data)
+        return out
+
+    def write_manifest(self, *, window_start: datetime | str, window_end: datetime | str, plan_hash: str,
+                       platform: dict | None = None, expected_tables: Iterable[str] = (),
+                       extra: dict | None = None) -> Path:
+        """Write ``manifest.json``: per table rows, sha256, source, verified, reason; the collection window,
+        the plan hash, dag and run ids, platform info. An expected table nobody wrote is listed as not
+        verified ("not collected"), never silently missing."""
+        tables = {name: asdict(r) for name, r in self.records().items()}
+        for name in expected_tables:
+            row_class(name)
+            if name not in tables:
+                tables[name] = asdict(TableRecord(table=name, path="", rows=0, sha256="", source="",
+                                                  verified=False, reason="not collected: no task wrote this table"))
+        for rec in tables.values():
+            rec.pop("table", None)
+            if rec["path"]:  # the file may have been rewritten since its meta: hash what is there now
+                p = self.run_dir / rec["path"]
+                rec["sha256"] = sha256_file(p) if p.is_file() else ""
+                if not p.is_file():
+                    rec.update(verified=False, reason=f"file missing: {rec['path']}")
+        files = {p.name: {"path": str(p.relative_to(self.run_dir)), "sha256": sha256_file(p)}
+                 for p in sorted(self.files_dir.glob("*.json"))} if self.files_dir.is_dir() else {}
+        manifest = {
+            "schema_version": SCHEMA_VERSION,
+            "dag_id": self.dag_id,
+            "run_id": self.run_id,
+            "plan_hash": plan_hash,
+            "collection_window": {"start": _iso(window_start), "end": _iso(window_end)},
+            "platform": platform or {},
+            "tables": dict(sorted(tables.items())),
+            "files": files,
+            "not_verified": sorted(n for n, r in tables.items() if not r["verified"]),
+            "verified": all(r["verified"] for r in tables.values()),
+            **(extra or {}),
+        }
+        path = self.run_dir / MANIFEST
+        _write_atomic(path, _json_bytes(scrub(manifest)))
+        return path

@@ -1,0 +1,1 @@
+"""The pipeline: probes, observers and evidence builders the DAGs call."""

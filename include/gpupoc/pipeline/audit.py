@@ -1,0 +1,393 @@
+"""Audit trail: the pipeline's own ledger of actions, matched against the platform's audit log.
+
+Every request the pipeline makes goes through a ``LedgerCaller``, which writes one JSON line per action
+(who, what, when) under the run directory. ``match_ledger`` then finds each action in the platform's audit
+log (user, verb, objectRef, time window); an action with no audit record is a finding. The same matcher
+(``find_audit_event``) proves the isolation probes' denials. Also here: an administrator's quota change
+(made, recorded and restored) and the artifact hand-over record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from gpupoc.exceptions import SourceUnavailable
+from gpupoc.pipeline.k8s import Actor, KubeCaller, Response, request_info
+
+GPU_QUOTA_KEY = "requests.nvidia.com/gpu"
+ARTIFACT_INDEX = "artifact-index"
+MUTATING_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+ARTIFACT_LINE = re.compile(r"artifact:\s+(?P<path>\S+)\s+sha256=(?P<sha>[0-9a-f]{64})"
+                           r"(?:\s+size=(?P<size>\d+))?(?:\s+manifest=(?P<manifest>\S+))?")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(t: datetime | None) -> str:
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if t else ""
+
+
+def parse_time(value: str | datetime | None) -> datetime | None:
+    """RFC3339 with any number of fraction digits (audit logs use micro, logs nano); None when empty."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    m = re.match(r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$", value.strip())
+    if not m:
+        raise ValueError(f"timestamp: expected RFC3339 like 2026-01-01T00:00:00.000000Z, got {value!r}")
+    frac = (m.group(2) or ".0")[:7].ljust(7, "0")
+    tz = m.group(3) or "Z"
+    tz = "+00:00" if tz == "Z" else (tz if ":" in tz else tz[:3] + ":" + tz[3:])
+    return datetime.fromisoformat(m.group(1).replace(" ", "T") + frac + tz)
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LedgerEntry(_Row):
+    """One action of the pipeline: who (context, username), what (verb, objectRef), when, and the answer."""
+
+    seq: int
+    at: str  # when the request was sent (RFC3339 micro, UTC)
+    finished_at: str = ""
+    context: str
+    username: str
+    verb: str
+    resource: str = ""
+    subresource: str = ""
+    api_group: str = ""
+    namespace: str = ""
+    name: str = ""
+    method: str = ""
+    path: str = ""
+    status: int = 0  # HTTP status; 0 when the server could not be reached
+    outcome: str = ""  # allowed | denied | failed | unreachable | done (non-HTTP actions)
+    purpose: str = ""
+    task: str = ""
+
+
+class Ledger:
+    """JSON-lines ledger at ``path``; a new Ledger rewrites the file, so a rerun task writes the same file."""
+
+    def __init__(self, path: str | Path, task: str = "", fresh: bool = True):
+        self.path = Path(path)
+        self.task = task
+        self.entries: list[LedgerEntry] = []
+        self._lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if fresh or not self.path.exists():
+            self.path.write_text("")
+        else:
+            self.entries = read_ledger(self.path)
+
+    def record(self, actor: Actor, verb: str, *, at: datetime | None = None, finished_at: datetime | None = None,
+               resource: str = "", namespace: str = "", name: str = "", subresource: str = "",
+               api_group: str = "", method: str = "", path: str = "", status: int = 0, outcome: str = "done",
+               purpose: str = "") -> LedgerEntry:
+        """Append one action (also for actions made outside a LedgerCaller, e.g. KPO pod submissions)."""
+        with self._lock:
+            entry = LedgerEntry(
+                seq=len(self.entries) + 1, at=iso(at or utcnow()), finished_at=iso(finished_at),
+                context=actor.context, username=actor.username, verb=verb, resource=resource,
+                subresource=subresource, api_group=api_group, namespace=namespace, name=name, method=method,
+                path=path, status=status, outcome=outcome, purpose=purpose, task=self.task)
+            self.entries.append(entry)
+            with self.path.open("a") as f:
+                f.write(entry.model_dump_json() + "\n")
+            return entry
+
+
+def read_ledger(path: str | Path) -> list[LedgerEntry]:
+    """Entries of one ledger file, or of every ``*.jsonl`` under a directory (ordered by time)."""
+    p = Path(path)
+    files = sorted(p.glob("*.jsonl")) if p.is_dir() else [p]
+    out: list[LedgerEntry] = []
+    for f in files:
+        for i, line in enumerate(f.read_text().splitlines(), 1):
+            if line.strip():
+                try:
+                    out.append(LedgerEntry.model_validate_json(line))
+                except ValueError as e:
+                    raise ValueError(f"{f}:{i}: not a ledger entry ({e.errors()[0]['msg'] if hasattr(e, 'errors') else e}); "
+                                     "delete the file and rerun the task that wrote it") from None
+    return sorted(out, key=lambda e: (e.at, e.task, e.seq))
+
+
+class LedgerCaller:
+    """A ``KubeCaller`` that records every request it makes in a ledger, as ``actor``."""
+
+    def __init__(self, inner: KubeCaller, actor: Actor, ledger: Ledger, purpose: str = ""):
+        self.inner = inner
+        self.actor = actor
+        self.ledger = ledger
+        self.purpose = purpose
+        self.context = inner.context
+
+    @property
+    def endpoint(self) -> str:
+        return getattr(self.inner, "endpoint", "")
+
+    def with_purpose(self, purpose: str) -> "LedgerCaller":
+        return LedgerCaller(self.inner, self.actor, self.ledger, purpose)
+
+    def call(self, method: str, path: str, *, query: dict | list | None = None, body: Any = None,
+             content_type: str | None = None, timeout: float | None = None, purpose: str = "") -> Response:
+        info = request_info(method, path, query)
+        started = utcnow()
+        name = info.name
+        try:
+            r = self.inner.call(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
+        except SourceUnavailable:
+            self.ledger.record(self.actor, info.verb, at=started, finished_at=utcnow(), resource=info.resource,
+                               namespace=info.namespace, name=name, subresource=info.subresource,
+                               api_group=info.api_group, method=method.upper(), path=path, status=0,
+                               outcome="unreachable", purpose=purpose or self.purpose)
+            raise
+        if info.verb == "create" and not name and r.ok and isinstance(r.body, dict):
+            name = (r.body.get("metadata") or {}).get("name", "")
+        if not name and info.verb == "create" and isinstance(body, dict):
+            name = (body.get("metadata") or {}).get("name", "")
+        outcome = "allowed" if r.ok else ("denied" if r.status in (401, 403) else "failed")
+        self.ledger.record(self.actor, info.verb, at=started, finished_at=utcnow(), resource=info.resource,
+                           namespace=info.namespace, name=name, subresource=info.subresource,
+                           api_group=info.api_group, method=method.upper(), path=path, status=r.status,
+                           outcome=outcome, purpose=purpose or self.purpose)
+        return r
+
+
+# -- matching against the platform's audit log -----------------------------------------------------------
+
+def audit_time(event: dict) -> datetime | None:
+    return parse_time(event.get("requestReceivedTimestamp") or event.get("stageTimestamp"))
+
+
+def _matches(event: dict, username: str, verb: str, resource: str, namespace: str, name: str,
+             subresource: str, decision: str | None) -> bool:
+    user = (event.get("user") or {}).get("username")
+    imp = (event.get("impersonatedUser") or {}).get("username")
+    if username not in (user, imp) or event.get("verb") != verb:
+        return False
+    ref = event.get("objectRef") or {}
+    if (ref.get("resource") or "") != resource or (ref.get("subresource") or "") != (subresource or ""):
+        return False
+    if namespace and (ref.get("namespace") or "") != namespace:
+        return False
+    if name and ref.get("name") and ref.get("name") != name:
+        return False
+    if decision and (event.get("annotations") or {}).get("authorization.k8s.io/decision") != decision:
+        return False
+    return True
+
+
+def find_audit_event(events: list[dict], *, username: str, verb: str, resource: str, at: datetime,
+                     namespace: str = "", name: str = "", subresource: str = "", decision: str | None = None,
+                     skew_s: float = 5.0, window_s: float = 60.0, used: set[str] | None = None) -> dict | None:
+    """The audit event closest to ``at`` for this request (ResponseComplete preferred), or None.
+
+    ``used`` holds auditIDs already matched to other actions; the returned event's auditID is added to it.
+    """
+    lo, hi = at - timedelta(seconds=skew_s), at + timedelta(seconds=window_s)
+    best: tuple[int, float, dict] | None = None
+    for ev in events:
+        if used is not None and ev.get("auditID") in used:
+            continue
+        t = audit_time(ev)
+        if t is None or not (lo <= t <= hi):
+            continue
+        if not _matches(ev, username, verb, resource, namespace, name, subresource, decision):
+            continue
+        key = (0 if ev.get("stage") == "ResponseComplete" else 1, abs((t - at).total_seconds()), ev)
+        if best is None or key[:2] < best[:2]:
+            best = key
+    if best is None:
+        return None
+    if used is not None and best[2].get("auditID"):
+        used.add(best[2]["auditID"])
+    return best[2]
+
+
+class AuditMatch(_Row):
+    """One ledger action and the audit record found for it (or why none was)."""
+
+    seq: int
+    task: str = ""
+    at: str
+    username: str
+    verb: str
+    resource: str
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+    status: int = 0
+    purpose: str = ""
+    required: bool = True  # a write, a denial or a secret read: a typical audit policy must record it
+    matched: bool
+    audit_id: str = ""
+    audit_user: str = ""
+    audit_code: int | None = None
+    audit_decision: str = ""
+    audit_at: str = ""
+    delay_s: float | None = None  # audit stageTimestamp minus the ledger's request time
+    finding: str = ""
+
+
+def match_ledger(entries: Iterable[LedgerEntry], audit_events: list[dict], *, skew_s: float = 5.0,
+                 window_s: float = 60.0, verbs: set[str] | None = None) -> list[AuditMatch]:
+    """Match every ledger action (optionally only ``verbs``) to the platform's audit log.
+
+    Actions that never reached the server (status 0) or are not API requests are skipped. An unmatched write,
+    denial or secret read carries a finding: the platform's audit log cannot show who did it. Other reads are
+    matched too but are not required (typical audit policies leave them out).
+    """
+    used: set[str] = set()
+    rows: list[AuditMatch] = []
+    for e in entries:
+        if e.status == 0 or not e.resource or (verbs and e.verb not in verbs):
+            continue
+        at = parse_time(e.at)
+        ev = find_audit_event(audit_events, username=e.username, verb=e.verb, resource=e.resource, at=at,
+                              namespace=e.namespace, name=e.name, subresource=e.subresource, skew_s=skew_s,
+                              window_s=window_s, used=used)
+        required = e.verb in MUTATING_VERBS or e.status in (401, 403) or e.resource == "secrets"
+        row = AuditMatch(seq=e.seq, task=e.task, at=e.at, username=e.username, verb=e.verb, resource=e.resource,
+                         subresource=e.subresource, namespace=e.namespace, name=e.name, status=e.status,
+                         purpose=e.purpose, required=required, matched=ev is not None)
+        if ev is None:
+            if required:
+                row.finding = (f"no audit event for {e.username} {e.verb} {_ref(e)} within {window_s:g}s of "
+                               f"{e.at}: the platform's audit log cannot show who did this")
+        else:
+            stage_t = parse_time(ev.get("stageTimestamp")) or audit_time(ev)
+            row.audit_id = ev.get("auditID", "")
+            row.audit_user = (ev.get("user") or {}).get("username", "")
+            row.audit_code = (ev.get("responseStatus") or {}).get("code")
+            row.audit_decision = (ev.get("annotations") or {}).get("authorization.k8s.io/decision", "")
+            row.audit_at = iso(stage_t)
+            row.delay_s = round((stage_t - at).total_seconds(), 6) if stage_t else None
+        rows.append(row)
+    return rows
+
+
+def _ref(e: LedgerEntry) -> str:
+    res = e.resource + (f"/{e.subresource}" if e.subresource else "")
+    return f"{res} {e.namespace + '/' if e.namespace else ''}{e.name}".strip()
+
+
+def read_audit_lines(path: str | Path) -> list[dict]:
+    """audit.k8s.io/v1 events from a JSON-lines file; a missing file raises ``SourceUnavailable``."""
+    p = Path(path)
+    if not p.is_file():
+        raise SourceUnavailable(str(p), "audit log not found",
+                                "point the plan's evidence source audit_log at the API server's --audit-log-path")
+    out = []
+    for line in p.read_text().splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
+
+
+def audit_events(source: Any) -> list[dict]:
+    """Audit events as dicts from any source: a list of events, a JSON-lines path, or the DataFrame (or
+    CollectorResult) of ``gpupoc.monitoring.audit.read_audit_log``."""
+    if isinstance(source, (str, Path)):
+        return read_audit_lines(source)
+    frame = getattr(source, "frame", source)
+    if hasattr(frame, "to_dict"):
+        return [_event_from_row(r) for r in frame.to_dict("records")]
+    return list(source)
+
+
+def _event_from_row(r: dict) -> dict:
+    """One row of the monitoring audit table back in the audit.k8s.io/v1 shape the matcher reads."""
+    ts = r.get("timestamp")
+    ts = iso(ts.to_pydatetime() if hasattr(ts, "to_pydatetime") else parse_time(ts)) if ts is not None and \
+        str(ts) not in ("NaT", "") else ""
+    code = r.get("code")
+    ev = {"auditID": r.get("audit_id", ""), "stage": r.get("stage", ""), "verb": r.get("verb", ""),
+          "user": {"username": r.get("user", "")},
+          "objectRef": {k: r.get(c) or "" for k, c in (("resource", "resource"), ("subresource", "subresource"),
+                                                        ("apiGroup", "api_group"), ("namespace", "namespace"),
+                                                        ("name", "name"))},
+          "responseStatus": {"code": None if code is None or str(code) in ("<NA>", "nan") else int(code)},
+          "stageTimestamp": ts, "annotations": {"authorization.k8s.io/decision": r.get("decision", "")}}
+    if r.get("impersonated_user"):
+        ev["impersonatedUser"] = {"username": r["impersonated_user"]}
+    return ev
+
+
+# -- administrator quota change ---------------------------------------------------------------------------
+
+class QuotaChange(_Row):
+    """An administrator's quota change: made, recorded in the ledger, restored."""
+
+    namespace: str
+    quota: str
+    by: str
+    changed_at: str = ""
+    old_gpus: str = ""
+    new_gpus: str = ""
+    change_status: int = 0
+    change_seq: int | None = None
+    restored_at: str = ""
+    restore_status: int = 0
+    restore_seq: int | None = None
+    restored: bool = False
+    message: str = ""
+
+
+def _quota_path(namespace: str, quota: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/resourcequotas/{quota}"
+
+
+def change_quota(admin: LedgerCaller, namespace: str, quota: str, new_gpus: int | str) -> QuotaChange:
+    """Patch ``spec.hard[requests.nvidia.com/gpu]`` as the administrator (recorded in the ledger)."""
+    path = _quota_path(namespace, quota)
+    before = admin.call("GET", path, purpose="quota change: read current value")
+    row = QuotaChange(namespace=namespace, quota=quota, by=admin.actor.username)
+    if not before.ok:
+        row.message = f"could not read quota {namespace}/{quota}: HTTP {before.status} {before.message}"
+        return row
+    row.old_gpus = str(((before.body.get("spec") or {}).get("hard") or {}).get(GPU_QUOTA_KEY, ""))
+    r = admin.call("PATCH", path, body={"spec": {"hard": {GPU_QUOTA_KEY: str(new_gpus)}}},
+                   purpose=f"quota change: {GPU_QUOTA_KEY} {row.old_gpus} -> {new_gpus}")
+    row.change_status = r.status
+    row.change_seq = admin.ledger.entries[-1].seq
+    row.changed_at = admin.ledger.entries[-1].at
+    if r.ok:
+        row.new_gpus = str(((r.body.get("spec") or {}).get("hard") or {}).get(GPU_QUOTA_KEY, ""))
+    else:
+        row.message = f"quota patch answered HTTP {r.status}: {r.message}"
+    return row
+
+
+def restore_quota(admin: LedgerCaller, change: QuotaChange) -> QuotaChange:
+    """Put the old value back (recorded in the ledger); updates and returns ``change``."""
+    if not change.old_gpus:
+        change.message = change.message or "nothing to restore: the old value is unknown"
+        return change
+    r = admin.call("PATCH", _quota_path(change.namespace, change.quota),
+                   body={"spec": {"hard": {GPU_QUOTA_KEY: change.old_gpus}}},
+                   purpose=f"quota change: restore {GPU_QUOTA_KEY} to {change.old_gpus}")
+    change.restore_status = r.status
+    change.restore_seq = admin.ledger.entries[-1].seq
+    change.restored_at = admin.ledger.entries[-1].at
+    change.restored = r.ok
+    if not r.ok:
+        change.message = f"restore answered HTTP {r.status}: {r.message}; restore {change.quota} by hand"
+    return change

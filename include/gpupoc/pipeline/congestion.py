@@ -1,0 +1,374 @@
+"""Queue congestion: reconstruct each wait's bottleneck and score the platform's explanation of it.
+
+Pure functions over typed rows, no cluster access. Inputs: one ``WorkloadTimeline`` per pod (its moments:
+submitted, released, scheduled, started, finished), the observer's ``Observation``s (each pod in each
+snapshot, with the platform's own reason, message, queue position and ETA), and the ``Capacity`` (GPUs per
+pool and node, quota per tenant). For every snapshot in which a released pod still waited, the pipeline
+decides what held it back (capacity, quota, fragmentation, the queue ahead, a gate), takes the most
+frequent cause as the workload's bottleneck, and checks whether the platform said so.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+
+from gpupoc.pipeline.common import PIPELINE_GATE
+
+_NEVER = datetime.max.replace(tzinfo=timezone.utc)
+
+
+class Bottleneck(str, Enum):
+    """What held a released workload back at one moment, as the pipeline reconstructs it."""
+
+    GATED = "gated"                          # the pipeline's own gate was still on
+    QUOTA = "quota_exhausted"                # the tenant's running GPUs + this request exceed its quota
+    INSUFFICIENT_GPUS = "insufficient_gpus"  # fewer free GPUs in the pool than requested
+    FRAGMENTATION = "fragmentation"          # enough free GPUs in the pool, but on no single node
+    BEHIND_QUEUE = "behind_queue"            # it fits, but workloads ahead of it (priority, FIFO) wait
+    ADMISSION = "queue_admission"            # it fits, nothing ahead, the platform's own gate still on
+    NONE = "none"                            # it fits, nothing ahead: the platform had not acted yet
+    UNOBSERVED = "unobserved"                # no snapshot while it waited
+
+
+# What the platform's text says, by pattern (kube-scheduler, Kueue, Volcano, KAI wording).
+_MESSAGE_CLASSES: list[tuple[str, re.Pattern]] = [
+    ("gated", re.compile(r"scheduling ?gate", re.I)),
+    ("quota", re.compile(r"exceeded quota|quota (resource )?insufficient|OverQuota|OverLimit|"
+                         r"insufficient (unused )?quota|couldn't assign flavors|exceeds? .*quota", re.I)),
+    ("insufficient_gpus", re.compile(r"Insufficient nvidia\.com/gpu|NotEnoughResources|not enough (gpu|resources)",
+                                     re.I)),
+    ("queue", re.compile(r"position|pending in (the )?queue|waiting for (its turn|admission)|higher priority|"
+                         r"Priority|Inqueue", re.I)),
+    ("placement", re.compile(r"didn't match|untolerated taint|node affinity|unschedulable", re.I)),
+]
+
+# Which message classes name each reconstructed bottleneck correctly.
+_RIGHT_CLASSES: dict[Bottleneck, set[str]] = {
+    Bottleneck.GATED: {"gated"},
+    Bottleneck.QUOTA: {"quota"},
+    Bottleneck.INSUFFICIENT_GPUS: {"insufficient_gpus", "quota"},  # a queue whose quota is the pool says quota
+    Bottleneck.FRAGMENTATION: {"insufficient_gpus"},
+    Bottleneck.BEHIND_QUEUE: {"queue", "quota", "insufficient_gpus"},
+    Bottleneck.ADMISSION: {"queue", "quota"},
+    Bottleneck.NONE: set(),
+    Bottleneck.UNOBSERVED: set(),
+}
+
+
+@dataclass(frozen=True)
+class WorkloadTimeline:
+    """One workload's moments (UTC) and what it asked for."""
+
+    workload_key: str
+    pod: str
+    namespace: str
+    tenant: str
+    pool: str
+    priority_class: str
+    priority: int
+    gpus: int
+    submitted_at: datetime | None = None
+    released_at: datetime | None = None
+    scheduled_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    phase: str = ""
+    node: str | None = None
+
+    @property
+    def ready_at(self) -> datetime | None:
+        """When the platform could first schedule it: the release, else the submission."""
+        return self.released_at or self.submitted_at
+
+    @property
+    def wait_seconds(self) -> float | None:
+        if self.ready_at is None or self.scheduled_at is None:
+            return None
+        return max(0.0, (self.scheduled_at - self.ready_at).total_seconds())
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One pod in one snapshot: its state and the platform's own explanation at that moment."""
+
+    taken_at: datetime
+    pod: str
+    namespace: str
+    phase: str = "Pending"
+    node: str | None = None
+    gates: tuple[str, ...] = ()
+    reason: str | None = None     # condition PodScheduled=False reason (Unschedulable, SchedulingGated...)
+    message: str | None = None    # its message, or the latest scheduling event's message
+    event_reason: str | None = None
+    event_message: str | None = None
+    position: int | None = None   # queue position if the platform offers one (Kueue visibility API)
+    eta: datetime | None = None   # expected start if the platform offers one
+
+    @property
+    def holds_gpus(self) -> bool:
+        return bool(self.node) and self.phase not in ("Succeeded", "Failed")
+
+    @property
+    def texts(self) -> list[str]:
+        return [t for t in (self.message, self.event_message) if t]
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """GPUs per pool and per node (node -> pool), GPU quota per tenant, and GPUs others held per pool."""
+
+    pool_gpus: dict[str, int]
+    tenant_quota: dict[str, int] = field(default_factory=dict)
+    node_gpus: dict[str, int] = field(default_factory=dict)
+    node_pool: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class CongestionRow:
+    """One row of the ``workload_runs`` table: moments, wait, bottleneck and the explanation's score."""
+
+    workload_key: str
+    pod: str
+    namespace: str
+    tenant: str
+    pool: str
+    priority_class: str
+    priority: int
+    gpus: int
+    submitted_at: datetime | None
+    released_at: datetime | None
+    scheduled_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    phase: str
+    node: str | None
+    wait_seconds: float | None
+    needs_explanation: bool
+    bottleneck: str
+    ahead_at_release: int
+    ahead_higher_priority: int
+    pool_free_at_release: int | None
+    platform_reason: str | None
+    platform_message: str | None
+    platform_explained: bool
+    platform_names_bottleneck: bool | None
+    first_position: int | None
+    eta_offered: bool
+    eta_at: datetime | None
+    eta_error_seconds: float | None
+    eta_within_tolerance: bool | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def classify_message(text: str | None) -> set[str]:
+    """The causes a platform message names (``{"insufficient_gpus"}`` for kube-scheduler's FailedScheduling)."""
+    if not text:
+        return set()
+    return {name for name, rx in _MESSAGE_CLASSES if rx.search(text)}
+
+
+def _key(namespace: str, pod: str) -> tuple[str, str]:
+    return (namespace, pod)
+
+
+def _state_at(timelines: list[WorkloadTimeline], obs: list[Observation], cap: Capacity):
+    """Per pool: GPUs held; per node: GPUs held; per tenant: GPUs held; and the pending set (this snapshot)."""
+    by_key = {_key(t.namespace, t.pod): t for t in timelines}
+    pool_used: Counter = Counter()
+    node_used: Counter = Counter()
+    tenant_used: Counter = Counter()
+    pending: list[WorkloadTimeline] = []
+    for o in obs:
+        t = by_key.get(_key(o.namespace, o.pod))
+        if t is None:
+            continue
+        if o.holds_gpus:
+            pool_used[cap.node_pool.get(o.node or "", t.pool)] += t.gpus
+            node_used[o.node] += t.gpus
+            tenant_used[t.tenant] += t.gpus
+        elif not o.node and o.phase == "Pending":
+            pending.append(t)
+    return pool_used, node_used, tenant_used, pending
+
+
+def _ahead(t: WorkloadTimeline, pending: list[WorkloadTimeline]) -> list[WorkloadTimeline]:
+    """Pending workloads of the same pool a priority queue serves first (higher priority, or same and earlier)."""
+    def rank(w: WorkloadTimeline):
+        return (-w.priority, w.ready_at or _NEVER, w.submitted_at or _NEVER, w.pod)
+
+    return [w for w in pending if w.pool == t.pool and w.pod != t.pod and rank(w) < rank(t)]
+
+
+def bottleneck_at(t: WorkloadTimeline, o: Observation, snapshot: list[Observation], timelines: list[WorkloadTimeline],
+                  cap: Capacity) -> tuple[Bottleneck, list[WorkloadTimeline], int]:
+    """What held ``t`` back in this snapshot, the workloads ahead of it, and the pool's free GPUs."""
+    pool_used, node_used, tenant_used, pending = _state_at(timelines, snapshot, cap)
+    free = cap.pool_gpus.get(t.pool, 0) - pool_used[t.pool]
+    ahead = _ahead(t, pending)
+    if PIPELINE_GATE in o.gates:
+        return Bottleneck.GATED, ahead, free
+    quota = cap.tenant_quota.get(t.tenant)
+    if quota is not None and tenant_used[t.tenant] + t.gpus > quota:
+        return Bottleneck.QUOTA, ahead, free
+    if free < t.gpus:
+        return Bottleneck.INSUFFICIENT_GPUS, ahead, free
+    nodes = [n for n, p in cap.node_pool.items() if p == t.pool]
+    if nodes and max(cap.node_gpus.get(n, 0) - node_used[n] for n in nodes) < t.gpus:
+        return Bottleneck.FRAGMENTATION, ahead, free
+    if ahead:
+        return Bottleneck.BEHIND_QUEUE, ahead, free
+    if o.gates:
+        return Bottleneck.ADMISSION, ahead, free
+    return Bottleneck.NONE, ahead, free
+
+
+def _snapshots(observations: list[Observation]) -> list[tuple[datetime, list[Observation]]]:
+    groups: dict[datetime, list[Observation]] = defaultdict(list)
+    for o in observations:
+        groups[o.taken_at].append(o)
+    return sorted(groups.items(), key=lambda kv: kv[0])
+
+
+def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observation], cap: Capacity,
+                explain_after_seconds: float = 5.0, eta_tolerance_seconds: float = 30.0) -> list[CongestionRow]:
+    """One ``CongestionRow`` per workload, in submission order.
+
+    A workload needs an explanation when it waited more than ``explain_after_seconds`` after its release.
+    Its bottleneck is the most frequent reconstructed cause over the snapshots in which it waited (the later
+    one on a tie); the platform explained it when any of those snapshots carried a reason or message other
+    than the pipeline's own gate, and named it right when one of those messages names that cause.
+    """
+    snaps = _snapshots(observations)
+    rows = []
+    for t in sorted(timelines, key=lambda w: (w.submitted_at or _NEVER, w.pod)):
+        causes: list[Bottleneck] = []
+        texts: list[tuple[str | None, str]] = []
+        positions: list[int] = []
+        etas: list[datetime] = []
+        ahead_at_release: list[WorkloadTimeline] | None = None
+        free_at_release: int | None = None
+        for taken_at, snap in snaps:
+            mine = next((o for o in snap if o.pod == t.pod and o.namespace == t.namespace), None)
+            if mine is None or mine.node or mine.phase != "Pending":
+                continue
+            if t.ready_at and taken_at < t.ready_at:
+                continue
+            if t.scheduled_at and taken_at >= t.scheduled_at:
+                continue
+            cause, ahead, free = bottleneck_at(t, mine, snap, timelines, cap)
+            if cause is Bottleneck.GATED:
+                continue
+            if ahead_at_release is None:
+                ahead_at_release, free_at_release = ahead, free
+            causes.append(cause)
+            texts += [(mine.reason or mine.event_reason, x) for x in mine.texts if not _only_pipeline_gate(mine, x)]
+            if mine.position is not None:
+                positions.append(mine.position)
+            if mine.eta is not None:
+                etas.append(mine.eta)
+        rows.append(_row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
+                         explain_after_seconds, eta_tolerance_seconds))
+    return rows
+
+
+def _only_pipeline_gate(o: Observation, text: str) -> bool:
+    """The SchedulingGated message explains only the platform's own gates, not the pipeline's."""
+    return "gate" in text.lower() and set(o.gates) <= {PIPELINE_GATE}
+
+
+def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | None, str]], positions: list[int],
+         etas: list[datetime], ahead: list[WorkloadTimeline], free: int | None, explain_after: float,
+         eta_tol: float) -> CongestionRow:
+    wait = t.wait_seconds
+    needs = (wait is not None and wait > explain_after) or (t.scheduled_at is None and t.ready_at is not None)
+    if causes:
+        counts = Counter(causes)
+        top = max(counts.values())
+        bottleneck = next(c for c in reversed(causes) if counts[c] == top)
+    else:
+        bottleneck = Bottleneck.UNOBSERVED if needs else Bottleneck.NONE
+    explained = bool(texts)
+    names = None
+    if explained and bottleneck not in (Bottleneck.NONE, Bottleneck.UNOBSERVED):
+        named = set().union(*(classify_message(x) for _, x in texts))
+        names = bool(named & _RIGHT_CLASSES[bottleneck])
+    reason, message = texts[-1] if texts else (None, None)
+    eta_at = etas[0] if etas else None
+    eta_err = None
+    if eta_at is not None and t.scheduled_at is not None:
+        eta_err = (eta_at - t.scheduled_at).total_seconds()
+    return CongestionRow(
+        workload_key=t.workload_key, pod=t.pod, namespace=t.namespace, tenant=t.tenant, pool=t.pool,
+        priority_class=t.priority_class, priority=t.priority, gpus=t.gpus, submitted_at=t.submitted_at,
+        released_at=t.released_at, scheduled_at=t.scheduled_at, started_at=t.started_at, finished_at=t.finished_at,
+        phase=t.phase, node=t.node, wait_seconds=wait, needs_explanation=needs, bottleneck=bottleneck.value,
+        ahead_at_release=len(ahead), ahead_higher_priority=sum(1 for a in ahead if a.priority > t.priority),
+        pool_free_at_release=free, platform_reason=reason, platform_message=message, platform_explained=explained,
+        platform_names_bottleneck=names, first_position=positions[0] if positions else None,
+        eta_offered=eta_at is not None, eta_at=eta_at, eta_error_seconds=eta_err,
+        eta_within_tolerance=None if eta_err is None else abs(eta_err) <= eta_tol,
+    )
+
+
+@dataclass(frozen=True)
+class CongestionSummary:
+    """Figures the report and the suites read; ratios are None when nothing could be measured."""
+
+    workloads: int
+    scheduled: int
+    needing_explanation: int
+    explained: int
+    explained_ratio: float | None
+    named_right: int
+    named_right_ratio: float | None
+    eta_offered: int
+    eta_accurate_ratio: float | None
+    positions_offered: int
+    max_wait_seconds: float | None
+    median_wait_seconds: float | None
+    over_max_wait: int
+    arrival_spread_seconds: float | None
+    release_spread_seconds: float | None
+    bottlenecks: dict[str, int]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def summarize(rows: list[CongestionRow], max_wait_seconds: float) -> CongestionSummary:
+    """Coverage of explanations, accuracy of ETAs, waits and the spreads of submission and release."""
+    def ratio(num: int, den: int) -> float | None:
+        return round(num / den, 4) if den else None
+
+    need = [r for r in rows if r.needs_explanation]
+    explained = [r for r in need if r.platform_explained]
+    judged = [r for r in explained if r.platform_names_bottleneck is not None]
+    named = [r for r in judged if r.platform_names_bottleneck]
+    eta = [r for r in rows if r.eta_within_tolerance is not None]
+    waits = [r.wait_seconds for r in rows if r.wait_seconds is not None]
+    return CongestionSummary(
+        workloads=len(rows), scheduled=sum(1 for r in rows if r.scheduled_at), needing_explanation=len(need),
+        explained=len(explained), explained_ratio=ratio(len(explained), len(need)), named_right=len(named),
+        named_right_ratio=ratio(len(named), len(judged)), eta_offered=sum(1 for r in rows if r.eta_offered),
+        eta_accurate_ratio=ratio(sum(1 for r in eta if r.eta_within_tolerance), len(eta)),
+        positions_offered=sum(1 for r in rows if r.first_position is not None),
+        max_wait_seconds=max(waits) if waits else None,
+        median_wait_seconds=statistics.median(waits) if waits else None,
+        over_max_wait=sum(1 for w in waits if w > max_wait_seconds)
+        + sum(1 for r in rows if r.scheduled_at is None and r.released_at is not None),
+        arrival_spread_seconds=_spread([r.submitted_at for r in rows]),
+        release_spread_seconds=_spread([r.released_at for r in rows]),
+        bottlenecks=dict(Counter(r.bottleneck for r in rows)),
+    )
+
+
+def _spread(moments: list[datetime | None]) -> float | None:
+    known = [m for m in moments if m is not None]
+    return (max(known) - min(known)).total_seconds() if known else None

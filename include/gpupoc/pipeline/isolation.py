@@ -1,0 +1,240 @@
+"""Tenant isolation probes: cross-tenant attempts, access reviews, over-quota submission, quota samples, shares.
+
+Each cross-tenant attempt is made with the actor's own token and paired with the SubjectAccessReview an
+administrator asks for the same request. The stronger proof, a 403 matched to an audit event with decision
+``forbid``, is attached afterwards by ``attach_audit`` once the audit log has been collected. Any attempt the
+platform let through is a P1 finding. Writes that could change another tenant's objects are sent with
+``dryRun=All`` and undone as the administrator if a platform ignores the dry run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from gpupoc.pipeline.audit import GPU_QUOTA_KEY, find_audit_event, iso, parse_time, utcnow
+from gpupoc.pipeline.k8s import Actor, KubeCaller, Response, request_info
+
+P1 = "P1"
+PROBE_LABEL = "gpupoc.io/probe"
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AccessAttempt(_Row):
+    """One cross-tenant request with the actor's token, its access review, and its audit record."""
+
+    actor: str
+    actor_username: str
+    actor_namespace: str = ""
+    target_namespace: str
+    action: str
+    verb: str
+    resource: str
+    subresource: str = ""
+    name: str = ""
+    at: str
+    expected: str = "denied"
+    http_status: int
+    allowed: bool | None  # None when the answer proves neither (5xx)
+    message: str
+    sar_allowed: bool | None = None
+    sar_reason: str = ""
+    sar_agrees: bool | None = None
+    audit_matched: bool | None = None  # None until attach_audit ran
+    audit_id: str = ""
+    finding: str = ""
+    severity: str = ""
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Names of real objects in the target namespace (probes on real names prove more than on made-up ones)."""
+
+    namespace: str
+    pod: str = "gpupoc-probe-missing"
+    secret: str = "gpupoc-probe-missing"
+    quota: str = "gpupoc-probe-missing"
+    artifact_config_map: str = "artifact-index"
+
+
+@dataclass(frozen=True)
+class Probe:
+    action: str
+    method: str
+    path: str
+    query: tuple = ()
+    body_kind: str = ""  # "pod" | "quota" | ""
+
+
+def probes_for(t: Targets) -> list[Probe]:
+    """The cross-tenant attempts made against one target namespace."""
+    ns = f"/api/v1/namespaces/{t.namespace}"
+    dry = (("dryRun", "All"),)
+    return [
+        Probe("list_pods", "GET", f"{ns}/pods"),
+        Probe("get_pod", "GET", f"{ns}/pods/{t.pod}"),
+        Probe("read_log", "GET", f"{ns}/pods/{t.pod}/log", (("tailLines", "5"),)),
+        Probe("list_secrets", "GET", f"{ns}/secrets"),
+        Probe("get_secret", "GET", f"{ns}/secrets/{t.secret}"),
+        Probe("list_configmaps", "GET", f"{ns}/configmaps"),
+        Probe("get_artifact_index", "GET", f"{ns}/configmaps/{t.artifact_config_map}"),
+        Probe("create_pod", "POST", f"{ns}/pods", dry, "pod"),
+        Probe("patch_quota", "PATCH", f"{ns}/resourcequotas/{t.quota}", dry, "quota"),
+    ]
+
+
+def discover_targets(admin: KubeCaller, namespace: str) -> Targets:
+    """Real object names in ``namespace`` (listed as the administrator); placeholders where there are none."""
+    def first(resource: str, prefer: Callable[[dict], bool] = lambda o: True) -> str | None:
+        r = admin.call("GET", f"/api/v1/namespaces/{namespace}/{resource}")
+        items = (r.body or {}).get("items") or [] if r.ok else []
+        items = sorted(items, key=lambda o: (not prefer(o), o["metadata"]["name"]))
+        return items[0]["metadata"]["name"] if items else None
+
+    started = lambda p: (p.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")  # noqa: E731
+    kw = {k: v for k, v in (("pod", first("pods", started)), ("secret", first("secrets")),
+                            ("quota", first("resourcequotas"))) if v}
+    return Targets(namespace, **kw)
+
+
+def probe_pod(namespace: str, actor: str) -> dict:
+    """A pod that asks for nothing: the create attempt tests RBAC, not quota or capacity."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"isolation-probe-{actor}"[:63].rstrip("-"), "namespace": namespace,
+                         "labels": {PROBE_LABEL: "isolation"}},
+            "spec": {"restartPolicy": "Never", "containers": [
+                {"name": "base", "image": "busybox:1.36", "command": ["true"]}]}}
+
+
+def rbac_denied(r: Response) -> bool | None:
+    """True for an authorization denial, False when authorization let the request through, None if unknown.
+
+    A 404 or 422 comes after authorization (allowed); a 403 from quota admission is allowed by RBAC too.
+    """
+    if r.status in (401, 403):
+        return "exceeded quota" not in r.message
+    if r.status == 0 or r.status >= 500:
+        return None
+    return False
+
+
+def subject_access_review(admin: KubeCaller, actor: Actor, method: str, path: str,
+                          query: Iterable = ()) -> tuple[bool | None, str]:
+    """(allowed, reason) the platform's access review gives for ``actor`` making this request."""
+    info = request_info(method, path, list(query))
+    attrs = {"namespace": info.namespace, "verb": info.verb, "group": info.api_group, "resource": info.resource}
+    if info.subresource:
+        attrs["subresource"] = info.subresource
+    if info.name:
+        attrs["name"] = info.name
+    body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"user": actor.username, "groups": list(actor.groups), "resourceAttributes": attrs}}
+    r = admin.call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body=body)
+    if not r.ok or not isinstance(r.body, dict):
+        return None, f"access review not available: HTTP {r.status} {r.message}"
+    st = r.body.get("status") or {}
+    return bool(st.get("allowed")), str(st.get("reason") or st.get("evaluationError") or "")
+
+
+def attempt(actor_caller: KubeCaller, admin: KubeCaller, actor: Actor, target: Targets, probe: Probe,
+            quota_gpus: str = "") -> AccessAttempt:
+    """Make one cross-tenant request as the actor, ask the access review, and undo any effect."""
+    body = None
+    if probe.body_kind == "pod":
+        body = probe_pod(target.namespace, actor.context)
+    elif probe.body_kind == "quota":
+        raised = str(int(quota_gpus or "0") + 8)
+        body = {"spec": {"hard": {GPU_QUOTA_KEY: raised}}}
+    info = request_info(probe.method, probe.path, list(probe.query))
+    at = utcnow()
+    r = actor_caller.call(probe.method, probe.path, query=list(probe.query), body=body)
+    denied = rbac_denied(r)
+    sar_allowed, sar_reason = subject_access_review(admin, actor, probe.method, probe.path, probe.query)
+    row = AccessAttempt(
+        actor=actor.context, actor_username=actor.username, actor_namespace=actor.namespace or "",
+        target_namespace=target.namespace, action=probe.action, verb=info.verb, resource=info.resource,
+        subresource=info.subresource, name=info.name or ((body or {}).get("metadata") or {}).get("name", ""),
+        at=iso(at), http_status=r.status, allowed=None if denied is None else not denied, message=r.message,
+        sar_allowed=sar_allowed, sar_reason=sar_reason)
+    if row.allowed is not None and sar_allowed is not None:
+        row.sar_agrees = row.allowed == sar_allowed
+    if row.allowed:
+        row.severity = P1
+        row.finding = (f"{actor.username} could {info.verb} {info.resource}"
+                       f"{'/' + info.subresource if info.subresource else ''} in {target.namespace} "
+                       f"(HTTP {r.status}): cross-tenant access")
+        _undo(admin, probe, target, r, quota_gpus)
+    elif row.allowed is None:
+        row.finding = f"not verified: HTTP {r.status} proves neither access nor denial ({r.message})"
+    elif sar_allowed:
+        row.finding = "access review says allowed but the request was denied: policy and enforcement disagree"
+    return row
+
+
+def _undo(admin: KubeCaller, probe: Probe, target: Targets, r: Response, quota_gpus: str) -> None:
+    """Revert an allowed write whose dry run the platform did not honour."""
+    if not r.ok or not isinstance(r.body, dict):
+        return
+    if probe.body_kind == "pod" and (r.body.get("metadata") or {}).get("uid"):
+        name = r.body["metadata"]["name"]
+        admin.call("DELETE", f"/api/v1/namespaces/{target.namespace}/pods/{name}", body={"gracePeriodSeconds": 0})
+    elif probe.body_kind == "quota" and quota_gpus:
+        now = ((r.body.get("spec") or {}).get("hard") or {}).get(GPU_QUOTA_KEY)
+        if now != quota_gpus:
+            admin.call("PATCH", probe.path, body={"spec": {"hard": {GPU_QUOTA_KEY: quota_gpus}}})
+
+
+def run_isolation_probes(callers: Callable[[str], KubeCaller], admin_context: str, actors: list[Actor],
+                         targets: dict[str, Targets] | None = None,
+                         target_namespaces: list[str] | None = None) -> list[AccessAttempt]:
+    """Every probe for every ordered pair (actor, target) of tenants, each with the actor's own token.
+
+    Targets are the actors' namespaces plus ``target_namespaces`` (tenants without a token in the plan).
+    """
+    admin = callers(admin_context)
+    namespaces = list(dict.fromkeys([a.namespace for a in actors if a.namespace] + list(target_namespaces or [])))
+    targets = dict(targets or {})
+    for ns in namespaces:
+        targets.setdefault(ns, discover_targets(admin, ns))
+    rows: list[AccessAttempt] = []
+    for actor in actors:
+        caller = callers(actor.context)
+        for ns in namespaces:
+            if ns == actor.namespace:
+                continue
+            t = targets[ns]
+            q = admin.call("GET", f"/api/v1/namespaces/{ns}/resourcequotas/{t.quota}")
+            gpus = str((((q.body or {}).get("spec") or {}).get("hard") or {}).get(GPU_QUOTA_KEY, "")) if q.ok else ""
+            for probe in probes_for(t):
+                rows.append(attempt(caller, admin, actor, t, probe, gpus))
+    return rows
+
+
+def attach_audit(rows: list[AccessAttempt], audit_events: list[dict], skew_s: float = 5.0,
+                 window_s: float = 60.0) -> list[AccessAttempt]:
+    """Match each denied attempt to an audit event with decision forbid; unmatched denials are findings."""
+    used: set[str] = set()
+    for row in rows:
+        if row.allowed is not False:
+            continue
+        ev = find_audit_event(audit_events, username=row.actor_username, verb=row.verb, resource=row.resource,
+                              subresource=row.subresource, namespace=row.target_namespace,
+                              name=row.name if row.verb != "create" else "", at=parse_time(row.at),
+                              decision="forbid", skew_s=skew_s, window_s=window_s, used=used)
+        row.audit_matched = ev is not None
+        row.audit_id = (ev or {}).get("auditID", "")
+        if ev is None and not row.finding:
+            row.finding = "denied, but no audit event with decision forbid records the attempt"
+    return rows
+
+
+# The quota probes belong to this test class too.
+from gpupoc.pipeline.quotas import (  # noqa: E402,F401
+    OverQuotaResult, QuotaSample, TenantShare, classify_submission, observe_quotas, sample_quotas,
+    submit_over_quota, tenant_shares,
+)

@@ -1,0 +1,177 @@
+"""Cross-field checks of a structurally valid plan: references resolve, GPUs fit, adapters are complete.
+
+Each problem is one ``path: message`` line, in the same style as the structural errors.
+"""
+
+from __future__ import annotations
+
+from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
+from gpupoc.plan.document import Plan
+from gpupoc.plan.model import Adapter
+from gpupoc.plan.waves import MAX_ITEM_NAME, class_items
+
+MAX_WORKLOAD_NAME = MAX_ITEM_NAME - len("qc--000")
+
+
+def check_plan(plan: Plan) -> list[str]:
+    """Every cross-field problem of ``plan`` (empty when it is consistent)."""
+    errors: list[str] = []
+    _check_names(plan, errors)
+    _check_platform(plan, errors)
+    _check_tenants(plan, errors)
+    _check_workloads(plan, errors)
+    _check_classes(plan, errors)
+    if not errors:  # needs every reference resolved
+        _check_quota_fit(plan, errors)
+    return errors
+
+
+def _unique(errors: list[str], path: str, names: list[str]) -> None:
+    seen: set[str] = set()
+    for i, n in enumerate(names):
+        if n in seen:
+            errors.append(f"{path}[{i}]: duplicate name {n!r}; names must be unique")
+        seen.add(n)
+
+
+def _check_names(plan: Plan, errors: list[str]) -> None:
+    _unique(errors, "tenants", [t.name for t in plan.tenants])
+    _unique(errors, "tenants", [t.namespace for t in plan.tenants])
+    _unique(errors, "pools", [p.name for p in plan.pools])
+    _unique(errors, "workloads", [w.name for w in plan.workloads])
+    _unique(errors, "priority_classes", [p.name for p in plan.priority_classes])
+
+
+def _check_platform(plan: Plan, errors: list[str]) -> None:
+    p = plan.platform
+    if p.options.kueue_priority_label and p.adapter is not Adapter.KUEUE:
+        errors.append(f"platform.options.kueue_priority_label: only applies to the kueue adapter, "
+                      f"got adapter {p.adapter.value!r}; remove it or set platform.adapter: kueue")
+    if not p.in_cluster and not p.admin_context:
+        errors.append("platform.admin_context: required unless in_cluster (quota changes, injections and "
+                      "evidence reads run as the administrator); set the admin kubeconfig context")
+
+
+def _check_tenants(plan: Plan, errors: list[str]) -> None:
+    pcs = {pc.name for pc in plan.priority_classes}
+    adapter = plan.platform.adapter
+    for i, t in enumerate(plan.tenants):
+        for j, pc in enumerate(t.priority_classes):
+            if pc not in pcs:
+                errors.append(f"tenants[{i}].priority_classes[{j}]: unknown priority class {pc!r}; "
+                              f"one of {sorted(pcs)}")
+        if adapter is not Adapter.KUBE_SCHEDULER and not t.queues.get(adapter.value):
+            what = {"kueue": "LocalQueue", "volcano": "Queue", "kai": "queue"}[adapter.value]
+            errors.append(f"tenants[{i}].queues.{adapter.value}: the {adapter.value} adapter needs a {what} for "
+                          f"tenant {t.name!r}; add tenants[{i}].queues.{adapter.value}: <queue name>")
+
+
+def _check_workloads(plan: Plan, errors: list[str]) -> None:
+    pcs = {pc.name for pc in plan.priority_classes}
+    pools = {p.name: p for p in plan.pools}
+    for i, p in enumerate(plan.pools):
+        if len(p.node_names) > p.nodes:
+            errors.append(f"pools[{i}].node_names: {len(p.node_names)} names for {p.nodes} nodes; "
+                          "list at most `nodes` names")
+    for i, w in enumerate(plan.workloads):
+        if len(w.name) > MAX_WORKLOAD_NAME:
+            errors.append(f"workloads[{i}].name: {w.name!r} is {len(w.name)} characters; at most "
+                          f"{MAX_WORKLOAD_NAME} so pod names stay within 63")
+        if w.priority_class not in pcs:
+            errors.append(f"workloads[{i}].priority_class: unknown priority class {w.priority_class!r}; "
+                          f"one of {sorted(pcs)}")
+        pool = pools.get(w.pool)
+        if pool is None:
+            errors.append(f"workloads[{i}].pool: unknown pool {w.pool!r}; one of {sorted(pools)}")
+        elif w.gpus > pool.gpus_per_node:
+            errors.append(f"workloads[{i}].gpus: {w.gpus} GPUs do not fit a node of pool {pool.name!r} "
+                          f"({pool.gpus_per_node} GPUs per node); lower gpus or choose another pool")
+
+
+def _check_entry(plan: Plan, errors: list[str], path: str, e: WaveEntry, over_quota_ok: bool = False) -> None:
+    tenants = {t.name: t for t in plan.tenants}
+    workloads = {w.name: w for w in plan.workloads}
+    tenant, workload = tenants.get(e.tenant), workloads.get(e.workload)
+    if workload is None:
+        errors.append(f"{path}.workload: unknown workload {e.workload!r}; one of {sorted(workloads)}")
+    if tenant is None:
+        errors.append(f"{path}.tenant: unknown tenant {e.tenant!r}; one of {sorted(tenants)}")
+    if tenant is None or workload is None:
+        return
+    pc = e.priority_class or workload.priority_class
+    if pc not in tenant.priority_classes:
+        field = "priority_class" if e.priority_class else "workload"
+        errors.append(f"{path}.{field}: priority class {pc!r} is not allowed for tenant {tenant.name!r} "
+                      f"(allowed: {tenant.priority_classes}); choose an allowed class")
+    if not over_quota_ok and workload.gpus > tenant.quota.gpus:
+        errors.append(f"{path}.workload: {workload.name!r} needs {workload.gpus} GPUs, above tenant "
+                      f"{tenant.name!r}'s quota of {tenant.quota.gpus}; it could never run")
+
+
+def _check_classes(plan: Plan, errors: list[str]) -> None:
+    tc = plan.test_classes
+    for cls, spec in tc.items():
+        base = f"test_classes.{cls.value}"
+        for k, entry in enumerate(spec.wave):
+            _check_entry(plan, errors, f"{base}.wave[{k}]", entry)
+        needs_wave = cls in (TestClass.QUEUE_CONGESTION, TestClass.UTILIZATION, TestClass.TENANT_ISOLATION)
+        if spec.enabled and needs_wave and not spec.wave:
+            errors.append(f"{base}.wave: empty; list at least one {{workload, tenant, count}}")
+    names = {t.name for t in plan.tenants}
+    iso = tc.tenant_isolation
+    if iso.enabled and len(plan.tenants) < 2:
+        errors.append("tenants: tenant isolation needs at least two tenants; add one or disable the class")
+    if iso.probes.pairs != "all":
+        for k, pair in enumerate(iso.probes.pairs):
+            for side in ("actor", "target"):
+                if getattr(pair, side) not in names:
+                    errors.append(f"test_classes.tenant_isolation.probes.pairs[{k}].{side}: unknown tenant "
+                                  f"{getattr(pair, side)!r}; one of {sorted(names)}")
+            if pair.actor == pair.target:
+                errors.append(f"test_classes.tenant_isolation.probes.pairs[{k}]: actor and target are both "
+                              f"{pair.actor!r}; a probe crosses tenants")
+    for k, oq in enumerate(iso.over_quota):
+        _check_entry(plan, errors, f"test_classes.tenant_isolation.over_quota[{k}]",
+                     WaveEntry(workload=oq.workload, tenant=oq.tenant), over_quota_ok=True)
+    pools = {p.name: p for p in plan.pools}
+    known_nodes = {n for p in plan.pools for n in p.node_names}
+    for k, inj in enumerate(tc.fault_recovery.injections):
+        path = f"test_classes.fault_recovery.injections[{k}]"
+        _check_entry(plan, errors, path, WaveEntry(workload=inj.workload, tenant=inj.tenant))
+        if isinstance(inj, NodeFailure):
+            if inj.pool is not None and inj.pool not in pools:
+                errors.append(f"{path}.pool: unknown pool {inj.pool!r}; one of {sorted(pools)}")
+            if inj.node is not None and known_nodes and inj.node not in known_nodes:
+                errors.append(f"{path}.node: unknown node {inj.node!r}; one of {sorted(known_nodes)}")
+    scen = [inj.name or inj.kind for inj in tc.fault_recovery.injections]
+    _unique(errors, "test_classes.fault_recovery.injections", scen)
+    at = tc.audit_trail
+    if at.quota_change is not None and at.quota_change.tenant not in names:
+        errors.append(f"test_classes.audit_trail.quota_change.tenant: unknown tenant "
+                      f"{at.quota_change.tenant!r}; one of {sorted(names)}")
+    if at.artifact is not None:
+        _check_entry(plan, errors, "test_classes.audit_trail.artifact.producer", at.artifact.producer)
+        _check_entry(plan, errors, "test_classes.audit_trail.artifact.consumer", at.artifact.consumer)
+
+
+def _check_quota_fit(plan: Plan, errors: list[str]) -> None:
+    """A class's pods all exist at once (held by the gate), and quota counts pending pods: they must fit."""
+    for cls, spec in plan.test_classes.items():
+        if not spec.enabled:
+            continue
+        gpus: dict[str, int] = {}
+        pods: dict[str, int] = {}
+        for item in class_items(plan, cls):
+            if item.role == "over_quota":
+                continue
+            gpus[item.tenant] = gpus.get(item.tenant, 0) + plan.workload(item.workload).gpus
+            pods[item.tenant] = pods.get(item.tenant, 0) + 1
+        for name in sorted(gpus):
+            quota = plan.tenant(name).quota
+            if gpus[name] > quota.gpus:
+                errors.append(f"test_classes.{cls.value}.wave: tenant {name!r} would hold {gpus[name]} GPUs of "
+                              f"pods at once, above its quota of {quota.gpus} (quota counts pending pods, so the "
+                              "platform refuses the excess at creation); lower the counts or raise the quota")
+            if pods[name] > quota.pods:
+                errors.append(f"test_classes.{cls.value}.wave: tenant {name!r} would hold {pods[name]} pods at "
+                              f"once, above its quota of {quota.pods} pods; lower the counts or raise the quota")

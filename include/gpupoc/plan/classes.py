@@ -1,0 +1,206 @@
+"""Per test class: the wave, probes, injections and thresholds."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from gpupoc.plan.fields import DnsLabel, NonNegativeNumber, PositiveInt, PositiveNumber, Ratio, StrictModel
+
+
+class TestClass(str, Enum):
+    """The five test classes of the method, in the order the report lists them."""
+
+    QUEUE_CONGESTION = "queue_congestion"
+    TENANT_ISOLATION = "tenant_isolation"
+    UTILIZATION = "utilization"
+    FAULT_RECOVERY = "fault_recovery"
+    AUDIT_TRAIL = "audit_trail"
+
+    __test__ = False  # not a pytest test class
+
+    @property
+    def dag_id(self) -> str:
+        return f"poc_{self.value}"
+
+
+class WaveEntry(StrictModel):
+    """``count`` copies of a catalogue workload submitted as ``tenant``."""
+
+    workload: str
+    tenant: str
+    count: PositiveInt = 1
+    priority_class: str | None = Field(default=None, description="overrides the workload's priority class")
+
+
+class ClassSpec(StrictModel):
+    """What every test class has: whether it runs, its wave and how long the gate may hold the wave."""
+
+    enabled: bool = True
+    wave: list[WaveEntry] = Field(default_factory=list)
+    gate_timeout_seconds: PositiveInt = Field(
+        default=600, description="longest time the wave may be held by the scheduling gate before release")
+    gpu_group: str = Field(default="gpus", description="classes in the same group never hold GPUs at the same time")
+
+
+# ---- queue congestion ----
+
+class CongestionThresholds(StrictModel):
+    max_wait_seconds: PositiveNumber = Field(description="longest acceptable wait from release to scheduling")
+    explanation_coverage: Ratio = Field(default=1.0, description="share of waits the platform explained")
+    min_eta_accuracy: Ratio = Field(default=0.5, description="share of ETAs within eta_tolerance_seconds")
+    eta_tolerance_seconds: PositiveNumber = 30
+    max_release_spread_seconds: PositiveNumber = 1.0
+    min_samples: PositiveInt = 3
+
+
+class QueueCongestion(ClassSpec):
+    snapshot_interval_seconds: PositiveInt = 3
+    thresholds: CongestionThresholds
+
+
+# ---- tenant isolation ----
+
+class ProbeAction(str, Enum):
+    LIST_PODS = "list_pods"
+    GET_POD = "get_pod"
+    READ_LOGS = "read_logs"
+    READ_SECRETS = "read_secrets"
+    READ_CONFIGMAPS = "read_configmaps"
+    CREATE_POD = "create_pod"
+    PATCH_QUOTA = "patch_quota"
+
+
+class TenantPair(StrictModel):
+    actor: str
+    target: str
+
+
+class AccessProbes(StrictModel):
+    pairs: Literal["all"] | list[TenantPair] = "all"
+    actions: list[ProbeAction] = Field(default_factory=lambda: list(ProbeAction), min_length=1)
+    access_review: bool = True
+
+
+class OverQuota(StrictModel):
+    """A submission beyond the tenant's quota: blocked, queued or sent for approval (recorded)."""
+
+    tenant: str
+    workload: str
+    count: PositiveInt = 1
+
+
+class IsolationThresholds(StrictModel):
+    max_cross_tenant_allowed: int = Field(default=0, ge=0)
+    min_quota_samples: PositiveInt = 3
+    min_share_ratio: Ratio = Field(default=0.25, description="each competing tenant gets at least this GPU share")
+
+
+class TenantIsolation(ClassSpec):
+    probes: AccessProbes = Field(default_factory=AccessProbes)
+    over_quota: list[OverQuota] = Field(default_factory=list)
+    quota_sample_interval_seconds: PositiveInt = 5
+    thresholds: IsolationThresholds = Field(default_factory=IsolationThresholds)
+
+
+# ---- utilization ----
+
+class UtilizationThresholds(StrictModel):
+    min_samples: PositiveInt = 10
+    idle_util_below: NonNegativeNumber = Field(default=5, description="GPU util % under which allocation is idle")
+    min_views: PositiveInt = Field(default=5, description="views required: team, task type, pool, hour, memory")
+
+
+class Utilization(ClassSpec):
+    bucket_seconds: PositiveInt = Field(default=60, description="time bucket of the utilization table")
+    sample_step_seconds: PositiveInt = 15
+    thresholds: UtilizationThresholds = Field(default_factory=UtilizationThresholds)
+
+
+# ---- fault recovery ----
+
+class _Injection(StrictModel):
+    workload: str
+    tenant: str
+    name: DnsLabel | None = Field(default=None, description="scenario name; defaults to the kind")
+
+
+class NonZeroExit(_Injection):
+    kind: Literal["nonzero_exit"]
+
+
+class MissingImage(_Injection):
+    kind: Literal["missing_image"]
+    observe_seconds: PositiveInt = 20
+
+
+class OutOfMemory(_Injection):
+    kind: Literal["oom"]
+
+
+class Hang(_Injection):
+    kind: Literal["hang"]
+    timeout_seconds: PositiveInt
+
+
+class NodeFailure(_Injection):
+    kind: Literal["node_failure"]
+    node: str | None = Field(default=None, description="a node name; else the node the workload runs on")
+    pool: str | None = None
+    at_seconds: NonNegativeNumber = Field(description="after the victim starts running")
+    recover_after_seconds: PositiveNumber | None = 30
+
+
+Injection = Annotated[Union[NonZeroExit, MissingImage, OutOfMemory, Hang, NodeFailure], Field(discriminator="kind")]
+
+
+class FaultThresholds(StrictModel):
+    max_gpu_release_seconds: PositiveNumber = 30
+    require_logs_readable: bool = True
+    require_alerts: bool = True
+
+
+class FaultRecovery(ClassSpec):
+    injections: list[Injection] = Field(min_length=1)
+    airflow_retries: int = Field(default=1, ge=0)
+    thresholds: FaultThresholds = Field(default_factory=FaultThresholds)
+
+
+# ---- audit trail ----
+
+class QuotaChange(StrictModel):
+    tenant: str
+    gpus: PositiveInt
+    restore: bool = True
+
+
+class ArtifactHandOver(StrictModel):
+    producer: WaveEntry
+    consumer: WaveEntry
+    path: str = Field(min_length=1, description="artifact path relative to the producer's artifact dir")
+
+
+class AuditThresholds(StrictModel):
+    min_match_ratio: Ratio = 1.0
+    max_audit_delay_seconds: PositiveNumber = 10
+
+
+class AuditTrail(ClassSpec):
+    quota_change: QuotaChange | None = None
+    artifact: ArtifactHandOver | None = None
+    thresholds: AuditThresholds = Field(default_factory=AuditThresholds)
+
+
+class TestClasses(StrictModel):
+    __test__ = False
+
+    queue_congestion: QueueCongestion
+    tenant_isolation: TenantIsolation
+    utilization: Utilization
+    fault_recovery: FaultRecovery
+    audit_trail: AuditTrail
+
+    def items(self) -> list[tuple[TestClass, ClassSpec]]:
+        return [(tc, getattr(self, tc.value)) for tc in TestClass]

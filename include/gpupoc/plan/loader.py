@@ -1,0 +1,65 @@
+"""Load, check and hash a POC plan."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from gpupoc.common.validation import load_yaml_model, parse_model
+from gpupoc.exceptions import ConfigError
+from gpupoc.plan.checks import check_plan
+from gpupoc.plan.document import Plan
+from gpupoc.plan.waves import class_items
+
+DEFAULT_PLAN = Path(__file__).resolve().parents[3] / "plans" / "default.yaml"
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and fully check a plan file; raise ConfigError listing every problem with its path."""
+    p = Path(path)
+    plan = load_yaml_model(Plan, p, "POC plan")
+    return _checked(plan, str(p), p.resolve().parent)
+
+
+def parse_plan(data: dict, source: str = "plan", base_dir: str | Path | None = None) -> Plan:
+    """Check plain data as a plan (relative paths resolve against ``base_dir``, else the working directory)."""
+    plan = parse_model(Plan, data, source)
+    return _checked(plan, source, Path(base_dir).resolve() if base_dir else Path.cwd())
+
+
+def _checked(plan: Plan, source: str, base_dir: Path) -> Plan:
+    errors = check_plan(plan)
+    if errors:
+        raise ConfigError(source, errors)
+    plan._base_dir = base_dir
+    return plan
+
+
+def canonical_json(plan: Plan) -> str:
+    """The plan as JSON with sorted keys and no whitespace: the input of ``plan_hash``."""
+    return json.dumps(plan.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def plan_hash(plan: Plan) -> str:
+    """sha256 (hex) of the plan's canonical JSON; equal plans hash equal whatever their YAML layout."""
+    return hashlib.sha256(canonical_json(plan).encode("utf-8")).hexdigest()
+
+
+def summary(plan: Plan) -> list[str]:
+    """A few lines describing the plan (printed by ``gpupoc plan validate``)."""
+    capacity = sum(p.capacity_gpus for p in plan.pools)
+    lines = [
+        f"plan {plan.name!r} (sha256 {plan_hash(plan)[:12]}): platform {plan.platform.name!r}, "
+        f"adapter {plan.platform.adapter.value}",
+        f"  {len(plan.tenants)} tenants, {len(plan.pools)} pools ({capacity} GPUs), {len(plan.workloads)} workloads",
+    ]
+    for tc, spec in plan.test_classes.items():
+        items = class_items(plan, tc)
+        gpus = sum(plan.workload(i.workload).gpus for i in items)
+        state = "enabled" if spec.enabled else "disabled"
+        lines.append(f"  {tc.value}: {state}, {len(items)} pods, {gpus} GPUs requested")
+    w = plan.window
+    lines.append(f"  window {w.start.isoformat()} .. {w.end.isoformat()} {w.schedule} ({w.timezone})")
+    lines.append(f"  evidence root {plan.evidence_root_path}")
+    return lines

@@ -1,0 +1,166 @@
+"""The POC plan: platform, tenants, pools and the workload catalogue (test classes live in classes.py)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from gpupoc.plan.fields import (
+    DnsLabel,
+    NonNegativeInt,
+    PositiveInt,
+    PositiveNumber,
+    Quantity,
+    StrictModel,
+    quantity_value,
+)
+
+
+class Adapter(str, Enum):
+    """How workloads are handed to the platform's scheduler."""
+
+    KUBE_SCHEDULER = "kube-scheduler"
+    KUEUE = "kueue"
+    VOLCANO = "volcano"
+    KAI = "kai"
+
+
+# The scheduler name each adapter sets on the pod unless the plan overrides it (None: leave the default).
+DEFAULT_SCHEDULER_NAME = {
+    Adapter.KUBE_SCHEDULER: None,
+    Adapter.KUEUE: None,
+    Adapter.VOLCANO: "volcano",
+    Adapter.KAI: "kai-scheduler",
+}
+
+
+class WorkloadKind(str, Enum):
+    TRAINING = "training"
+    INFERENCE = "inference"
+    FAILING = "failing"
+    IDLE = "idle"
+    CROSS_TEAM = "cross-team"
+
+
+class AdapterOptions(StrictModel):
+    """Adapter specifics. Queue names are per tenant (``tenants[].queues``)."""
+
+    scheduler_name: str | None = Field(
+        default=None, description="overrides the adapter's scheduler name (volcano: 'volcano', kai: 'kai-scheduler')")
+    kueue_priority_label: bool = Field(
+        default=False, description="kueue: also set label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass "
+        "of the same name as the workload's priority class must exist)")
+
+
+class Platform(StrictModel):
+    """The platform under test and how the pipeline reaches it."""
+
+    name: str = Field(min_length=1)
+    kubeconfig: str | None = Field(default=None, description="path; relative paths resolve against the plan file")
+    kubernetes_conn_id: str | None = Field(default=None, description="an Airflow Kubernetes connection instead")
+    in_cluster: bool = False
+    admin_context: str | None = Field(default="admin", description="kubeconfig context of the administrator")
+    adapter: Adapter = Adapter.KUBE_SCHEDULER
+    options: AdapterOptions = Field(default_factory=AdapterOptions)
+    namespace: DnsLabel = Field(default="gpupoc-system", description="namespace for the pipeline's own objects")
+
+    @model_validator(mode="after")
+    def _one_access_method(self) -> "Platform":
+        chosen = [n for n, v in (("kubeconfig", self.kubeconfig), ("kubernetes_conn_id", self.kubernetes_conn_id),
+                                 ("in_cluster", self.in_cluster)) if v]
+        if len(chosen) != 1:
+            raise ValueError(f"set exactly one of kubeconfig, kubernetes_conn_id or in_cluster (set: {chosen or 'none'})")
+        return self
+
+    @property
+    def scheduler_name(self) -> str | None:
+        return self.options.scheduler_name or DEFAULT_SCHEDULER_NAME[self.adapter]
+
+
+class PriorityClassRef(StrictModel):
+    """A priority class the platform defines; ``value`` lets the pipeline reconstruct queue order offline."""
+
+    name: DnsLabel
+    value: int
+
+
+class TenantQuota(StrictModel):
+    gpus: PositiveInt
+    pods: PositiveInt = 100
+
+
+class Tenant(StrictModel):
+    name: DnsLabel
+    namespace: DnsLabel
+    context: str | None = Field(default=None, description="kubeconfig context of the tenant's identity; "
+                                "defaults to the tenant name")
+    service_account: DnsLabel = "runner"
+    quota: TenantQuota
+    priority_classes: list[str] = Field(min_length=1)
+    queues: dict[Literal["kueue", "volcano", "kai"], str] = Field(
+        default_factory=dict, description="queue per adapter: kueue LocalQueue, volcano Queue, kai queue")
+
+    @property
+    def kube_context(self) -> str:
+        return self.context or self.name
+
+    @property
+    def username(self) -> str:
+        return f"system:serviceaccount:{self.namespace}:{self.service_account}"
+
+
+class Toleration(StrictModel):
+    key: str | None = None
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    toleration_seconds: NonNegativeInt | None = None
+
+
+class Pool(StrictModel):
+    name: DnsLabel
+    node_selector: dict[str, str] = Field(min_length=1)
+    tolerations: list[Toleration] = Field(default_factory=list)
+    gpu_model: str = Field(min_length=1)
+    gpus_per_node: PositiveInt
+    nodes: PositiveInt
+    node_names: list[str] = Field(default_factory=list, description="known node names (for node-failure injections)")
+
+    @property
+    def capacity_gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+
+class Workload(StrictModel):
+    """One entry of the workload catalogue."""
+
+    name: DnsLabel
+    kind: WorkloadKind
+    description: str = ""
+    image: str = Field(min_length=1)
+    command: list[str] = Field(default_factory=list)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    gpus: NonNegativeInt = 0
+    cpu: Quantity = "1"
+    cpu_limit: Quantity | None = None
+    memory_request: Quantity = "1Gi"
+    memory_limit: Quantity = "2Gi"
+    duration_seconds: PositiveNumber = Field(description="expected run time once started")
+    gpu_util: float | None = Field(default=None, ge=0, le=100, description="-> WORKLOAD_GPU_UTIL (%)")
+    gpu_mem_mib: NonNegativeInt | None = Field(default=None, description="-> WORKLOAD_GPU_MEM_MIB")
+    expected_exit_code: int | None = Field(default=0, description="None: never ends by itself (missing image, hang)")
+    expected_reason: str | None = Field(default=None, description="e.g. Completed, Error, OOMKilled, ErrImagePull")
+    task_type: DnsLabel
+    pool: str
+    priority_class: str
+    active_deadline_seconds: PositiveInt | None = None
+
+    @model_validator(mode="after")
+    def _memory_limit_covers_request(self) -> "Workload":
+        if quantity_value(self.memory_limit) < quantity_value(self.memory_request):
+            raise ValueError(f"memory_limit {self.memory_limit} is below memory_request {self.memory_request}; "
+                             "raise the limit or lower the request")
+        return self

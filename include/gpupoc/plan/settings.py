@@ -1,0 +1,120 @@
+"""The POC window, the evidence sources and the report settings."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from enum import Enum
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, field_validator, model_validator
+
+from gpupoc.plan.fields import StrictModel
+
+_PRESETS = {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous", "@midnight"}
+_CRON_FIELD = re.compile(r"^[0-9*/,\-A-Za-z?LW#]+$")
+
+
+class Window(StrictModel):
+    """When the POC runs: daily (or cron) runs between start and end."""
+
+    start: datetime
+    end: datetime
+    schedule: str = "@daily"
+    timezone: str = "UTC"
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("expected an IANA time zone such as 'UTC' or 'Asia/Shanghai'") from None
+        return v
+
+    @field_validator("schedule")
+    @classmethod
+    def _valid_schedule(cls, v: str) -> str:
+        if v in _PRESETS:
+            return v
+        fields = v.split()
+        if len(fields) not in (5, 6) or not all(_CRON_FIELD.match(f) for f in fields):
+            raise ValueError("expected a cron expression ('0 2 * * *') or a preset such as '@daily'")
+        try:
+            from croniter import croniter
+        except ImportError:  # pragma: no cover - croniter ships with Airflow
+            return v
+        if not croniter.is_valid(v):
+            raise ValueError("expected a valid cron expression ('0 2 * * *') or a preset such as '@daily'")
+        return v
+
+    @model_validator(mode="after")
+    def _end_after_start(self) -> "Window":
+        zone = ZoneInfo(self.timezone)
+        start = self.start if self.start.tzinfo else self.start.replace(tzinfo=zone)
+        end = self.end if self.end.tzinfo else self.end.replace(tzinfo=zone)
+        if end <= start:
+            raise ValueError(f"end {self.end.isoformat()} must be after start {self.start.isoformat()}")
+        return self
+
+    def aware(self, value: datetime) -> datetime:
+        """``value`` with the window's time zone if it has none."""
+        return value if value.tzinfo else value.replace(tzinfo=ZoneInfo(self.timezone))
+
+
+class EvidenceSources(StrictModel):
+    """Where evidence beyond the Kubernetes API comes from (URL or Airflow connection id).
+
+    Unset sources fall back to the local monitoring stack's ``stack.json`` (gpupoc.monitoring.sources).
+    """
+
+    prometheus_url: str | None = None
+    prometheus_conn_id: str | None = None
+    alertmanager_url: str | None = None
+    alertmanager_conn_id: str | None = None
+    audit_log_path: str | None = Field(default=None, description="API server audit log (JSON lines)")
+    alert_receiver_record: str | None = Field(default=None, description="webhook receiver's alert record (JSON lines)")
+
+    @model_validator(mode="after")
+    def _not_both(self) -> "EvidenceSources":
+        for what in ("prometheus", "alertmanager"):
+            if getattr(self, f"{what}_url") and getattr(self, f"{what}_conn_id"):
+                raise ValueError(f"set {what}_url or {what}_conn_id, not both")
+        return self
+
+
+class Tier(str, Enum):
+    MUST = "must"
+    KEY = "key"
+    EXPERIENCE = "experience"
+
+
+class Decision(str, Enum):
+    GO_LIVE = "go-live"
+    LIMITED_GO_LIVE = "limited-go-live"
+    POSTPONE = "postpone"
+    LATER_OPTIMIZATION = "later-optimization"
+
+
+class DecisionRules(StrictModel):
+    """What a failing or unverified item of each tier decides (defaults follow the method)."""
+
+    must_fail: Decision = Decision.POSTPONE
+    must_not_verified: Decision = Decision.POSTPONE
+    key_fail: Decision = Decision.LIMITED_GO_LIVE
+    key_not_verified: Decision = Decision.LIMITED_GO_LIVE
+    experience_fail: Decision = Decision.LATER_OPTIMIZATION
+    tier_overrides: dict[str, Tier] = Field(default_factory=dict, description="check id -> tier")
+
+
+class Reviewer(StrictModel):
+    name: str = Field(min_length=1)
+    role: Literal["security", "platform", "business"]
+
+
+class ReportSettings(StrictModel):
+    language: Literal["zh", "en"] = "en"
+    decision_rules: DecisionRules = Field(default_factory=DecisionRules)
+    reviewers: list[Reviewer] = Field(default_factory=list)
+    output_dir: str | None = Field(default=None, description="defaults to <evidence_root>/report")

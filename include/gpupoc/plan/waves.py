@@ -1,0 +1,72 @@
+"""Expand a test class into the pods it submits, each with a stable name (mapped tasks expand over these)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from gpupoc.plan.classes import TestClass, WaveEntry
+
+PREFIX = {
+    TestClass.QUEUE_CONGESTION: "qc",
+    TestClass.TENANT_ISOLATION: "ti",
+    TestClass.UTILIZATION: "ut",
+    TestClass.FAULT_RECOVERY: "fr",
+    TestClass.AUDIT_TRAIL: "at",
+}
+# KubernetesPodOperator appends "-" and 8 characters; pod names are at most 63 characters.
+MAX_ITEM_NAME = 63 - 9
+
+
+@dataclass(frozen=True)
+class WaveItem:
+    """One pod a test class submits. ``role`` says why: wave, over_quota, injection:<kind>, artifact-<side>."""
+
+    test_class: str
+    index: int
+    name: str
+    workload: str
+    tenant: str
+    priority_class: str
+    role: str = "wave"
+    scenario: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def class_items(plan, tc: TestClass | str) -> list[WaveItem]:
+    """Every pod of the class in submission order; names are unique within the class and stable across runs."""
+    tc = TestClass(tc)
+    spec = plan.test_class(tc)
+    raw: list[tuple[WaveEntry, str, str | None]] = []
+    for entry in spec.wave:
+        raw += [(entry, "wave", None)] * entry.count
+    if tc is TestClass.TENANT_ISOLATION:
+        for oq in spec.over_quota:
+            raw += [(WaveEntry(workload=oq.workload, tenant=oq.tenant), "over_quota", "over-quota")] * oq.count
+    if tc is TestClass.FAULT_RECOVERY:
+        for inj in spec.injections:
+            raw.append((WaveEntry(workload=inj.workload, tenant=inj.tenant), f"injection:{inj.kind}",
+                        inj.name or inj.kind.replace("_", "-")))
+    if tc is TestClass.AUDIT_TRAIL and spec.artifact is not None:
+        raw.append((spec.artifact.producer, "artifact-producer", "artifact"))
+        raw.append((spec.artifact.consumer, "artifact-consumer", "artifact"))
+    items = []
+    for i, (entry, role, scenario) in enumerate(raw):
+        workload = plan.workload(entry.workload)
+        items.append(WaveItem(
+            test_class=tc.value,
+            index=i,
+            name=item_name(tc, entry.workload, i),
+            workload=entry.workload,
+            tenant=entry.tenant,
+            priority_class=entry.priority_class or workload.priority_class,
+            role=role,
+            scenario=scenario,
+        ))
+    return items
+
+
+def item_name(tc: TestClass | str, workload: str, index: int) -> str:
+    """``qc-train-8g-007``: class prefix, workload name, index in the class."""
+    return f"{PREFIX[TestClass(tc)]}-{workload}-{index:03d}"

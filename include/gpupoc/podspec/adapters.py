@@ -1,0 +1,40 @@
+"""Per scheduler adapter: the labels, annotations and scheduler name a platform needs on a pod.
+
+- kube-scheduler: priorityClassName, nodeSelector/tolerations, GPU limits (all set by ``build_pod``).
+- Kueue: label ``kueue.x-k8s.io/queue-name`` (the tenant's LocalQueue), optionally
+  ``kueue.x-k8s.io/priority-class`` (a WorkloadPriorityClass).
+- Volcano: ``schedulerName: volcano``, annotation ``scheduling.volcano.sh/queue-name``.
+- KAI: ``schedulerName: kai-scheduler``, label ``kai.scheduler/queue``.
+"""
+
+from __future__ import annotations
+
+from kubernetes.client import V1Pod
+
+from gpupoc.plan.model import Adapter, Platform, Tenant, Workload
+
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
+VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+KAI_QUEUE = "kai.scheduler/queue"
+
+
+def decorate(pod: V1Pod, platform: Platform, tenant: Tenant, workload: Workload, *, priority_class: str) -> V1Pod:
+    """Add what ``platform.adapter`` needs to ``pod`` (mutated and returned)."""
+    adapter = platform.adapter
+    pod.spec.scheduler_name = platform.scheduler_name
+    if adapter is Adapter.KUBE_SCHEDULER:
+        return pod
+    queue = tenant.queues.get(adapter.value)
+    if not queue:  # load_plan rejects this; a hand-built plan may not have been checked
+        raise ValueError(f"tenant {tenant.name!r} has no queue for adapter {adapter.value!r}; "
+                         f"set tenants[].queues.{adapter.value}")
+    if adapter is Adapter.KUEUE:
+        pod.metadata.labels[KUEUE_QUEUE] = queue
+        if platform.options.kueue_priority_label:
+            pod.metadata.labels[KUEUE_PRIORITY] = priority_class
+    elif adapter is Adapter.VOLCANO:
+        pod.metadata.annotations[VOLCANO_QUEUE] = queue
+    elif adapter is Adapter.KAI:
+        pod.metadata.labels[KAI_QUEUE] = queue
+    return pod

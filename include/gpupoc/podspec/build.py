@@ -1,0 +1,116 @@
+"""Build the pod a workload runs in, from the plan, as typed ``kubernetes.client`` models.
+
+``build_pod`` is pure: the same arguments give the same pod (no clock, no cluster). The scheduler
+adapter of the plan decorates it (``gpupoc.podspec.adapters``).
+"""
+
+from __future__ import annotations
+
+from kubernetes.client import (
+    V1Container,
+    V1EnvVar,
+    V1ObjectMeta,
+    V1Pod,
+    V1PodSchedulingGate,
+    V1PodSpec,
+    V1ResourceRequirements,
+    V1Toleration,
+)
+
+from gpupoc.plan.document import Plan
+from gpupoc.plan.model import Tenant, Workload
+from gpupoc.podspec import labels as L
+from gpupoc.podspec.adapters import decorate
+
+GPU = "nvidia.com/gpu"
+WAVE_GATE = "gpupoc.io/wave-release"
+BASE_CONTAINER = "base"  # KubernetesPodOperator reads logs and exit codes of this container
+
+
+def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, test_class: str,
+              wave_gate: bool, name: str | None = None, priority_class: str | None = None,
+              role: str = "wave") -> V1Pod:
+    """The pod for one ``workload`` of ``tenant`` in a test class run.
+
+    ``wave_gate`` holds the pod back with the scheduling gate ``gpupoc.io/wave-release`` until the pipeline
+    releases the whole wave. ``priority_class`` overrides the workload's (a wave entry may do so).
+    """
+    pool = plan.pool(workload.pool)
+    pc = priority_class or workload.priority_class
+    test_class = str(getattr(test_class, "value", test_class))
+    pod_labels = {
+        L.RUN_ID: L.safe_label_value(run_id),
+        L.TEST_CLASS: L.safe_label_value(test_class),
+        L.TENANT: tenant.name,
+        L.WORKLOAD: workload.name,
+        L.TASK_TYPE: workload.task_type,
+        L.POOL: pool.name,
+        L.PRIORITY_CLASS: pc,
+        L.ROLE: L.safe_label_value(role.replace(":", ".")),
+    }
+    annotations = {L.RUN_ID_RAW: run_id}
+    if workload.expected_exit_code is not None:
+        annotations[L.EXPECTED_EXIT] = str(workload.expected_exit_code)
+    if workload.expected_reason:
+        annotations[L.EXPECTED_REASON] = workload.expected_reason
+    if name:
+        annotations[L.ITEM] = name
+    pod = V1Pod(
+        api_version="v1",
+        kind="Pod",
+        metadata=V1ObjectMeta(name=name, namespace=tenant.namespace, labels=pod_labels, annotations=annotations),
+        spec=V1PodSpec(
+            containers=[V1Container(
+                name=BASE_CONTAINER,
+                image=workload.image,
+                command=list(workload.command) or None,
+                args=list(workload.args) or None,
+                env=workload_env(workload, tenant, run_id=run_id, test_class=test_class),
+                resources=resources(workload),
+            )],
+            restart_policy="Never",
+            priority_class_name=pc,
+            node_selector=dict(pool.node_selector),
+            tolerations=[V1Toleration(key=t.key, operator=t.operator, value=t.value, effect=t.effect,
+                                      toleration_seconds=t.toleration_seconds) for t in pool.tolerations] or None,
+            scheduling_gates=[V1PodSchedulingGate(name=WAVE_GATE)] if wave_gate else None,
+            active_deadline_seconds=workload.active_deadline_seconds,
+        ),
+    )
+    return decorate(pod, plan.platform, tenant, workload, priority_class=pc)
+
+
+def workload_env(workload: Workload, tenant: Tenant, *, run_id: str, test_class: str) -> list[V1EnvVar]:
+    """The plan's env, plus WORKLOAD_* from the catalogue fields and GPUPOC_* context (the plan's env wins)."""
+    env: dict[str, str] = {
+        "WORKLOAD_DURATION_SECONDS": _num(workload.duration_seconds),
+        "GPUPOC_RUN_ID": run_id,
+        "GPUPOC_TEST_CLASS": test_class,
+        "GPUPOC_TENANT": tenant.name,
+        "GPUPOC_WORKLOAD": workload.name,
+        "GPUPOC_TASK_TYPE": workload.task_type,
+    }
+    if workload.expected_exit_code is not None:
+        env["WORKLOAD_EXIT_CODE"] = str(workload.expected_exit_code)
+    if workload.gpu_util is not None:
+        env["WORKLOAD_GPU_UTIL"] = _num(workload.gpu_util)
+    if workload.gpu_mem_mib is not None:
+        env["WORKLOAD_GPU_MEM_MIB"] = str(workload.gpu_mem_mib)
+    env.update(workload.env)
+    return [V1EnvVar(name=k, value=v) for k, v in env.items()]
+
+
+def resources(workload: Workload) -> V1ResourceRequirements:
+    """Requests and limits; GPUs are requested and limited alike (extended resources must be equal)."""
+    requests = {"cpu": workload.cpu, "memory": workload.memory_request}
+    limits = {"memory": workload.memory_limit}
+    if workload.cpu_limit:
+        limits["cpu"] = workload.cpu_limit
+    if workload.gpus:
+        requests[GPU] = str(workload.gpus)
+        limits[GPU] = str(workload.gpus)
+    return V1ResourceRequirements(requests=requests, limits=limits)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)

@@ -1,0 +1,86 @@
+"""Keyword arguments for ``KubernetesPodOperator`` that submit exactly the pod ``build_pod`` describes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from gpupoc.plan.classes import TestClass
+from gpupoc.plan.document import Plan
+from gpupoc.plan.model import Tenant, Workload
+from gpupoc.podspec.build import build_pod
+
+STARTUP_MARGIN_SECONDS = 60
+
+
+def identity_kwargs(plan: Plan, tenant: Tenant | None) -> dict[str, Any]:
+    """How the operator authenticates: the tenant's kubeconfig context (admin's when ``tenant`` is None)."""
+    p = plan.platform
+    context = tenant.kube_context if tenant is not None else p.admin_context
+    if p.in_cluster:
+        return {"in_cluster": True, "kubernetes_conn_id": None}
+    if p.kubernetes_conn_id:
+        return {"kubernetes_conn_id": p.kubernetes_conn_id, "cluster_context": context}
+    return {"kubernetes_conn_id": None, "config_file": str(plan.kubeconfig_path), "cluster_context": context}
+
+
+def startup_timeout_seconds(plan: Plan, test_class: str, wave_gate: bool) -> int:
+    """Pending time the operator tolerates: the longest acceptable wait, plus the gate's hold when gated."""
+    hold = plan.test_class(test_class).gate_timeout_seconds if wave_gate else 0
+    return int(plan.longest_acceptable_wait_seconds() + hold + STARTUP_MARGIN_SECONDS)
+
+
+def kpo_kwargs(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, test_class: TestClass | str,
+               wave_gate: bool, name: str | None = None, priority_class: str | None = None, role: str = "wave",
+               serializable: bool = False) -> dict[str, Any]:
+    """Operator arguments for one workload, submitted as its tenant, deferrable, pod kept for evidence.
+
+    The pod from ``build_pod`` travels as ``full_pod_spec`` (it carries the wave gate, which has no
+    operator argument); the fields the operator has arguments for are passed as those too, with the same
+    values, except that env lives only in ``env_vars`` (the operator concatenates env lists). ``serializable=True`` gives plain JSON values instead of ``kubernetes.client`` models (the pod as
+    ``pod_template_dict``) so the result can travel through XCom into ``expand_kwargs``.
+    ``on_finish_action="keep_pod"``: the pipeline deletes pods after it has collected their evidence.
+    """
+    tc = TestClass(test_class).value
+    pod = build_pod(workload, tenant, plan, run_id=run_id, test_class=tc, wave_gate=wave_gate, name=name,
+                    priority_class=priority_class, role=role)
+    c = pod.spec.containers[0]
+    kwargs: dict[str, Any] = {
+        "namespace": pod.metadata.namespace,
+        "name": pod.metadata.name or workload.name,
+        "random_name_suffix": True,
+        "image": c.image,
+        "cmds": list(c.command or []),
+        "arguments": list(c.args or []),
+        "labels": dict(pod.metadata.labels),
+        "annotations": dict(pod.metadata.annotations),
+        "node_selector": dict(pod.spec.node_selector or {}),
+        "priority_class_name": pod.spec.priority_class_name,
+        "schedulername": pod.spec.scheduler_name,
+        "active_deadline_seconds": pod.spec.active_deadline_seconds,
+        **identity_kwargs(plan, tenant),
+        "deferrable": True,
+        "startup_timeout_seconds": startup_timeout_seconds(plan, tc, wave_gate),
+        "startup_check_interval_seconds": 1,
+        "poll_interval": 1,
+        "get_logs": True,
+        "do_xcom_push": False,
+        "log_events_on_failure": True,
+        "on_finish_action": "keep_pod",
+        "durable": True,
+    }
+    template = copy.deepcopy(pod)
+    template.spec.containers[0].env = None
+    if serializable:
+        api = ApiClient()
+        kwargs["env_vars"] = {e.name: e.value for e in c.env or []}
+        kwargs["tolerations"] = api.sanitize_for_serialization(pod.spec.tolerations or [])
+        kwargs["pod_template_dict"] = api.sanitize_for_serialization(template)
+    else:
+        kwargs["env_vars"] = list(c.env or [])
+        kwargs["tolerations"] = list(pod.spec.tolerations or [])
+        kwargs["container_resources"] = c.resources
+        kwargs["full_pod_spec"] = template
+    return kwargs

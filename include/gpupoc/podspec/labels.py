@@ -1,0 +1,43 @@
+"""Label keys the pipeline puts on every pod, and label-value sanitising."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+RUN_ID = "gpupoc.io/run-id"
+TEST_CLASS = "gpupoc.io/test-class"
+TENANT = "gpupoc.io/tenant"
+WORKLOAD = "gpupoc.io/workload"
+TASK_TYPE = "gpupoc.io/task-type"
+POOL = "gpupoc.io/pool"
+PRIORITY_CLASS = "gpupoc.io/priority-class"
+ROLE = "gpupoc.io/role"
+# annotations: values that do not fit a label
+RUN_ID_RAW = "gpupoc.io/run-id-raw"
+EXPECTED_EXIT = "gpupoc.io/expected-exit-code"
+EXPECTED_REASON = "gpupoc.io/expected-reason"
+ITEM = "gpupoc.io/item"
+
+MAX_LABEL_LEN = 63
+_VALID = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def safe_label_value(value: str) -> str:
+    """A valid label value for ``value``, by the same rule as Airflow's ``make_safe_label_value``.
+
+    Invalid characters are dropped; if anything changed or the value is too long it is cut to 53
+    characters and gets ``-<9 hex of md5>``, so different run ids never collide. Airflow labels its pods
+    ``run_id=<this>``, so the two labels agree.
+    """
+    safe = re.sub(r"^[^a-z0-9A-Z]*|[^a-zA-Z0-9_\-\.]|[^a-z0-9A-Z]*$", "", value)
+    if len(safe) > MAX_LABEL_LEN or value != safe:
+        digest = hashlib.md5(value.encode(), usedforsecurity=False).hexdigest()[:9]
+        cut = safe[: MAX_LABEL_LEN - len(digest) - 1]
+        # nothing valid left: the digest alone (Airflow would return an invalid "-<digest>" here)
+        safe = f"{cut}-{digest}" if cut else digest
+    return safe
+
+
+def is_valid_label_value(value: str) -> bool:
+    return len(value) <= MAX_LABEL_LEN and bool(_VALID.match(value))

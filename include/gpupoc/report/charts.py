@@ -1,0 +1,150 @@
+"""Inline SVG charts (no scripts, no external fonts or styles), fed with already-aggregated data."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+FONT = 'font-family="sans-serif" font-size="11"'
+
+
+def _svg(w: int, h: int, body: list[str], title: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+            f'aria-label="{escape(title)}"><title>{escape(title)}</title>' + "".join(body) + "</svg>")
+
+
+def _nice_max(v: float) -> float:
+    if v <= 0 or math.isnan(v):
+        return 1.0
+    mag = 10 ** math.floor(math.log10(v))
+    for m in (1, 2, 2.5, 5, 10):
+        if v <= m * mag:
+            return m * mag
+    return 10 * mag
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
+
+
+def empty(title: str, message: str) -> str:
+    return _svg(480, 40, [f'<text x="8" y="24" {FONT}>{escape(message)}</text>'], title)
+
+
+def grouped_bars(title: str, categories: list[str], series: dict[str, list[float]], y_label: str = "") -> str:
+    """One group of bars per category, one bar per series."""
+    if not categories or not series:
+        return empty(title, "no data")
+    w, h, left, bottom, top = max(360, 70 * len(categories) * max(1, len(series)) // 2 + 120), 260, 50, 40, 24
+    ymax = _nice_max(max((v for vals in series.values() for v in vals if v == v), default=0))
+    pw, ph = w - left - 130, h - bottom - top
+    gw = pw / len(categories)
+    bw = gw * 0.8 / len(series)
+    body = [f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
+            f'<text x="4" y="{top - 8}" {FONT}>{escape(y_label)}</text>']
+    for k in range(5):
+        y = top + ph - ph * k / 4
+        body.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>{_fmt(ymax * k / 4)}</text>'
+                    f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#eee"/>')
+    for i, cat in enumerate(categories):
+        x0 = left + gw * i + gw * 0.1
+        for j, (name, vals) in enumerate(series.items()):
+            v = vals[i] if i < len(vals) and vals[i] == vals[i] else 0.0
+            bh = ph * v / ymax
+            body.append(f'<rect x="{x0 + j * bw:.1f}" y="{top + ph - bh:.1f}" width="{bw * 0.95:.1f}" '
+                        f'height="{bh:.1f}" fill="{PALETTE[j % len(PALETTE)]}"><title>{escape(cat)} / '
+                        f'{escape(name)}: {_fmt(v)}</title></rect>')
+        body.append(f'<text x="{left + gw * (i + 0.5):.1f}" y="{top + ph + 14}" text-anchor="middle" {FONT}>'
+                    f'{escape(cat)}</text>')
+    body += _legend(list(series), left + pw + 10, top)
+    return _svg(w, h, body, title)
+
+
+def _legend(names: list[str], x: float, y: float) -> list[str]:
+    out = []
+    for j, name in enumerate(names):
+        out.append(f'<rect x="{x}" y="{y + 16 * j}" width="10" height="10" fill="{PALETTE[j % len(PALETTE)]}"/>'
+                   f'<text x="{x + 14}" y="{y + 16 * j + 9}" {FONT}>{escape(name)}</text>')
+    return out
+
+
+def timeline(title: str, rows: list[tuple[str, list[tuple[float, float, str, str]]]], legend: dict[str, str],
+             x_label: str = "s") -> str:
+    """One line per row; each segment (start, end, colour, tooltip) in seconds from the first start."""
+    rows = rows[:80]
+    if not rows:
+        return empty(title, "no data")
+    xmax = _nice_max(max((e for _, segs in rows for _, e, _, _ in segs), default=1))
+    left, top, rh = 150, 24, 12
+    w, h = 760, top + rh * len(rows) + 40
+    pw = w - left - 20
+    body = []
+    for k in range(6):
+        x = left + pw * k / 5
+        body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{h - 30}" stroke="#eee"/>'
+                    f'<text x="{x:.1f}" y="{h - 16}" text-anchor="middle" {FONT}>{_fmt(xmax * k / 5)}</text>')
+    body.append(f'<text x="{left + pw}" y="{h - 2}" text-anchor="end" {FONT}>{escape(x_label)}</text>')
+    for i, (label, segs) in enumerate(rows):
+        y = top + rh * i
+        body.append(f'<text x="{left - 4}" y="{y + rh - 3}" text-anchor="end" {FONT}>{escape(label[:24])}</text>')
+        for s, e, colour, tip in segs:
+            body.append(f'<rect x="{left + pw * s / xmax:.1f}" y="{y + 1}" width="{max(1.0, pw * (e - s) / xmax):.1f}"'
+                        f' height="{rh - 2}" fill="{colour}"><title>{escape(tip)}</title></rect>')
+    for j, (name, colour) in enumerate(legend.items()):
+        body.append(f'<rect x="{left + 110 * j}" y="4" width="10" height="10" fill="{colour}"/>'
+                    f'<text x="{left + 110 * j + 14}" y="13" {FONT}>{escape(name)}</text>')
+    return _svg(w, h, body, title)
+
+
+def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], vmax: float = 100.0) -> str:
+    """Rows x columns of values 0..vmax (e.g. team x hour utilization %); blank cells are missing data."""
+    if not rows or not cols:
+        return empty(title, "no data")
+    left, top = 120, 20
+    cw = max(3.0, min(24.0, 620 / len(cols)))
+    ch = 18
+    w, h = int(left + cw * len(cols) + 20), top + ch * len(rows) + 30
+    body = []
+    for i, r in enumerate(rows):
+        body.append(f'<text x="{left - 4}" y="{top + ch * i + 13}" text-anchor="end" {FONT}>{escape(r)}</text>')
+        for j, c in enumerate(cols):
+            v = values[i][j]
+            if v is None or v != v:
+                continue
+            a = max(0.05, min(1.0, v / vmax))
+            body.append(f'<rect x="{left + cw * j:.1f}" y="{top + ch * i}" width="{cw:.1f}" height="{ch - 1}" '
+                        f'fill="#1f77b4" fill-opacity="{a:.2f}"><title>{escape(r)} {escape(c)}: {_fmt(v)}</title>'
+                        f'</rect>')
+    step = max(1, len(cols) // 8)
+    for j in range(0, len(cols), step):
+        body.append(f'<text x="{left + cw * j:.1f}" y="{h - 10}" {FONT}>{escape(cols[j])}</text>')
+    return _svg(w, h, body, title)
+
+
+def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]], y_max: float | None = None) -> str:
+    """One polyline per series over ordinal x (e.g. runs in the window)."""
+    if not x_labels or not series:
+        return empty(title, "no data")
+    vals = [v for s in series.values() for v in s if v is not None]
+    ymax = y_max or _nice_max(max(vals, default=1))
+    left, top, w, h = 50, 20, 640, 220
+    pw, ph = w - left - 140, h - top - 40
+    dx = pw / max(1, len(x_labels) - 1)
+    body = [f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>']
+    for k in range(5):
+        y = top + ph - ph * k / 4
+        body.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>{_fmt(ymax * k / 4)}</text>')
+    for j, (name, s) in enumerate(series.items()):
+        pts = [(left + dx * i, top + ph - ph * v / ymax) for i, v in enumerate(s) if v is not None]
+        colour = PALETTE[j % len(PALETTE)]
+        if pts:
+            body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="'
+                        + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
+            body += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>' for x, y in pts]
+    step = max(1, len(x_labels) // 6)
+    for i in range(0, len(x_labels), step):
+        body.append(f'<text x="{left + dx * i:.1f}" y="{h - 14}" text-anchor="middle" {FONT}>'
+                    f'{escape(x_labels[i][:16])}</text>')
+    body += _legend(list(series), left + pw + 10, top)
+    return _svg(w, h, body, title)

@@ -1,0 +1,186 @@
+"""Figures, small tables and charts drawn from the latest evidence of each test class (aggregated first)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpupoc.report import charts
+from gpupoc.report.models import EvidenceTable, Figure
+from gpupoc.validation.evidence import RunEvidence
+
+PRIORITY_COLOURS = ["#d62728", "#ff7f0e", "#1f77b4", "#7f7f7f", "#2ca02c", "#9467bd"]
+TERMINAL = {"Succeeded", "Failed"}
+
+
+def _table(title: str, df: pd.DataFrame, limit: int = 20) -> EvidenceTable:
+    df = df.head(limit)
+    rows = [[None if (isinstance(v, float) and v != v) else (round(v, 3) if isinstance(v, float) else
+             (v.isoformat() if hasattr(v, "isoformat") else (v.item() if hasattr(v, "item") else v)))
+             for v in r] for r in df.itertuples(index=False)]
+    return EvidenceTable(title=title, columns=[str(c) for c in df.columns], rows=rows)
+
+
+def _load(runs: dict[str, RunEvidence], tc: str, table: str) -> pd.DataFrame:
+    ev = runs.get(tc)
+    return ev.load(table) if ev is not None else pd.DataFrame()
+
+
+def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure], list[EvidenceTable]]:
+    """The figures and tables shown with one item."""
+    f: list[Figure] = []
+    t: list[EvidenceTable] = []
+    if item == "permission_isolation":
+        ap = _load(runs, "tenant_isolation", "access_probes")
+        if not ap.empty:
+            bad = ap[ap["allowed"].astype(bool) != ap["expected_allowed"].astype(bool)]
+            f += [Figure(label="probes", value=len(ap)), Figure(label="denied", value=int((~ap["allowed"].astype(bool)).sum())),
+                  Figure(label="unexpected_outcomes", value=len(bad))]
+            if len(bad):
+                t.append(_table("unexpected_outcomes", bad[[c for c in ("actor_tenant", "target_namespace", "action",
+                                                                         "http_status", "message") if c in bad]]))
+        qs = _load(runs, "tenant_isolation", "quota_samples")
+        if not qs.empty:
+            agg = qs.groupby(["namespace", "resource"], as_index=False).agg(hard=("hard", "max"), max_used=("used", "max"))
+            t.append(_table("quota_usage", agg))
+    elif item == "task_records":
+        total = lost = 0
+        for tc, ev in runs.items():
+            wr = ev.load("workload_runs")
+            if not wr.empty and "phase" in wr:
+                total += len(wr)
+                lost += int((~wr["phase"].isin(TERMINAL)).sum())
+        f += [Figure(label="workloads", value=total), Figure(label="lost", value=lost)]
+        am = _load(runs, "audit_trail", "audit_matches")
+        if not am.empty:
+            f.append(Figure(label="audit_matched", value=f"{int(am['matched'].sum())}/{len(am)}"))
+            t.append(_table("audit_matches", am[[c for c in ("ledger_action", "actor", "verb", "resource", "namespace",
+                                                             "matched", "delay_seconds") if c in am]]))
+        art = _load(runs, "audit_trail", "artifacts")
+        if not art.empty:
+            t.append(_table("artifacts", art))
+    elif item == "queue_explainability":
+        ex = _load(runs, "queue_congestion", "explanations")
+        if not ex.empty:
+            f += [Figure(label="waits", value=len(ex)),
+                  Figure(label="explained_share", value=round(float(ex["explained"].astype(bool).mean()), 3))]
+            t.append(_table("explanations", ex[[c for c in ("pod", "platform_reason", "platform_message",
+                                                            "reconstructed_bottleneck", "ahead_count") if c in ex]], 10))
+    elif item == "failure_evidence":
+        fr = _load(runs, "fault_recovery", "failure_records")
+        if not fr.empty:
+            f += [Figure(label="scenarios", value=len(fr)),
+                  Figure(label="logs_readable", value=f"{int(fr['logs_readable'].astype(bool).sum())}/{len(fr)}"),
+                  Figure(label="max_gpu_release", value=_num(fr["gpu_release_seconds"].max()), unit="s")]
+    elif item in ("utilization_reports", "cost_attribution"):
+        ut = _load(runs, "utilization", "utilization")
+        if not ut.empty:
+            by = ut.groupby("namespace", as_index=False).agg(
+                allocated_gpu_hours=("allocated_gpu_hours", "sum"), used_gpu_hours=("used_gpu_hours", "sum"),
+                util_avg=("util_avg", "mean"), mem_mib_avg=("mem_mib_avg", "mean"))
+            if item == "utilization_reports":
+                f += [Figure(label="teams", value=int(ut["namespace"].nunique())),
+                      Figure(label="pools", value=int(ut["pool"].nunique())),
+                      Figure(label="buckets", value=int(ut["bucket"].nunique()))]
+                tt = ut.groupby(["pool", "task_type"], as_index=False).agg(util_avg=("util_avg", "mean"),
+                                                                           util_p95=("util_p95", "max"))
+                t += [_table("by_team", by), _table("by_pool_task_type", tt)]
+            else:
+                alloc, used = float(ut["allocated_gpu_hours"].sum()), float(ut["used_gpu_hours"].sum())
+                f += [Figure(label="allocated_gpu_hours", value=round(alloc, 2), unit="GPU-h"),
+                      Figure(label="used_gpu_hours", value=round(used, 2), unit="GPU-h")]
+                t.append(_table("by_team", by[["namespace", "allocated_gpu_hours", "used_gpu_hours"]]))
+    elif item == "scheduling_policy":
+        wr = _load(runs, "queue_congestion", "workload_runs")
+        if not wr.empty:
+            g = wr.groupby(["priority_class", "priority"], as_index=False).agg(
+                workloads=("pod", "count"), wait_p50=("wait_seconds", "median"), wait_max=("wait_seconds", "max"))
+            t.append(_table("wait_by_priority", g.sort_values("priority", ascending=False)))
+        po = runs.get("queue_congestion")
+        po_path = po.run_dir / "validation" / "derived" / "priority_order.parquet" if po else None
+        if po_path and po_path.is_file():
+            f.append(Figure(label="overtaken_by_lower", value=int(pd.read_parquet(po_path)["overtaken_by_lower"].sum())))
+    elif item == "monitoring_integration":
+        fr = _load(runs, "fault_recovery", "failure_records")
+        if not fr.empty and "alerts" in fr:
+            f.append(Figure(label="alerts", value=int(pd.to_numeric(fr["alerts"], errors="coerce").fillna(0).sum())))
+        ut = _load(runs, "utilization", "utilization")
+        if not ut.empty:
+            f.append(Figure(label="gpus_with_metrics", value=int(ut["gpu_uuid"].nunique())))
+    return f, t
+
+
+def _num(v: object) -> float | None:
+    try:
+        x = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if x != x else round(x, 2)
+
+
+def _secs(s: pd.Series, t0: pd.Timestamp) -> pd.Series:
+    return (pd.to_datetime(s, utc=True, errors="coerce") - t0).dt.total_seconds()
+
+
+def failure_records_table(runs: dict[str, RunEvidence]) -> EvidenceTable | None:
+    fr = _load(runs, "fault_recovery", "failure_records")
+    if fr.empty:
+        return None
+    cols = [c for c in ("scenario", "trigger", "platform_behaviour", "user_visible", "operator_visible", "recovery",
+                        "logs_readable", "events", "airflow_retries", "platform_restarts", "alerts",
+                        "gpu_release_seconds") if c in fr]
+    return _table("failure_records", fr[cols], 50)
+
+
+def build_charts(runs: dict[str, RunEvidence], titles: dict[str, str]) -> dict[str, str]:
+    """Every chart the report shows, from aggregated evidence."""
+    out: dict[str, str] = {}
+    wr = _load(runs, "queue_congestion", "workload_runs")
+    if not wr.empty:
+        t0 = pd.to_datetime(wr["released_at"].fillna(wr["submitted_at"]), utc=True).min()
+        wr = wr.assign(r=_secs(wr["released_at"].fillna(wr["submitted_at"]), t0), s=_secs(wr["scheduled_at"], t0),
+                       e=_secs(wr["finished_at"], t0)).sort_values(["priority", "r"], ascending=[False, True])
+        classes = list(dict.fromkeys(wr["priority_class"]))
+        colour = {c: PRIORITY_COLOURS[i % len(PRIORITY_COLOURS)] for i, c in enumerate(classes)}
+        rows = []
+        for r in wr.itertuples(index=False):
+            end_wait = r.s if r.s == r.s else r.e if r.e == r.e else r.r
+            segs = [(r.r, end_wait, "#cccccc", f"{r.pod} waiting {end_wait - r.r:.0f}s")]
+            if r.s == r.s and r.e == r.e:
+                segs.append((r.s, r.e, colour[r.priority_class], f"{r.pod} {r.priority_class} running"))
+            rows.append((f"{r.pod}", segs))
+        out["queue_timeline"] = charts.timeline(titles["queue_timeline"], rows,
+                                                {"waiting": "#cccccc", **colour})
+        g = wr.groupby(["priority_class", "gpus"])["wait_seconds"].median().unstack("gpus")
+        g = g.reindex(classes)
+        out["wait_by_priority"] = charts.grouped_bars(
+            titles["wait_by_priority"], [str(c) for c in g.index],
+            {f"{int(k)} GPU": [float(v) for v in g[k]] for k in g.columns}, "s")
+    ut = _load(runs, "utilization", "utilization")
+    if not ut.empty:
+        ut = ut.assign(hour=pd.to_datetime(ut["bucket"], utc=True).dt.floor("h"))
+        pv = ut.groupby(["namespace", "hour"])["util_avg"].mean().unstack("hour").sort_index(axis=1)
+        out["utilization_heatmap"] = charts.heatmap(
+            titles["utilization_heatmap"], [str(i) for i in pv.index], [c.strftime("%m-%d %H") for c in pv.columns],
+            [[None if v != v else float(v) for v in row] for row in pv.to_numpy()])
+        by = ut.groupby("namespace")[["allocated_gpu_hours", "used_gpu_hours"]].sum()
+        out["allocated_vs_used"] = charts.grouped_bars(
+            titles["allocated_vs_used"], [str(i) for i in by.index],
+            {"allocated": by["allocated_gpu_hours"].tolist(), "used": by["used_gpu_hours"].tolist()}, "GPU-h")
+    fr = _load(runs, "fault_recovery", "failure_records")
+    fw = _load(runs, "fault_recovery", "workload_runs")
+    if not fr.empty:
+        rows = []
+        if not fw.empty and "started_at" in fw:
+            t0 = pd.to_datetime(fw["submitted_at"], utc=True).min()
+            for r in fw.assign(s=_secs(fw["submitted_at"], t0), e=_secs(fw["finished_at"], t0)).itertuples():
+                end = r.e if r.e == r.e else r.s + 1
+                rows.append((str(r.pod), [(r.s, end, "#d62728" if r.phase == "Failed" else "#2ca02c",
+                                           f"{r.pod}: {r.phase} {r.reason}")]))
+        else:
+            for r in fr.itertuples(index=False):
+                rel = _num(getattr(r, "gpu_release_seconds", None))
+                rows.append((str(r.scenario), [(0.0, rel if rel is not None else 0.0, "#d62728" if rel is None
+                                                else "#ff7f0e", f"{r.scenario}: GPUs released after {rel}s")]))
+        out["failure_timeline"] = charts.timeline(titles["failure_timeline"], rows,
+                                                  {"failed / GPU held": "#d62728", "succeeded": "#2ca02c"})
+    return out

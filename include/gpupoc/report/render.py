@@ -1,0 +1,73 @@
+"""Render the report as self-contained HTML, Markdown and JSON, in the plan's language."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from gpupoc.exceptions import ConfigError
+from gpupoc.report.models import Report
+
+TEMPLATES = Path(__file__).parent / "templates"
+SCHEMA_FILE = Path(__file__).parent / "report.schema.json"
+LANGUAGES = ("en", "zh")
+VIEWS = [("security", "must"), ("platform", "key"), ("business", "experience")]
+
+
+@lru_cache(maxsize=None)
+def strings(language: str) -> dict[str, str]:
+    """The string table of one language (``templates/strings.<lang>.json``)."""
+    if language not in LANGUAGES:
+        raise ConfigError("report.language", [f"report.language: expected one of {list(LANGUAGES)}, got {language!r}"])
+    return json.loads((TEMPLATES / f"strings.{language}.json").read_text(encoding="utf-8"))
+
+
+def _md(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _env(language: str, autoescape: bool) -> Environment:
+    table = strings(language)
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), undefined=StrictUndefined,
+                      autoescape=select_autoescape(["j2"]) if autoescape else False,
+                      trim_blocks=False, lstrip_blocks=False, keep_trailing_newline=True)
+    env.globals["t"] = lambda key: table.get(key, key)
+    env.filters["item_name"] = lambda item: table.get(f"item.{item}", item)
+    env.filters["md"] = _md
+    return env
+
+
+def render_html(report: Report) -> str:
+    return _env(report.language, True).get_template("report.html.j2").render(r=report, views=VIEWS)
+
+
+def render_markdown(report: Report) -> str:
+    return _env(report.language, False).get_template("report.md.j2").render(r=report, views=VIEWS)
+
+
+def json_schema() -> dict:
+    """The documented schema of ``report.json`` (generated from the model, kept in ``report.schema.json``)."""
+    schema = Report.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "gpupoc/report.schema.json"
+    return schema
+
+
+def write_outputs(report: Report, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``report.html``, ``report.md`` and ``report.json``; return their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"html": out / "report.html", "markdown": out / "report.md", "json": out / "report.json"}
+    paths["html"].write_text(render_html(report), encoding="utf-8")
+    paths["markdown"].write_text(render_markdown(report), encoding="utf-8")
+    paths["json"].write_text(json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False),
+                             encoding="utf-8")
+    return paths
+
+
+if __name__ == "__main__":  # regenerate the schema file: python -m gpupoc.report.render
+    SCHEMA_FILE.write_text(json.dumps(json_schema(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(SCHEMA_FILE)

@@ -1,0 +1,49 @@
+"""Simulator-only endpoints: node failure injection (admin) and the unauthenticated /metrics pages."""
+
+from __future__ import annotations
+
+import inspect
+
+from aiohttp import web
+
+from gpupoc.sim.api.context import Ctx, json_response
+from gpupoc.sim.api.registry import ResourceSpec
+from gpupoc.sim.api.status import StatusError, not_found
+from gpupoc.sim.cluster import ClusterState
+
+METRICS_PATHS = {"/metrics": "render_dcgm", "/metrics/kube-state": "render_kube_state"}
+
+
+async def node_action(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    """``POST /apis/sim.gpupoc.io/v1/nodes/{name}/fail|recover``: the nodes controller does the work."""
+    name, action = ctx.info.name, ctx.info.subresource
+    if ctx.state.store.get("nodes", None, name) is None:
+        raise not_found("nodes", name)
+    try:
+        from gpupoc.sim.controllers import nodes
+    except ImportError:
+        nodes = None
+    fn = getattr(nodes, f"{action}_node", None)
+    if fn is None:
+        raise StatusError(503, f"node {action} is not available: the nodes controller is not installed",
+                          "ServiceUnavailable")
+    result = fn(ctx.state, name)
+    if inspect.isawaitable(result):
+        await result
+    ctx.state.kick()
+    return json_response(ctx.state.store.get("nodes", None, name))
+
+
+async def metrics(request: web.Request, state: ClusterState, path: str) -> web.Response:
+    """Prometheus text from gpupoc.sim.metrics (dcgm-exporter or kube-state-metrics format)."""
+    try:
+        from gpupoc.sim import metrics as m
+    except ImportError:
+        m = None
+    fn = getattr(m, METRICS_PATHS[path], None)
+    if fn is None:
+        return web.Response(status=503, text="metrics are not available in this build\n")
+    text = fn(state)
+    if inspect.isawaitable(text):
+        text = await text
+    return web.Response(body=text.encode(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})

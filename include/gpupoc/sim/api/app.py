@@ -1,0 +1,201 @@
+"""The aiohttp application: authentication, impersonation, RBAC, dispatch, audit, and error answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from aiohttp import web
+
+from gpupoc.sim import clock, rbac
+from gpupoc.sim.api import admin, discovery, pods, resources, reviews, visibility, watch
+from gpupoc.sim.api.context import Caller, Ctx, error_response, parse_request_info
+from gpupoc.sim.api.registry import AUTHZ, SIM, VISIBILITY, ResourceSpec, lookup
+from gpupoc.sim.api.status import StatusError, unauthorized
+from gpupoc.sim.audit import MUTATING, REQUEST_RESPONSE, AuditLog, AuditRecord
+from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.faults import Fault
+
+log = logging.getLogger(__name__)
+
+STATE = web.AppKey("state", ClusterState)
+AUDIT = web.AppKey("audit", AuditLog)
+
+_GENERIC = {
+    "get": resources.get_obj,
+    "list": resources.list_objs,
+    "watch": watch.watch,
+    "create": resources.create_obj,
+    "update": resources.update_obj,
+    "patch": resources.patch_obj,
+    "delete": resources.delete_obj,
+    "deletecollection": resources.delete_collection,
+}
+_SPECIAL = {
+    ("", "pods", "create", ""): pods.create_pod,
+    ("", "pods", "delete", ""): pods.delete_pod,
+    ("", "pods", "get", "log"): pods.pod_log,
+    (VISIBILITY, "clusterqueues", "get", "pendingworkloads"): visibility.pending_workloads,
+    (VISIBILITY, "localqueues", "get", "pendingworkloads"): visibility.pending_workloads,
+    (SIM, "nodes", "create", "fail"): admin.node_action,
+    (SIM, "nodes", "create", "recover"): admin.node_action,
+}
+NOT_FOUND = "the server could not find the requested resource"
+
+
+def build_app(state: ClusterState, audit: AuditLog | None = None) -> web.Application:
+    """One catch-all route: the path is parsed like the API server's RequestInfoFactory does."""
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app[STATE] = state
+    app[AUDIT] = audit or AuditLog(state.audit_log_path, state.has(Fault.AUDIT_GAPS))
+    app.router.add_route("*", "/{tail:.*}", handle)
+
+    async def _close_audit(app: web.Application) -> None:
+        app[AUDIT].close()
+
+    app.on_cleanup.append(_close_audit)
+    return app
+
+
+def authenticate(ctx: Ctx) -> Caller:
+    """Bearer token -> identity; ``Impersonate-User``/``-Group`` when the identity may impersonate."""
+    header = ctx.request.headers.get("Authorization", "")
+    if not header.lower().startswith("bearer "):
+        raise unauthorized()
+    ident = ctx.state.identities.get(header[7:].strip())
+    if ident is None:
+        raise unauthorized()
+    caller = Caller(ident.username, tuple(ident.groups), ident.uid, ident.namespace)
+    ctx.audit.user = caller.as_user_info()
+    imp_user = ctx.request.headers.get("Impersonate-User")
+    imp_groups = ctx.request.headers.getall("Impersonate-Group", [])
+    if not imp_user and not imp_groups:
+        return caller
+    for resource, name in [("users", imp_user)] * bool(imp_user) + [("groups", g) for g in imp_groups]:
+        attrs = rbac.Attributes(user=caller.username, groups=caller.groups, verb="impersonate", resource=resource,
+                                name=name)
+        if not rbac.authorize(ctx.state.store, attrs).allowed:
+            ctx.audit.decision = "forbid"
+            raise StatusError(403, f'{resource} "{name}" is forbidden: User "{caller.username}" cannot impersonate '
+                                   f'resource "{resource}" in API group "" at the cluster scope', "Forbidden",
+                              {"name": name, "kind": resource})
+    username = imp_user or caller.username
+    groups = list(imp_groups)
+    namespace = None
+    if username.startswith(rbac.SA_PREFIX):
+        namespace = username[len(rbac.SA_PREFIX):].split(":", 1)[0]
+        for g in ("system:serviceaccounts", f"system:serviceaccounts:{namespace}"):
+            if g not in groups:
+                groups.append(g)
+    if username != "system:anonymous" and "system:authenticated" not in groups:
+        groups.append("system:authenticated")
+    out = Caller(username, tuple(groups), "", namespace, impersonated_by=caller.as_user_info())
+    ctx.audit.impersonated = {"username": username, "groups": list(groups)}
+    return out
+
+
+def authorize(ctx: Ctx) -> None:
+    info, caller = ctx.info, ctx.caller
+    attrs = rbac.Attributes(user=caller.username, groups=caller.groups, verb=info.verb, namespace=info.namespace,
+                            api_group=info.group, api_version=info.version, resource=info.resource,
+                            subresource=info.subresource, name=info.name, path=info.path,
+                            resource_request=info.resource_request)
+    decision = rbac.authorize(ctx.state.store, attrs, ctx.state.has(Fault.CROSS_TENANT_LOGS))
+    ctx.audit.decision = "allow" if decision.allowed else "forbid"
+    ctx.audit.reason = decision.reason
+    if not decision.allowed:
+        st = rbac.forbidden_status(attrs)
+        err = StatusError(403, st["message"], "Forbidden", st.get("details"))
+        raise err
+
+
+async def dispatch(ctx: Ctx) -> web.StreamResponse:
+    info = ctx.info
+    if not info.resource_request:
+        return await discovery.discovery(ctx)
+    spec: ResourceSpec | None = lookup(info.group, info.version, info.resource)
+    if spec is None or (not spec.namespaced and info.namespace and info.resource != "namespaces"):
+        raise StatusError(404, NOT_FOUND, "NotFound", {})
+    verb, sub = info.verb, info.subresource
+    if spec.namespaced and not info.namespace and verb not in ("list", "watch"):
+        raise StatusError(404, NOT_FOUND, "NotFound", {})
+    if sub:
+        if sub not in spec.subresources:
+            raise StatusError(404, NOT_FOUND, "NotFound", {})
+        if verb not in spec.subresources[sub]:
+            raise StatusError(405, "the server does not allow this method on the requested resource",
+                              "MethodNotAllowed", {})
+    elif verb not in spec.verbs:
+        raise StatusError(405, "the server does not allow this method on the requested resource",
+                          "MethodNotAllowed", {})
+    handler = _SPECIAL.get((spec.group, spec.plural, verb, sub))
+    if handler is not None:
+        return await handler(ctx, spec)
+    if spec.group == AUTHZ:
+        return await reviews.create_review(ctx, spec)
+    if sub == "status":
+        if verb == "get":
+            return await resources.get_obj(ctx, spec)
+        if verb == "update":
+            return await resources.update_obj(ctx, spec, status_only=True)
+        return await resources.patch_obj(ctx, spec, status_only=True)
+    return await _GENERIC[verb](ctx, spec)
+
+
+def _public(request: web.Request) -> web.StreamResponse | None:
+    if request.path in discovery.HEALTH_PATHS or request.path.startswith(tuple(p + "/" for p in discovery.HEALTH_PATHS)):
+        return web.Response(text="ok", content_type="text/plain")
+    return None
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    """Every request: authenticate, authorize, serve, answer errors as Status, and audit."""
+    state = request.app[STATE]
+    if request.path in admin.METRICS_PATHS and request.method == "GET":
+        return await admin.metrics(request, state, request.path)
+    public = _public(request)
+    if public is not None:
+        return public
+    info = parse_request_info(request.method, request.path, request.query)
+    rec = AuditRecord(request_uri=request.path_qs, verb=info.verb, user={}, source_ip=request.remote or "127.0.0.1",
+                      user_agent=request.headers.get("User-Agent", ""), received=clock.rfc3339_micro(),
+                      resource=info.resource, subresource=info.subresource, namespace=info.namespace,
+                      name=info.name, api_group=info.group, api_version=info.version)
+    ctx = Ctx(request, state, info, rec)
+    resp: web.StreamResponse | None = None
+    try:
+        ctx.caller = authenticate(ctx)
+        authorize(ctx)
+        resp = await dispatch(ctx)
+        rec.code = resp.status
+    except StatusError as exc:
+        rec.code, rec.status = exc.code, exc.status
+        resp = error_response(exc)
+    except asyncio.CancelledError:
+        rec.code = rec.code or 200
+        raise
+    except Exception as exc:  # a handler bug answers 500, never kills the server
+        log.exception("internal error serving %s %s", request.method, request.path_qs)
+        err = StatusError(500, f"Internal error occurred: {type(exc).__name__}: {exc}", "InternalError")
+        rec.code, rec.status = 500, err.status
+        resp = ctx.stream if ctx.stream is not None and ctx.stream.prepared else error_response(err)
+    finally:
+        _audit(request, ctx, resp)
+    return resp
+
+
+def _audit(request: web.Request, ctx: Ctx, resp: web.StreamResponse | None) -> None:
+    rec = ctx.audit
+    if rec.code == 401:
+        rec.user = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
+    try:
+        if rec.verb in MUTATING and rec.resource in REQUEST_RESPONSE and not rec.subresource:
+            if rec.request_object is None and ctx._body_read:
+                raw = ctx._raw if ctx._raw else b""
+                rec.request_object = json.loads(raw) if raw.strip() and not ctx._protobuf else None
+            if isinstance(resp, web.Response) and resp.content_type == "application/json" and resp.body:
+                rec.response_object = json.loads(resp.body)
+        request.app[AUDIT].record(rec)
+    except Exception:  # the audit log must never break a request
+        log.exception("audit log write failed for %s", rec.request_uri)

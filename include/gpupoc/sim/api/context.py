@@ -1,0 +1,174 @@
+"""Per-request context: the parsed request info (RequestInfoFactory), the caller, and answer helpers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from gpupoc.sim.api.status import StatusError, bad_request
+from gpupoc.sim.audit import AuditRecord
+from gpupoc.sim.cluster import ClusterState
+
+NAMESPACE_SUBRESOURCES = ("status", "finalize")
+
+
+@dataclass
+class RequestInfo:
+    """Kubernetes' view of a request path: resource request or not, verb, group, resource, name ..."""
+
+    path: str
+    verb: str
+    resource_request: bool = False
+    api_prefix: str = ""
+    group: str = ""
+    version: str = ""
+    namespace: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+    parts: list[str] = field(default_factory=list)
+
+
+_METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "GET": "get", "HEAD": "get"}
+
+
+def parse_request_info(method: str, path: str, query: dict[str, str]) -> RequestInfo:
+    """Parse ``/api/v1/namespaces/ns/pods/name/log`` and friends the way the API server does."""
+    parts = [p for p in path.strip("/").split("/") if p]
+    lower = method.upper()
+    info = RequestInfo(path=path, verb=_METHOD_VERBS.get(lower, "delete" if lower == "DELETE" else lower.lower()))
+    if not parts or parts[0] not in ("api", "apis"):
+        return info
+    info.api_prefix = parts[0]
+    rest = parts[1:]
+    if parts[0] == "api":
+        if len(rest) < 1:
+            return info
+        info.version, rest = rest[0], rest[1:]
+    else:
+        if len(rest) < 2:
+            return info
+        info.group, info.version, rest = rest[0], rest[1], rest[2:]
+    if not rest:
+        return info
+    info.resource_request = True
+    watch_prefix = rest[0] == "watch"
+    if watch_prefix:
+        rest = rest[1:]
+        if not rest:
+            info.resource_request = False
+            return info
+    if rest[0] == "namespaces":
+        if len(rest) > 1:
+            info.namespace = rest[1]
+            if len(rest) > 2 and rest[2] not in NAMESPACE_SUBRESOURCES:
+                rest = rest[2:]
+            else:
+                info.resource, info.name = "namespaces", rest[1]
+                info.subresource = rest[2] if len(rest) > 2 else ""
+                rest = []
+        else:
+            info.resource = "namespaces"
+            rest = []
+    if rest:
+        info.resource = rest[0]
+        info.name = rest[1] if len(rest) > 1 else ""
+        info.subresource = rest[2] if len(rest) > 2 else ""
+    info.parts = rest
+    if lower in ("GET", "HEAD"):
+        if not info.name:
+            info.verb = "list"
+        if watch_prefix or truthy(query.get("watch")):
+            info.verb = "watch"
+    elif lower == "DELETE" and not info.name:
+        info.verb = "deletecollection"
+    return info
+
+
+def truthy(value: str | None) -> bool:
+    """Boolean query parameters arrive as ``true``/``True``/``1`` (kpo pitfall 4)."""
+    return (value or "").strip().lower() in ("true", "1", "yes", "t")
+
+
+def int_param(query: Any, name: str, default: int | None = None) -> int | None:
+    raw = query.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise bad_request(f"{name}: invalid value {raw!r}: expected an integer") from None
+
+
+@dataclass
+class Caller:
+    """The authenticated user, after impersonation."""
+
+    username: str
+    groups: tuple[str, ...]
+    uid: str = ""
+    namespace: str | None = None
+    impersonated_by: dict | None = None
+
+    def as_user_info(self) -> dict:
+        out = {"username": self.username}
+        if self.uid:
+            out["uid"] = self.uid
+        out["groups"] = list(self.groups)
+        return out
+
+
+@dataclass
+class Ctx:
+    """Everything a handler needs about its request."""
+
+    request: web.Request
+    state: ClusterState
+    info: RequestInfo
+    audit: AuditRecord
+    caller: Caller | None = None
+    _body: Any = None
+    _body_read: bool = False
+    _raw: bytes = b""
+    stream: web.StreamResponse | None = None  # set by streaming handlers before they prepare
+    _protobuf: bool = False
+
+    @property
+    def query(self):
+        return self.request.query
+
+    async def body(self) -> Any:
+        """The JSON body (``None`` when empty); 400 with the API's wording when unparseable."""
+        if not self._body_read:
+            raw = await self.request.read()
+            self._body_read = True
+            self._raw = raw
+            if raw.strip():
+                ct = self.request.headers.get("Content-Type", "")
+                if "protobuf" in ct or "cbor" in ct:
+                    self._protobuf = True
+                    raise StatusError(415, f"the body of the request was in an unknown format - accepted media "
+                                           f"types include: application/json, application/yaml (got {ct})",
+                                      "UnsupportedMediaType")
+                else:
+                    try:
+                        self._body = json.loads(raw)
+                    except ValueError as exc:
+                        raise bad_request(f"the body of the request was in an unknown format - accepted "
+                                          f"media types include: application/json, application/yaml ({exc})") from None
+        return self._body
+
+    def wants_table(self) -> bool:
+        return "as=Table" in self.request.headers.get("Accept", "")
+
+
+def json_response(obj: Any, status: int = 200) -> web.Response:
+    return web.Response(body=json.dumps(obj, separators=(",", ":")).encode(), status=status,
+                        content_type="application/json")
+
+
+def error_response(exc: StatusError) -> web.Response:
+    return json_response(exc.status, exc.code)

@@ -1,0 +1,209 @@
+"""Generic handlers for stored resources: get, list, create, update (PUT), patch, delete, status subresource."""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+from aiohttp import web
+
+from gpupoc.sim import clock, tables
+from gpupoc.sim.admission import generate_name
+from gpupoc.sim.api.context import Ctx, json_response
+from gpupoc.sim.api.registry import ResourceSpec, list_kind
+from gpupoc.sim.api.status import (StatusError, already_exists, bad_request, conflict, invalid, not_found,
+                                   success_obj)
+from gpupoc.sim.patch import APPLY, PatchError, apply_patch
+from gpupoc.sim.selectors import Selector, SelectorError
+from gpupoc.sim.store import Conflict
+
+STATUS_RESOURCES = ("pods", "nodes", "namespaces", "resourcequotas", "workloads", "clusterqueues", "localqueues")
+PRESERVED_META = ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp", "deletionGracePeriodSeconds",
+                  "generateName")
+
+# resource -> validator(old, new) raising StatusError; registered by resource modules (pods).
+UPDATE_VALIDATORS: dict[str, Callable[[dict, dict], None]] = {}
+
+
+def selector_of(ctx: Ctx, resource: str) -> Selector:
+    try:
+        return Selector.parse(resource, ctx.query.get("labelSelector"), ctx.query.get("fieldSelector"))
+    except SelectorError as exc:
+        raise bad_request(str(exc)) from None
+
+
+def fetch(ctx: Ctx, spec: ResourceSpec) -> dict:
+    obj = ctx.state.store.get(spec.plural, ctx.info.namespace if spec.namespaced else None, ctx.info.name)
+    if obj is None:
+        raise not_found(spec.plural, ctx.info.name, spec.group)
+    return obj
+
+
+def answer_object(ctx: Ctx, spec: ResourceSpec, obj: dict, status: int = 200) -> web.Response:
+    if ctx.wants_table() and status == 200:
+        return json_response(tables.to_table(spec.plural, [obj], obj["metadata"].get("resourceVersion", ""),
+                                             ctx.query.get("includeObject", "Metadata")))
+    return json_response(obj, status)
+
+
+async def get_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    return answer_object(ctx, spec, fetch(ctx, spec))
+
+
+def matching(ctx: Ctx, spec: ResourceSpec, sel: Selector) -> list[dict]:
+    store = ctx.state.store
+    ns = ctx.info.namespace if spec.namespaced else None
+    name = sel.exact_name()
+    if name is not None:
+        if spec.namespaced and not ns:
+            objs = [o for o in store.list(spec.plural) if o["metadata"]["name"] == name]
+        else:
+            one = store.get(spec.plural, ns, name)
+            objs = [one] if one is not None else []
+    else:
+        objs = store.list(spec.plural, ns)
+    return objs if sel.empty else [o for o in objs if sel.matches(o)]
+
+
+async def list_objs(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    sel = selector_of(ctx, spec.plural)
+    objs = matching(ctx, spec, sel)
+    rv = str(ctx.state.store.rv)
+    if ctx.wants_table():
+        return json_response(tables.to_table(spec.plural, objs, rv, ctx.query.get("includeObject", "Metadata")))
+    return json_response({"kind": list_kind(spec), "apiVersion": spec.group_version,
+                          "metadata": {"resourceVersion": rv}, "items": objs})
+
+
+def _check_body(ctx: Ctx, spec: ResourceSpec, body: object) -> dict:
+    if not isinstance(body, dict):
+        raise bad_request("the body of the request was in an unknown format - accepted media types include: "
+                          "application/json, application/yaml")
+    kind = body.get("kind")
+    if kind and kind != spec.kind:
+        raise bad_request(f"the API version in the data ({body.get('apiVersion')}) does not match the expected API "
+                          f"version ({spec.group_version}) or kind {kind!r} is not {spec.kind!r}")
+    meta = body.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        raise bad_request("metadata: expected an object")
+    if spec.namespaced:
+        if meta.get("namespace") and meta["namespace"] != ctx.info.namespace:
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        meta["namespace"] = ctx.info.namespace
+    return body
+
+
+async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    body = _check_body(ctx, spec, await ctx.body())
+    meta = body["metadata"]
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = generate_name(meta["generateName"])
+    if not meta.get("name"):
+        raise invalid(spec.kind, "", [("metadata.name", "Required value: name or generateName is required")],
+                      spec.group)
+    if spec.namespaced and ctx.state.store.get("namespaces", None, ctx.info.namespace) is None:
+        raise not_found("namespaces", ctx.info.namespace)
+    for k in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp"):
+        meta.pop(k, None)
+    if spec.plural == "resourcequotas":
+        body["status"] = {"hard": dict((body.get("spec") or {}).get("hard") or {}), "used": {}}
+    try:
+        obj = ctx.state.store.create(spec.plural, body)
+    except Conflict:
+        raise already_exists(spec.plural, meta["name"], spec.group) from None
+    ctx.audit.name = meta["name"]
+    ctx.state.kick()
+    return json_response(obj, 201)
+
+
+def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: bool) -> dict:
+    """Replace ``cur`` in place by ``new`` keeping server-owned fields, then record the change."""
+    if not isinstance(new, dict) or not isinstance(new.get("metadata", {}), dict):
+        raise bad_request("the body of the request was in an unknown format")
+    new_meta = new.setdefault("metadata", {})
+    if new_meta.get("name") and new_meta["name"] != cur["metadata"]["name"]:
+        raise bad_request(f"the name of the object ({new_meta['name']}) does not match the name on the URL "
+                          f"({cur['metadata']['name']})")
+    want_rv = new_meta.get("resourceVersion")
+    if want_rv and want_rv != cur["metadata"].get("resourceVersion"):
+        raise conflict(spec.plural, cur["metadata"]["name"], spec.group)
+    if status_only:
+        merged = copy.deepcopy(cur)
+        merged["status"] = new.get("status", cur.get("status"))
+    else:
+        merged = new
+        for k in PRESERVED_META:
+            if k in cur["metadata"]:
+                new_meta[k] = cur["metadata"][k]
+            else:
+                new_meta.pop(k, None)
+        if spec.plural in STATUS_RESOURCES and "status" in cur:
+            merged["status"] = copy.deepcopy(cur["status"])
+        merged["apiVersion"], merged["kind"] = cur.get("apiVersion"), cur.get("kind")
+        validator = UPDATE_VALIDATORS.get(spec.plural)
+        if validator:
+            validator(cur, merged)
+    if merged == cur:
+        return cur
+    cur.clear()
+    cur.update(merged)
+    ctx.state.store.update(spec.plural, cur)
+    ctx.state.kick()
+    return cur
+
+
+async def update_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> web.Response:
+    cur = fetch(ctx, spec)
+    body = _check_body(ctx, spec, await ctx.body())
+    return json_response(_commit(ctx, spec, cur, body, status_only))
+
+
+async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> web.Response:
+    ct = ctx.request.headers.get("Content-Type", "")
+    if ct.startswith(APPLY):
+        raise StatusError(415, f"the body of the request was in an unknown format - accepted media types include: "
+                               "application/json-patch+json, application/merge-patch+json, "
+                               "application/strategic-merge-patch+json", "UnsupportedMediaType")
+    cur = fetch(ctx, spec)
+    patch = await ctx.body()
+    if patch is None:
+        raise bad_request("the body of the request was empty")
+    try:
+        new = apply_patch(ct, cur, patch)
+    except PatchError as exc:
+        if "unsupported patch content type" in str(exc):
+            raise StatusError(415, f"the body of the request was in an unknown format - accepted media types include: "
+                                   "application/json-patch+json, application/merge-patch+json, "
+                                   "application/strategic-merge-patch+json", "UnsupportedMediaType") from None
+        raise StatusError(422, str(exc), "Invalid") from None
+    if not status_only and spec.plural in STATUS_RESOURCES:
+        new["status"] = copy.deepcopy(cur.get("status"))
+    new_meta = new.get("metadata") or {}
+    patch_rv = ((patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch, dict) else None)
+    if not patch_rv:
+        new_meta.pop("resourceVersion", None)
+    ctx.audit.request_object = patch
+    return json_response(_commit(ctx, spec, cur, new, status_only))
+
+
+async def delete_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    obj = fetch(ctx, spec)
+    ctx.state.store.delete(spec.plural, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+    ctx.state.kick()
+    if spec.plural == "namespaces":
+        obj["status"] = {"phase": "Terminating"}
+        obj["metadata"]["deletionTimestamp"] = clock.rfc3339()
+        return json_response(obj)
+    return json_response(success_obj({"name": obj["metadata"]["name"], "group": spec.group, "kind": spec.plural,
+                                      "uid": obj["metadata"]["uid"]}))
+
+
+async def delete_collection(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    sel = selector_of(ctx, spec.plural)
+    deleted = []
+    for obj in list(matching(ctx, spec, sel)):
+        ctx.state.store.delete(spec.plural, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        deleted.append(obj)
+    ctx.state.kick()
+    return json_response({"kind": list_kind(spec), "apiVersion": spec.group_version,
+                          "metadata": {"resourceVersion": str(ctx.state.store.rv)}, "items": deleted})

@@ -1,0 +1,100 @@
+"""Watch streams: one JSON event per line (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR), chunked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from aiohttp import web
+
+from gpupoc.sim import tables
+from gpupoc.sim.api.context import Ctx, int_param, truthy
+from gpupoc.sim.api.registry import ResourceSpec
+from gpupoc.sim.api.resources import matching, selector_of
+from gpupoc.sim.api.status import status_obj
+from gpupoc.sim.store import Gone
+
+DEFAULT_TIMEOUT = 1800
+BOOKMARK_EVERY = 30.0
+
+
+def _line(type_: str, obj: dict) -> bytes:
+    return (json.dumps({"type": type_, "object": obj}, separators=(",", ":")) + "\n").encode()
+
+
+async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
+    """Serve ``?watch=true``: backlog since resourceVersion (or synthetic ADDED for all), then live changes."""
+    sel = selector_of(ctx, spec.plural)
+    q = ctx.query
+    timeout = int_param(q, "timeoutSeconds", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT
+    bookmarks = truthy(q.get("allowWatchBookmarks"))
+    table = ctx.wants_table()
+    include = q.get("includeObject", "Metadata")
+    store = ctx.state.store
+    ns = ctx.info.namespace if spec.namespaced and ctx.info.namespace else None
+    name = ctx.info.name
+    raw_rv = q.get("resourceVersion") or ""
+    since = None
+    if raw_rv not in ("", "0"):
+        try:
+            since = int(raw_rv)
+        except ValueError:
+            since = -1
+
+    resp = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"})
+    resp.enable_chunked_encoding()
+    ctx.stream = resp
+
+    def wanted(obj: dict) -> bool:
+        if name and obj["metadata"]["name"] != name:
+            return False
+        return sel.matches(obj)
+
+    def render(obj: dict) -> dict:
+        if table:
+            return tables.to_table(spec.plural, [obj], obj["metadata"].get("resourceVersion", ""), include)
+        return obj
+
+    try:
+        w, backlog = store.watch(spec.plural, ns, since if since is None or since >= 0 else 0)
+    except Gone as exc:
+        await resp.prepare(ctx.request)
+        await resp.write(_line("ERROR", status_obj(410, str(exc), "Expired")))
+        await resp.write_eof()
+        return resp
+    try:
+        await resp.prepare(ctx.request)
+        if since is None:
+            initial = matching(ctx, spec, sel)
+            if name:
+                initial = [o for o in initial if o["metadata"]["name"] == name]
+            for obj in initial:
+                await resp.write(_line("ADDED", render(obj)))
+        else:
+            for ch in backlog:
+                if wanted(ch.obj):
+                    await resp.write(_line(ch.type, render(ch.obj)))
+        deadline = time.monotonic() + timeout
+        last_sent = time.monotonic()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                ch = await asyncio.wait_for(w.queue.get(), min(left, BOOKMARK_EVERY))
+            except asyncio.TimeoutError:
+                if bookmarks and time.monotonic() - last_sent >= BOOKMARK_EVERY - 0.01:
+                    await resp.write(_line("BOOKMARK", {"kind": spec.kind, "apiVersion": spec.group_version,
+                                                        "metadata": {"resourceVersion": str(store.rv)}}))
+                    last_sent = time.monotonic()
+                continue
+            if wanted(ch.obj):
+                await resp.write(_line(ch.type, render(ch.obj)))
+                last_sent = time.monotonic()
+        await resp.write_eof()
+    except (ConnectionResetError, ConnectionError):
+        pass
+    finally:
+        store.unwatch(w)
+    return resp

@@ -1,0 +1,96 @@
+"""``gpupoc sim``: serve the simulated cluster, inject node failures, validate a cluster config."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from gpupoc.exceptions import ApiError, SourceUnavailable
+
+DEFAULT_DATA_DIR = Path("var/sim")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    sim = subparsers.add_parser("sim", help="the simulated GPU cluster (Kubernetes API)")
+    sub = sim.add_subparsers(dest="sim_command", required=True)
+
+    serve = sub.add_parser("serve", help="serve the cluster on 127.0.0.1 until SIGTERM")
+    serve.add_argument("--config", type=Path, default=None, help="cluster config YAML (default: the shipped one)")
+    serve.add_argument("--port", type=int, default=0, help="TCP port (0: a free port)")
+    serve.add_argument("--kubeconfig", type=Path, default=None, help="where to write it (default <data-dir>/kubeconfig)")
+    serve.add_argument("--faults", default="", help="fault profiles, comma-separated (default: none)")
+    serve.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="state directory (default var/sim)")
+    serve.add_argument("--log-level", default="INFO")
+    serve.set_defaults(func=cmd_serve)
+
+    node = sub.add_parser("node", help="inject node failures like an operator would see them")
+    node_sub = node.add_subparsers(dest="node_command", required=True)
+    for action, text in (("fail", "make NODE stop posting status (NotReady)"), ("recover", "bring NODE back")):
+        p = node_sub.add_parser(action, help=text)
+        p.add_argument("node")
+        p.add_argument("--kubeconfig", type=Path, default=DEFAULT_DATA_DIR / "kubeconfig")
+        p.set_defaults(func=cmd_node, action=action)
+
+    config = sub.add_parser("config", help="cluster config files")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    validate = config_sub.add_parser("validate", help="check a cluster config; lists every error with its path")
+    validate.add_argument("file", type=Path)
+    validate.set_defaults(func=cmd_validate)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from gpupoc.sim.config import load_cluster_config
+    from gpupoc.sim.faults import parse_faults
+    from gpupoc.sim.server import serve
+
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = load_cluster_config(args.config)
+    faults = parse_faults(args.faults)
+    asyncio.run(serve(config, args.data_dir, args.port, args.kubeconfig, faults))
+    return 0
+
+
+def cmd_node(args: argparse.Namespace) -> int:
+    import ssl
+
+    from gpupoc.sim.kubeconfig import read_context_full
+
+    kc = read_context_full(args.kubeconfig, "admin")
+    url, token = kc["server"], kc["token"]
+    tls = ssl.create_default_context(cadata=kc["ca_pem"].decode()) if kc["ca_pem"] else None
+    endpoint = f"{url}/apis/sim.gpupoc.io/v1/nodes/{args.node}/{args.action}"
+    req = urllib.request.Request(endpoint, data=b"{}", method="POST",
+                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30, context=tls) as resp:
+            node = json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode(errors="replace")
+        try:
+            parsed: dict | str = json.loads(body)
+        except ValueError:
+            parsed = body
+        raise ApiError(exc.code, parsed, endpoint) from None
+    except urllib.error.URLError as exc:
+        raise SourceUnavailable(url, f"cannot reach the simulated cluster: {exc.reason}",
+                                "start it with `gpupoc sim serve` or pass the right --kubeconfig") from None
+    ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+    print(f"node/{args.node} {'failed' if args.action == 'fail' else 'recovered'} "
+          f"(Ready={ready.get('status', '?')})")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from gpupoc.sim.config import load_cluster_config
+
+    cfg = load_cluster_config(args.file)
+    gpus = sum(p.nodes * p.gpus_per_node for p in cfg.pools)
+    print(f"{args.file}: ok ({len(cfg.pools)} pools, {sum(p.nodes for p in cfg.pools)} nodes, {gpus} GPUs, "
+          f"{len(cfg.tenants)} tenants)")
+    return 0

@@ -1,0 +1,112 @@
+"""The controller loop of the simulated cluster: Kueue, scheduler, kubelet, nodes, quota usage.
+
+``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a scheduling pass, the
+kubelet reconcile, the nodes controller reconcile and the ResourceQuota usage refresh, then sleeps until
+something changes (store changes to pods and nodes kick it) or ``TICK_SECONDS`` pass, so that timed
+transitions (grace periods, back-offs, workload durations) happen. An exception in one pass is logged
+and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import logging
+import time
+from typing import Any, Callable
+
+from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.store import Change
+
+log = logging.getLogger(__name__)
+
+TICK_SECONDS = 0.5
+KICK_RESOURCES = frozenset({"pods", "nodes", "workloads", "clusterqueues", "localqueues", "resourcequotas"})
+_LOG_EVERY_SECONDS = 10.0
+
+
+def _optional(module: str) -> Any | None:
+    """Import a sibling piece that may not be installed in this build (returns None when absent)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            return None
+        raise
+
+
+class _Guard:
+    """Runs one controller step, logging its failures (at most every few seconds per step)."""
+
+    def __init__(self, stats: dict[str, list[float]]) -> None:
+        self._last: dict[str, float] = {}
+        self.stats = stats  # step -> [calls, seconds]
+
+    async def run(self, name: str, fn: Callable[[], Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            result = fn()
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        except Exception:
+            now = time.monotonic()
+            if now - self._last.get(name, -_LOG_EVERY_SECONDS) >= _LOG_EVERY_SECONDS:
+                self._last[name] = now
+                log.exception("controller %s failed; the loop goes on", name)
+            return None
+        finally:
+            entry = self.stats.setdefault(name, [0, 0.0])
+            entry[0] += 1
+            entry[1] += time.perf_counter() - started
+
+
+def loop_stats(state: ClusterState) -> dict[str, list[float]]:
+    """Calls and seconds spent per controller step of ``state``'s loop (for benchmarks and debugging)."""
+    return state.__dict__.setdefault("_gpupoc_controller_stats", {})
+
+
+def _kicker(state: ClusterState) -> Callable[[Change], None]:
+    def on_change(change: Change) -> None:
+        if change.resource in KICK_RESOURCES:
+            state.kick()
+    return on_change
+
+
+async def run_controllers(state: ClusterState, stop: asyncio.Event, tick: float = TICK_SECONDS) -> None:
+    """Drive every controller of ``state`` until ``stop`` is set."""
+    from gpupoc.sim.controllers.kueue import kueue_for
+    from gpupoc.sim.controllers.scheduler import scheduler_for
+
+    kueue, scheduler = kueue_for(state), scheduler_for(state)
+    kubelet_mod = _optional("gpupoc.sim.controllers.kubelet")
+    nodes_mod = _optional("gpupoc.sim.controllers.nodes")
+    quota_mod = _optional("gpupoc.sim.quota")
+    kubelet = kubelet_mod.Kubelet(state) if kubelet_mod is not None else None
+    state.store.add_listener(_kicker(state))
+    guard = _Guard(loop_stats(state))
+
+    async def wake_on_stop() -> None:
+        await stop.wait()
+        state.kick()
+
+    waker = asyncio.get_running_loop().create_task(wake_on_stop())
+    try:
+        while not stop.is_set():
+            await guard.run("kueue", kueue.run_pass)
+            await guard.run("scheduler", scheduler.run_pass)
+            if kubelet is not None:
+                await guard.run("kubelet", kubelet.reconcile)
+            if nodes_mod is not None:
+                await guard.run("nodes", lambda: nodes_mod.reconcile(state))
+            if quota_mod is not None:
+                await guard.run("quota", lambda: quota_mod.refresh(state))
+            await asyncio.sleep(0)  # let API requests in even when kicks keep coming
+            if stop.is_set():
+                break
+            await state.wait_kick(tick)
+    finally:
+        waker.cancel()
+        if kubelet is not None and hasattr(kubelet, "shutdown"):
+            await guard.run("kubelet shutdown", kubelet.shutdown)

@@ -1,0 +1,280 @@
+"""One pod's life on the simulated kubelet: GPU admission, image pulls, container runs and restarts.
+
+Event reasons and messages are those of the real kubelet (Pulling, Pulled, Created, Started, Failed,
+BackOff, Killing); back-offs are shortened (image pulls: ``timing.image_backoff_seconds`` doubling;
+crash loops: 1 s doubling up to 10 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from typing import TYPE_CHECKING
+
+from gpupoc.sim import clock
+from gpupoc.sim.controllers import kubelet_status as ks
+from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodRun
+from gpupoc.sim.controllers.kubelet_runtime import (
+    ConfigMissing, ProcessHandle, StartFailed, VirtualSpec, build_argv, container_env, process_env, run_virtual,
+)
+from gpupoc.sim.events import NORMAL, WARNING
+from gpupoc.sim.faults import Fault
+from gpupoc.sim.inventory import Telemetry
+
+if TYPE_CHECKING:
+    from gpupoc.sim.controllers.kubelet import Kubelet
+
+CRASH_BACKOFF_START = 1.0
+CRASH_BACKOFF_MAX = 10.0
+IMAGE_BACKOFF_MAX = 60.0
+CONFIG_RETRY_SECONDS = 2.0
+
+
+async def sleep_or_stop(pr: PodRun, seconds: float) -> bool:
+    """Sleep ``seconds``; True (early) when the pod is being stopped."""
+    if pr.stop.is_set():
+        return True
+    try:
+        async with asyncio.timeout(seconds):
+            await pr.stop.wait()
+        return True
+    except TimeoutError:
+        return False
+
+
+async def run_pod(kl: "Kubelet", pr: PodRun) -> None:
+    """Admit, run every container to its end, publish the final phase, free the GPUs."""
+    if not _admit_gpus(kl, pr):
+        return
+    if any(_needs_pull(kl, pr, c) or c.entry is None for c in pr.containers):
+        kl.write(pr)  # Pending, ContainerCreating: visible while images are pulled
+    await asyncio.gather(*(run_container(kl, pr, c) for c in pr.containers))
+    if pr.abandoned:
+        return
+    pr.final_phase = pr.phase()
+    kl.write(pr)
+    kl.release(pr.key, pr.final_phase, deleting=pr.deleting)
+    if not pr.deleting and kl.pods.get(pr.key) is pr:
+        del kl.pods[pr.key]
+    kl.state.kick()
+
+
+def _admit_gpus(kl: "Kubelet", pr: PodRun) -> bool:
+    """Device-plugin admission: a pod bound without allocated GPUs gets them here, or fails."""
+    inv = kl.state.inventory
+    held = inv.held_by(pr.key)
+    for c in pr.containers:
+        need = ks.container_gpu_count(c.spec)
+        have = sum(1 for g in held if g.container == c.name)
+        if need <= have or (len(pr.containers) == 1 and need <= len(held)):
+            continue
+        missing = need - have
+        if inv.free_count(pr.node) < missing:
+            pr.final_phase = "Failed"
+            pr.reason = "UnexpectedAdmissionError"
+            pr.message = (f"Allocate failed due to requested number of devices unavailable for {ks.GPU}. "
+                          f"Requested: {missing}, Available: {inv.free_count(pr.node)}, which is unexpected")
+            kl.event(pr, "UnexpectedAdmissionError", pr.message, WARNING)
+            kl.write(pr)
+            kl.release(pr.key, None)
+            del kl.pods[pr.key]
+            return False
+        inv.allocate(pr.node, pr.key, c.name, missing)
+    return True
+
+
+def _pull_policy(c: ContainerRun) -> str:
+    policy = c.spec.get("imagePullPolicy")
+    if policy:
+        return policy
+    tail = c.image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return "Always" if ":" not in tail or tail.endswith(":latest") else "IfNotPresent"
+
+
+def _needs_pull(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> bool:
+    if c.entry is None:
+        return True
+    policy = _pull_policy(c)
+    return policy == "Always" or (policy == "IfNotPresent" and c.image not in kl._images.get(pr.node, ()))
+
+
+async def _pull(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> bool:
+    """Pull a catalogue image (or find it present); True when the pod was stopped meanwhile."""
+    if not _needs_pull(kl, pr, c):
+        kl.event(pr, "Pulled", f'Container image "{c.image}" already present on machine', container=c)
+        c.image_id = ks.image_id(c.image)
+        return False
+    kl.event(pr, "Pulling", f'Pulling image "{c.image}"', container=c)
+    t0 = time.monotonic()
+    if await sleep_or_stop(pr, c.entry.pull_seconds):
+        return True
+    ms = int((time.monotonic() - t0) * 1000)
+    size = 50_000_000 + int(hashlib.sha256(c.image.encode()).hexdigest()[:8], 16) % 900_000_000
+    kl.event(pr, "Pulled", f'Successfully pulled image "{c.image}" in {ms}ms ({ms}ms including waiting). '
+                           f"Image size: {size} bytes.", container=c)
+    kl._images.setdefault(pr.node, set()).add(c.image)
+    c.image_id = ks.image_id(c.image)
+    return False
+
+
+async def _image_pull_backoff(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> None:
+    """An image not in the catalogue: ErrImagePull, then ImagePullBackOff, retried until stopped."""
+    x = c.image
+    err = (f'rpc error: code = NotFound desc = failed to pull and unpack image "{x}": '
+           f'failed to resolve reference "{x}": {x}: not found')
+    delay = kl.timing.image_backoff_seconds
+    while True:
+        kl.event(pr, "Pulling", f'Pulling image "{x}"', container=c)
+        kl.event(pr, "Failed", f'Failed to pull image "{x}": {err}', WARNING, container=c)
+        kl.event(pr, "Failed", "Error: ErrImagePull", WARNING, container=c)
+        c.state = ks.waiting("ErrImagePull", err)
+        kl.write(pr)
+        if await sleep_or_stop(pr, kl.timing.image_backoff_seconds):
+            return
+        kl.event(pr, "BackOff", f'Back-off pulling image "{x}"', NORMAL, container=c)
+        kl.event(pr, "Failed", "Error: ImagePullBackOff", WARNING, container=c)
+        c.state = ks.waiting("ImagePullBackOff", f'Back-off pulling image "{x}"')
+        kl.write(pr)
+        if await sleep_or_stop(pr, delay):
+            return
+        delay = min(delay * 2, IMAGE_BACKOFF_MAX)
+
+
+def _devices(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> str:
+    held = kl.state.inventory.held_by(pr.key)
+    mine = [g for g in held if g.container == c.name]
+    if not mine and len(pr.containers) == 1:
+        mine = held
+    return ",".join(g.uuid for g in sorted(mine, key=lambda g: g.index))
+
+
+def _should_restart(pr: PodRun, exit_code: int) -> bool:
+    if pr.deleting or pr.abandoned or pr.stop.is_set():
+        return False
+    return pr.restart_policy == "Always" or (pr.restart_policy == "OnFailure" and exit_code != 0)
+
+
+async def run_container(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> None:
+    """Pull, then create/start/wait the container, restarting it as its pod's restartPolicy says."""
+    ns, name = pr.key
+    try:
+        if c.entry is None:
+            await _image_pull_backoff(kl, pr, c)
+            return
+        if await _pull(kl, pr, c):
+            return
+        backoff = CRASH_BACKOFF_START
+        while True:
+            result = await _run_once(kl, pr, c)
+            if result is None:
+                return  # stopped before the container was created
+            exit_code, ran_for = result
+            if not _should_restart(pr, exit_code):
+                c.final_exit = exit_code
+                c.done = True
+                if not all(x.done for x in pr.containers):
+                    kl.write(pr)  # the pod's final write covers the last container
+                return
+            if ran_for > 2 * CRASH_BACKOFF_MAX:
+                backoff = CRASH_BACKOFF_START
+            c.last_state = c.state
+            c.state = ks.waiting("CrashLoopBackOff", f"back-off {backoff:g}s restarting failed container={c.name} "
+                                                     f"pod={name}_{ns}({pr.uid})")
+            kl.event(pr, "BackOff", f"Back-off restarting failed container {c.name} in pod {name}_{ns}({pr.uid})",
+                     WARNING, container=c)
+            kl.write(pr)
+            if await sleep_or_stop(pr, backoff):
+                c.state, c.final_exit, c.done = c.last_state, exit_code, True
+                return
+            backoff = min(backoff * 2, CRASH_BACKOFF_MAX)
+            c.restart_count += 1
+            kl.state.logs.rotate(ns, name, c.name)
+    finally:
+        if not c.done and (pr.stop.is_set() or pr.abandoned):
+            c.done = True
+        lg = kl.state.logs.get(ns, name, c.name)
+        if lg is not None and c.done:
+            lg.close()
+
+
+async def _run_once(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> tuple[int, float] | None:
+    """Create, start and wait one container instance; (exit code, seconds it ran), None if stopped."""
+    ns, name = pr.key
+    lg = kl.state.logs.get(ns, name, c.name, create=True)
+    pod = kl.store.get("pods", ns, name)
+    if pod is None or pr.stop.is_set():
+        return None
+    while True:
+        try:
+            user_env = container_env(kl.store, pod, c.spec)
+            break
+        except ConfigMissing as exc:
+            c.state = ks.waiting("CreateContainerConfigError", str(exc))
+            kl.event(pr, "Failed", f"Error: {exc}", WARNING, container=c)
+            kl.write(pr)
+            if await sleep_or_stop(pr, CONFIG_RETRY_SECONDS):
+                return None
+            pod = kl.store.get("pods", ns, name) or pod
+    devices = _devices(kl, pr, c)
+    c.container_id = ks.new_container_id()
+    c.created = True
+    kl.event(pr, "Created", f"Created container {c.name}", container=c)
+    started_at = clock.rfc3339()
+    t0 = time.monotonic()
+    handle = None
+    if c.entry.kind == "process":
+        platform = {"HOSTNAME": name, "NODE_NAME": pr.node, "POD_NAME": name, "POD_NAMESPACE": ns}
+        platform = {**platform, **user_env}
+        if devices:
+            platform["NVIDIA_VISIBLE_DEVICES"] = devices
+        artifacts = kl.state.artifact_dir(ns)
+        artifacts.mkdir(parents=True, exist_ok=True)
+        telemetry = kl.telemetry_path(pr.key)
+        telemetry.parent.mkdir(parents=True, exist_ok=True)
+        telemetry.unlink(missing_ok=True)
+        platform.update({"GPUPOC_ARTIFACT_DIR": str(artifacts), "GPUPOC_TELEMETRY_FILE": str(telemetry)})
+        try:
+            argv = build_argv(c.spec, c.entry.entrypoint)
+            handle = await ProcessHandle.spawn(argv, process_env({}, platform), kl.workdir(pr.key, c.name), lg,
+                                               ks.memory_limit_bytes(c.spec))
+        except StartFailed as exc:
+            kl.event(pr, "Failed", f"Error: {exc}", WARNING, container=c)
+            c.state = ks.terminated(128, "StartError", "1970-01-01T00:00:00Z", c.container_id, str(exc))
+            c.ready = c.started = False
+            _after_exit(kl, pr, c, lg, 128)
+            return 128, 0.0
+    kl.event(pr, "Started", f"Started container {c.name}", container=c)
+    c.state = ks.running(started_at)
+    c.ready = c.started = True
+    inv = kl.state.inventory
+    if handle is not None:
+        pr.handles[c.name] = handle
+        inv.telemetry.setdefault(pr.key, Telemetry())
+        kl.track_process(pr.key)
+        kl.write(pr)
+        try:
+            exit_code = await handle.wait()
+        finally:
+            pr.handles.pop(c.name, None)
+        oom, tail = handle.oom, list(handle.tail)
+    else:
+        spec = VirtualSpec.from_env(user_env)
+        inv.telemetry[pr.key] = Telemetry(spec.gpu_util, spec.gpu_mem_mib)
+        kl.write(pr)
+        exit_code, oom = await run_virtual(spec, c.image, lg, devices, lambda s: sleep_or_stop(pr, s))
+        tail = [text for _, text in lg.lines[-80:]]
+    message = None
+    if exit_code != 0 and c.spec.get("terminationMessagePolicy") == "FallbackToLogsOnError":
+        message = ks.fallback_message(tail)
+    c.state = ks.terminated(exit_code, ks.exit_reason(exit_code, oom), started_at, c.container_id, message)
+    c.ready = c.started = False
+    _after_exit(kl, pr, c, lg, exit_code)
+    return exit_code, time.monotonic() - t0
+
+
+def _after_exit(kl: "Kubelet", pr: PodRun, c: ContainerRun, lg, exit_code: int) -> None:
+    """The container ended: the logs-lost-on-failure fault drops its log; followers are released."""
+    if exit_code != 0 and kl.state.has(Fault.LOGS_LOST_ON_FAILURE) and not pr.abandoned:
+        lg.clear()
+    lg.close()

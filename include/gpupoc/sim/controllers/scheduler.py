@@ -1,0 +1,428 @@
+"""The simulated kube-scheduler: queue order, filters, GPU bin-packing, binding, failure reports, preemption.
+
+One ``Scheduler`` per cluster state (``scheduler_for(state)``) keeps indexes current from store changes:
+the pending pods (unbound, Pending, ungated, not terminating, for "default-scheduler"), the active pods
+bound to each node, and per class of identical nodes (same labels except the hostname, taints,
+cordon, readiness) buckets of nodes by free GPUs. A pass only looks at pending pods, and only at the
+new ones unless capacity was freed, nodes changed or the retry interval passed, so an idle pass is a
+few dictionary checks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from gpupoc.sim import clock
+from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.controllers import scheduling as S
+from gpupoc.sim.controllers.scheduling import NameBucket, set_condition
+from gpupoc.sim.events import NORMAL, WARNING
+from gpupoc.sim.faults import Fault
+from gpupoc.sim.store import Change
+
+Key = tuple[str, str]
+TERMINAL = ("Succeeded", "Failed")
+
+
+def scheduler_for(state: ClusterState) -> "Scheduler":
+    """The state's scheduler, created (and subscribed to the store) on first use."""
+    sched = state.__dict__.get("_gpupoc_scheduler")
+    if sched is None:
+        sched = Scheduler(state)
+        state.__dict__["_gpupoc_scheduler"] = sched
+    return sched
+
+
+def schedule_pass(state: ClusterState) -> int:
+    """Run one scheduling pass; returns how many pods were bound."""
+    return scheduler_for(state).run_pass()
+
+
+@dataclass
+class Failure:
+    """Why a pod fits nowhere: unresolvable reasons counted, resolvable ones with their nodes, and the
+    preemption message once computed (valid for the rest of the pass)."""
+
+    unresolvable: Counter = field(default_factory=Counter)
+    resolvable: dict[str, list[str]] = field(default_factory=dict)
+    post: str | None = None
+
+
+class NodeClass:
+    """Nodes that every filter except resources treats alike; ``rep`` is one of them."""
+
+    def __init__(self, rep: dict, size: int):
+        self.rep = rep
+        self.nodes: list[str] = []
+        self.buckets = [NameBucket() for _ in range(size + 1)]
+
+
+class Scheduler:
+    """kube-scheduler for one simulated cluster (see module docstring)."""
+
+    def __init__(self, state: ClusterState):
+        self.state = state
+        self.store = state.store
+        self._seq = itertools.count()
+        self._pending: dict[Key, tuple] = {}  # pod key -> queue key
+        self._new: set[Key] = set()  # pending pods never tried since they became pending
+        self._node_of: dict[Key, str] = {}  # active (non-terminal) bound pod -> node
+        self._prio_of: dict[Key, int] = {}
+        self._node_pods: dict[str, set[Key]] = defaultdict(set)
+        self._prio_count: Counter = Counter()  # priorities of active bound pods
+        self._nominated: dict[Key, tuple[str, int, int]] = {}  # preemptor -> (node, priority, gpus)
+        self._reports: dict[Key, tuple[float, str]] = {}  # last FailedScheduling (time, message)
+        self._pod_info: dict[str, tuple] = {}  # uid -> (signature, node_specific, gpus)
+        self._filter_cache: dict[tuple, str | None] = {}
+        self._classes: list[NodeClass] = []
+        self._class_of: dict[str, NodeClass] = {}
+        self._free: dict[str, int] = {}  # node -> free GPUs as bucketed
+        self._cap: dict[str, int] = {}  # node -> pods capacity
+        self._node_count = 0
+        self._nodes_dirty = True
+        self._capacity_freed = True
+        self._last_full = 0.0
+        self._last_free_total = -1
+        self.retry_seconds = state.config.timing.scheduler_retry_seconds
+        for pod in self.store.list("pods"):
+            self._track_pod("ADDED", pod)
+        self.store.add_listener(self._on_change)
+
+    # -- indexes kept from store changes ---------------------------------------------------------
+    def _on_change(self, change: Change) -> None:
+        if change.resource == "pods":
+            self._track_pod(change.type, change.obj)
+        elif change.resource == "nodes":
+            self._nodes_dirty = True
+
+    def _track_pod(self, type_: str, pod: dict) -> None:
+        meta, spec, status = pod["metadata"], pod.get("spec", {}), pod.get("status", {})
+        key = (meta.get("namespace", ""), meta["name"])
+        deleted = type_ == "DELETED"
+        node = spec.get("nodeName")
+        pending = (not deleted and not node and status.get("phase", "Pending") == "Pending"
+                   and not spec.get("schedulingGates") and not meta.get("deletionTimestamp")
+                   and spec.get("schedulerName", S.DEFAULT_SCHEDULER) == S.DEFAULT_SCHEDULER)
+        if pending:
+            if key not in self._pending:
+                self._pending[key] = S.queue_key(pod, next(self._seq), self.state.has(Fault.PRIORITY_IGNORED))
+                self._new.add(key)
+        elif key in self._pending:
+            del self._pending[key]
+            self._new.discard(key)
+            self._reports.pop(key, None)
+            if deleted or meta.get("deletionTimestamp"):
+                self._nominated.pop(key, None)
+        if deleted:
+            self._pod_info.pop(meta.get("uid", ""), None)
+            self._nominated.pop(key, None)
+        active_node = node if node and not deleted and status.get("phase") not in TERMINAL else None
+        old = self._node_of.get(key)
+        if old != active_node:
+            if old is not None:
+                self._node_pods[old].discard(key)
+                self._prio_count[self._prio_of.pop(key)] -= 1
+                del self._node_of[key]
+                self._capacity_freed = True
+            if active_node is not None:
+                self._node_of[key] = active_node
+                self._node_pods[active_node].add(key)
+                prio = S.priority_of(pod)
+                self._prio_of[key] = prio
+                self._prio_count[prio] += 1
+                self._nominated.pop(key, None)
+
+    def _rebuild_nodes(self) -> None:
+        inv = self.state.inventory
+        groups: dict[tuple, list[dict]] = defaultdict(list)
+        for node in self.store.list("nodes"):
+            labels = dict(node["metadata"].get("labels") or {})
+            labels.pop(S.HOSTNAME_LABEL, None)
+            sig = (tuple(sorted(labels.items())), repr(S.effective_taints(node)),
+                   bool(node.get("spec", {}).get("unschedulable")))
+            groups[sig].append(node)
+        self._classes, self._class_of, self._free, self._cap = [], {}, {}, {}
+        for nodes in groups.values():
+            size = max(len(inv.gpus.get(n["metadata"]["name"], [])) for n in nodes)
+            cls = NodeClass(nodes[0], size)
+            for n in nodes:
+                name = n["metadata"]["name"]
+                alloc = n.get("status", {}).get("allocatable") or {}
+                self._cap[name] = int(str(alloc.get("pods", "110")))
+                cls.nodes.append(name)
+                self._class_of[name] = cls
+                free = min(inv.free_count(name), size)
+                self._free[name] = free
+                cls.buckets[free].add(name)
+            self._classes.append(cls)
+        self._node_count = len(self._class_of)
+        self._filter_cache.clear()
+        self._nodes_dirty = False
+        self._capacity_freed = True
+
+    def _sync_free(self) -> int:
+        """Bring the buckets in line with the inventory; returns the total of free GPUs."""
+        inv, total = self.state.inventory, 0
+        for name, old in self._free.items():
+            free = inv.free_count(name)
+            total += free
+            if free != old:
+                self._move(name, free)
+        return total
+
+    def _move(self, name: str, free: int) -> None:
+        cls = self._class_of[name]
+        free = max(0, min(free, len(cls.buckets) - 1))
+        cls.buckets[self._free[name]].discard(name)
+        cls.buckets[free].add(name)
+        self._free[name] = free
+
+    # -- the pass ----------------------------------------------------------------------------------
+    def run_pass(self) -> int:
+        if self._nodes_dirty:
+            self._rebuild_nodes()
+        if not self._pending:
+            self._last_free_total = -1
+            return 0
+        now = time.monotonic()
+        total_free = self._sync_free()
+        full = (self._capacity_freed or total_free != self._last_free_total
+                or now - self._last_full >= self.retry_seconds)
+        if not full and not self._new:
+            return 0
+        keys = list(self._pending) if full else list(self._new)
+        keys.sort(key=self._pending.__getitem__)
+        if full:
+            self._last_full = now
+        self._capacity_freed = False
+        self._new.clear()
+        bound, failed_memo = 0, {}
+        for key in keys:
+            pod = self.store.get("pods", key[0], key[1])
+            if pod is None or key not in self._pending:
+                continue
+            if self._attempt(key, pod, failed_memo, now):
+                bound += 1
+        self._last_free_total = sum(self._free.values())
+        return bound
+
+    def _info(self, pod: dict) -> tuple:
+        uid = pod["metadata"].get("uid", "")
+        info = self._pod_info.get(uid)
+        if info is None:
+            spec = pod.get("spec", {})
+            sig = (repr(sorted((spec.get("nodeSelector") or {}).items())), repr(spec.get("affinity")),
+                   repr(spec.get("tolerations")))
+            info = (sig, S.is_node_specific(spec), S.gpu_request(pod))
+            self._pod_info[uid] = info
+        return info
+
+    def _attempt(self, key: Key, pod: dict, memo: dict, now: float) -> bool:
+        sig, specific, need = self._info(pod)
+        prio = S.priority_of(pod)
+        nominated = pod.get("status", {}).get("nominatedNodeName")
+        # pods with a nomination see their own reservation, node-specific pods their own nodes: no sharing
+        memo_key = None if specific or nominated or key in self._nominated else (sig, need, prio)
+        if memo_key is None or memo_key not in memo:
+            node = self._find_node(pod, key, sig, specific, need, prio, nominated)
+            if node is not None:
+                self._bind(key, pod, node)
+                return True
+            reasons = self._reasons(pod, key, sig, specific, need, prio)
+            if memo_key is not None:
+                memo[memo_key] = reasons
+        else:
+            reasons = memo[memo_key]
+        self._fail(key, pod, need, prio, reasons, now)
+        return False
+
+    # -- feasibility -------------------------------------------------------------------------------
+    def _static(self, sig: tuple, pod: dict, cls: NodeClass, node_name: str | None) -> str | None:
+        ck = (sig, id(cls), node_name)
+        if ck not in self._filter_cache:
+            node = cls.rep if node_name is None else self.store.get("nodes", None, node_name)
+            self._filter_cache[ck] = S.static_filter(node, pod.get("spec", {})) if node else S.REASON_AFFINITY
+        return self._filter_cache[ck]
+
+    def _reserved(self, node: str, prio: int, key: Key) -> int:
+        """GPUs held back on ``node`` for nominated preemptors of at least ``prio``."""
+        return sum(g for k, (n, p, g) in self._nominated.items() if n == node and p >= prio and k != key)
+
+    def _fits(self, node: str, need: int, prio: int, key: Key, nominated_nodes: set[str]) -> bool:
+        if len(self._node_pods.get(node, ())) >= self._cap.get(node, 110):
+            return False
+        free = self._free[node]
+        if node in nominated_nodes:
+            free -= self._reserved(node, prio, key)
+        return free >= need
+
+    def _find_node(self, pod: dict, key: Key, sig: tuple, specific: bool, need: int, prio: int,
+                   nominated: str | None) -> str | None:
+        nominated_nodes = {n for n, _, _ in self._nominated.values()}
+        if nominated and nominated in self._class_of:
+            cls = self._class_of[nominated]
+            if (self._static(sig, pod, cls, nominated if specific else None) is None
+                    and self._fits(nominated, need, prio, key, nominated_nodes)):
+                return nominated
+        best: tuple[int, str] | None = None
+        for cls in self._classes:
+            if specific:
+                for name in cls.nodes:
+                    if (self._static(sig, pod, cls, name) is None and self._fits(name, need, prio, key, nominated_nodes)
+                            and (best is None or (self._free[name], name) < best)):
+                        best = (self._free[name], name)
+                continue
+            if self._static(sig, pod, cls, None) is not None:
+                continue
+            for free in range(need, len(cls.buckets)):
+                if best is not None and free > best[0]:
+                    break
+                bucket = cls.buckets[free]
+                name = bucket.smallest()
+                if name is None:
+                    continue
+                if not self._fits(name, need, prio, key, nominated_nodes):
+                    name = next((n for n in sorted(bucket.names)
+                                 if self._fits(n, need, prio, key, nominated_nodes)), None)
+                if name is not None:
+                    if best is None or (free, name) < best:
+                        best = (free, name)
+                    break
+        return best[1] if best else None
+
+    def _node_reasons(self, name: str, need: int, prio: int, key: Key, nominated_nodes: set[str]) -> list[str]:
+        out = []
+        if len(self._node_pods.get(name, ())) >= self._cap.get(name, 110):
+            out.append(S.REASON_TOO_MANY_PODS)
+        free = self._free[name] - (self._reserved(name, prio, key) if name in nominated_nodes else 0)
+        if free < need:
+            out.append(S.REASON_INSUFFICIENT_GPU)
+        return out
+
+    def _reasons(self, pod: dict, key: Key, sig: tuple, specific: bool, need: int, prio: int) -> "Failure":
+        """Why each node failed, as kube-scheduler's filters say it."""
+        nominated_nodes = {n for n, _, _ in self._nominated.values()}
+        failure = Failure()
+        for cls in self._classes:
+            if not specific:
+                reason = self._static(sig, pod, cls, None)
+                if reason is not None:
+                    failure.unresolvable[reason] += len(cls.nodes)
+                    continue
+            for name in cls.nodes:
+                if specific:
+                    reason = self._static(sig, pod, cls, name)
+                    if reason is not None:
+                        failure.unresolvable[reason] += 1
+                        continue
+                for r in self._node_reasons(name, need, prio, key, nominated_nodes):
+                    failure.resolvable.setdefault(r, []).append(name)
+        return failure
+
+    # -- outcomes ----------------------------------------------------------------------------------
+    def _bind(self, key: Key, pod: dict, node: str) -> None:
+        inv = self.state.inventory
+        for container, n in S.container_gpus(pod):
+            inv.allocate(node, key, container, n)
+        self._move(node, inv.free_count(node))
+        pod["spec"]["nodeName"] = node
+        set_condition(pod, "PodScheduled", "True")
+        self._nominated.pop(key, None)
+        self.store.update("pods", pod)
+        self.state.events.record(pod, "Scheduled", f"Successfully assigned {key[0]}/{key[1]} to {node}",
+                                 NORMAL, component=S.DEFAULT_SCHEDULER)
+
+    def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure", now: float) -> None:
+        counts: Counter = Counter(reasons.unresolvable)
+        for r, names in reasons.resolvable.items():
+            counts[r] += len(names)
+        post, nominated = self._preempt(key, pod, need, prio, reasons)
+        message = S.fit_error(self._node_count, counts, post)
+        changed = set_condition(pod, "PodScheduled", "False", "Unschedulable", message)
+        if changed or nominated:
+            self.store.update("pods", pod)
+        last = self._reports.get(key)
+        if last is None or now - last[0] >= self.retry_seconds:
+            self._reports[key] = (now, message)
+            self.state.events.record(pod, "FailedScheduling", message, WARNING, component=S.DEFAULT_SCHEDULER)
+
+    def _preempt(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure") -> tuple[str | None, bool]:
+        """DefaultPreemption post-filter: evict lower-priority pods where that makes room. Returns the
+        post-filter message (None when disabled or when victims were chosen) and whether the pod was
+        nominated to a node."""
+        if self.state.has(Fault.PRIORITY_IGNORED):
+            return None, False
+        if not S.preempts(pod):
+            return "preemption: " + S.NOT_ELIGIBLE_NEVER, False
+        nominated = pod.get("status", {}).get("nominatedNodeName")
+        if nominated and self._terminating_victims(nominated, prio):
+            return "preemption: " + S.NOT_ELIGIBLE_TERMINATING, False
+        if reasons.post is not None:
+            return reasons.post, False
+        post: Counter = Counter({S.PREEMPTION_NOT_HELPFUL: sum(reasons.unresolvable.values())})
+        resolvable = {n for names in reasons.resolvable.values() for n in names}
+        choices: list[S.NodeChoice] = []
+        if not any(p < prio and c > 0 for p, c in self._prio_count.items()):
+            post[S.NO_VICTIMS] += len(resolvable)  # no lower-priority pod runs anywhere
+        else:
+            for name in sorted(resolvable):
+                room = self._cap.get(name, 110) - len(self._node_pods.get(name, ()))
+                picked = S.select_victims(need, self._free[name], room, self._candidates(name, prio))
+                if isinstance(picked, str):
+                    post[picked] += 1
+                else:
+                    choices.append(S.NodeChoice(name, picked))
+        choice = S.best_choice(choices)
+        if choice is None:
+            message = S.preemption_message(self._node_count, post)
+            reasons.post = message  # nothing to preempt stays true for the rest of the pass
+            return message, False
+        self._evict(pod, choice)
+        pod["status"]["nominatedNodeName"] = choice.node
+        self._nominated[key] = (choice.node, prio, need)
+        return None, True
+
+    def _candidates(self, node: str, prio: int) -> list[S.Victim]:
+        out = []
+        for k in self._node_pods.get(node, ()):
+            if self._prio_of.get(k, 0) >= prio:
+                continue
+            victim = self.store.get("pods", k[0], k[1])
+            if victim is None or victim["metadata"].get("deletionTimestamp"):
+                continue
+            out.append(S.Victim(k, self._prio_of[k], S.gpu_request(victim),
+                                victim.get("status", {}).get("startTime") or ""))
+        return out
+
+    def _terminating_victims(self, node: str, prio: int) -> bool:
+        for k in self._node_pods.get(node, ()):
+            if self._prio_of.get(k, 0) >= prio:
+                continue
+            p = self.store.get("pods", k[0], k[1])
+            if p and p["metadata"].get("deletionTimestamp") and any(
+                    c.get("type") == "DisruptionTarget" and c.get("reason") == "PreemptionByScheduler"
+                    for c in p.get("status", {}).get("conditions") or []):
+                return True
+        return False
+
+    def _evict(self, preemptor: dict, choice: S.NodeChoice) -> None:
+        scheduler = preemptor.get("spec", {}).get("schedulerName", S.DEFAULT_SCHEDULER)
+        uid = preemptor["metadata"].get("uid", "")
+        for v in choice.victims:
+            victim = self.store.get("pods", v.key[0], v.key[1])
+            if victim is None:
+                continue
+            set_condition(victim, "DisruptionTarget", "True", "PreemptionByScheduler",
+                          S.DISRUPTION_MESSAGE.format(scheduler=scheduler))
+            self.store.update("pods", victim)
+            self.state.events.record(victim, "Preempted", f"Preempted by pod {uid} on node {choice.node}",
+                                     NORMAL, component=S.DEFAULT_SCHEDULER)
+            grace = victim.get("spec", {}).get("terminationGracePeriodSeconds")
+            grace = 30 if grace is None else int(grace)
+            victim["metadata"]["deletionTimestamp"] = clock.rfc3339(clock.now() + timedelta(seconds=grace))
+            victim["metadata"]["deletionGracePeriodSeconds"] = grace
+            self.store.update("pods", victim)

@@ -1,0 +1,145 @@
+"""Run the simulated cluster: bootstrap the state, serve the API on 127.0.0.1, run the controllers."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+from gpupoc.sim import quota
+from gpupoc.sim.api.app import AUDIT, build_app
+from gpupoc.sim.api.tls import Pki, ensure_pki
+from gpupoc.sim.bootstrap import bootstrap
+from gpupoc.sim.cluster import ClusterState, make_identities
+from gpupoc.sim.config import ClusterConfig
+from gpupoc.sim.faults import Fault
+from gpupoc.sim.kubeconfig import write_kubeconfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunningServer:
+    """A started server: its URL, state and the aiohttp runner (stop it with ``stop``)."""
+
+    url: str
+    port: int
+    http_url: str
+    state: ClusterState
+    runner: web.AppRunner
+    controllers: asyncio.Task | None
+    stop_event: asyncio.Event
+
+    async def stop(self) -> None:
+        self.stop_event.set()
+        if self.controllers is not None:
+            try:
+                await asyncio.wait_for(self.controllers, 15)
+            except asyncio.TimeoutError:
+                self.controllers.cancel()
+                await asyncio.gather(self.controllers, return_exceptions=True)
+            except Exception:  # a controller crash must not block shutdown
+                log.exception("controller loop ended with an error")
+        await self.runner.cleanup()
+
+
+def make_state(config: ClusterConfig, data_dir: Path, faults: frozenset[Fault] = frozenset()) -> ClusterState:
+    """A bootstrapped cluster state with fresh tokens."""
+    state = ClusterState(config=config, data_dir=Path(data_dir), faults=faults)
+    state.identities = make_identities(config)
+    bootstrap(state)
+    quota.refresh(state)
+    return state
+
+
+async def _fallback_controllers(state: ClusterState, stop: asyncio.Event) -> None:
+    """Used only when the controller package is absent: keeps quota status current."""
+    while not stop.is_set():
+        quota.refresh(state)
+        await state.wait_kick(0.5)
+
+
+def _controller_loop(state: ClusterState, stop: asyncio.Event):
+    try:
+        from gpupoc.sim.controllers import run_controllers
+    except ImportError:
+        log.warning("controllers not available: pods will not be scheduled or run")
+        return _fallback_controllers(state, stop)
+    params = inspect.signature(run_controllers).parameters
+    return run_controllers(state, stop) if len(params) >= 2 else run_controllers(state)
+
+
+async def start_server(state: ClusterState, port: int = 0, host: str = "127.0.0.1",
+                       run_controllers: bool = True, pki: Pki | None = None) -> RunningServer:
+    """Serve ``state`` on host:port (0: a free port) and start the controller loop in this event loop.
+
+    With ``pki`` the main port speaks TLS (kubectl sends tokens only over TLS) and a second, plain-HTTP port
+    serves the same API for clients that do not need TLS.
+    """
+    app = build_app(state)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=1024, ssl_context=pki.ssl_context() if pki else None)
+    await site.start()
+    actual = runner.addresses[0][1]
+    scheme = "https" if pki else "http"
+    http_url = f"http://{host}:{actual}"
+    if pki:
+        plain = web.TCPSite(runner, host, 0, backlog=1024)
+        await plain.start()
+        http_url = f"http://{host}:{runner.addresses[1][1]}"
+    stop = asyncio.Event()
+    task = None
+    if run_controllers:
+        task = asyncio.create_task(_controller_loop(state, stop), name="controllers")
+        state.kick()
+    return RunningServer(f"{scheme}://{host}:{actual}", actual, http_url, state, runner, task, stop)
+
+
+async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig: Path | None = None,
+                faults: frozenset[Fault] = frozenset()) -> None:
+    """``gpupoc sim serve``: run until SIGTERM/SIGINT; writes the kubeconfig and ``<data-dir>/sim.json``."""
+    data_dir = Path(data_dir).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    kubeconfig = Path(kubeconfig or data_dir / "kubeconfig").resolve()
+    state = make_state(config, data_dir, faults)
+    pki = ensure_pki(data_dir / "pki")
+    server = await start_server(state, port, pki=pki)
+    write_kubeconfig(kubeconfig, server.url, config.name, state.identities, ca_pem=pki.ca_pem())
+    info_path = data_dir / "sim.json"
+    info = {"url": server.url, "pid": os.getpid(), "kubeconfig": str(kubeconfig), "http_url": server.http_url,
+            "ca_cert": str(pki.ca_cert),
+            "audit_log": str(state.audit_log_path), "faults": sorted(f.value for f in faults)}
+    tmp = info_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, info_path)
+    log.info("serving %s (kubeconfig %s, faults %s)", server.url, kubeconfig, info["faults"] or "none")
+    print(f"gpupoc sim: serving {server.url}  kubeconfig {kubeconfig}", flush=True)
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, done.set)
+    watcher = asyncio.create_task(done.wait())
+    while not done.is_set():
+        waiters = {watcher} | ({server.controllers} if server.controllers is not None else set())
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        ctl = server.controllers
+        if ctl is not None and ctl.done() and not done.is_set():
+            exc = None if ctl.cancelled() else ctl.exception()
+            log.error("controller loop stopped unexpectedly (%r); restarting it in 1 s", exc)
+            await asyncio.sleep(1)
+            server.controllers = asyncio.create_task(_controller_loop(state, server.stop_event), name="controllers")
+    watcher.cancel()
+    try:
+        await server.stop()
+    finally:
+        server.runner.app[AUDIT].close() if server.runner.app is not None else None
+        info_path.unlink(missing_ok=True)
+    print("gpupoc sim: stopped", flush=True)

@@ -1,0 +1,96 @@
+"""Typed outcomes of validating one run's evidence: per check, per suite, per run."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Tier(str, Enum):
+    """How much an item weighs in the decision (values match the plan's ``report`` settings)."""
+
+    MUST = "must"
+    KEY = "key"
+    EXPERIENCE = "experience"
+
+
+class Verdict(str, Enum):
+    """A check's or item's outcome. A missing measurement is NOT_VERIFIED, never PASS."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    NOT_VERIFIED = "not_verified"
+
+
+class FailureClass(str, Enum):
+    """Why an item failed, as the method classifies failures."""
+
+    PRODUCT_GAP = "product_gap"
+    CONFIGURATION = "configuration"
+    DATA_PREPARATION = "data_preparation"
+    SCENARIO_MISMATCH = "scenario_mismatch"
+
+
+class CheckOutcome(BaseModel):
+    """One expectation's outcome with the meta that ties it to a report item."""
+
+    check_id: str
+    suite: str
+    table: str
+    expectation_type: str
+    tier: Tier
+    item: str
+    signal: str
+    verdict: Verdict
+    optional: bool = False
+    failure_class: FailureClass | None = None
+    reason: str = ""
+    observed: dict[str, Any] = Field(default_factory=dict)
+
+
+class SuiteOutcome(BaseModel):
+    """One suite run over one table of one run; ``result_path`` holds the full GX result."""
+
+    suite: str
+    table: str
+    verified: bool
+    reason: str = ""
+    result_path: str
+    checks: list[CheckOutcome] = Field(default_factory=list)
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.check_id for c in self.checks if c.verdict is Verdict.FAIL]
+
+
+class ValidationSummary(BaseModel):
+    """Everything the report needs from a validated run."""
+
+    run_dir: str
+    dag_id: str
+    run_id: str
+    test_class: str
+    data_docs_index: str | None = None
+    suites: list[SuiteOutcome] = Field(default_factory=list)
+    gx_seconds: float = 0.0
+
+    @property
+    def checks(self) -> list[CheckOutcome]:
+        return [c for s in self.suites for c in s.checks]
+
+    @property
+    def failed_checks(self) -> list[str]:
+        return [c.check_id for c in self.checks if c.verdict is Verdict.FAIL]
+
+    @property
+    def not_verified_checks(self) -> list[str]:
+        return [c.check_id for c in self.checks if c.verdict is Verdict.NOT_VERIFIED]
+
+    @property
+    def success(self) -> bool:
+        return not self.failed_checks
+
+    def summary_path(self) -> str:
+        return f"{self.run_dir}/validation/summary.json"

@@ -1,0 +1,261 @@
+"""Run the expectation suites over one run's evidence with Great Expectations 1.x.
+
+A file data context under ``<evidence_root>/gx`` keeps every run's results, so the Data Docs site at
+``<evidence_root>/data_docs/local_site/index.html`` grows as runs accumulate. Tables the manifest marks not
+verified are not validated: their checks are NOT_VERIFIED with the manifest's reason, never PASS.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from gpupoc.exceptions import ValidationFailed
+from gpupoc.validation.derived import DERIVED
+from gpupoc.validation.evidence import RunEvidence
+from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
+                                      Verdict)
+from gpupoc.validation.suites import DERIVED_PREFIX, SuiteFile, load_suites
+
+DERIVED_SOURCES = {"priority_order": ["workload_runs"], "tenant_share": ["workload_runs"]}
+SITE = "local_site"
+
+
+def data_docs_index(docs_dir: str | Path) -> Path:
+    """The stable path of the Data Docs index under the docs (evidence root) directory."""
+    return Path(docs_dir) / "data_docs" / SITE / "index.html"
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One validation at a time per GX project (DAGs of different classes may finish together)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _gx_context(docs_dir: Path):
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    ctx = gx.get_context(mode="file", project_root_dir=str(docs_dir))
+    site_dir = str(data_docs_index(docs_dir).parent) + "/"
+    sites = ctx.get_config().data_docs_sites or {}
+    current = (sites.get(SITE) or {}).get("store_backend", {}).get("base_directory")
+    if current != site_dir:
+        if SITE in sites:
+            ctx.delete_data_docs_site(SITE)
+        ctx.add_data_docs_site(SITE, {
+            "class_name": "SiteBuilder", "show_how_to_buttons": False,
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": site_dir},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"}})
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
+    ctx.variables.analytics_enabled = False
+    ctx.variables.save()
+    return gx, ctx
+
+
+def _table_source(ev: RunEvidence, suite: SuiteFile) -> tuple[str | None, str]:
+    """(path relative to the run dir, reason it is not verified or "")."""
+    if suite.is_derived:
+        name = suite.table[len(DERIVED_PREFIX):]
+        if name not in DERIVED:
+            return None, f"unknown derived table {name!r}; known: {sorted(DERIVED)}"
+        for src in DERIVED_SOURCES.get(name, []):
+            st = ev.status(src)
+            if not st.verified:
+                return None, f"source table {src} not verified: {st.reason}"
+        rel = f"validation/derived/{name}.parquet"
+        out = ev.run_dir / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        DERIVED[name](ev).to_parquet(out, index=False)
+        return rel, ""
+    st = ev.status(suite.table)
+    if not st.verified:
+        return None, st.reason or f"table {suite.table} not verified"
+    return str(st.path.relative_to(ev.run_dir)), ""
+
+
+def _outcome(exp_meta: dict[str, Any], suite: SuiteFile, etype: str, verdict: Verdict, reason: str,
+             observed: dict[str, Any] | None = None) -> CheckOutcome:
+    fc = exp_meta.get("failure_class") or FailureClass.PRODUCT_GAP.value
+    return CheckOutcome(
+        check_id=exp_meta.get("check_id", "?"), suite=suite.name, table=suite.table, expectation_type=etype,
+        tier=Tier(exp_meta.get("tier", "must")), item=exp_meta.get("item", "?"), signal=exp_meta.get("signal", ""),
+        verdict=verdict, optional=bool(exp_meta.get("optional")), failure_class=FailureClass(fc) if verdict is Verdict.FAIL else None, reason=reason,
+        observed=observed or {})
+
+
+def _describe(res: dict[str, Any]) -> str:
+    """Plain words for what GX observed."""
+    r = res.get("result") or {}
+    if "observed_value" in r:
+        return f"observed {r['observed_value']!r}"
+    if "element_count" in r:
+        n, bad = r.get("element_count", 0), r.get("unexpected_count", 0)
+        sample = (r.get("partial_unexpected_list") or [])[:5]
+        return f"{bad} of {n} rows unexpected" + (f", e.g. {sample}" if bad else "")
+    return ""
+
+
+_TABLE_LEVEL = ("expect_table_", "expect_column_unique_value_count", "expect_column_distinct_",
+                "expect_column_max_", "expect_column_min_", "expect_column_mean_", "expect_column_sum_")
+
+
+def _check_from_result(res: dict[str, Any], suite: SuiteFile) -> CheckOutcome:
+    cfg = res.get("expectation_config") or {}
+    meta, etype = cfg.get("meta") or {}, cfg.get("type", "")
+    r = res.get("result") or {}
+    observed = {k: r[k] for k in ("observed_value", "element_count", "unexpected_count", "unexpected_percent",
+                                  "missing_count", "partial_unexpected_list") if k in r}
+    exc = res.get("exception_info") or {}
+    if exc.get("raised_exception"):
+        msg = str(exc.get("exception_message") or "")[:300]
+        return _outcome(meta, suite, etype, Verdict.NOT_VERIFIED, f"could not be evaluated: {msg}", observed)
+    if r.get("element_count") == 0 and not etype.startswith(_TABLE_LEVEL):
+        return _outcome(meta, suite, etype, Verdict.NOT_VERIFIED,
+                        "no rows to check (nothing recorded for this check)", observed)
+    if (r.get("element_count") and r.get("missing_count") == r.get("element_count")
+            and "not_be_null" not in etype):
+        return _outcome(meta, suite, etype, Verdict.NOT_VERIFIED,
+                        f"column {cfg.get('kwargs', {}).get('column')} holds no values", observed)
+    if res.get("success"):
+        return _outcome(meta, suite, etype, Verdict.PASS, _describe(res), observed)
+    return _outcome(meta, suite, etype, Verdict.FAIL, f"{meta.get('signal', '')}: not met; {_describe(res)}",
+                    observed)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _run_time(ev: RunEvidence) -> datetime:
+    """A fixed time per run (the window end), so a rerun overwrites the same Data Docs page."""
+    end = ev.window.get("end")
+    try:
+        dt = datetime.fromisoformat(str(end).replace("Z", "+00:00")) if end else None
+    except ValueError:
+        dt = None
+    if dt is None:
+        dt = datetime.fromtimestamp((ev.run_dir / "manifest.json").stat().st_mtime, tz=timezone.utc)
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def validate_run(run_dir: str | Path, suites_dir: str | Path | None = None, docs_dir: str | Path | None = None,
+                 parameters: dict[str, Any] | None = None) -> ValidationSummary:
+    """Validate every suite that applies to the run's test class; store results with the evidence.
+
+    ``parameters`` are the plan's thresholds for the class (override the suites' defaults by name).
+    Results go to ``<run_dir>/validation/<suite>.json`` and ``summary.json``; nothing raises on a failed check.
+    """
+    ev = RunEvidence.open(run_dir)
+    docs = Path(docs_dir) if docs_dir else ev.evidence_root
+    suites = [s for s in load_suites(suites_dir) if s.applies_to(ev.test_class)]
+    vdir = ev.run_dir / "validation"
+    summary = ValidationSummary(run_dir=str(ev.run_dir), dag_id=ev.dag_id, run_id=ev.run_id,
+                                test_class=ev.test_class)
+    runnable: list[tuple[SuiteFile, str, dict[str, Any]]] = []
+    for s in suites:
+        params = s.parameters(parameters)
+        rel, reason = _table_source(ev, s)
+        result_path = vdir / f"{s.name}.json"
+        if rel is None:
+            checks = [_outcome(e.get("meta") or {}, s, e.get("type", ""), Verdict.NOT_VERIFIED, reason)
+                      for e in s.expectations(params)]
+            _write_json(result_path, {"suite": s.name, "verified": False, "reason": reason, "success": None})
+            summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=False, reason=reason,
+                                               result_path=str(result_path), checks=checks))
+        else:
+            runnable.append((s, rel, params))
+    if runnable:
+        t0 = time.perf_counter()
+        results = _run_gx(ev, docs, runnable)
+        summary.gx_seconds = round(time.perf_counter() - t0, 3)
+        for s, _rel, _params in runnable:
+            res = results[s.name]
+            result_path = vdir / f"{s.name}.json"
+            _write_json(result_path, res)
+            checks = [_check_from_result(r, s) for r in res.get("results", [])]
+            summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=True,
+                                               result_path=str(result_path), checks=checks))
+        summary.data_docs_index = str(data_docs_index(docs))
+    summary.suites.sort(key=lambda so: so.suite)
+    _write_json(vdir / "summary.json", summary.model_dump(mode="json"))
+    return summary
+
+
+def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, dict[str, Any]]]) -> dict[str, Any]:
+    """One checkpoint per run: a parquet asset per table, a validation definition per suite."""
+    with _locked(docs / "gx" / ".validation.lock"):
+        gx, ctx = _gx_context(docs)
+        from great_expectations.core.run_identifier import RunIdentifier
+
+        cp_name = f"poc_{ev.test_class}"
+        ds_name = f"evidence_{ev.test_class}"
+        for name in [cp_name]:
+            try:
+                ctx.checkpoints.delete(name)
+            except Exception:  # noqa: BLE001 - absent on the first run
+                pass
+        for s, _rel, _p in runnable:
+            try:
+                ctx.validation_definitions.delete(s.name)
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            ctx.data_sources.delete(ds_name)
+        except Exception:  # noqa: BLE001
+            pass
+        ds = ctx.data_sources.add_pandas_filesystem(ds_name, base_directory=ev.run_dir)
+        vds, params_all = [], {}
+        for s, rel, params in runnable:
+            asset_name = s.table
+            try:
+                asset = ds.get_asset(asset_name)
+            except LookupError:
+                asset = ds.add_parquet_asset(asset_name)
+            bd = asset.add_batch_definition_path(f"{s.name}", path=rel) if not any(
+                b.name == s.name for b in asset.batch_definitions) else asset.get_batch_definition(s.name)
+            suite = gx.ExpectationSuite(**s.gx_suite_dict(params))
+            try:
+                ctx.suites.delete(s.name)
+            except Exception:  # noqa: BLE001
+                pass
+            suite = ctx.suites.add(suite)
+            vds.append(ctx.validation_definitions.add(gx.ValidationDefinition(name=s.name, data=bd, suite=suite)))
+            params_all.update(params)
+        cp = ctx.checkpoints.add(gx.Checkpoint(
+            name=cp_name, validation_definitions=vds, result_format={"result_format": "SUMMARY"},
+            actions=[gx.checkpoint.UpdateDataDocsAction(name="update_data_docs", site_names=[SITE])]))
+        run_id = RunIdentifier(run_name=f"{ev.dag_id}__{ev.run_id}", run_time=_run_time(ev))
+        result = cp.run(expectation_parameters=params_all, run_id=run_id)
+        out = {}
+        for vr in result.run_results.values():
+            d = vr.to_json_dict()
+            out[d["suite_name"]] = d
+        return out
+
+
+def validate_run_or_raise(run_dir: str | Path, suites_dir: str | Path | None = None,
+                          docs_dir: str | Path | None = None, parameters: dict[str, Any] | None = None,
+                          ) -> ValidationSummary:
+    """``validate_run``, then raise ValidationFailed naming the failed check ids and the result path."""
+    summary = validate_run(run_dir, suites_dir, docs_dir, parameters)
+    if not summary.success:
+        failed_suites = [s.suite for s in summary.suites if s.failed]
+        raise ValidationFailed(",".join(failed_suites), summary.failed_checks, summary.summary_path())
+    return summary

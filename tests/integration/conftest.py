@@ -1,0 +1,135 @@
+"""Fixtures that start the simulated cluster (`gpupoc sim serve`) as a subprocess.
+
+- ``sim_server``: one server per test module (faults via ``@pytest.mark.parametrize("sim_server",
+  ["cross-tenant-logs"], indirect=True)``).
+- ``start_sim``: a factory, ``start_sim(faults="gpus-leak", config=path)``, for servers of one test.
+Both give a :class:`SimServer` with url, kubeconfig, data_dir, tokens and helpers (``client()``,
+``kubectl()``, ``audit_events()``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+STARTUP_TIMEOUT = 60.0
+
+
+@dataclass
+class SimServer:
+    """A running `gpupoc sim serve`."""
+
+    process: subprocess.Popen
+    data_dir: Path
+    url: str
+    http_url: str
+    kubeconfig: Path
+    tokens: dict[str, str] = field(default_factory=dict)  # context -> bearer token
+    namespaces: dict[str, str] = field(default_factory=dict)  # context -> namespace
+
+    @property
+    def admin_token(self) -> str:
+        return self.tokens["admin"]
+
+    @property
+    def audit_log(self) -> Path:
+        return self.data_dir / "audit.log"
+
+    @property
+    def log_file(self) -> Path:
+        return self.data_dir / "server.log"
+
+    def client(self, context: str = "admin"):
+        """A ``kubernetes.client.ApiClient`` for one kubeconfig context."""
+        from kubernetes import config
+
+        return config.new_client_from_config(config_file=str(self.kubeconfig), context=context)
+
+    def kubectl(self, *args: str, context: str = "admin", timeout: float = 60, check: bool = False,
+                input: str | None = None) -> subprocess.CompletedProcess:
+        cmd = ["kubectl", f"--kubeconfig={self.kubeconfig}", f"--context={context}", *args]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
+        if check and res.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr}")
+        return res
+
+    def audit_events(self) -> list[dict]:
+        if not self.audit_log.exists():
+            return []
+        return [json.loads(line) for line in self.audit_log.read_text().splitlines() if line.strip()]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def launch(data_dir: Path, faults: str = "", config: str | Path | None = None, port: int = 0) -> SimServer:
+    """Start a server in ``data_dir`` and wait until it has written ``sim.json``."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "gpupoc.cli", "sim", "serve", "--port", str(port), "--data-dir", str(data_dir)]
+    if faults:
+        cmd += ["--faults", faults]
+    if config:
+        cmd += ["--config", str(config)]
+    log = open(data_dir / "server.log", "w")  # noqa: SIM115
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    info_path = data_dir / "sim.json"
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"gpupoc sim serve exited {proc.returncode}: {(data_dir / 'server.log').read_text()}")
+        if info_path.exists():
+            try:
+                info = json.loads(info_path.read_text())
+                break
+            except ValueError:
+                pass
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        raise RuntimeError(f"gpupoc sim serve did not write {info_path} within {STARTUP_TIMEOUT}s")
+    kc = yaml.safe_load(Path(info["kubeconfig"]).read_text())
+    users = {u["name"]: u["user"]["token"] for u in kc["users"]}
+    tokens = {c["name"]: users[c["context"]["user"]] for c in kc["contexts"]}
+    namespaces = {c["name"]: c["context"].get("namespace", "default") for c in kc["contexts"]}
+    return SimServer(proc, data_dir, info["url"], info.get("http_url", info["url"]), Path(info["kubeconfig"]),
+                     tokens, namespaces)
+
+
+@pytest.fixture(scope="module")
+def sim_server(request, tmp_path_factory):
+    """A simulated cluster for the whole test module; ``request.param`` (indirect) names fault profiles."""
+    faults = getattr(request, "param", "") or ""
+    server = launch(tmp_path_factory.mktemp("sim"), faults=faults)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def start_sim(tmp_path):
+    """Factory: ``start_sim(faults="a,b", config=None)`` starts a server stopped after the test."""
+    started: list[SimServer] = []
+
+    def _start(faults: str = "", config: str | Path | None = None) -> SimServer:
+        server = launch(tmp_path / f"sim{len(started)}", faults=faults, config=config)
+        started.append(server)
+        return server
+
+    yield _start
+    for s in started:
+        s.stop()

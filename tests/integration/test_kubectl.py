@@ -1,0 +1,169 @@
+"""Real kubectl against the simulated cluster with the generated kubeconfig."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
+
+POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  labels: {{app: kubectl-test, run: "{name}"}}
+spec:
+  restartPolicy: Never
+  tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
+  containers:
+  - name: base
+    image: gpupoc/virtual:1
+    env: [{{name: WORKLOAD_DURATION_SECONDS, value: "{seconds}"}}]
+    resources:
+      limits: {{nvidia.com/gpu: {gpus}}}
+"""
+
+
+def create_pod(sim, name, seconds=2, gpus=1, ns="team-vision"):
+    sim.kubectl("create", "--validate=false", "-n", ns, "-f", "-", check=True,
+                input=POD.format(name=name, seconds=seconds, gpus=gpus))
+
+
+def wait_phase(sim, name, phases, ns="team-vision", timeout=30):
+    deadline = time.monotonic() + timeout
+    phase = None
+    while time.monotonic() < deadline:
+        res = sim.kubectl("get", "pod", name, "-n", ns, "-o", "jsonpath={.status.phase}")
+        phase = res.stdout.strip()
+        if phase in phases:
+            return phase
+        time.sleep(0.3)
+    raise AssertionError(f"pod {name} stayed {phase!r}, expected one of {phases}")
+
+
+@pytest.fixture(scope="module")
+def done_pod(sim_server):
+    create_pod(sim_server, "kc-done", seconds=1)
+    wait_phase(sim_server, "kc-done", ("Succeeded",))
+    return "kc-done"
+
+
+def test_get_nodes_table(sim_server):
+    out = sim_server.kubectl("get", "nodes", check=True).stdout
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert len(lines) == 6 and all(" Ready " in line for line in lines[1:])
+
+
+def test_get_nodes_wide_and_json(sim_server):
+    wide = sim_server.kubectl("get", "nodes", "-o", "wide", check=True).stdout.splitlines()[0]
+    assert "INTERNAL-IP" in wide and "CONTAINER-RUNTIME" in wide
+    data = json.loads(sim_server.kubectl("get", "nodes", "-o", "json", check=True).stdout)
+    assert data["kind"] == "List" and len(data["items"]) == 5
+    assert data["items"][0]["status"]["capacity"]["nvidia.com/gpu"]
+
+
+def test_get_pods_table_all_namespaces_and_selectors(sim_server, done_pod):
+    out = sim_server.kubectl("get", "pods", "-A", check=True).stdout.splitlines()
+    assert out[0].split() == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    row = next(line.split() for line in out if done_pod in line)
+    assert row[0] == "team-vision" and row[2] == "0/1" and row[3] == "Completed"
+    by_label = sim_server.kubectl("get", "pods", "-n", "team-vision", "-l", f"run={done_pod}", check=True).stdout
+    assert done_pod in by_label
+    none = sim_server.kubectl("get", "pods", "-n", "team-vision", "-l", "run=nobody", check=True)
+    assert "No resources found" in none.stderr
+    by_field = sim_server.kubectl("get", "pods", "-A", "--field-selector", "status.phase=Succeeded",
+                                  "-o", "name", check=True).stdout
+    assert f"pod/{done_pod}" in by_field.split()
+    wide = sim_server.kubectl("get", "pods", "-n", "team-vision", "-o", "wide", check=True).stdout.splitlines()[0]
+    assert wide.split()[-4:] == ["NODE", "NOMINATED", "NODE", "READINESS"] or "NOMINATED NODE" in wide
+
+
+def test_get_pod_json_and_yaml(sim_server, done_pod):
+    pod = json.loads(sim_server.kubectl("get", "pod", done_pod, "-n", "team-vision", "-o", "json", check=True).stdout)
+    assert pod["kind"] == "Pod" and pod["status"]["phase"] == "Succeeded"
+    y = yaml.safe_load(sim_server.kubectl("get", "pod", done_pod, "-n", "team-vision", "-o", "yaml", check=True).stdout)
+    assert y["metadata"]["name"] == done_pod and y["spec"]["containers"][0]["name"] == "base"
+
+
+def test_get_events_table(sim_server, done_pod):
+    out = sim_server.kubectl("get", "events", "-n", "team-vision", check=True).stdout.splitlines()
+    assert out[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert any("Scheduled" in line and f"pod/{done_pod}" in line for line in out)
+    fs = sim_server.kubectl("get", "events", "-A", "--field-selector", f"involvedObject.name={done_pod}",
+                            "-o", "json", check=True).stdout
+    assert {e["involvedObject"]["name"] for e in json.loads(fs)["items"]} == {done_pod}
+
+
+def test_get_resourcequotas(sim_server):
+    out = sim_server.kubectl("get", "quota", "-A", check=True).stdout.splitlines()
+    assert out[0].split() == ["NAMESPACE", "NAME", "AGE", "REQUEST", "LIMIT"]
+    row = next(line for line in out if "team-nlp-gpu" in line)
+    assert "requests.nvidia.com/gpu: 0/12" in row
+    y = yaml.safe_load(sim_server.kubectl("get", "resourcequota", "team-nlp-gpu", "-n", "team-nlp", "-o", "yaml",
+                                          check=True).stdout)
+    assert y["status"]["hard"]["requests.nvidia.com/gpu"] == "12"
+
+
+def test_describe_pod_shows_events(sim_server, done_pod):
+    out = sim_server.kubectl("describe", "pod", done_pod, "-n", "team-vision", check=True).stdout
+    assert f"Name:                 {done_pod}" in out or f"Name:         {done_pod}" in out
+    assert "Priority Class Name:  gpupoc-normal" in out
+    assert "Events:" in out and "Scheduled" in out and "Successfully assigned" in out
+
+
+def test_logs_and_follow(sim_server, done_pod):
+    out = sim_server.kubectl("logs", done_pod, "-n", "team-vision", check=True).stdout
+    assert out.strip()
+    create_pod(sim_server, "kc-follow", seconds=3)
+    wait_phase(sim_server, "kc-follow", ("Running",))
+    started = time.monotonic()
+    res = sim_server.kubectl("logs", "-f", "kc-follow", "-n", "team-vision", "--timestamps", timeout=30, check=True)
+    assert time.monotonic() - started < 20
+    assert res.stdout.strip() and res.stdout.split(" ", 1)[0].endswith("Z")
+
+
+def test_delete_running_pod_waits_until_gone(sim_server):
+    create_pod(sim_server, "kc-delete", seconds=120)
+    wait_phase(sim_server, "kc-delete", ("Running",))
+    started = time.monotonic()
+    res = sim_server.kubectl("delete", "pod", "kc-delete", "-n", "team-vision", timeout=60, check=True)
+    assert 'pod "kc-delete" deleted' in res.stdout
+    assert time.monotonic() - started < 30
+    gone = sim_server.kubectl("get", "pod", "kc-delete", "-n", "team-vision")
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+
+
+def test_cordon_and_uncordon(sim_server):
+    assert "cordoned" in sim_server.kubectl("cordon", "inference-node-2", check=True).stdout
+    row = next(line for line in sim_server.kubectl("get", "nodes", check=True).stdout.splitlines()
+               if line.startswith("inference-node-2"))
+    assert "Ready,SchedulingDisabled" in row
+    assert "uncordoned" in sim_server.kubectl("uncordon", "inference-node-2", check=True).stdout
+    row = next(line for line in sim_server.kubectl("get", "nodes", check=True).stdout.splitlines()
+               if line.startswith("inference-node-2"))
+    assert "SchedulingDisabled" not in row
+
+
+def test_tenant_context_is_confined_to_its_namespace(sim_server):
+    own = sim_server.kubectl("get", "pods", context="team-nlp")
+    assert own.returncode == 0
+    other = sim_server.kubectl("get", "pods", "-n", "team-vision", context="team-nlp")
+    assert other.returncode != 0
+    assert ('User "system:serviceaccount:team-nlp:runner" cannot list resource "pods" in API group "" in the '
+            'namespace "team-vision"') in other.stderr
+
+
+def test_auth_can_i_with_impersonation(sim_server):
+    yes = sim_server.kubectl("auth", "can-i", "get", "pods/log", "-n", "team-nlp",
+                             "--as", "system:serviceaccount:team-nlp:runner")
+    assert yes.returncode == 0 and yes.stdout.strip() == "yes"
+    no = sim_server.kubectl("auth", "can-i", "get", "pods/log", "-n", "team-nlp",
+                            "--as", "system:serviceaccount:team-vision:runner")
+    assert no.returncode == 1 and no.stdout.strip() == "no"

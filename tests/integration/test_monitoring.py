@@ -1,0 +1,222 @@
+"""Real Prometheus and Alertmanager against the simulated cluster: utilization by namespace from PromQL and the
+collectors, an alert reaching the receiver after a node failure (and its resolution), and the not-verified
+result once Prometheus is down."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+import warnings
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpupoc.monitoring import alerts, collectors
+from gpupoc.monitoring.promclient import PrometheusClient
+from gpupoc.monitoring.results import Window
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not os.access("/usr/bin/prometheus", os.X_OK) or
+                       not os.access("/usr/bin/prometheus-alertmanager", os.X_OK),
+                       reason="Prometheus/Alertmanager not installed: run scripts/install-monitoring.sh"),
+    pytest.mark.timeout(240),
+]
+
+SCRAPE = 2.0
+# pod -> (namespace, node, GPUs, reported utilization %, memory MiB, task type)
+WORKLOADS = {
+    "vision-train-0": ("team-vision", "training-node-1", 2, 80, 40000, "training"),
+    "vision-train-1": ("team-vision", "training-node-1", 2, 80, 40000, "training"),
+    "nlp-train-0": ("team-nlp", "training-node-2", 1, 30, 20000, "training"),
+    "serving-0": ("team-serving", "inference-node-1", 1, 55, 12000, "inference"),
+}
+EXPECTED_UTIL = {"team-vision": 80, "team-nlp": 30, "team-serving": 55}
+FAILED_NODE = "training-node-3"  # no workload of this module runs there
+
+
+def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gpupoc.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def stack(sim_server, tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("monitoring")
+    up = _cli("stack", "up", "--data-dir", str(data_dir), "--sim-url", sim_server.http_url,
+              "--scrape-interval", f"{SCRAPE:g}s", "--evaluation-interval", f"{SCRAPE:g}s",
+              "--rule-for", "GpuNodeNotReady=2s")
+    assert up.returncode == 0, up.stdout + up.stderr
+    state = json.loads((data_dir / "stack.json").read_text())
+    state["data_dir"] = data_dir
+    yield state
+    _cli("stack", "down", "--data-dir", str(data_dir))
+
+
+@pytest.fixture(scope="module")
+def prom(stack) -> PrometheusClient:
+    return PrometheusClient(stack["prometheus"]["url"])
+
+
+def _pod_manifest(name, ns, node, gpus, util, mem, task_type):
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns,
+                     "labels": {"gpupoc.io/task-type": task_type, "gpupoc.io/tenant": ns}},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [{
+                "name": "main", "image": "gpupoc/virtual:1",
+                "env": [{"name": "WORKLOAD_DURATION_SECONDS", "value": "90"},
+                        {"name": "WORKLOAD_GPU_UTIL", "value": str(util)},
+                        {"name": "WORKLOAD_GPU_MEM_MIB", "value": str(mem)}],
+                "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+            }],
+        },
+    }
+
+
+def _wait(predicate, timeout: float, what: str, interval: float = 0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
+
+
+def _node_action(sim_server, action: str) -> None:
+    """`gpupoc sim node fail|recover`; when that command cannot verify the cluster's TLS certificate, the same
+    admin request through the kubernetes client (which trusts the kubeconfig's CA), with a warning."""
+    out = _cli("sim", "node", action, FAILED_NODE, "--kubeconfig", str(sim_server.kubeconfig))
+    if out.returncode == 0:
+        return
+    assert "CERTIFICATE_VERIFY_FAILED" in out.stderr, out.stdout + out.stderr
+    warnings.warn(f"gpupoc sim node {action} failed TLS verification; used the API directly: {out.stderr.strip()}")
+    kc = yaml.safe_load(sim_server.kubeconfig.read_text())
+    cluster = kc["clusters"][0]["cluster"]
+    ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    req = urllib.request.Request(f"{sim_server.url}/apis/sim.gpupoc.io/v1/nodes/{FAILED_NODE}/{action}", data=b"{}",
+                                 method="POST", headers={"Authorization": f"Bearer {sim_server.admin_token}",
+                                                         "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30, context=ctx) as resp:
+        assert resp.status == 200
+
+
+def test_stack_up_is_idempotent_and_status_is_healthy(stack):
+    again = _cli("stack", "up", "--data-dir", str(stack["data_dir"]), "--sim-url", "http://127.0.0.1:1")
+    assert again.returncode == 0, again.stderr
+    assert f"(pid {stack['prometheus']['pid']})" in again.stdout  # the running stack, not a second one
+    status = _wait(lambda: _status_if_targets_up(stack), 20, "both scrape targets up")
+    assert {t["job"] for t in status["targets"]} == {"dcgm-exporter", "kube-state-metrics"}
+
+
+def _status_if_targets_up(stack):
+    out = _cli("stack", "status", "--data-dir", str(stack["data_dir"]), "--json")
+    st = json.loads(out.stdout)
+    if out.returncode == 0 and st["targets"] and all(t["health"] == "up" for t in st["targets"]):
+        return st
+    return None
+
+
+def test_namespace_utilization_matches_what_workloads_reported(sim_server, stack, prom):
+    from kubernetes import client
+
+    api = client.CoreV1Api(sim_server.client("admin"))
+    for name, (ns, node, gpus, util, mem, task) in WORKLOADS.items():
+        api.create_namespaced_pod(ns, _pod_manifest(name, ns, node, gpus, util, mem, task))
+
+    def all_running():
+        phases = {n: api.read_namespaced_pod(n, WORKLOADS[n][0]).status.phase for n in WORKLOADS}
+        return phases if set(phases.values()) == {"Running"} else None
+
+    _wait(all_running, 60, "the workloads to run")
+    start = datetime.now(timezone.utc) + timedelta(seconds=2 * SCRAPE)  # skip the start-up edge
+    # PromQL as an operator would type it, once every namespace has samples
+    query = 'avg by (namespace) (DCGM_FI_DEV_GPU_UTIL{namespace!=""})'
+    _wait(lambda: len(prom.query(query)) == 3, 30, "utilization samples for 3 namespaces")
+    time.sleep(8 * SCRAPE)
+    end = datetime.now(timezone.utc)
+    promql = {r["metric"]["namespace"]: float(r["value"][1]) for r in prom.query(query)}
+    assert promql == pytest.approx(EXPECTED_UTIL, abs=1), promql
+
+    window = Window(start, end, SCRAPE)
+    samples = collectors.collect_gpu_samples(prom, window)
+    assert samples.verified, samples.reason
+    by_ns = collectors.utilization_by_namespace(samples)
+    assert by_ns.verified, by_ns.reason
+    rows = by_ns.frame.set_index("namespace")
+    for ns, expected in EXPECTED_UTIL.items():
+        assert rows.loc[ns, "util_mean_allocated"] == pytest.approx(expected, abs=3), (ns, rows.loc[ns].to_dict())
+        assert rows.loc[ns, "used_ratio"] == pytest.approx(expected / 100, abs=0.03)
+    assert rows.loc["team-vision", "gpus"] == 4 and rows.loc["team-nlp", "gpus"] == 1
+    assert rows.loc["team-vision", "mem_used_mib_mean"] == pytest.approx(40000, abs=1)
+    # allocated GPU-hours: GPUs x window length (within one sample per GPU of the window edges)
+    span_h = (end - start).total_seconds() / 3600
+    assert rows.loc["team-vision", "allocated_gpu_hours"] == pytest.approx(4 * span_h, rel=0.2)
+
+    by_type = collectors.utilization_by_task_type(samples)
+    assert by_type.verified, by_type.reason
+    types = by_type.frame.set_index("task_type")["util_mean_allocated"].to_dict()
+    assert types["inference"] == pytest.approx(55, abs=3)
+    assert types["training"] == pytest.approx((80 * 4 + 30) / 5, abs=3)
+    pools = collectors.utilization_by_pool(samples).frame.set_index("pool")
+    assert set(pools.index) == {"training", "inference"}
+    assert pools.loc["training", "gpus"] == 24
+
+
+def test_node_failure_alert_reaches_the_receiver_and_its_resolution_is_kept(sim_server, stack, prom):
+    record = Path(stack["receiver"]["record"])
+    t0 = datetime.now(timezone.utc)
+    _node_action(sim_server, "fail")
+
+    def fired():
+        res = alerts.alerts_from_receiver(record, Window(t0, datetime.now(timezone.utc) + timedelta(seconds=1)))
+        if not res.verified:
+            return None
+        df = res.frame
+        hit = df[(df["status"] == "firing") & (df["alertname"].isin(["GpuNodeNotReady", "GpuXidError"])) &
+                 ((df["node"] == FAILED_NODE) | (df["hostname"] == FAILED_NODE))]
+        return set(hit["alertname"]) or None
+
+    names = _wait(fired, 60, f"GpuNodeNotReady or GpuXidError for {FAILED_NODE} in {record}", interval=1)
+    assert names & {"GpuNodeNotReady", "GpuXidError"}
+
+    history = alerts.alerts_from_prometheus(prom, Window(t0 - timedelta(seconds=5), datetime.now(timezone.utc),
+                                                         SCRAPE))
+    assert history.verified, history.reason
+    firing = history.frame[history.frame["alertstate"] == "firing"]
+    assert set(firing["alertname"]) & names
+
+    _node_action(sim_server, "recover")
+
+    def resolved():
+        res = alerts.alerts_from_receiver(record, Window(t0, datetime.now(timezone.utc) + timedelta(seconds=1)))
+        df = res.frame
+        return set(df[(df["status"] == "resolved") & df["alertname"].isin(names)]["alertname"]) or None
+
+    _wait(resolved, 60, "the resolved notification in the receiver record", interval=1)
+
+
+def test_prometheus_down_gives_a_not_verified_result(stack, prom):
+    window = Window.last(60, step=SCRAPE)
+    assert collectors.utilization_by_namespace(prom, window).verified  # up: verified
+    down = _cli("stack", "down", "--data-dir", str(stack["data_dir"]))
+    assert down.returncode == 0 and "prometheus (pid" in down.stdout
+    res = collectors.utilization_by_namespace(prom, window)
+    assert not res.verified and res.frame.empty
+    assert res.source.startswith(stack["prometheus"]["url"]) and "unreachable" in res.reason
+    status = _cli("stack", "status", "--data-dir", str(stack["data_dir"]))
+    assert status.returncode == 1 and "down" in status.stdout

@@ -1,0 +1,139 @@
+"""EvidenceWriter: run-scoped parquet, idempotent reruns, not-verified tables and a complete manifest."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pyarrow.parquet as pq
+import pytest
+
+from gpupoc.evidence import EvidenceWriter, PlatformInfo, QueueSnapshot, read_run, safe_segment
+from gpupoc.evidence.reader import find_runs, latest_run
+from gpupoc.exceptions import SourceUnavailable
+
+RUN = "manual__2026-11-30T07:00:00+00:00"
+T0 = datetime(2026, 11, 30, 7, 0, tzinfo=timezone.utc)
+
+
+def snapshots(n: int = 3) -> list[QueueSnapshot]:
+    return [QueueSnapshot(ts=T0, pod=f"p-{i}", namespace="team-nlp", phase="Pending", reason="Unschedulable",
+                          message="0/5 nodes are available: 3 Insufficient nvidia.com/gpu.", source="pod condition")
+            for i in range(n)]
+
+
+def test_tables_land_under_a_deterministic_run_scoped_path(tmp_path):
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    rec = w.write("queue_snapshots", snapshots(), source="kubernetes api: pods")
+    expected_dir = tmp_path / "poc_queue_congestion" / safe_segment(RUN)
+    assert w.run_dir == expected_dir
+    assert (expected_dir / "tables" / "queue_snapshots.parquet").is_file()
+    assert rec.rows == 3 and rec.verified and rec.path == "tables/queue_snapshots.parquet"
+    assert ":" not in safe_segment(RUN) and "+" not in safe_segment(RUN)
+    assert EvidenceWriter(tmp_path, "poc_queue_congestion", RUN).run_dir == expected_dir  # another task, same path
+
+
+def test_distinct_run_ids_never_share_a_directory():
+    assert safe_segment("a:b") != safe_segment("a_b")
+    assert safe_segment("plain-run_1") == "plain-run_1"
+
+
+def test_rewriting_a_table_overwrites_it_byte_for_byte(tmp_path):
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    first = w.write("queue_snapshots", snapshots(), source="api")
+    w.write("queue_snapshots", snapshots(5), source="api")
+    assert pq.read_table(w.table_path("queue_snapshots")).num_rows == 5
+    again = w.write("queue_snapshots", snapshots(), source="api")
+    assert again.sha256 == first.sha256
+    assert sorted(p.name for p in w.tables_dir.iterdir()) == ["queue_snapshots.meta.json",
+                                                              "queue_snapshots.parquet"]
+
+
+def test_not_verified_table_is_empty_typed_and_carries_its_reason(tmp_path):
+    w = EvidenceWriter(tmp_path, "poc_utilization", RUN)
+    rec = w.mark_not_verified("utilization", "prometheus at http://127.0.0.1:9090 refused the connection",
+                              "prometheus")
+    t = pq.read_table(w.table_path("utilization"))
+    assert t.num_rows == 0 and "util_avg" in t.schema.names
+    assert not rec.verified and "refused" in rec.reason
+    with pytest.raises(ValueError, match="needs a reason"):
+        w.mark_not_verified("utilization", "", "prometheus")
+
+
+def test_manifest_lists_every_table_with_rows_hash_source_and_window(tmp_path):
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    w.write("queue_snapshots", snapshots(), source="kubernetes api")
+    w.write("platform_info", [PlatformInfo(key="server_version", value="v1.31.4", source="/version")],
+            source="kubernetes api")
+    w.mark_not_verified("explanations", "no snapshots", "pipeline")
+    w.write_json("wave_release", {"released": 20, "spread_seconds": 0.4})
+    path = w.write_manifest(window_start=T0, window_end=datetime(2026, 11, 30, 7, 5, tzinfo=timezone.utc),
+                            plan_hash="ab" * 32, platform={"name": "gpupoc-sim", "version": "v1.31.4"},
+                            expected_tables=["queue_snapshots", "explanations", "workload_runs"])
+    m = json.loads(path.read_text())
+    assert m["dag_id"] == "poc_queue_congestion" and m["run_id"] == RUN and m["plan_hash"] == "ab" * 32
+    assert m["collection_window"] == {"start": "2026-11-30T07:00:00Z", "end": "2026-11-30T07:05:00Z"}
+    qs = m["tables"]["queue_snapshots"]
+    assert qs["rows"] == 3 and qs["verified"] is True and qs["source"] == "kubernetes api"
+    assert len(qs["sha256"]) == 64
+    assert m["tables"]["explanations"] == {"path": "tables/explanations.parquet", "rows": 0,
+                                           "sha256": m["tables"]["explanations"]["sha256"], "source": "pipeline",
+                                           "verified": False, "reason": "no snapshots"}
+    assert m["tables"]["workload_runs"]["verified"] is False
+    assert m["tables"]["workload_runs"]["reason"].startswith("not collected")
+    assert m["not_verified"] == ["explanations", "workload_runs"] and m["verified"] is False
+    assert m["files"]["wave_release.json"]["path"] == "files/wave_release.json"
+    assert m["platform"] == {"name": "gpupoc-sim", "version": "v1.31.4"}
+
+
+def test_manifest_is_identical_on_rerun(tmp_path):
+    def run() -> bytes:
+        w = EvidenceWriter(tmp_path, "poc_audit_trail", RUN)
+        w.write("queue_snapshots", snapshots(), source="api")
+        return w.write_manifest(window_start=T0, window_end=T0, plan_hash="0" * 64).read_bytes()
+
+    assert run() == run()
+
+
+def test_manifest_and_documents_never_hold_secrets(tmp_path):
+    w = EvidenceWriter(tmp_path, "poc_tenant_isolation", RUN)
+    w.write("platform_info", [{"key": "auth", "value": "Authorization: Bearer sekret-token-value"}], source="x")
+    doc = w.write_json("probe", {"request": {"headers": {"Authorization": "Bearer sekret-token-value"}},
+                                 "kubeconfig": "/root/.kube/config"})
+    m = w.write_manifest(window_start=T0, window_end=T0, plan_hash="0" * 64,
+                         platform={"kubeconfig": "/root/.kube/config", "token": "sekret-token-value"})
+    for p in (doc, m):
+        assert b"sekret-token-value" not in p.read_bytes(), p
+    assert "sekret-token-value" not in str(pq.read_table(w.table_path("platform_info")).to_pylist())
+    assert b"/root/.kube/config" not in m.read_bytes()
+
+
+def test_read_run_returns_tables_and_detects_tampering(tmp_path):
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    w.write("queue_snapshots", snapshots(), source="api")
+    w.mark_not_verified("explanations", "no snapshots", "pipeline")
+    w.write_manifest(window_start=T0, window_end=T0, plan_hash="0" * 64)
+    ev = read_run(w.run_dir)
+    assert ev.dag_id == "poc_queue_congestion" and ev.run_id == RUN
+    assert ev.df("queue_snapshots")["reason"].tolist() == ["Unschedulable"] * 3
+    assert ev.verified("queue_snapshots") and not ev.verified("explanations")
+    assert ev.reason("explanations") == "no snapshots"
+    assert ev.table("utilization").num_rows == 0  # absent table: empty, typed
+    assert ev.integrity_errors() == []
+    w.write("queue_snapshots", snapshots(1), source="api")  # rewritten after the manifest
+    assert read_run(w.run_dir).integrity_errors() == [
+        "queue_snapshots: tables/queue_snapshots.parquet changed since the manifest was written (sha256 differs)"]
+
+
+def test_read_run_without_manifest_says_how_to_fix(tmp_path):
+    with pytest.raises(SourceUnavailable, match="no manifest.json"):
+        read_run(tmp_path)
+
+
+def test_latest_run_is_by_collection_window(tmp_path):
+    for run_id, end in (("b-run", "2026-11-30T08:00:00Z"), ("a-run", "2026-11-30T09:00:00Z")):
+        w = EvidenceWriter(tmp_path, "poc_utilization", run_id)
+        w.write_manifest(window_start=T0, window_end=end, plan_hash="0" * 64)
+    assert [p.name for p in find_runs(tmp_path, "poc_utilization")] == ["b-run", "a-run"]
+    assert latest_run(tmp_path, "poc_utilization").run_id == "a-run"
+    assert latest_run(tmp_path, "poc_fault_recovery") is None

@@ -1,0 +1,211 @@
+"""The pipeline's ledger, its match against the audit log, the admin quota change and artifact hand-over."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from gpupoc.pipeline.artifacts import hand_over, index_key, parse_artifact_lines
+from gpupoc.pipeline.audit import (
+    Ledger, LedgerCaller, change_quota, find_audit_event, iso, match_ledger, parse_time, read_ledger, restore_quota,
+)
+from gpupoc.pipeline.k8s import Actor, Response
+
+ADMIN = Actor("admin", "kubernetes-admin", ("system:masters",))
+TENANT = Actor("team-a", "system:serviceaccount:team-a:runner", (), "team-a")
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+
+def audit_event(user: str, verb: str, resource: str, ns: str, name: str, at: datetime, *, sub: str = "",
+                code: int = 200, decision: str = "allow", audit_id: str = "", stage: str = "ResponseComplete",
+                impersonated: str | None = None) -> dict:
+    ev = {"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "Metadata", "stage": stage,
+          "auditID": audit_id or f"{verb}-{name}-{at.timestamp()}", "verb": verb, "user": {"username": user},
+          "objectRef": {"resource": resource, "namespace": ns, "name": name, "apiVersion": "v1",
+                        **({"subresource": sub} if sub else {})},
+          "responseStatus": {"code": code}, "requestReceivedTimestamp": iso(at),
+          "stageTimestamp": iso(at + timedelta(milliseconds=40)),
+          "annotations": {"authorization.k8s.io/decision": decision}}
+    if impersonated:
+        ev["impersonatedUser"] = {"username": impersonated}
+    return ev
+
+
+def test_parse_time_accepts_nano_micro_and_offsets():
+    assert parse_time("2026-03-01T12:00:00.123456789Z") == T0.replace(microsecond=123456)
+    assert parse_time("2026-03-01T13:00:00+01:00") == T0
+    with pytest.raises(ValueError, match="RFC3339"):
+        parse_time("yesterday")
+
+
+def test_ledger_rewrites_its_file_on_a_rerun_and_reads_a_directory(tmp_path):
+    first = Ledger(tmp_path / "ledger" / "task_a.jsonl", task="task_a")
+    first.record(ADMIN, "patch", resource="resourcequotas", namespace="team-a", name="q", status=200)
+    first.record(ADMIN, "patch", resource="resourcequotas", namespace="team-a", name="q", status=200)
+    rerun = Ledger(tmp_path / "ledger" / "task_a.jsonl", task="task_a")
+    rerun.record(ADMIN, "get", resource="pods", namespace="team-a", name="p", status=200)
+    Ledger(tmp_path / "ledger" / "task_b.jsonl", task="task_b").record(TENANT, "list", resource="pods",
+                                                                          namespace="team-a", status=200)
+    entries = read_ledger(tmp_path / "ledger")
+    assert [(e.task, e.verb) for e in entries] == [("task_a", "get"), ("task_b", "list")]
+
+
+def test_ledger_caller_records_who_what_when_and_the_created_name(tmp_path, fake_caller, k8s_status):
+    inner = fake_caller("team-a")
+    inner.on("POST", "/api/v1/namespaces/team-a/pods",
+             Response(201, {"kind": "Pod", "metadata": {"name": "train-abc12", "namespace": "team-a"}}))
+    inner.on("GET", "/api/v1/namespaces/team-b/pods", k8s_status(403, "forbidden"))
+    ledger = Ledger(tmp_path / "l.jsonl")
+    c = LedgerCaller(inner, TENANT, ledger, purpose="probe")
+    c.call("POST", "/api/v1/namespaces/team-a/pods", body={"metadata": {"generateName": "train-"}})
+    c.call("GET", "/api/v1/namespaces/team-b/pods")
+    a, b = read_ledger(ledger.path)
+    assert (a.verb, a.resource, a.namespace, a.name, a.status, a.outcome) == ("create", "pods", "team-a",
+                                                                            "train-abc12", 201, "allowed")
+    assert (b.verb, b.namespace, b.status, b.outcome, b.username) == ("list", "team-b", 403, "denied",
+                                                                     TENANT.username)
+    assert parse_time(a.at) <= parse_time(a.finished_at)
+
+
+def test_match_ledger_finds_each_action_once_with_its_delay(tmp_path):
+    ledger = Ledger(tmp_path / "l.jsonl")
+    e1 = ledger.record(ADMIN, "patch", at=T0, resource="resourcequotas", namespace="team-a", name="q", status=200)
+    e2 = ledger.record(ADMIN, "patch", at=T0 + timedelta(seconds=2), resource="resourcequotas", namespace="team-a",
+                       name="q", status=200)
+    events = [audit_event(ADMIN.username, "patch", "resourcequotas", "team-a", "q", T0 + timedelta(seconds=2.01),
+                          audit_id="second"),
+              audit_event(ADMIN.username, "patch", "resourcequotas", "team-a", "q", T0 + timedelta(milliseconds=5),
+                          audit_id="first"),
+              audit_event(ADMIN.username, "patch", "resourcequotas", "team-a", "q", T0, audit_id="first",
+                          stage="RequestReceived")]
+    rows = match_ledger([e1, e2], events)
+    assert [(r.seq, r.matched, r.audit_id) for r in rows] == [(1, True, "first"), (2, True, "second")]
+    assert rows[0].delay_s == pytest.approx(0.045, abs=1e-6)
+
+
+def test_match_ledger_flags_an_action_missing_from_the_audit_log(tmp_path):
+    ledger = Ledger(tmp_path / "l.jsonl")
+    e = ledger.record(ADMIN, "patch", at=T0, resource="resourcequotas", namespace="team-a", name="q", status=200)
+    other_user = audit_event("someone-else", "patch", "resourcequotas", "team-a", "q", T0)
+    too_late = audit_event(ADMIN.username, "patch", "resourcequotas", "team-a", "q", T0 + timedelta(minutes=5))
+    wrong_ns = audit_event(ADMIN.username, "patch", "resourcequotas", "team-b", "q", T0)
+    [row] = match_ledger([e], [other_user, too_late, wrong_ns])
+    assert not row.matched and "no audit event" in row.finding and "resourcequotas team-a/q" in row.finding
+
+
+def test_match_ledger_skips_requests_that_never_reached_the_server(tmp_path):
+    ledger = Ledger(tmp_path / "l.jsonl")
+    e = ledger.record(ADMIN, "get", at=T0, resource="pods", namespace="a", name="p", status=0, outcome="unreachable")
+    assert match_ledger([e], []) == []
+
+
+def test_find_audit_event_honours_impersonation_subresource_and_decision():
+    ev = audit_event("kubernetes-admin", "get", "pods", "team-b", "p", T0, sub="log", code=403, decision="forbid",
+                     impersonated=TENANT.username)
+    kw = dict(username=TENANT.username, verb="get", resource="pods", namespace="team-b", name="p", at=T0)
+    assert find_audit_event([ev], subresource="log", decision="forbid", **kw) is ev
+    assert find_audit_event([ev], subresource="", decision="forbid", **kw) is None
+    assert find_audit_event([ev], subresource="log", decision="allow", **kw) is None
+
+
+def _quota(gpus: str) -> Response:
+    return Response(200, {"kind": "ResourceQuota", "metadata": {"name": "team-a-gpu"},
+                          "spec": {"hard": {"requests.nvidia.com/gpu": gpus}}})
+
+
+def test_admin_quota_change_is_recorded_and_restored(tmp_path, fake_caller):
+    admin = fake_caller("admin")
+    state = {"gpus": "16"}
+
+    def patch(path, query, body):
+        state["gpus"] = body["spec"]["hard"]["requests.nvidia.com/gpu"]
+        return _quota(state["gpus"])
+
+    admin.on("GET", r"/api/v1/namespaces/team-a/resourcequotas/team-a-gpu", lambda *a: _quota(state["gpus"]))
+    admin.on("PATCH", r"/api/v1/namespaces/team-a/resourcequotas/team-a-gpu", patch)
+    ledger = Ledger(tmp_path / "l.jsonl")
+    c = LedgerCaller(admin, ADMIN, ledger)
+    change = change_quota(c, "team-a", "team-a-gpu", 20)
+    assert (change.old_gpus, change.new_gpus, change.change_status, state["gpus"]) == ("16", "20", 200, "20")
+    restore_quota(c, change)
+    assert change.restored and state["gpus"] == "16"
+    patches = [e for e in ledger.entries if e.verb == "patch"]
+    assert [e.seq for e in patches] == [change.change_seq, change.restore_seq]
+
+
+def test_quota_change_reports_a_refused_patch(tmp_path, fake_caller, k8s_status):
+    admin = fake_caller("admin")
+    admin.on("GET", r".*/resourcequotas/q", _quota("8"))
+    admin.on("PATCH", r".*/resourcequotas/q", k8s_status(403, "cannot patch"))
+    change = change_quota(LedgerCaller(admin, ADMIN, Ledger(tmp_path / "l.jsonl")), "team-a", "q", 9)
+    assert change.change_status == 403 and change.new_gpus == "" and "403" in change.message
+
+
+SHA = "ab" * 32
+
+
+def test_parse_artifact_lines_reads_the_workload_format_with_timestamps():
+    log = ("2026-03-01T12:00:00.000000001Z training finished\n"
+           f"2026-03-01T12:00:01.0Z artifact: /data/volumes/team-a/artifacts/train-1/model.npz sha256={SHA} "
+           "size=1234 manifest=/data/volumes/team-a/artifacts/train-1/manifest.json\n")
+    [a] = parse_artifact_lines(log)
+    assert (a.path, a.sha256, a.size_bytes) == ("/data/volumes/team-a/artifacts/train-1/model.npz", SHA, 1234)
+    assert parse_artifact_lines("artifact: not written (GPUPOC_ARTIFACT_DIR is not set)") == []
+
+
+def _artifact_cluster(fake_caller, path: str, sha: str, index: dict):
+    c = fake_caller("team-a")
+    c.on("GET", r".*/pods/train-1", Response(200, {"metadata": {"name": "train-1"}, "spec": {"nodeName": "n1"},
+                                                    "status": {"containerStatuses": [{"state": {"terminated": {
+                                                        "finishedAt": "2026-03-01T12:00:02Z"}}}]}}))
+    c.on("GET", r".*/pods/train-1/log", Response(200, None, f"artifact: {path} sha256={sha} size=3\n"))
+
+    def patch(p, q, body):
+        index.update(body["data"])
+        return Response(200, {"data": index})
+
+    c.on("PATCH", r".*/configmaps/artifact-index", patch)
+    c.on("GET", r".*/configmaps/artifact-index", lambda *a: Response(200, {"data": dict(index)}))
+    return c
+
+
+def test_hand_over_verifies_the_hash_and_writes_the_index(tmp_path, fake_caller):
+    f = tmp_path / "vol" / "train-1" / "model.npz"
+    f.parent.mkdir(parents=True)
+    f.write_bytes(b"abc")
+    sha = hashlib.sha256(b"abc").hexdigest()
+    index: dict = {}
+    c = _artifact_cluster(fake_caller, "/mnt/artifacts/train-1/model.npz", sha, index)
+    rec = hand_over(c, "team-a", "train-1", local_root=tmp_path / "vol")
+    assert rec.verified and rec.hash_verified and rec.index_written, rec.reason
+    assert (rec.producer_node, rec.consumer, rec.index_key) == ("n1", "pipeline", index_key("train-1", "model.npz"))
+    assert json.loads(index[rec.index_key])["sha256"] == sha
+
+
+def test_hand_over_flags_a_tampered_artifact(tmp_path, fake_caller):
+    f = tmp_path / "vol" / "train-1" / "model.npz"
+    f.parent.mkdir(parents=True)
+    f.write_bytes(b"tampered")
+    c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", hashlib.sha256(b"abc").hexdigest(), {})
+    rec = hand_over(c, "team-a", "train-1", local_root=tmp_path / "vol")
+    assert not rec.verified and "hash mismatch" in rec.reason
+
+
+def test_hand_over_to_a_consumer_pod_uses_its_printed_hash(tmp_path, fake_caller):
+    c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", SHA, {})
+    rec = hand_over(c, "team-a", "train-1", consumer="eval-1", consumer_log=f"read model.npz sha256={SHA}\n")
+    assert rec.hash_verified and rec.consumer == "eval-1"
+
+
+def test_unaudited_reads_are_matched_but_not_required(tmp_path):
+    ledger = Ledger(tmp_path / "l.jsonl")
+    read = ledger.record(ADMIN, "get", at=T0, resource="resourcequotas", namespace="a", name="q", status=200)
+    secret = ledger.record(ADMIN, "get", at=T0, resource="secrets", namespace="a", name="s", status=200)
+    denied = ledger.record(TENANT, "list", at=T0, resource="pods", namespace="b", status=403)
+    rows = {r.seq: r for r in match_ledger([read, secret, denied], [])}
+    assert not rows[read.seq].required and rows[read.seq].finding == ""
+    assert rows[secret.seq].required and rows[secret.seq].finding
+    assert rows[denied.seq].required and rows[denied.seq].finding

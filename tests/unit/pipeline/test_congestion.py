@@ -1,0 +1,155 @@
+"""Bottleneck reconstruction and the scoring of the platform's explanations."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from gpupoc.pipeline.common import PIPELINE_GATE
+from gpupoc.pipeline.congestion import (
+    Bottleneck,
+    Capacity,
+    Observation,
+    WorkloadTimeline,
+    classify_message,
+    reconstruct,
+    summarize,
+)
+
+T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=timezone.utc)
+FAILED = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: " \
+         "1 No preemption victims found for incoming pod.."
+
+
+def at(s: float) -> datetime:
+    return T0 + timedelta(seconds=s)
+
+
+def wl(pod: str, gpus: int = 4, priority: int = 1000, tenant: str = "team-a", pool: str = "training",
+       submitted: float = -10, released: float | None = 0, scheduled: float | None = 1, **kw) -> WorkloadTimeline:
+    return WorkloadTimeline(
+        workload_key=pod, pod=pod, namespace=tenant, tenant=tenant, pool=pool, priority_class="p",
+        priority=priority, gpus=gpus, submitted_at=at(submitted), released_at=None if released is None else at(released),
+        scheduled_at=None if scheduled is None else at(scheduled), **kw)
+
+
+def ob(t: float, pod: str, tenant: str = "team-a", node: str | None = None, phase: str | None = None, **kw):
+    return Observation(taken_at=at(t), pod=pod, namespace=tenant, node=node,
+                       phase=phase or ("Running" if node else "Pending"), **kw)
+
+
+ONE_NODE = Capacity(pool_gpus={"training": 8}, tenant_quota={"team-a": 100, "team-b": 100},
+                    node_gpus={"n1": 8}, node_pool={"n1": "training"})
+
+
+def three_of_four(message: str | None = FAILED, eta: datetime | None = None):
+    """Three 4-GPU pods on an 8-GPU pool: two run at once, the third waits 30 s for the first to end."""
+    tl = [wl("a"), wl("b"), wl("c", scheduled=31)]
+    obs = []
+    for t in (3, 6, 9, 30):
+        obs += [ob(t, "a", node="n1"), ob(t, "b", node="n1"),
+                ob(t, "c", reason="Unschedulable" if message else None, message=message, eta=eta)]
+    return tl, obs
+
+
+def row(rows, pod):
+    return next(r for r in rows if r.pod == pod)
+
+
+def test_waiting_for_gpus_in_a_full_pool_is_insufficient_gpus_and_the_failed_scheduling_message_names_it():
+    tl, obs = three_of_four()
+    rows = reconstruct(tl, obs, ONE_NODE)
+    c = row(rows, "c")
+    assert c.wait_seconds == 31
+    assert c.needs_explanation
+    assert c.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
+    assert c.pool_free_at_release == 0
+    assert c.platform_explained and c.platform_names_bottleneck is True
+    assert c.platform_message == FAILED
+    assert not row(rows, "a").needs_explanation
+
+
+def test_a_wait_without_any_reason_or_message_counts_as_unexplained():
+    tl, obs = three_of_four(message=None)
+    rows = reconstruct(tl, obs, ONE_NODE)
+    s = summarize(rows, max_wait_seconds=60)
+    assert row(rows, "c").platform_explained is False
+    assert row(rows, "c").platform_names_bottleneck is None
+    assert (s.needing_explanation, s.explained, s.explained_ratio) == (1, 0, 0.0)
+
+
+def test_quota_exhausted_is_told_apart_from_missing_gpus_and_a_gpu_message_is_scored_wrong():
+    cap = Capacity(pool_gpus={"training": 16}, tenant_quota={"team-a": 4}, node_gpus={"n1": 16},
+                   node_pool={"n1": "training"})
+    tl = [wl("a"), wl("b", scheduled=21)]
+    obs = [x for t in (3, 6, 12) for x in (ob(t, "a", node="n1"), ob(t, "b", message=FAILED))]
+    b = row(reconstruct(tl, obs, cap), "b")
+    assert b.bottleneck == Bottleneck.QUOTA.value
+    assert b.platform_explained and b.platform_names_bottleneck is False
+
+
+def test_enough_free_gpus_spread_over_nodes_is_fragmentation():
+    cap = Capacity(pool_gpus={"training": 8}, node_gpus={"n1": 4, "n2": 4}, node_pool={"n1": "training", "n2": "training"})
+    tl = [wl("x", gpus=2), wl("y", gpus=2), wl("big", gpus=4, scheduled=40)]
+    obs = [o for t in (3, 9) for o in (ob(t, "x", node="n1"), ob(t, "y", node="n2"), ob(t, "big", message=FAILED))]
+    big = row(reconstruct(tl, obs, cap), "big")
+    assert big.pool_free_at_release == 4
+    assert big.bottleneck == Bottleneck.FRAGMENTATION.value
+    assert big.platform_names_bottleneck is True
+
+
+def test_a_pod_that_fits_but_waits_behind_higher_priority_work_is_behind_queue():
+    cap = Capacity(pool_gpus={"training": 8}, node_gpus={"n1": 8}, node_pool={"n1": "training"})
+    tl = [wl("run", gpus=6), wl("urgent", gpus=4, priority=10000, scheduled=40), wl("small", gpus=2, scheduled=41)]
+    obs = [o for t in (3, 9) for o in (ob(t, "run", node="n1"), ob(t, "urgent", message=FAILED),
+                                        ob(t, "small", message="waiting: position 2 in the queue", position=2))]
+    small = row(reconstruct(tl, obs, cap), "small")
+    assert small.bottleneck == Bottleneck.BEHIND_QUEUE.value
+    assert (small.ahead_at_release, small.ahead_higher_priority) == (1, 1)
+    assert small.first_position == 2
+    assert small.platform_names_bottleneck is True
+
+
+def test_snapshots_before_release_and_the_pipeline_gate_message_are_not_the_platforms_explanation():
+    tl = [wl("a"), wl("b"), wl("c", released=10, scheduled=40)]
+    gated = ("SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
+    obs = [ob(5, "c", gates=(PIPELINE_GATE,), reason=gated[0], message=gated[1]),
+           ob(12, "a", node="n1"), ob(12, "b", node="n1"), ob(12, "c")]
+    c = row(reconstruct(tl, obs, ONE_NODE), "c")
+    assert c.wait_seconds == 30
+    assert c.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
+    assert c.platform_explained is False
+
+
+def test_an_eta_is_scored_against_the_actual_scheduling_moment():
+    tl, obs = three_of_four(eta=at(36))
+    c = row(reconstruct(tl, obs, ONE_NODE, eta_tolerance_seconds=10), "c")
+    assert c.eta_offered and c.eta_error_seconds == 5 and c.eta_within_tolerance is True
+    c = row(reconstruct(tl, obs, ONE_NODE, eta_tolerance_seconds=2), "c")
+    assert c.eta_within_tolerance is False
+
+
+def test_summary_counts_spreads_and_never_scheduled_workloads_as_over_the_wait_limit():
+    tl = [wl("a", submitted=-30), wl("b", submitted=-2, released=0.4), wl("c", scheduled=None)]
+    obs = [ob(3, "a", node="n1"), ob(3, "b", node="n1"), ob(3, "c", message=FAILED)]
+    rows = reconstruct(tl, obs, ONE_NODE)
+    s = summarize(rows, max_wait_seconds=20)
+    assert s.arrival_spread_seconds == 28
+    assert s.release_spread_seconds == 0.4
+    assert s.over_max_wait == 1
+    assert row(rows, "c").needs_explanation and row(rows, "c").platform_explained
+    assert s.eta_offered == 0 and s.eta_accurate_ratio is None
+    assert s.bottlenecks[Bottleneck.INSUFFICIENT_GPUS.value] == 1
+
+
+def test_a_long_wait_with_no_snapshot_is_unobserved():
+    rows = reconstruct([wl("a", scheduled=60)], [], ONE_NODE)
+    assert rows[0].bottleneck == Bottleneck.UNOBSERVED.value and rows[0].platform_explained is False
+
+
+def test_platform_messages_are_classified_by_the_cause_they_name():
+    assert classify_message(FAILED) == {"insufficient_gpus"}
+    kueue = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor training"
+    assert "quota" in classify_message(kueue)
+    assert classify_message('pods "x" is forbidden: exceeded quota: team-a-gpu') == {"quota"}
+    assert classify_message("Scheduling is blocked due to non-empty scheduling gates") == {"gated"}
+    assert classify_message(None) == set()

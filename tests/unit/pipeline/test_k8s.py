@@ -1,0 +1,150 @@
+"""The client factory's errors, the raw caller, request-info parsing and GPU accounting helpers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+import yaml
+
+from gpupoc.exceptions import SourceUnavailable
+from gpupoc.pipeline.k8s import (
+    ClientFactory, Response, holds_gpus, pod_gpus, request_info, server_version, service_account_actor,
+    service_account_groups,
+)
+
+TOKEN = "s3cr3t-token-value-never-printed"
+
+
+def write_kubeconfig(path, server: str, token: str = TOKEN, context: str = "team-a") -> str:
+    cfg = {
+        "apiVersion": "v1", "kind": "Config", "current-context": context,
+        "clusters": [{"name": "c", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"token": token}}],
+        "contexts": [{"name": context, "context": {"cluster": "c", "user": "u", "namespace": "team-a"}}],
+    }
+    path.write_text(yaml.safe_dump(cfg))
+    return str(path)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    answers: dict[str, tuple[int, dict]] = {}
+
+    def do_GET(self):  # noqa: N802
+        code, body = self.answers.get(self.path.split("?")[0], (404, {"kind": "Status", "code": 404,
+                                                                       "message": "not found"}))
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_POST = do_GET  # noqa: N815
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def api_server():
+    srv = HTTPServer(("127.0.0.1", 0), _Handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_caller_returns_forbidden_answers_instead_of_raising(tmp_path, api_server):
+    msg = 'pods "x" is forbidden: User "system:serviceaccount:team-a:runner" cannot get resource "pods"'
+    _Handler.answers = {"/api/v1/namespaces/b/pods/x": (403, {"kind": "Status", "code": 403, "message": msg})}
+    kc = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}")
+    r = ClientFactory(kc).caller("team-a").call("GET", "/api/v1/namespaces/b/pods/x")
+    assert (r.status, r.ok, r.message) == (403, False, msg)
+
+
+def test_unauthorized_token_raises_source_unavailable_naming_context_and_fix_without_the_token(tmp_path, api_server):
+    _Handler.answers = {"/version": (401, {"kind": "Status", "code": 401, "message": "Unauthorized"})}
+    kc = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}")
+    with pytest.raises(SourceUnavailable) as e:
+        server_version(ClientFactory(kc).caller("team-a"))
+    text = str(e.value)
+    assert "401" in text and "team-a" in text and "renew the token" in e.value.fix
+    assert TOKEN not in text
+
+
+def test_unreachable_server_raises_source_unavailable_with_endpoint(tmp_path):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    kc = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{port}")
+    with pytest.raises(SourceUnavailable) as e:
+        ClientFactory(kc, timeout=2).caller("team-a").call("GET", "/version")
+    assert f"127.0.0.1:{port}" in e.value.endpoint
+    assert "unreachable" in e.value.reason and "cluster is running" in e.value.fix
+    assert TOKEN not in str(e.value)
+
+
+def test_unknown_context_lists_the_fix(tmp_path):
+    kc = write_kubeconfig(tmp_path / "kc", "http://127.0.0.1:1")
+    with pytest.raises(SourceUnavailable) as e:
+        ClientFactory(kc).caller("nope")
+    assert "'nope'" in e.value.reason and "get-contexts" in e.value.fix
+
+
+def test_missing_kubeconfig_names_the_path(tmp_path):
+    with pytest.raises(SourceUnavailable) as e:
+        ClientFactory(str(tmp_path / "absent")).caller("admin")
+    assert str(tmp_path / "absent") in e.value.endpoint
+
+
+def test_factory_reuses_one_client_per_context(tmp_path):
+    kc = write_kubeconfig(tmp_path / "kc", "http://127.0.0.1:1")
+    f = ClientFactory(kc)
+    assert f.api_client("team-a") is f.api_client("team-a")
+    f.close()
+
+
+@pytest.mark.parametrize("method,path,query,expected", [
+    ("GET", "/api/v1/namespaces/a/pods/x/log", None, ("get", "pods", "a", "x", "log", "")),
+    ("GET", "/api/v1/namespaces/a/pods", None, ("list", "pods", "a", "", "", "")),
+    ("GET", "/api/v1/namespaces/a/pods", {"watch": "True"}, ("watch", "pods", "a", "", "", "")),
+    ("POST", "/api/v1/namespaces/a/pods", None, ("create", "pods", "a", "", "", "")),
+    ("PATCH", "/api/v1/namespaces/a/resourcequotas/q", None, ("patch", "resourcequotas", "a", "q", "", "")),
+    ("DELETE", "/api/v1/namespaces/a/pods", None, ("deletecollection", "pods", "a", "", "", "")),
+    ("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", None,
+     ("create", "subjectaccessreviews", "", "", "", "authorization.k8s.io")),
+    ("GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/a/workloads/w", None, ("get", "workloads", "a", "w", "",
+                                                                          "kueue.x-k8s.io")),
+])
+def test_request_info_matches_the_audit_object_ref(method, path, query, expected):
+    i = request_info(method, path, query)
+    assert (i.verb, i.resource, i.namespace, i.name, i.subresource, i.api_group) == expected
+
+
+def test_service_account_identity_has_the_kubernetes_groups():
+    a = service_account_actor("team-a", "team-a", "runner")
+    assert a.username == "system:serviceaccount:team-a:runner"
+    assert a.groups == ("system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated")
+    assert service_account_groups("kubernetes-admin") == ()
+
+
+def test_pod_gpus_counts_requests_then_limits_and_holds_only_while_bound_and_live():
+    pod = {"spec": {"nodeName": "n1", "containers": [
+        {"resources": {"limits": {"nvidia.com/gpu": "2"}}},
+        {"resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": "1"}}}]},
+        "status": {"phase": "Running"}}
+    assert pod_gpus(pod) == 3 and holds_gpus(pod)
+    assert not holds_gpus({**pod, "status": {"phase": "Failed"}})
+    assert not holds_gpus({"spec": {"containers": []}, "status": {"phase": "Pending"}})
+
+
+def test_response_message_hides_success_bodies():
+    secret = Response(200, {"kind": "Secret", "metadata": {"name": "t"}, "data": {"token": "c2VjcmV0"}})
+    assert "c2VjcmV0" not in secret.message and "Secret t" in secret.message
+    assert "2 item" in Response(200, {"kind": "PodList", "items": [{}, {}]}).message

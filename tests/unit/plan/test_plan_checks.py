@@ -1,0 +1,132 @@
+"""Cross-field checks: references resolve, GPUs fit a node, adapters are complete, waves fit quotas."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpupoc.exceptions import ConfigError
+from gpupoc.plan import parse_plan
+
+
+def errors_of(data: dict) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        parse_plan(data, "plan.yaml")
+    return info.value.errors
+
+
+def workload_index(data: dict, name: str) -> int:
+    return next(i for i, w in enumerate(data["workloads"]) if w["name"] == name)
+
+
+def test_unknown_pool_and_priority_class_of_a_workload(data):
+    i = workload_index(data, "v-train-1g")
+    data["workloads"][i]["pool"] = "nowhere"
+    data["workloads"][i]["priority_class"] = "gpupoc-urgent"
+    errs = errors_of(data)
+    assert f"workloads[{i}].pool: unknown pool 'nowhere'; one of ['inference', 'training']" in errs
+    assert any(e.startswith(f"workloads[{i}].priority_class: unknown priority class 'gpupoc-urgent'")
+               for e in errs)
+
+
+def test_gpus_must_fit_a_node_of_the_pool(data):
+    i = workload_index(data, "v-infer-4g")
+    data["workloads"][i]["gpus"] = 8
+    errs = errors_of(data)
+    assert (f"workloads[{i}].gpus: 8 GPUs do not fit a node of pool 'inference' (4 GPUs per node); "
+            "lower gpus or choose another pool") in errs
+
+
+def test_wave_references_must_resolve(data):
+    wave = data["test_classes"]["queue_congestion"]["wave"]
+    wave[0]["workload"] = "v-train-16g"
+    wave[1]["tenant"] = "team-robotics"
+    errs = errors_of(data)
+    assert any(e.startswith("test_classes.queue_congestion.wave[0].workload: unknown workload 'v-train-16g'")
+               for e in errs)
+    assert any(e.startswith("test_classes.queue_congestion.wave[1].tenant: unknown tenant 'team-robotics'")
+               for e in errs)
+
+
+def test_wave_priority_class_must_be_allowed_for_the_tenant(data):
+    data["test_classes"]["utilization"]["wave"][0]["priority_class"] = "gpupoc-critical"
+    errs = errors_of(data)
+    assert any(e.startswith("test_classes.utilization.wave[0].priority_class: priority class 'gpupoc-critical' "
+                            "is not allowed for tenant 'team-vision'") for e in errs), errs
+
+
+@pytest.mark.parametrize("adapter, what", [("kueue", "LocalQueue"), ("volcano", "Queue"), ("kai", "queue")])
+def test_queue_adapters_need_a_queue_per_tenant(data, adapter, what):
+    data["platform"]["adapter"] = adapter
+    parse_plan(data)  # the default plan names a queue per tenant for every adapter
+    del data["tenants"][1]["queues"][adapter]
+    assert errors_of(data) == [f"tenants[1].queues.{adapter}: the {adapter} adapter needs a {what} for tenant "
+                               f"'team-nlp'; add tenants[1].queues.{adapter}: <queue name>"]
+
+
+def test_kube_scheduler_needs_no_queues(data):
+    for t in data["tenants"]:
+        t.pop("queues")
+    assert parse_plan(data).platform.adapter.value == "kube-scheduler"
+
+
+def test_kueue_priority_label_only_with_kueue(data):
+    data["platform"]["options"]["kueue_priority_label"] = True
+    assert any(e.startswith("platform.options.kueue_priority_label: only applies to the kueue adapter")
+               for e in errors_of(data))
+
+
+def test_duplicate_names_are_refused(data):
+    data["tenants"][2]["name"] = "team-vision"
+    data["workloads"][1]["name"] = data["workloads"][0]["name"]
+    errs = errors_of(data)
+    assert "tenants[2]: duplicate name 'team-vision'; names must be unique" in errs
+    assert "workloads[1]: duplicate name 'v-train-1g'; names must be unique" in errs
+
+
+def test_wave_beyond_tenant_quota_is_refused_because_pending_pods_count(data):
+    data["test_classes"]["queue_congestion"]["wave"].append(
+        {"workload": "v-train-8g", "tenant": "team-vision", "count": 1})
+    errs = errors_of(data)
+    assert errs == ["test_classes.queue_congestion.wave: tenant 'team-vision' would hold 24 GPUs of pods at once, "
+                    "above its quota of 16 (quota counts pending pods, so the platform refuses the excess at "
+                    "creation); lower the counts or raise the quota"]
+
+
+def test_over_quota_submissions_are_exempt_from_the_quota_check(data):
+    over = data["test_classes"]["tenant_isolation"]["over_quota"]
+    over[0]["count"] = 5
+    assert parse_plan(data).test_classes.tenant_isolation.over_quota[0].count == 5
+
+
+def test_injection_references_and_nodes_resolve(data):
+    inj = data["test_classes"]["fault_recovery"]["injections"]
+    inj[4]["node"] = "training-node-9"
+    inj[4]["pool"] = "gpu"
+    inj[0]["tenant"] = "nobody"
+    errs = errors_of(data)
+    base = "test_classes.fault_recovery.injections"
+    assert any(e.startswith(f"{base}[4].node: unknown node 'training-node-9'") for e in errs), errs
+    assert any(e.startswith(f"{base}[4].pool: unknown pool 'gpu'") for e in errs), errs
+    assert any(e.startswith(f"{base}[0].tenant: unknown tenant 'nobody'") for e in errs), errs
+
+
+def test_probe_pairs_cross_tenants(data):
+    data["test_classes"]["tenant_isolation"]["probes"]["pairs"] = [{"actor": "team-nlp", "target": "team-nlp"}]
+    assert errors_of(data) == ["test_classes.tenant_isolation.probes.pairs[0]: actor and target are both "
+                               "'team-nlp'; a probe crosses tenants"]
+
+
+def test_enabled_congestion_needs_a_wave_but_disabled_may_be_empty(data):
+    data["test_classes"]["queue_congestion"]["wave"] = []
+    assert errors_of(data) == ["test_classes.queue_congestion.wave: empty; list at least one "
+                               "{workload, tenant, count}"]
+    data["test_classes"]["queue_congestion"]["enabled"] = False
+    assert parse_plan(data).test_classes.queue_congestion.wave == []
+
+
+def test_workload_names_leave_room_for_the_pod_name_suffixes(data):
+    long = "v-" + "x" * 50
+    data["workloads"].append(dict(data["workloads"][0], name=long))
+    i = len(data["workloads"]) - 1
+    errs = errors_of(data)
+    assert errs == [f"workloads[{i}].name: {long!r} is 52 characters; at most 47 so pod names stay within 63"]

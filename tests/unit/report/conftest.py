@@ -1,0 +1,35 @@
+"""A validated evidence root of a correctly behaving platform, copied per test that breaks one class."""
+
+import shutil
+from datetime import timedelta
+
+import pytest
+
+from gpupoc.report.items import TEST_CLASSES
+from gpupoc.validation import synthetic as syn
+from gpupoc.validation import validate_run
+
+GOOD_SCORES = {"reviewers": [
+    {"name": "Wang Fang", "role": "business", "scores": {"ui_usability": 4, "documentation": 4, "training_cost": 3},
+     "comments": {"training_cost": "half a day for a new user"}},
+    {"name": "Li Lei", "role": "business", "scores": {"ui_usability": 5, "documentation": 3, "training_cost": 4}}]}
+
+
+@pytest.fixture(scope="session")
+def good_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("good") / "evidence"
+    for tc in TEST_CLASSES:
+        validate_run(syn.write_run(root, tc, "scheduled__1", syn.good_tables(tc)))
+    return root
+
+
+@pytest.fixture
+def root_copy(good_root, tmp_path):
+    dst = tmp_path / "evidence"
+    shutil.copytree(good_root, dst, ignore=shutil.ignore_patterns("report"))
+    return dst
+
+
+def write_later_run(root, test_class, tables, run_id="scheduled__2", **kw):
+    """A newer run of one class (its window ends an hour later), so it becomes the latest."""
+    return syn.write_run(root, test_class, run_id, tables, window_end=syn.T0 + timedelta(hours=2), **kw)

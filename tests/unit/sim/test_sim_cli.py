@@ -1,0 +1,36 @@
+"""`gpupoc sim config validate`: every error listed with its path; a good file passes."""
+
+from gpupoc.cli import main
+from gpupoc.sim.config import DEFAULT_CONFIG
+
+BAD = """
+pools:
+  - name: Training_Pool
+    gpu: {model_name: x, memory_mib: -1}
+    nodes: 0
+    gpus_per_node: 8
+tenants:
+  - name: a
+    namespace: a
+    quota: {gpus: -4}
+"""
+
+
+def test_validate_lists_every_error_with_its_path(tmp_path, capsys):
+    f = tmp_path / "bad.yaml"
+    f.write_text(BAD)
+    assert main(["sim", "config", "validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    for path in ("pools[0].name", "pools[0].gpu.memory_mib", "pools[0].nodes", "tenants[0].quota.gpus"):
+        assert f"  - {path}: " in err, f"{path} missing from:\n{err}"
+    assert "got -4" in err
+
+
+def test_validate_accepts_the_shipped_config(capsys):
+    assert main(["sim", "config", "validate", str(DEFAULT_CONFIG)]) == 0
+    assert "ok (2 pools, 5 nodes, 32 GPUs, 3 tenants)" in capsys.readouterr().out
+
+
+def test_node_command_without_a_cluster_says_how_to_start_one(tmp_path, capsys):
+    assert main(["sim", "node", "fail", "n1", "--kubeconfig", str(tmp_path / "missing")]) == 2
+    assert "gpupoc sim serve" in capsys.readouterr().err

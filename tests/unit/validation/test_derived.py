@@ -1,0 +1,39 @@
+"""Derived tables: priority order and utilization aggregation."""
+
+import pandas as pd
+
+from gpupoc.validation import synthetic as syn
+from gpupoc.validation.derived import aggregate_utilization_samples, priority_order
+from gpupoc.validation.evidence import RunEvidence
+
+
+def _run(tmp_path, runs):
+    return RunEvidence.open(syn.write_run(tmp_path, "queue_congestion", "r1", {"workload_runs": runs}))
+
+
+def test_priority_order_is_zero_when_priority_is_honoured(tmp_path):
+    po = priority_order(_run(tmp_path, syn.workload_runs()))
+    assert po["overtaken_by_lower"].sum() == 0
+
+
+def test_priority_order_counts_lower_priority_workloads_scheduled_first(tmp_path):
+    runs = syn.workload_runs(6)
+    runs["pool"] = "training"
+    runs["gpus"] = 1
+    # FIFO: schedule in submission order regardless of priority
+    runs["scheduled_at"] = [pd.Timestamp(syn.T0) + pd.Timedelta(seconds=20 + 10 * i) for i in range(6)]
+    runs["priority"] = [10, 10, 1000, 1000, 100, 1000]
+    po = priority_order(_run(tmp_path, runs)).set_index("pod")
+    assert po.loc["wave-2", "overtaken_by_lower"] == 2  # both low-priority wave-0 and wave-1 went first
+    assert po.loc["wave-5", "overtaken_by_lower"] == 3  # wave-0, wave-1 and wave-4 (100) went first
+    assert po.loc["wave-0", "overtaken_by_lower"] == 0
+
+
+def test_aggregate_utilization_samples_keeps_gpu_hours():
+    samples = syn.utilization_samples(gpus=2, days=0.5, step_seconds=60)
+    out = aggregate_utilization_samples(samples, "1h")
+    assert len(out) == 2 * 12
+    assert abs(out["allocated_gpu_hours"].sum() - 2 * 12) < 1e-6
+    expected_used = float((samples["util"].astype(float) / 100 * 60 / 3600).sum())
+    assert abs(out["used_gpu_hours"].sum() - expected_used) < 1e-3
+    assert (out["util_p95"] >= out["util_avg"]).all()

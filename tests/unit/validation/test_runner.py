@@ -1,0 +1,95 @@
+"""validate_run over synthetic evidence written with the evidence writer."""
+
+import hashlib
+import json
+
+import pytest
+
+from gpupoc.exceptions import ValidationFailed
+from gpupoc.validation import Verdict, data_docs_index, validate_run, validate_run_or_raise
+from gpupoc.validation import synthetic as syn
+
+
+def _verdicts(summary):
+    return {c.check_id: c for c in summary.checks}
+
+
+@pytest.fixture(scope="module")
+def good_fault_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("evidence")
+    run = syn.write_run(root, "fault_recovery", "scheduled__1", syn.good_tables("fault_recovery"))
+    return root, run, validate_run(run)
+
+
+def test_good_run_passes_and_stores_results_with_the_evidence(good_fault_run):
+    root, run, summary = good_fault_run
+    assert summary.success, f"unexpected failures: {summary.failed_checks}"
+    assert not summary.not_verified_checks
+    for s in summary.suites:
+        stored = json.loads((run / "validation" / f"{s.suite}.json").read_text())
+        assert stored["suite_name"] == s.suite and stored["success"] is True
+    assert (run / "validation" / "summary.json").is_file()
+    assert data_docs_index(root).is_file() and summary.data_docs_index == str(data_docs_index(root))
+
+
+def test_rerun_overwrites_the_same_data_docs_page(good_fault_run):
+    root, run, _ = good_fault_run
+    pages = lambda: sorted(p.name for p in (root / "data_docs").rglob("*.html"))  # noqa: E731
+    before = pages()
+    validate_run(run)
+    assert pages() == before, "a rerun of the same run must not add Data Docs pages"
+
+
+def test_table_marked_not_verified_never_passes(tmp_path):
+    tables = syn.good_tables("fault_recovery")
+    tables["failure_records"] = None
+    run = syn.write_run(tmp_path, "fault_recovery", "r1", tables,
+                        not_verified={"failure_records": "API server unreachable; fix the kubeconfig"})
+    summary = validate_run(run)
+    checks = [c for c in summary.checks if c.table == "failure_records"]
+    assert checks and all(c.verdict is Verdict.NOT_VERIFIED for c in checks)
+    assert "API server unreachable" in checks[0].reason
+    stored = json.loads((run / "validation" / "fault_recovery.failure_records.json").read_text())
+    assert stored["verified"] is False
+
+
+def test_failed_check_raises_naming_ids_and_result_path_and_keeps_evidence(tmp_path):
+    tables = syn.good_tables("fault_recovery")
+    tables["failure_records"].loc[1, "logs_readable"] = False
+    tables["failure_records"].loc[3, "gpu_release_seconds"] = None
+    run = syn.write_run(tmp_path, "fault_recovery", "r1", tables)
+    before = hashlib.sha256((run / "tables" / "failure_records.parquet").read_bytes()).hexdigest()
+    with pytest.raises(ValidationFailed) as exc:
+        validate_run_or_raise(run)
+    assert {"FR-07", "FR-10"} <= set(exc.value.failed_checks)
+    assert exc.value.result_path.endswith("validation/summary.json")
+    assert "FR-07" in str(exc.value)
+    after = hashlib.sha256((run / "tables" / "failure_records.parquet").read_bytes()).hexdigest()
+    assert before == after
+
+
+def test_plan_thresholds_override_suite_defaults(tmp_path):
+    run = syn.write_run(tmp_path, "fault_recovery", "r1", syn.good_tables("fault_recovery"))
+    summary = validate_run(run, parameters={"max_gpu_release_seconds": 3, "require_alerts": False})
+    v = _verdicts(summary)
+    assert v["FR-09"].verdict is Verdict.FAIL, "release times 2..6 s against a 3 s limit must fail"
+    assert "FR-13" not in v and "FR-15" not in v, "require_alerts false drops the alert checks"
+
+
+def test_empty_table_fails_its_row_count_and_leaves_other_checks_not_verified(tmp_path):
+    tables = syn.good_tables("audit_trail")
+    tables["audit_matches"] = tables["audit_matches"].iloc[0:0]
+    run = syn.write_run(tmp_path, "audit_trail", "r1", tables)
+    v = _verdicts(validate_run(run))
+    assert v["AUD-01"].verdict is Verdict.FAIL
+    assert v["AUD-02"].verdict is Verdict.NOT_VERIFIED and v["AUD-03"].verdict is Verdict.NOT_VERIFIED
+
+
+def test_row_condition_selects_the_rows_it_names(tmp_path):
+    tables = syn.good_tables("tenant_isolation")
+    ap = tables["access_probes"]
+    ap.loc[0, ["allowed", "http_status"]] = [True, 200]  # a forbidden read that succeeded
+    run = syn.write_run(tmp_path, "tenant_isolation", "r1", tables)
+    v = _verdicts(validate_run(run))
+    assert v["ISO-02"].verdict is Verdict.FAIL and v["ISO-03"].verdict is Verdict.FAIL
+    assert v["ISO-03"].observed["unexpected_count"] == 1
