@@ -153,8 +153,9 @@ def report(r: dict) -> bool:
     sched_rate = rate(r["scheduled"], r["scheduled_s"])
     print(f"admission path      : {r['admission']}")
     print(f"pods                : {r['pods']} (1 GPU each, 1-2 s virtual) on {r['capacity']} GPUs")
-    print(f"created             : {r['created']} in {r['created_s']:.1f} s = {rate(r['created'], r['created_s']):.0f} pods/s"
-          + ("" if r["created"] == r["pods"] else f"  (creation budget exhausted: {r['pods'] - r['created']} not created)"))
+    short = "" if r["created"] == r["pods"] else f"  (budget exhausted: {r['pods'] - r['created']} not created)"
+    print(f"created             : {r['created']} in {r['created_s']:.1f} s = "
+          f"{rate(r['created'], r['created_s']):.0f} pods/s{short}")
     print(f"scheduled           : {r['scheduled']} in {r['scheduled_s']:.1f} s = {sched_rate:.0f} pods/s")
     if r["first_wave_s"] is not None:
         n = min(r["capacity"], r["pods"])

@@ -31,7 +31,7 @@ spec:
 
 
 def create_pod(sim, name, seconds=2, gpus=1, ns="team-vision"):
-    sim.kubectl("create", "--validate=false", "-n", ns, "-f", "-", check=True,
+    sim.kubectl("create", "-n", ns, "-f", "-", check=True,
                 input=POD.format(name=name, seconds=seconds, gpus=gpus))
 
 
@@ -167,3 +167,22 @@ def test_auth_can_i_with_impersonation(sim_server):
     no = sim_server.kubectl("auth", "can-i", "get", "pods/log", "-n", "team-nlp",
                             "--as", "system:serviceaccount:team-vision:runner")
     assert no.returncode == 1 and no.stdout.strip() == "no"
+
+
+def test_apply_uses_server_side_field_validation(sim_server):
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-apply, namespace: team-nlp}\ndata: {a: '1'}\n"
+    assert "created" in sim_server.kubectl("apply", "-f", "-", input=manifest, check=True).stdout
+    changed = manifest.replace("a: '1'", "a: '2'")
+    assert "configured" in sim_server.kubectl("apply", "-f", "-", input=changed, check=True).stdout
+    data = json.loads(sim_server.kubectl("get", "cm", "kc-apply", "-n", "team-nlp", "-o", "json", check=True).stdout)
+    assert data["data"] == {"a": "2"}
+
+
+def test_describe_node_lists_its_pods_and_gpu_allocation(sim_server):
+    create_pod(sim_server, "kc-node", seconds=60, gpus=2)
+    wait_phase(sim_server, "kc-node", ("Running",))
+    node = sim_server.kubectl("get", "pod", "kc-node", "-n", "team-vision", "-o", "jsonpath={.spec.nodeName}",
+                              check=True).stdout
+    out = sim_server.kubectl("describe", "node", node, check=True).stdout
+    assert "kc-node" in out and "nvidia.com/gpu" in out
+    sim_server.kubectl("delete", "pod", "kc-node", "-n", "team-vision", "--wait=false", check=True)

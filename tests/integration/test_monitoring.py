@@ -115,12 +115,27 @@ def _node_action(sim_server, action: str) -> None:
         assert resp.status == 200
 
 
-def test_stack_up_is_idempotent_and_status_is_healthy(stack):
-    again = _cli("stack", "up", "--data-dir", str(stack["data_dir"]), "--sim-url", "http://127.0.0.1:1")
+def test_stack_up_is_idempotent_and_status_is_healthy(sim_server, stack):
+    again = _cli("stack", "up", "--data-dir", str(stack["data_dir"]), "--sim-url", sim_server.http_url)
     assert again.returncode == 0, again.stderr
     assert f"(pid {stack['prometheus']['pid']})" in again.stdout  # the running stack, not a second one
     status = _wait(lambda: _status_if_targets_up(stack), 20, "both scrape targets up")
     assert {t["job"] for t in status["targets"]} == {"dcgm-exporter", "kube-state-metrics"}
+
+
+def test_stack_up_follows_a_cluster_that_moved(sim_server, stack):
+    """`stack up` on a running stack with another cluster URL rewrites the targets and reloads Prometheus
+    (here: the same cluster's TLS listener, then back to plain HTTP)."""
+    for url in (sim_server.url, sim_server.http_url):
+        out = _cli("stack", "up", "--data-dir", str(stack["data_dir"]), "--sim-url", url)
+        assert out.returncode == 0, out.stderr
+        assert f"(pid {stack['prometheus']['pid']})" in out.stdout
+
+        def moved(url=url):
+            st = _status_if_targets_up(stack)
+            return st if st and all(t["url"].startswith(url) for t in st["targets"]) else None
+
+        _wait(moved, 20, f"scrape targets up at {url}")
 
 
 def _status_if_targets_up(stack):
@@ -167,6 +182,8 @@ def test_namespace_utilization_matches_what_workloads_reported(sim_server, stack
     span_h = (end - start).total_seconds() / 3600
     assert rows.loc["team-vision", "allocated_gpu_hours"] == pytest.approx(4 * span_h, rel=0.2)
 
+    print("\n" + by_ns.frame[["namespace", "gpus", "samples", "util_mean_allocated", "allocated_gpu_hours",
+                               "used_gpu_hours"]].to_string(index=False))
     by_type = collectors.utilization_by_task_type(samples)
     assert by_type.verified, by_type.reason
     types = by_type.frame.set_index("task_type")["util_mean_allocated"].to_dict()
@@ -192,6 +209,8 @@ def test_node_failure_alert_reaches_the_receiver_and_its_resolution_is_kept(sim_
         return set(hit["alertname"]) or None
 
     names = _wait(fired, 60, f"GpuNodeNotReady or GpuXidError for {FAILED_NODE} in {record}", interval=1)
+    print(f"\nnode fail -> {sorted(names)} firing at the receiver after "
+          f"{(datetime.now(timezone.utc) - t0).total_seconds():.1f}s")
     assert names & {"GpuNodeNotReady", "GpuXidError"}
 
     history = alerts.alerts_from_prometheus(prom, Window(t0 - timedelta(seconds=5), datetime.now(timezone.utc),
@@ -207,7 +226,9 @@ def test_node_failure_alert_reaches_the_receiver_and_its_resolution_is_kept(sim_
         df = res.frame
         return set(df[(df["status"] == "resolved") & df["alertname"].isin(names)]["alertname"]) or None
 
+    t1 = datetime.now(timezone.utc)
     _wait(resolved, 60, "the resolved notification in the receiver record", interval=1)
+    print(f"node recover -> resolved at the receiver after {(datetime.now(timezone.utc) - t1).total_seconds():.1f}s")
 
 
 def test_prometheus_down_gives_a_not_verified_result(stack, prom):

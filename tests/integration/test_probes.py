@@ -74,7 +74,7 @@ def test_a_correct_cluster_denies_every_cross_tenant_attempt_and_audits_each_den
     allowed = [(r.actor, r.target_namespace, r.action, r.http_status) for r in rows if r.allowed is not False]
     assert allowed == [], f"cross-tenant access on a correct cluster: {allowed}"
     assert all(r.http_status == 403 and r.sar_allowed is False and r.sar_agrees for r in rows)
-    log = next(r for r in rows if r.action == "read_log" and r.target_namespace == "team-nlp")
+    log = next(r for r in rows if r.action == "read_logs" and r.target_namespace == "team-nlp")
     assert log.name == "victim" and 'cannot get resource "pods/log"' in log.message
     attach_audit(rows, audit_events(sim_server))
     unmatched = [(r.actor, r.action) for r in rows if not r.audit_matched]
@@ -106,7 +106,8 @@ def test_missing_image_record_shows_the_pull_error_and_the_gpus_released(sim_ser
     info = json.loads((sim_server.data_dir / "sim.json").read_text())
     admin = factory("admin")
     ctx = FaultContext("team-vision", "team-vision", factory("team-vision"), admin,
-                       gpu_probes={"api": api_probe(admin), "dcgm": dcgm_probe(url_fetcher(info["http_url"] + "/metrics"))},
+                       gpu_probes={"api": api_probe(admin),
+                                   "dcgm": dcgm_probe(url_fetcher(info["http_url"] + "/metrics"))},
                        alerts=lambda start, end: [], release_timeout_s=15)
     rec = run_scenario(ctx, Scenario.MISSING_IMAGE, pod("fault-missing-image", "team-vision",
                                                         image="registry.invalid/team-vision/trainer:404"),
@@ -139,9 +140,9 @@ def test_cross_tenant_logs_fault_lets_the_log_read_through_and_flags_it(start_si
         rows = run_isolation_probes(f, "admin", [service_account_actor("team-vision", "team-vision", "runner")],
                                     target_namespaces=["team-nlp"])
         leaked = [r for r in rows if r.allowed]
-        assert [(r.action, r.http_status) for r in leaked] == [("read_log", 200)]
+        assert [(r.action, r.http_status) for r in leaked] == [("read_logs", 200)]
         assert leaked[0].severity == P1 and "pods/log in team-nlp" in leaked[0].finding
-        assert all(r.allowed is False for r in rows if r.action != "read_log")
+        assert all(r.allowed is False for r in rows if r.action != "read_logs")
     finally:
         f.close()
 
@@ -157,5 +158,24 @@ def test_audit_gaps_fault_leaves_the_quota_change_unmatched(start_sim, tmp_path)
         assert [m.matched for m in rows] == [False, False]
         assert all("no audit event for kubernetes-admin patch resourcequotas team-nlp/team-nlp-gpu" in m.finding
                    for m in rows)
+    finally:
+        f.close()
+
+
+def test_gpus_leak_fault_shows_in_the_gpu_metrics_after_a_failed_exit(start_sim):
+    sim = start_sim(faults="gpus-leak")
+    info = json.loads((sim.data_dir / "sim.json").read_text())
+    f = ClientFactory(str(sim.kubeconfig))
+    try:
+        admin = f("admin")
+        ctx = FaultContext("team-nlp", "team-nlp", f("team-nlp"), admin,
+                           gpu_probes={"api": api_probe(admin),
+                                       "dcgm": dcgm_probe(url_fetcher(info["http_url"] + "/metrics"))},
+                           alerts=lambda start, end: [], release_timeout_s=3)
+        rec = run_scenario(ctx, Scenario.NON_ZERO_EXIT, pod("fault-exit", "team-nlp", gpus=2, env={
+            "WORKLOAD_DURATION_SECONDS": "1", "WORKLOAD_EXIT_CODE": "3"}), fail_timeout_s=20, airflow_retries=0)
+        assert (rec.phase, rec.container_reason, rec.exit_code) == ("Failed", "Error", 3)
+        assert rec.gpus_held_at_failure == 2 and rec.gpus_released is False and rec.severity == P1
+        assert "still held per dcgm" in rec.findings
     finally:
         f.close()

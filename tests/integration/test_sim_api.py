@@ -318,8 +318,10 @@ def test_kueue_objects_and_visibility_api(sim_server):
 
 
 def test_metrics_are_served_without_a_token(sim_server):
-    status, _ = raw(sim_server, "/metrics")
-    assert status in (200, 503)
+    status, text = raw(sim_server, "/metrics")
+    assert status == 200 and "DCGM_FI_DEV_GPU_UTIL" in text
+    status, text = raw(sim_server, "/metrics/kube-state")
+    assert status == 200 and "kube_node_status_condition" in text
 
 
 def test_tls_endpoint_uses_the_kubeconfig_ca(sim_server):
@@ -348,7 +350,8 @@ def test_cross_tenant_logs_fault_lets_a_tenant_read_foreign_logs(sim_server):
 @pytest.mark.parametrize("sim_server", ["audit-gaps"], indirect=True)
 def test_audit_gaps_fault_hides_quota_changes(sim_server):
     api = core(sim_server)
-    api.patch_namespaced_resource_quota("team-nlp-gpu", "team-nlp", {"spec": {"hard": {"requests.nvidia.com/gpu": "10"}}})
+    api.patch_namespaced_resource_quota("team-nlp-gpu", "team-nlp",
+                                        {"spec": {"hard": {"requests.nvidia.com/gpu": "10"}}})
     api.patch_namespaced_config_map("artifact-index", "team-nlp", {"data": {"x": "1"}})
     refs = [e.get("objectRef", {}) for e in sim_server.audit_events()]
     assert any(r.get("resource") == "configmaps" for r in refs)
@@ -383,7 +386,6 @@ def test_watch_from_a_too_old_resource_version_gets_an_expired_error_event(tmp_p
     import asyncio
 
     import aiohttp
-
     from gpupoc.sim.server import start_server
 
     async def scenario():
@@ -408,7 +410,6 @@ def test_a_handler_bug_answers_500_and_the_server_keeps_serving(tmp_path, monkey
     import asyncio
 
     import aiohttp
-
     from gpupoc.sim.api import app as app_mod
     from gpupoc.sim.server import start_server
 
@@ -439,7 +440,6 @@ def test_hundreds_of_watches_and_followed_logs_do_not_stall(tmp_path):
     import asyncio
 
     import aiohttp
-
     from gpupoc.sim.server import start_server
 
     async def scenario():
@@ -518,3 +518,48 @@ def test_node_fail_and_recover_from_the_command_line(start_sim):
         "\ntry:\n urllib.request.urlopen(r)\nexcept Exception as e:\n print(e.code)")],
         capture_output=True, text=True, timeout=30)
     assert tenant.stdout.strip() == "403"
+
+
+def test_server_dry_run_checks_quota_without_creating(sim_server):
+    api = core(sim_server, "team-serving")
+    ok = api.create_namespaced_pod("team-serving", gpu_pod("dry-1", gpus=1), dry_run="All")
+    assert ok.metadata.name == "dry-1"
+    with pytest.raises(ApiException) as exc:
+        api.read_namespaced_pod("dry-1", "team-serving")
+    assert exc.value.status == 404
+    with pytest.raises(ApiException) as exc:
+        api.create_namespaced_pod("team-serving", gpu_pod("dry-2", gpus=9), dry_run="All")
+    assert exc.value.status == 403 and "exceeded quota: team-serving-gpu" in json.loads(exc.value.body)["message"]
+
+
+def test_delete_collection_of_pods_by_label(sim_server):
+    api = core(sim_server)
+    for i in range(3):
+        api.create_namespaced_pod("team-nlp", gpu_pod(f"coll-{i}", seconds=60, labels={"batch": "coll"}))
+    api.delete_collection_namespaced_pod("team-nlp", label_selector="batch=coll")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and api.list_namespaced_pod("team-nlp", label_selector="batch=coll").items:
+        time.sleep(0.3)
+    assert not api.list_namespaced_pod("team-nlp", label_selector="batch=coll").items
+
+
+def test_watch_with_label_selector_reports_leaving_the_selection_as_deleted(sim_server):
+    api = core(sim_server)
+    api.create_namespaced_config_map("team-nlp", {"metadata": {"name": "sel-1", "labels": {"tier": "gold"}}})
+    seen: list[str] = []
+
+    def consume():
+        w = watch.Watch()
+        for ev in w.stream(api.list_namespaced_config_map, "team-nlp", label_selector="tier=gold",
+                           timeout_seconds=10):
+            seen.append(ev["type"])
+            if len(seen) == 3:
+                w.stop()
+
+    t = threading.Thread(target=consume)
+    t.start()
+    time.sleep(0.5)
+    api.patch_namespaced_config_map("sel-1", "team-nlp", {"metadata": {"labels": {"tier": "silver"}}})
+    api.patch_namespaced_config_map("sel-1", "team-nlp", {"metadata": {"labels": {"tier": "gold"}}})
+    t.join(15)
+    assert seen == ["ADDED", "DELETED", "ADDED"]

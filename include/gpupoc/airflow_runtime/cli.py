@@ -25,7 +25,8 @@ def _up(args: argparse.Namespace) -> int:
     if args.plan:
         extra["GPUPOC_PLAN"] = str(Path(args.plan).resolve())
     settings = RuntimeSettings(home=_home(args), port=args.port or free_port(), parallelism=args.parallelism,
-                               max_active_tasks=args.max_active_tasks, extra_env=extra)
+                               max_active_tasks=args.max_active_tasks, paused_at_creation=args.paused,
+                               extra_env=extra)
     state = up(settings, wait_healthy=not args.no_wait)
     mem = memory(state)
     print(json.dumps({
@@ -102,9 +103,10 @@ def register(subparsers) -> None:
 
     s = sub.add_parser("up", help="write the config, migrate the database, start the components")
     s.add_argument("--port", type=int, default=8080, help="api-server port on 127.0.0.1 (0: any free port)")
-    s.add_argument("--parallelism", type=int, default=8, help="tasks running at once (deferred ones do not count)")
+    s.add_argument("--parallelism", type=int, default=12, help="tasks running at once (deferred ones do not count)")
     s.add_argument("--max-active-tasks", type=int, default=16, help="per DAG, at most 16 on SQLite")
     s.add_argument("--plan", help="POC plan the DAGs read (GPUPOC_PLAN); default plans/default.yaml")
+    s.add_argument("--paused", action="store_true", help="new DAGs start paused (trigger unpauses one)")
     s.add_argument("--no-wait", action="store_true", help="return once the API answers, not when all are healthy")
     s.set_defaults(func=_up)
 

@@ -35,10 +35,11 @@ class RuntimeSettings:
     home: Path = DEFAULT_HOME
     port: int = 8080
     repo: Path = REPO_ROOT
-    parallelism: int = 8
+    parallelism: int = 12
     max_active_tasks: int = 16
     max_active_runs: int = 4
     parsing_processes: int = 1
+    paused_at_creation: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -95,7 +96,7 @@ def config_sections(s: RuntimeSettings, existing: configparser.ConfigParser | No
             "plugins_folder": str(s.repo / "plugins"),
             "executor": "LocalExecutor",
             "load_examples": "False",
-            "dags_are_paused_at_creation": "False",
+            "dags_are_paused_at_creation": str(s.paused_at_creation),
             "parallelism": str(s.parallelism),
             "max_active_tasks_per_dag": str(s.max_active_tasks),
             "max_active_runs_per_dag": str(s.max_active_runs),

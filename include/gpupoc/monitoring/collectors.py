@@ -7,8 +7,9 @@ by time bucket, with allocated and used GPU-hours. Each returns a :class:`Collec
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from gpupoc.exceptions import SourceUnavailable
@@ -19,31 +20,43 @@ from gpupoc.monitoring.results import CollectorResult, Window
 UTIL_METRIC = "DCGM_FI_DEV_GPU_UTIL"
 MEM_METRIC = "DCGM_FI_DEV_FB_USED"
 GPU_COLUMNS = ("uuid", "gpu", "hostname", "model_name", "namespace", "pod", "container")
-SAMPLE_COLUMNS = ["timestamp", *GPU_COLUMNS, "util", "mem_used_mib", "allocated", "task_type", "tenant",
-                  "queue", "pool"]
-POD_KEYED = {"namespace", "pod", "task_type", "tenant", "queue", "container"}
+POD_TAGS = ("task_type", "tenant", "queue", "test_class", "run_id")  # from kube_pod_labels
+SAMPLE_COLUMNS = ["timestamp", *GPU_COLUMNS, "util", "mem_used_mib", "allocated", *POD_TAGS, "pool"]
+POD_KEYED = {"namespace", "pod", "container", *POD_TAGS}
 UNKNOWN = "unknown"
 
 
-def _frame(series: list[dict], value_column: str) -> pd.DataFrame:
-    rows = []
+def _expand(series: list[dict], value_column: str, rows_for: Callable[[dict], dict]) -> pd.DataFrame:
+    """One row per sample of every series. ``rows_for(metric)`` gives the series' label columns, computed once
+    per series and spread over its samples (a week of 15 s samples is 40,000 rows a series)."""
+    ts_parts, val_parts, idx_parts, rows = [], [], [], []
     for s in series:
-        labels = normalize(s["metric"], GPU_COLUMNS)
-        for ts, v in s["values"]:
-            rows.append({**labels, "timestamp": float(ts), value_column: float(v)})
-    return pd.DataFrame(rows, columns=["timestamp", *GPU_COLUMNS, value_column])
+        values = s["values"]
+        if not values:
+            continue
+        n = len(values)
+        ts_parts.append(np.fromiter((v[0] for v in values), float, count=n))
+        val_parts.append(np.array([v[1] for v in values], dtype=float))
+        idx_parts.append(np.full(n, len(rows), dtype=np.int64))
+        rows.append(rows_for(s["metric"]))
+    if not rows:
+        return pd.DataFrame()
+    idx = np.concatenate(idx_parts)
+    data: dict = {"timestamp": np.concatenate(ts_parts)}
+    for col in rows[0]:
+        per_series = np.array([r[col] for r in rows], dtype=bool if col == "allocated" else object)
+        data[col] = per_series[idx]
+    data[value_column] = np.concatenate(val_parts)
+    return pd.DataFrame(data)
 
 
-def _pod_tags(prom: PrometheusClient, window: Window) -> pd.DataFrame:
-    """Task type, tenant and queue per (namespace, pod) from ``kube_pod_labels``; empty when absent."""
+def _pod_tags(prom: PrometheusClient, window: Window) -> dict[tuple[str, str], dict[str, str]]:
+    """Task type, tenant, queue, test class and run id per (namespace, pod) from ``kube_pod_labels``."""
     try:
         sets = prom.series("kube_pod_labels", window.start, window.end)
     except SourceUnavailable:
         sets = []
-    rows = {(pick(m, "namespace"), pick(m, "pod")): {"task_type": pick(m, "task_type"), "tenant": pick(m, "tenant"),
-                                                     "queue": pick(m, "queue")} for m in sets}
-    return pd.DataFrame([{"namespace": ns, "pod": pod, **tags} for (ns, pod), tags in rows.items()],
-                        columns=["namespace", "pod", "task_type", "tenant", "queue"])
+    return {(pick(m, "namespace"), pick(m, "pod")): {t: pick(m, t) for t in POD_TAGS} for m in sets}
 
 
 def _node_pools(prom: PrometheusClient, window: Window) -> dict[str, str]:
@@ -69,26 +82,31 @@ def collect_gpu_samples(prom: PrometheusClient | str, window: Window,
     except SourceUnavailable as exc:
         return CollectorResult.unverified(name, exc.endpoint, window, f"{exc.reason} (fix: {exc.fix})",
                                           UTIL_METRIC, SAMPLE_COLUMNS)
-    df = _frame(util, "util")
+    tags, pools, mapping = _pod_tags(client, window), _node_pools(client, window), dict(pool_map or {})
+
+    def labels(metric: dict) -> dict:
+        row = normalize(metric, GPU_COLUMNS)
+        row["allocated"] = allocated = row["pod"] != ""
+        found = tags.get((row["namespace"], row["pod"]), {})
+        for t in POD_TAGS:
+            row[t] = (found.get(t) or UNKNOWN) if allocated else ""
+        h, m = row["hostname"], row["model_name"]
+        row["pool"] = mapping.get(h) or mapping.get(m) or pools.get(h) or m
+        return row
+
+    df = _expand(util, "util", labels)
     if df.empty:
         return CollectorResult.unverified(
             name, client.url, window, f"Prometheus answered no {UTIL_METRIC} samples for {window}: is "
             "dcgm-exporter scraped (query up{job=\"dcgm-exporter\"}) and was the window right?",
             UTIL_METRIC, SAMPLE_COLUMNS)
-    mem_df = _frame(mem, "mem_used_mib")[["timestamp", "uuid", "mem_used_mib"]]
-    df = df.merge(mem_df.drop_duplicates(["timestamp", "uuid"]), on=["timestamp", "uuid"], how="left")
-    df["allocated"] = df["pod"] != ""
-    tags = _pod_tags(client, window)
-    df = df.merge(tags.drop_duplicates(["namespace", "pod"]), on=["namespace", "pod"], how="left")
-    for col in ("task_type", "tenant", "queue"):
-        df[col] = df[col].fillna("").where(df["allocated"], "")
-        df.loc[df["allocated"] & (df[col] == ""), col] = UNKNOWN
-    pools = _node_pools(client, window)
-    mapping = dict(pool_map or {})
-    df["pool"] = [mapping.get(h) or mapping.get(m) or pools.get(h) or m
-                  for h, m in zip(df["hostname"], df["model_name"])]
+    mem_df = _expand(mem, "mem_used_mib", lambda m: {"uuid": pick(m, "uuid")})
+    if mem_df.empty:
+        df["mem_used_mib"] = np.nan
+    else:
+        df = df.merge(mem_df.drop_duplicates(["timestamp", "uuid"]), on=["timestamp", "uuid"], how="left")
     df["timestamp"] = pd.to_datetime(df["timestamp"], unit="s", utc=True)
-    df = df.sort_values(["timestamp", "hostname", "gpu"]).reset_index(drop=True)
+    df = df.sort_values(["timestamp", "hostname", "gpu"], kind="stable").reset_index(drop=True)
     return CollectorResult(name, client.url, window, df[SAMPLE_COLUMNS], True, "",
                            f"{UTIL_METRIC}; {MEM_METRIC}; kube_pod_labels; kube_node_labels")
 
@@ -117,10 +135,10 @@ def _aggregate(df: pd.DataFrame, keys: list[str], step: float) -> pd.DataFrame:
 
 
 def utilization_by(samples: CollectorResult, by: Sequence[str], freq: str | None = None) -> CollectorResult:
-    """Aggregate GPU samples by columns (namespace, pod, task_type, tenant, queue, pool, hostname, model_name)
-    and optionally by time bucket ``freq`` (pandas offset, e.g. ``"1h"``, column ``bucket``).
+    """Aggregate GPU samples by columns (namespace, pod, task_type, tenant, queue, test_class, run_id, pool,
+    hostname, model_name) and optionally by time bucket ``freq`` (pandas offset, e.g. ``"1h"``, column ``bucket``).
 
-    Pod-keyed groupings (namespace, pod, task type, tenant, queue) use allocated GPUs only; the others all GPUs.
+    Pod-keyed groupings (namespace, pod and the pod tags) use allocated GPUs only; the others all GPUs.
     """
     keys = list(by)
     bad = [k for k in keys if k not in SAMPLE_COLUMNS]
@@ -145,8 +163,10 @@ def utilization_by(samples: CollectorResult, by: Sequence[str], freq: str | None
     return result
 
 
-def _samples(src: CollectorResult | PrometheusClient | str, window: Window | None,
-             pool_map: Mapping[str, str] | None = None) -> CollectorResult:
+Source = CollectorResult | PrometheusClient | str  # GPU samples already collected, or where to collect them
+
+
+def _samples(src: Source, window: Window | None, pool_map: Mapping[str, str] | None = None) -> CollectorResult:
     if isinstance(src, CollectorResult):
         return src
     if window is None:
@@ -154,29 +174,34 @@ def _samples(src: CollectorResult | PrometheusClient | str, window: Window | Non
     return collect_gpu_samples(src, window, pool_map)
 
 
-def utilization_by_namespace(src, window: Window | None = None) -> CollectorResult:
+def utilization_by_namespace(src: Source, window: Window | None = None) -> CollectorResult:
     """Per namespace (team): mean utilization and memory of its allocated GPUs, GPU-hours."""
     return utilization_by(_samples(src, window), ["namespace"])
 
 
-def utilization_by_pod(src, window: Window | None = None) -> CollectorResult:
+def utilization_by_pod(src: Source, window: Window | None = None) -> CollectorResult:
+    """Per pod: utilization, memory and GPU-hours of its GPUs."""
     return utilization_by(_samples(src, window), ["namespace", "pod"])
 
 
-def utilization_by_task_type(src, window: Window | None = None) -> CollectorResult:
+def utilization_by_task_type(src: Source, window: Window | None = None) -> CollectorResult:
+    """Per task type (pod label gpupoc.io/task-type); not verified when no pod carries it."""
     return utilization_by(_samples(src, window), ["task_type"])
 
 
-def utilization_by_pool(src, window: Window | None = None, pool_map: Mapping[str, str] | None = None):
+def utilization_by_pool(src: Source, window: Window | None = None,
+                        pool_map: Mapping[str, str] | None = None) -> CollectorResult:
+    """Per pool, over all its GPUs (free ones too): cluster utilization and allocation."""
     return utilization_by(_samples(src, window, pool_map), ["pool"])
 
 
-def utilization_by_bucket(src, window: Window | None = None, freq: str = "1h",
+def utilization_by_bucket(src: Source, window: Window | None = None, freq: str = "1h",
                           by: Sequence[str] = ("namespace",)) -> CollectorResult:
+    """Per time bucket (``freq``, e.g. ``"1h"``) and ``by`` columns."""
     return utilization_by(_samples(src, window), list(by), freq=freq)
 
 
-def gpu_hours_by_namespace(src, window: Window | None = None) -> CollectorResult:
+def gpu_hours_by_namespace(src: Source, window: Window | None = None) -> CollectorResult:
     """Allocated versus used GPU-hours per namespace (used = utilization-weighted allocated time)."""
     res = utilization_by_namespace(src, window)
     cols = ["namespace", "allocated_gpu_hours", "used_gpu_hours", "idle_allocated_gpu_hours", "used_ratio"]

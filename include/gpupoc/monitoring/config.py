@@ -21,7 +21,7 @@ def monitoring_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[3] / "monitoring"
 
 
-def _load(path: Path) -> dict:
+def load_yaml(path: Path) -> dict:
     try:
         return yaml.safe_load(path.read_text()) or {}
     except OSError as exc:
@@ -64,7 +64,7 @@ def sim_target(sim_url: str) -> tuple[str, str]:
 def render_prometheus(template: Path, sim_url: str, alertmanager_addr: str, rule_files: list[Path],
                       scrape_interval: str, evaluation_interval: str) -> dict:
     """The Prometheus config: sim jobs pointed at ``sim_url``, intervals, rules and Alertmanager set."""
-    cfg = _load(template)
+    cfg = load_yaml(template)
     scheme, target = sim_target(sim_url)
     g = cfg.setdefault("global", {})
     g["scrape_interval"] = duration(scrape_interval)
@@ -88,7 +88,7 @@ def render_prometheus(template: Path, sim_url: str, alertmanager_addr: str, rule
 
 def render_alertmanager(template: Path, webhook_url: str) -> dict:
     """The Alertmanager config with every webhook pointed at the project's receiver."""
-    cfg = _load(template)
+    cfg = load_yaml(template)
     hooks = [w for r in cfg.get("receivers") or [] for w in r.get("webhook_configs") or []]
     if not hooks:
         raise ConfigError(str(template), ["receivers: no webhook_configs; the project's receiver needs one"])
@@ -100,7 +100,7 @@ def render_alertmanager(template: Path, webhook_url: str) -> dict:
 
 def render_rules(template: Path, rule_for: dict[str, str] | None = None) -> dict:
     """The alert rules with ``for`` durations overridden per alert name (``{"GpuAllocatedButIdle": "1m"}``)."""
-    cfg = _load(template)
+    cfg = load_yaml(template)
     overrides = dict(rule_for or {})
     for group in cfg.get("groups") or []:
         for rule in group.get("rules") or []:

@@ -21,6 +21,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "task_type": ("label_gpupoc_io_task_type",),
     "tenant": ("label_gpupoc_io_tenant",),
     "queue": ("label_kueue_x_k8s_io_queue_name",),
+    "test_class": ("label_gpupoc_io_test_class",),
+    "run_id": ("label_gpupoc_io_run_id",),
     "pool": ("label_gpupoc_io_pool",),
     "gpu_product": ("label_nvidia_com_gpu_product",),
 }

@@ -1,8 +1,9 @@
 """Where the monitoring evidence lives: explicit arguments, Airflow connections, the POC plan, the local stack.
 
-Precedence per source: explicit argument > Airflow connection (``gpupoc_prometheus``, ``gpupoc_alertmanager``;
-looked up only when Airflow is importable and the connection exists) > the plan's evidence sources > the local
-stack's ``stack.json``. ``origin`` records which one won, for the evidence manifest.
+Precedence per source: explicit argument > Airflow connection (the plan's ``prometheus_conn_id`` /
+``alertmanager_conn_id``, else ``gpupoc_prometheus`` / ``gpupoc_alertmanager``; looked up only when Airflow is
+importable and the connection exists) > the plan's evidence sources (``prometheus_url``, ``alertmanager_url``,
+``audit_log_path``, ``alert_receiver_record``) > the local stack's ``stack.json``. ``origin`` records which one won, for the evidence manifest.
 """
 
 from __future__ import annotations
@@ -100,13 +101,18 @@ def read_stack_file(stack_dir: str | Path = DEFAULT_STACK_DIR) -> dict:
         return {}
 
 
-def _from_plan(plan_sources: Mapping[str, Any] | None, key: str) -> str | None:
+def _plan_value(plan_sources: Mapping[str, Any] | Any | None, key: str) -> str | None:
     if not plan_sources:
         return None
+    v = plan_sources.get(key) if isinstance(plan_sources, Mapping) else getattr(plan_sources, key, None)
+    return str(v) if v else None
+
+
+def _from_plan(plan_sources: Mapping[str, Any] | Any | None, key: str) -> str | None:
     for k in _PLAN_KEYS[key]:
-        v = plan_sources.get(k) if isinstance(plan_sources, Mapping) else getattr(plan_sources, k, None)
+        v = _plan_value(plan_sources, k)
         if v:
-            return str(v)
+            return v
     return None
 
 
@@ -125,7 +131,8 @@ def resolve_sources(prometheus: str | None = None, alertmanager: str | None = No
     }
     explicit = {"prometheus": prometheus, "alertmanager": alertmanager, "receiver_record": receiver_record,
                 "audit_log": audit_log}
-    conn_ids = {"prometheus": PROMETHEUS_CONN_ID, "alertmanager": ALERTMANAGER_CONN_ID}
+    conn_ids = {"prometheus": _plan_value(plan_sources, "prometheus_conn_id") or PROMETHEUS_CONN_ID,
+                "alertmanager": _plan_value(plan_sources, "alertmanager_conn_id") or ALERTMANAGER_CONN_ID}
     for key in ("prometheus", "alertmanager", "receiver_record", "audit_log"):
         value, origin, headers = explicit[key], "argument", {}
         if not value and use_airflow and key in conn_ids:

@@ -118,7 +118,7 @@ def up(opts: StackOptions) -> dict:
     state = read_state(data_dir)
     alive = _running(state)
     if state and not state.get("stopped_at") and all(alive.values()):
-        return state
+        return _retarget(state, opts)
     if any(alive.values()):
         down(data_dir)
     for binary in (PROMETHEUS_BIN, ALERTMANAGER_BIN):
@@ -168,6 +168,34 @@ def up(opts: StackOptions) -> dict:
     state["prometheus"]["config"] = str(prom_cfg)
     state["alertmanager"]["config"] = str(am_cfg)
     stack_file.write_text(json.dumps(state, indent=2))
+    return state
+
+
+def _retarget(state: dict, opts: StackOptions) -> dict:
+    """A running stack whose cluster moved (new ``sim serve`` port): rewrite the scrape targets and reload."""
+    try:
+        sim_url = resolve_sim_url(opts)
+    except SourceUnavailable:
+        return state
+    if sim_url == state.get("sim_url"):
+        return state
+    src = Path(opts.config_dir) if opts.config_dir else mcfg.monitoring_dir()
+    prom_cfg = Path(state["prometheus"]["config"])
+    current = mcfg.load_yaml(prom_cfg)
+    cfg = mcfg.render_prometheus(src / "prometheus.yml", sim_url,
+                                 current["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"][0],
+                                 [Path(p) for p in current.get("rule_files") or []], state["scrape_interval"],
+                                 state["evaluation_interval"])
+    mcfg.write_yaml(prom_cfg, cfg)
+    req = urllib.request.Request(state["prometheus"]["url"] + "/-/reload", method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10):
+            pass
+    except (urllib.error.URLError, OSError) as exc:
+        raise GpupocError(f"Prometheus at {state['prometheus']['url']} did not reload {prom_cfg}: {exc}; "
+                          "run `gpupoc stack down` then `gpupoc stack up`") from exc
+    state["sim_url"] = sim_url
+    (Path(state["data_dir"]) / "stack.json").write_text(json.dumps(state, indent=2))
     return state
 
 

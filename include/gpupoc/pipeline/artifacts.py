@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from gpupoc.pipeline.audit import ARTIFACT_INDEX, ARTIFACT_LINE, iso, utcnow
 from gpupoc.pipeline.k8s import KubeCaller
 
-SHA_LINE = re.compile(r"sha256[=: ]+(?P<sha>[0-9a-f]{64})")
+# "sha256=<hex>" (the workload's format) or "<hex>  <path>" (sha256sum's)
+SHA_LINE = re.compile(r"sha256[=: ]+([0-9a-f]{64})|^(?:\S+\s)?([0-9a-f]{64})\s+\S", re.MULTILINE)
 
 
 class ArtifactLine(BaseModel):
@@ -116,7 +117,7 @@ def hand_over(tenant: KubeCaller, namespace: str, producer_pod: str, *, consumer
             text = r.text if r.ok else ""
             if not r.ok:
                 reasons.append(f"consumer {consumer} log not readable: HTTP {r.status} {r.message}")
-        m = SHA_LINE.findall(text or "")
+        m = [a or b for a, b in SHA_LINE.findall(text or "")]
         if m:
             rec.consumer_sha256 = m[-1]
         elif text is not None and not reasons:

@@ -9,7 +9,6 @@ log (user, verb, objectRef, time window); an action with no audit record is a fi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
@@ -120,8 +119,8 @@ def read_ledger(path: str | Path) -> list[LedgerEntry]:
                 try:
                     out.append(LedgerEntry.model_validate_json(line))
                 except ValueError as e:
-                    raise ValueError(f"{f}:{i}: not a ledger entry ({e.errors()[0]['msg'] if hasattr(e, 'errors') else e}); "
-                                     "delete the file and rerun the task that wrote it") from None
+                    raise ValueError(f"{f}:{i}: not a ledger entry ({e}); delete the file and rerun the task that "
+                                     "wrote it") from None
     return sorted(out, key=lambda e: (e.at, e.task, e.seq))
 
 
@@ -177,7 +176,7 @@ def _matches(event: dict, username: str, verb: str, resource: str, namespace: st
              subresource: str, decision: str | None) -> bool:
     user = (event.get("user") or {}).get("username")
     imp = (event.get("impersonatedUser") or {}).get("username")
-    if username not in (user, imp) or event.get("verb") != verb:
+    if (username and username not in (user, imp)) or event.get("verb") != verb:
         return False
     ref = event.get("objectRef") or {}
     if (ref.get("resource") or "") != resource or (ref.get("subresource") or "") != (subresource or ""):
@@ -195,6 +194,8 @@ def find_audit_event(events: list[dict], *, username: str, verb: str, resource: 
                      namespace: str = "", name: str = "", subresource: str = "", decision: str | None = None,
                      skew_s: float = 5.0, window_s: float = 60.0, used: set[str] | None = None) -> dict | None:
     """The audit event closest to ``at`` for this request (ResponseComplete preferred), or None.
+
+    An empty ``username`` (identity unknown) matches any user; the match then shows who the platform recorded.
 
     ``used`` holds auditIDs already matched to other actions; the returned event's auditID is added to it.
     """

@@ -44,7 +44,8 @@ def quota_samples(rows: Iterable[Sample], tenants: Mapping[str, str] | None = No
             continue
         tenant = (tenants or {}).get(r.namespace, r.namespace)
         base = dict(ts=r.at, tenant=tenant, namespace=r.namespace, quota=r.quota)
-        out.append(t.QuotaSample(resource=GPU_QUOTA, hard=r.hard_gpus, used=r.used_gpus, source="resourcequota", **base))
+        out.append(t.QuotaSample(resource=GPU_QUOTA, hard=r.hard_gpus, used=r.used_gpus, source="resourcequota",
+                                 **base))
         if r.hard_pods is not None:
             out.append(t.QuotaSample(resource="pods", hard=r.hard_pods, used=r.used_pods, source="resourcequota",
                                      **base))
@@ -82,13 +83,16 @@ def failure_records(rows: Iterable[FaultRecord]) -> list[t.FailureRecord]:
     return out
 
 
-def audit_matches(rows: Iterable[Match]) -> list[t.AuditMatch]:
+def audit_matches(rows: Iterable[Match], required_only: bool = True) -> list[t.AuditMatch]:
+    """Ledger actions beside their audit events; by default only those an audit policy must record (writes,
+    denials, secret reads), so plain reads outside the policy do not count as gaps."""
     return [t.AuditMatch(ledger_action=_join(f"#{r.seq}", r.task, r.purpose, sep=" ") or f"#{r.seq}",
                          actor=r.username, verb=r.verb,
                          resource=r.resource + (f"/{r.subresource}" if r.subresource else ""),
                          namespace=r.namespace or None, name=r.name or None, at=r.at,
                          audit_event_id=r.audit_id or None, matched=r.matched, delay_seconds=r.delay_s,
-                         decision=r.audit_decision or None, code=r.audit_code) for r in rows]
+                         decision=r.audit_decision or None, code=r.audit_code)
+            for r in rows if r.required or not required_only]
 
 
 def ledger_rows(entries: Iterable[LedgerEntry]) -> list[t.LedgerRow]:

@@ -45,7 +45,8 @@ class SimNodeInjector:
         path = f"/apis/sim.gpupoc.io/v1/nodes/{node}/{action}"
         r = self.admin.call("POST", path, body={})
         return Injection(method="sim-endpoint", action=action, target=node, at=at, by=self.by,
-                         command=f"POST {path}", ok=r.ok, detail=f"HTTP {r.status}" + ("" if r.ok else f": {r.message}"))
+                         command=f"POST {path}", ok=r.ok,
+                         detail=f"HTTP {r.status}" + ("" if r.ok else f": {r.message}"))
 
     def fail(self, node: str) -> Injection:
         return self._do(node, "fail")

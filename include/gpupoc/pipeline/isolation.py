@@ -71,14 +71,34 @@ class Probe:
     body_kind: str = ""  # "pod" | "quota" | ""
 
 
-def probes_for(t: Targets) -> list[Probe]:
-    """The cross-tenant attempts made against one target namespace."""
+# The plan's probe actions (gpupoc.plan.classes.ProbeAction) -> the attempts each one makes.
+PLAN_ACTIONS: dict[str, tuple[str, ...]] = {
+    "list_pods": ("list_pods",), "get_pod": ("get_pod",), "read_logs": ("read_logs",),
+    "read_secrets": ("list_secrets", "get_secret"), "read_configmaps": ("list_configmaps", "get_artifact_index"),
+    "create_pod": ("create_pod",), "patch_quota": ("patch_quota",),
+}
+
+
+def probes_for(t: Targets, actions: Iterable[str] | None = None) -> list[Probe]:
+    """The cross-tenant attempts made against one target namespace (all, or those of the plan's ``actions``)."""
+    wanted = None
+    if actions is not None:
+        wanted = set()
+        for a in actions:
+            a = getattr(a, "value", a)
+            if a not in PLAN_ACTIONS:
+                raise ValueError(f"probes.actions: unknown action {a!r}; one of {sorted(PLAN_ACTIONS)}")
+            wanted.update(PLAN_ACTIONS[a])
+    return [p for p in _all_probes(t) if wanted is None or p.action in wanted]
+
+
+def _all_probes(t: Targets) -> list[Probe]:
     ns = f"/api/v1/namespaces/{t.namespace}"
     dry = (("dryRun", "All"),)
     return [
         Probe("list_pods", "GET", f"{ns}/pods"),
         Probe("get_pod", "GET", f"{ns}/pods/{t.pod}"),
-        Probe("read_log", "GET", f"{ns}/pods/{t.pod}/log", (("tailLines", "5"),)),
+        Probe("read_logs", "GET", f"{ns}/pods/{t.pod}/log", (("tailLines", "5"),)),
         Probe("list_secrets", "GET", f"{ns}/secrets"),
         Probe("get_secret", "GET", f"{ns}/secrets/{t.secret}"),
         Probe("list_configmaps", "GET", f"{ns}/configmaps"),
@@ -142,19 +162,20 @@ def subject_access_review(admin: KubeCaller, actor: Actor, method: str, path: st
 
 
 def attempt(actor_caller: KubeCaller, admin: KubeCaller, actor: Actor, target: Targets, probe: Probe,
-            quota_gpus: str = "") -> AccessAttempt:
+            quota_gpus: str = "", access_review: bool = True) -> AccessAttempt:
     """Make one cross-tenant request as the actor, ask the access review, and undo any effect."""
     body = None
     if probe.body_kind == "pod":
         body = probe_pod(target.namespace, actor.context)
     elif probe.body_kind == "quota":
-        raised = str(int(quota_gpus or "0") + 8)
+        raised = str(int(quota_gpus) + 8) if quota_gpus.isdigit() else "1000"
         body = {"spec": {"hard": {GPU_QUOTA_KEY: raised}}}
     info = request_info(probe.method, probe.path, list(probe.query))
     at = utcnow()
     r = actor_caller.call(probe.method, probe.path, query=list(probe.query), body=body)
     denied = rbac_denied(r)
-    sar_allowed, sar_reason = subject_access_review(admin, actor, probe.method, probe.path, probe.query)
+    sar_allowed, sar_reason = (subject_access_review(admin, actor, probe.method, probe.path, probe.query)
+                               if access_review else (None, "access review not asked (plan)"))
     row = AccessAttempt(
         actor=actor.context, actor_username=actor.username, actor_namespace=actor.namespace or "",
         target_namespace=target.namespace, action=probe.action, verb=info.verb, resource=info.resource,
@@ -177,41 +198,47 @@ def attempt(actor_caller: KubeCaller, admin: KubeCaller, actor: Actor, target: T
 
 
 def _undo(admin: KubeCaller, probe: Probe, target: Targets, r: Response, quota_gpus: str) -> None:
-    """Revert an allowed write whose dry run the platform did not honour."""
+    """Revert an allowed write whose dry run the platform did not honour (checked on the stored object)."""
     if not r.ok or not isinstance(r.body, dict):
         return
-    if probe.body_kind == "pod" and (r.body.get("metadata") or {}).get("uid"):
-        name = r.body["metadata"]["name"]
-        admin.call("DELETE", f"/api/v1/namespaces/{target.namespace}/pods/{name}", body={"gracePeriodSeconds": 0})
+    if probe.body_kind == "pod":
+        path = f"/api/v1/namespaces/{target.namespace}/pods/{(r.body.get('metadata') or {}).get('name', '')}"
+        if admin.call("GET", path).ok:
+            admin.call("DELETE", path, body={"gracePeriodSeconds": 0})
     elif probe.body_kind == "quota" and quota_gpus:
-        now = ((r.body.get("spec") or {}).get("hard") or {}).get(GPU_QUOTA_KEY)
-        if now != quota_gpus:
+        stored = admin.call("GET", probe.path)
+        now = (((stored.body or {}).get("spec") or {}).get("hard") or {}).get(GPU_QUOTA_KEY) if stored.ok else None
+        if now is not None and now != quota_gpus:
             admin.call("PATCH", probe.path, body={"spec": {"hard": {GPU_QUOTA_KEY: quota_gpus}}})
 
 
 def run_isolation_probes(callers: Callable[[str], KubeCaller], admin_context: str, actors: list[Actor],
                          targets: dict[str, Targets] | None = None,
-                         target_namespaces: list[str] | None = None) -> list[AccessAttempt]:
+                         target_namespaces: list[str] | None = None, actions: Iterable[str] | None = None,
+                         pairs: Iterable[tuple[str, str]] | None = None,
+                         access_review: bool = True) -> list[AccessAttempt]:
     """Every probe for every ordered pair (actor, target) of tenants, each with the actor's own token.
 
-    Targets are the actors' namespaces plus ``target_namespaces`` (tenants without a token in the plan).
+    Targets are the actors' namespaces plus ``target_namespaces`` (tenants without a token in the plan);
+    ``pairs`` limits them to (actor context, target namespace) pairs; ``actions`` to the plan's probe actions.
     """
     admin = callers(admin_context)
     namespaces = list(dict.fromkeys([a.namespace for a in actors if a.namespace] + list(target_namespaces or [])))
     targets = dict(targets or {})
     for ns in namespaces:
         targets.setdefault(ns, discover_targets(admin, ns))
+    wanted_pairs = set(pairs) if pairs is not None else None
     rows: list[AccessAttempt] = []
     for actor in actors:
         caller = callers(actor.context)
         for ns in namespaces:
-            if ns == actor.namespace:
+            if ns == actor.namespace or (wanted_pairs is not None and (actor.context, ns) not in wanted_pairs):
                 continue
             t = targets[ns]
             q = admin.call("GET", f"/api/v1/namespaces/{ns}/resourcequotas/{t.quota}")
             gpus = str((((q.body or {}).get("spec") or {}).get("hard") or {}).get(GPU_QUOTA_KEY, "")) if q.ok else ""
-            for probe in probes_for(t):
-                rows.append(attempt(caller, admin, actor, t, probe, gpus))
+            for probe in probes_for(t, actions):
+                rows.append(attempt(caller, admin, actor, t, probe, gpus, access_review))
     return rows
 
 

@@ -76,6 +76,23 @@ def service_account_groups(username: str) -> tuple[str, ...]:
     return ()
 
 
+def whoami(caller: "KubeCaller", default: Actor | None = None) -> Actor:
+    """The context's identity from a SelfSubjectReview (``kubectl auth whoami``), else ``default``.
+
+    Audit matching needs the username the API server sees; a made-up one never matches.
+    """
+    r = caller.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                    body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    info = ((r.body or {}).get("status") or {}).get("userInfo") if r.ok and isinstance(r.body, dict) else None
+    if info and info.get("username"):
+        ns = default.namespace if default else None
+        return Actor(caller.context, info["username"], tuple(info.get("groups") or ()), ns)
+    if default is None:
+        raise SourceUnavailable(f"selfsubjectreviews (context {caller.context})", f"HTTP {r.status}: {r.message}",
+                                "give the identity's username in the plan, or allow selfsubjectreviews (k8s >= 1.28)")
+    return default
+
+
 def service_account_actor(context: str, namespace: str, service_account: str) -> Actor:
     user = f"system:serviceaccount:{namespace}:{service_account}"
     return Actor(context, user, service_account_groups(user), namespace)
@@ -145,10 +162,15 @@ def _strip_secrets(text: str) -> str:
 
 @dataclass
 class ClientFactory:
-    """One ``ApiClient`` per kubeconfig context (cached); ``in-cluster`` uses the pod's service account."""
+    """One ``ApiClient`` per kubeconfig context (cached); ``in-cluster`` uses the pod's service account.
+
+    ``loader(context) -> ApiClient`` replaces the kubeconfig, e.g. ``KubernetesHook(conn_id).api_client`` for an
+    Airflow connection per identity.
+    """
 
     kubeconfig: str | None = None
     timeout: float = 20.0
+    loader: Callable[[str], Any] | None = None
     _clients: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def api_client(self, context: str) -> Any:
@@ -171,6 +193,8 @@ class ClientFactory:
         self._clients.clear()
 
     def _load(self, context: str) -> Any:
+        if self.loader is not None:
+            return self.loader(context)
         from kubernetes import client, config
         from kubernetes.config.config_exception import ConfigException
 
@@ -280,4 +304,5 @@ def pod_gpus(pod: dict) -> int:
 
 def holds_gpus(pod: dict) -> bool:
     """True while Kubernetes counts the pod's GPUs as allocated: bound and not in a terminal phase."""
-    return bool((pod.get("spec") or {}).get("nodeName")) and (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES
+    bound = bool((pod.get("spec") or {}).get("nodeName"))
+    return bound and (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES

@@ -86,7 +86,9 @@ class GpuWorkloadOperator(KubernetesPodOperator):
     def _plan_kwargs(self, run_id: str) -> dict[str, Any]:
         from gpupoc.podspec.kpo import kpo_kwargs
 
-        plan = load_plan_file(self.plan_path)
+        from gpupoc.pipeline.common import plan_path
+
+        plan = load_plan_file(plan_path(self.plan_path))
         item = find_item(plan, self.test_class, self.workload_key)
         return kpo_kwargs(plan.workload(item.workload), plan.tenant(item.tenant), plan, run_id=run_id,
                           test_class=self.test_class, wave_gate=self.wave_gate, name=item.name,

@@ -46,7 +46,7 @@ class OverQuotaResult(_Row):
     remaining_gpus: int | None = None
     requested_gpus: int
     http_status: int
-    outcome: str  # blocked | queued | approval | admitted | rejected | unknown
+    outcome: str  # blocked | queued | approval | admitted | rejected
     user_message: str = ""
     phase: str = ""
     node: str = ""
@@ -80,7 +80,7 @@ def classify_submission(status: int, message: str, pod: dict | None) -> tuple[st
 
 def submit_over_quota(tenant: KubeCaller, tenant_name: str, namespace: str, quota: str,
                       make_pod: Callable[[str, int], dict], *, observe_s: float = 8.0, poll_s: float = 1.0,
-                      extra_gpus: int = 1, cleanup: bool = True) -> OverQuotaResult:
+                      extra_gpus: int = 1, cleanup: bool = True, name: str | None = None) -> OverQuotaResult:
     """Submit, as the tenant, a pod asking ``remaining + extra_gpus`` GPUs; watch it ``observe_s`` seconds.
 
     ``make_pod(name, gpus)`` builds the manifest (the plan's pod-spec builder). ``admitted`` means the quota
@@ -94,7 +94,7 @@ def submit_over_quota(tenant: KubeCaller, tenant_name: str, namespace: str, quot
         used = _int(((q.body.get("status") or {}).get("used") or {}).get(GPU_QUOTA_KEY))
     remaining = None if hard is None else max(hard - (used or 0), 0)
     gpus = (remaining or 0) + extra_gpus
-    name = f"over-quota-{tenant_name}"[:55].rstrip("-") + f"-{int(time.time()) % 100000}"
+    name = name or f"over-quota-{tenant_name}"[:55].rstrip("-") + f"-{int(time.time()) % 100000}"
     at = utcnow()
     r = tenant.call("POST", f"/api/v1/namespaces/{namespace}/pods", body=make_pod(name, gpus))
     pod = r.body if r.ok and isinstance(r.body, dict) else None

@@ -35,10 +35,11 @@ def required_classes(suites: list[SuiteFile]) -> dict[str, list[str]]:
     return {k: sorted(v, key=TEST_CLASSES.index) for k, v in out.items()}
 
 
-def _verdict_from_checks(item: str, tier: Tier, checks: list[CheckOutcome], missing: list[str]) -> ItemResult:
+def _verdict_from_checks(item: str, tier: Tier, checks: list[CheckOutcome], missing: list[str],
+                         classes: list[str] | None = None) -> ItemResult:
     failing = [c for c in checks if c.verdict is Verdict.FAIL]
     unverified = [c for c in checks if c.verdict is Verdict.NOT_VERIFIED and not c.optional]
-    classes = sorted({c.suite.split(".")[0] for c in checks})
+    classes = classes or []
     checks = sorted(checks, key=lambda c: c.check_id)
     res = ItemResult(id=item, tier=tier, verdict=Verdict.PASS, checks=checks, test_classes=classes)
     if failing:
@@ -63,9 +64,11 @@ def check_items(summaries: dict[str, ValidationSummary], suites: list[SuiteFile]
     """
     needed = required_classes(suites)
     by_item: dict[str, list[CheckOutcome]] = {}
+    item_classes: dict[str, set[str]] = {}
     detached: list[CheckOutcome] = []
-    for summary in summaries.values():
+    for tc, summary in summaries.items():
         for c in summary.checks:
+            item_classes.setdefault(c.item, set()).add(tc)
             base = rules.tier_overrides.get(c.item, ITEMS.get(c.item, c.tier))
             tier = rules.tier_overrides.get(c.check_id, base)
             if tier is not base:
@@ -78,7 +81,8 @@ def check_items(summaries: dict[str, ValidationSummary], suites: list[SuiteFile]
             continue
         tier = rules.tier_overrides.get(item, default_tier)
         missing = [tc for tc in needed.get(item, []) if tc not in summaries]
-        out.append(_verdict_from_checks(item, tier, by_item.get(item, []), missing))
+        classes = sorted(item_classes.get(item, set()), key=TEST_CLASSES.index)
+        out.append(_verdict_from_checks(item, tier, by_item.get(item, []), missing, classes))
     for c in detached:
         out.append(_verdict_from_checks(f"check:{c.check_id}", c.tier, [c], []))
     return out

@@ -37,7 +37,16 @@ def _env(language: str, autoescape: bool) -> Environment:
     env.globals["t"] = lambda key: table.get(key, key)
     env.filters["item_name"] = lambda item: table.get(f"item.{item}", item)
     env.filters["md"] = _md
+    signals = check_signals(language)
+    env.filters["signal"] = lambda check: signals.get(check.check_id, check.signal)
     return env
+
+
+@lru_cache(maxsize=None)
+def check_signals(language: str) -> dict[str, str]:
+    """Check id -> pass signal in ``language`` (``templates/checks.<lang>.json``); the suites hold English."""
+    p = TEMPLATES / f"checks.{language}.json"
+    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
 
 
 def render_html(report: Report) -> str:
@@ -61,6 +70,10 @@ def write_outputs(report: Report, out_dir: str | Path) -> dict[str, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"html": out / "report.html", "markdown": out / "report.md", "json": out / "report.json"}
+    charts = out / "charts"
+    charts.mkdir(exist_ok=True)
+    for name, svg in report.charts.items():  # the Markdown shows them as images; the HTML inlines them
+        (charts / f"{name}.svg").write_text(svg, encoding="utf-8")
     paths["html"].write_text(render_html(report), encoding="utf-8")
     paths["markdown"].write_text(render_markdown(report), encoding="utf-8")
     paths["json"].write_text(json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False),

@@ -164,7 +164,8 @@ def resolve_priority(state: ClusterState, pod: dict) -> None:
     given = spec.get("priority")
     if given is not None and int(given) != value:
         raise forbidden("pods", name, f"the integer value of priority ({given}) must not be provided in pod spec; "
-                                      f"priority admission controller computed {value} from the given PriorityClass name")
+                                      f"priority admission controller computed {value} from the given "
+                                      "PriorityClass name")
     spec["priority"] = value
     spec.setdefault("preemptionPolicy", policy)
 
@@ -220,8 +221,11 @@ def after_pod_created(state: ClusterState, pod: dict) -> None:
         hook(state, pod)
 
 
-def admit_pod(state: ClusterState, pod: dict, namespace: str) -> dict:
-    """Run the whole admission chain on a posted pod; returns it ready to store, or raises StatusError."""
+def admit_pod(state: ClusterState, pod: dict, namespace: str, dry_run: bool = False) -> dict:
+    """Run the whole admission chain on a posted pod; returns it ready to store, or raises StatusError.
+
+    ``dry_run`` skips the Kueue hook (it would queue a Workload for a pod that is never stored).
+    """
     if not isinstance(pod, dict):
         raise StatusError(400, "the body of the request was in an unknown format", "BadRequest")
     meta = pod.setdefault("metadata", {})
@@ -238,7 +242,8 @@ def admit_pod(state: ClusterState, pod: dict, namespace: str) -> dict:
     default_pod(pod, namespace)
     resolve_priority(state, pod)
     check_quota(state, pod)
-    _kueue_hook(state, pod)
+    if not dry_run:
+        _kueue_hook(state, pod)
     if pod["spec"].get("schedulingGates") and not any(
             c.get("type") == "PodScheduled" for c in pod["status"].get("conditions") or []):
         pod["status"].setdefault("conditions", []).append({

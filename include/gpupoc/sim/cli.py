@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="serve the cluster on 127.0.0.1 until SIGTERM")
     serve.add_argument("--config", type=Path, default=None, help="cluster config YAML (default: the shipped one)")
     serve.add_argument("--port", type=int, default=0, help="TCP port (0: a free port)")
-    serve.add_argument("--kubeconfig", type=Path, default=None, help="where to write it (default <data-dir>/kubeconfig)")
+    serve.add_argument("--kubeconfig", type=Path, default=None,
+                       help="where to write it (default <data-dir>/kubeconfig)")
     serve.add_argument("--faults", default="", help="fault profiles, comma-separated (default: none)")
     serve.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="state directory (default var/sim)")
     serve.add_argument("--log-level", default="INFO")

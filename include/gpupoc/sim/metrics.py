@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
@@ -93,6 +94,9 @@ class Exposition:
         inner = labels if isinstance(labels, str) else label_str(labels)
         self._families[name][2].append(f"{name}{{{inner}}} {fmt_value(value)}")
 
+    def extend(self, name: str, lines: list[str]) -> None:
+        self._families[name][2].extend(lines)
+
     def render(self) -> str:
         out: list[str] = []
         for name, (type_, help_, samples) in self._families.items():
@@ -100,6 +104,20 @@ class Exposition:
             out.append(f"# TYPE {name} {type_}")
             out.extend(samples)
         return "\n".join(out) + "\n"
+
+
+class _Sink:
+    """Sample lines of one object by family (cached between scrapes while the object is unchanged)."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, list[str]] = {}
+
+    def add(self, name: str, labels: str, value: float) -> None:
+        self.lines.setdefault(name, []).append(f"{name}{{{labels}}} {fmt_value(value)}")
+
+
+# Store -> {(namespace, pod): ((uid, resourceVersion, host ip), sink)}: unchanged pods are not re-rendered.
+_POD_CACHE: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 
 
 def sanitize_label_name(name: str) -> str:
@@ -190,16 +208,26 @@ def _pod_labels(gpu: Gpu) -> list[tuple[str, str]]:
     return [("container", gpu.container or ""), ("namespace", ns), ("pod", pod)]
 
 
+# Store -> {GPU uuid: ((holder, container), GPU labels, pod labels)}
+_GPU_LABEL_CACHE: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+
+
 def render_dcgm(state: ClusterState, now: float | None = None) -> str:
     """Every simulated GPU in dcgm-exporter's text format; also advances the energy counters."""
     integrate_energy(state, now)
     exp = Exposition()
     for name, type_, help_ in DCGM_FIELDS:
         exp.family(name, type_, help_)
+    label_cache = _GPU_LABEL_CACHE.setdefault(state.store, {})
     for node in sorted(state.inventory.gpus):
         for g in state.inventory.gpus[node]:
             r = read_gpu(state, g)
-            base, pod = label_str(_gpu_labels(g)), label_str(_pod_labels(g))
+            hit = label_cache.get(g.uuid)
+            if hit is None or hit[0] != (g.holder, g.container):
+                base, pod = label_str(_gpu_labels(g)), label_str(_pod_labels(g))
+                hit = ((g.holder, g.container), base, pod)
+                label_cache[g.uuid] = hit
+            _, base, pod = hit
             labels = f"{base},{pod}" if pod else base
             u = r.util / 100.0
             exp.add("DCGM_FI_DEV_GPU_TEMP", labels, r.temp_c)
@@ -227,7 +255,7 @@ def render_dcgm(state: ClusterState, now: float | None = None) -> str:
 PHASES = ("Pending", "Succeeded", "Failed", "Unknown", "Running")
 # Labels exported as kube_pod_labels / kube_node_labels (kube-state-metrics --metric-labels-allowlist).
 POD_LABEL_ALLOWLIST = ("gpupoc.io/tenant", "gpupoc.io/task-type", "gpupoc.io/workload", "gpupoc.io/run-id",
-                       "kueue.x-k8s.io/queue-name", "app")
+                       "gpupoc.io/test-class", "gpupoc.io/pool", "kueue.x-k8s.io/queue-name", "app")
 NODE_LABEL_ALLOWLIST = ("gpupoc.io/pool", "nvidia.com/gpu.product", "node.kubernetes.io/instance-type")
 _NODE_RESOURCES = {  # resource -> (label value, unit)
     "cpu": ("cpu", "core"), "memory": ("memory", "byte"), "pods": ("pods", "integer"),
@@ -272,8 +300,21 @@ def render_kube_state(state: ClusterState) -> str:
         exp.family(name, type_, help_)
     nodes = state.store.list("nodes")
     host_ips = {n["metadata"]["name"]: _internal_ip(n) for n in nodes}
+    cache = _POD_CACHE.setdefault(state.store, {})
+    fresh: dict = {}
     for pod in state.store.list("pods"):
-        _pod_series(exp, pod, host_ips)
+        md = pod["metadata"]
+        key = (md.get("namespace", ""), md["name"])
+        stamp = (md.get("uid"), md.get("resourceVersion"), host_ips.get((pod.get("spec") or {}).get("nodeName") or ""))
+        hit = cache.get(key)
+        if hit is None or hit[0] != stamp:
+            sink = _Sink()
+            _pod_series(sink, pod, host_ips)
+            hit = (stamp, sink)
+        fresh[key] = hit
+        for family, lines in hit[1].lines.items():
+            exp.extend(family, lines)
+    _POD_CACHE[state.store] = fresh
     for node in nodes:
         _node_series(exp, node)
     for rq in state.store.list("resourcequotas"):
@@ -293,7 +334,7 @@ def _internal_ip(node: dict) -> str:
     return ""
 
 
-def _pod_series(exp: Exposition, pod: dict, host_ips: dict[str, str]) -> None:
+def _pod_series(exp: _Sink, pod: dict, host_ips: dict[str, str]) -> None:
     md, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
     ident = label_str([("namespace", md.get("namespace", "")), ("pod", md["name"]), ("uid", md.get("uid", ""))])
     node = spec.get("nodeName") or ""

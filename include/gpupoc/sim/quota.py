@@ -138,7 +138,8 @@ def tracker(state: ClusterState) -> UsageTracker:
     return t
 
 
-def namespace_usage(state: ClusterState, namespace: str, keys: list[str], exclude: str | None = None) -> dict[str, Decimal]:
+def namespace_usage(state: ClusterState, namespace: str, keys: list[str],
+                    exclude: str | None = None) -> dict[str, Decimal]:
     """Current usage of ``keys`` from the namespace's non-terminal pods (``exclude``: a stored pod name)."""
     t = tracker(state)
     used = {k: t.used(namespace, k) for k in keys}

@@ -152,7 +152,8 @@ def forbidden_status(attrs: Attributes, reason: str = "") -> dict:
         message = f"forbidden: {msg}"
     else:
         qualified = attrs.resource + (f".{attrs.api_group}" if attrs.api_group else "")
-        message = f'{qualified} "{attrs.name}" is forbidden: {msg}' if attrs.name else f"{qualified} is forbidden: {msg}"
+        who = f'{qualified} "{attrs.name}"' if attrs.name else qualified
+        message = f"{who} is forbidden: {msg}"
     details: dict = {"kind": attrs.resource} if attrs.resource_request else {}
     if attrs.name:
         details["name"] = attrs.name

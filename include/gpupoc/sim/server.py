@@ -13,8 +13,9 @@ from pathlib import Path
 
 from aiohttp import web
 
+from gpupoc.exceptions import ConfigError
 from gpupoc.sim import quota
-from gpupoc.sim.api.app import AUDIT, build_app
+from gpupoc.sim.api.app import build_app
 from gpupoc.sim.api.tls import Pki, ensure_pki
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState, make_identities
@@ -111,7 +112,11 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
     kubeconfig = Path(kubeconfig or data_dir / "kubeconfig").resolve()
     state = make_state(config, data_dir, faults)
     pki = ensure_pki(data_dir / "pki")
-    server = await start_server(state, port, pki=pki)
+    try:
+        server = await start_server(state, port, pki=pki)
+    except OSError as exc:
+        raise ConfigError("--port", [f"port: cannot listen on 127.0.0.1:{port} ({exc.strerror}); "
+                                     "choose a free port or pass --port 0"]) from None
     write_kubeconfig(kubeconfig, server.url, config.name, state.identities, ca_pem=pki.ca_pem())
     info_path = data_dir / "sim.json"
     info = {"url": server.url, "pid": os.getpid(), "kubeconfig": str(kubeconfig), "http_url": server.http_url,
@@ -138,8 +143,7 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
             server.controllers = asyncio.create_task(_controller_loop(state, server.stop_event), name="controllers")
     watcher.cancel()
     try:
-        await server.stop()
+        await server.stop()  # the app's cleanup closes the audit log
     finally:
-        server.runner.app[AUDIT].close() if server.runner.app is not None else None
         info_path.unlink(missing_ok=True)
     print("gpupoc sim: stopped", flush=True)

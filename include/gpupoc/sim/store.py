@@ -152,7 +152,7 @@ class Store:
     def _commit(self, resource: str, type_: str, obj: dict) -> None:
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
-        change = Change(self.rv, resource, type_, copy.deepcopy(obj))
+        change = Change(self.rv, resource, type_, json_copy(obj))
         self._history.append(change)
         for w in self._watches:
             if w.matches(change):
@@ -186,6 +186,17 @@ class Store:
         self._listeners.append(fn)
 
 
+def json_copy(value):
+    """Deep copy of JSON-like data (dicts, lists, scalars): several times faster than ``copy.deepcopy``."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_copy(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return copy.deepcopy(value)
+
+
 def strip_for_list(objs: Iterable[dict]) -> list[dict]:
     """Deep copies suitable for a list answer."""
-    return [copy.deepcopy(o) for o in objs]
+    return [json_copy(o) for o in objs]

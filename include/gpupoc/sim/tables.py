@@ -216,12 +216,14 @@ QUOTA_COLUMNS: Columns = [
     ("Name", "string", 0, "Name must be unique within a namespace."),
     ("Age", "string", 0, "CreationTimestamp is a timestamp representing the server time when this object was created."),
     ("Request", "string", 0, "Request represents a minimum amount of cpu/memory that a container may consume."),
-    ("Limit", "string", 0, "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
+    ("Limit", "string", 0, "Limits control the maximum amount of cpu/memory that a container may use "
+                           "independent of contention on the node."),
 ]
 
 
 def _ns_row(ns: dict) -> Row:
-    return [ns["metadata"]["name"], (ns.get("status") or {}).get("phase", ""), age(ns["metadata"].get("creationTimestamp"))]
+    meta = ns["metadata"]
+    return [meta["name"], (ns.get("status") or {}).get("phase", ""), age(meta.get("creationTimestamp"))]
 
 
 NS_COLUMNS: Columns = [
@@ -240,7 +242,62 @@ GENERIC_COLUMNS: Columns = [
     ("Age", "string", 0, "CreationTimestamp is a timestamp representing the server time when this object was created."),
 ]
 
+def _col(name: str, type_: str = "string", priority: int = 0, description: str = "") -> tuple[str, str, int, str]:
+    return (name, type_, priority, description)
+
+
+_AGE = _col("Age", description="CreationTimestamp is a timestamp representing the server time when this object was "
+                                "created.")
+_NAME = _col("Name", description="Name must be unique within a namespace.")
+
+
+def _simple(*cells: Callable[[dict], object]) -> Callable[[dict], Row]:
+    def row(obj: dict) -> Row:
+        return [obj["metadata"]["name"], *(c(obj) for c in cells), age(obj["metadata"].get("creationTimestamp"))]
+    return row
+
+
+def _simple_cols(*names: tuple[str, str]) -> Columns:
+    return [_NAME, *(_col(n, t) for n, t in names), _AGE]
+
+
+def _status(key: str) -> Callable[[dict], object]:
+    return lambda o: (o.get("status") or {}).get(key, 0)
+
+
+def _wl_condition(type_: str) -> Callable[[dict], object]:
+    def get(o: dict) -> str:
+        for c in (o.get("status") or {}).get("conditions") or []:
+            if c.get("type") == type_:
+                return c.get("status", "")
+        return ""
+    return get
+
+
 PRINTERS: dict[str, tuple[Columns, Callable[[dict], Row]]] = {
+    "priorityclasses": ([_NAME, _col("Value", "integer"), _col("Global-Default", "boolean"), _AGE,
+                         _col("PreemptionPolicy")],
+                        lambda o: [o["metadata"]["name"], o.get("value", 0), bool(o.get("globalDefault")),
+                                   age(o["metadata"].get("creationTimestamp")),
+                                   o.get("preemptionPolicy", "PreemptLowerPriority")]),
+    "secrets": (_simple_cols(("Type", "string"), ("Data", "string")),
+                _simple(lambda o: o.get("type", "Opaque"), lambda o: str(len(o.get("data") or {})))),
+    "configmaps": (_simple_cols(("Data", "string")), _simple(lambda o: str(len(o.get("data") or {})))),
+    "serviceaccounts": (_simple_cols(("Secrets", "string")), _simple(lambda o: str(len(o.get("secrets") or [])))),
+    "clusterqueues": (_simple_cols(("Cohort", "string"), ("Strategy", "string"), ("Pending Workloads", "integer"),
+                                   ("Admitted Workloads", "integer")),
+                      _simple(lambda o: (o.get("spec") or {}).get("cohort", ""),
+                              lambda o: (o.get("spec") or {}).get("queueingStrategy", ""),
+                              _status("pendingWorkloads"), _status("admittedWorkloads"))),
+    "localqueues": (_simple_cols(("ClusterQueue", "string"), ("Pending Workloads", "integer"),
+                                 ("Admitted Workloads", "integer")),
+                    _simple(lambda o: (o.get("spec") or {}).get("clusterQueue", ""), _status("pendingWorkloads"),
+                            _status("admittedWorkloads"))),
+    "workloads": (_simple_cols(("Queue", "string"), ("Reserved in", "string"), ("Admitted", "string"),
+                               ("Finished", "string")),
+                  _simple(lambda o: (o.get("spec") or {}).get("queueName", ""),
+                          lambda o: (((o.get("status") or {}).get("admission") or {}).get("clusterQueue", "")),
+                          _wl_condition("Admitted"), _wl_condition("Finished"))),
     "pods": (POD_COLUMNS, _pod_row),
     "nodes": (NODE_COLUMNS, _node_row),
     "events": (EVENT_COLUMNS, _event_row),

@@ -2,7 +2,7 @@
 
 Each suite's ``meta`` names its ``test_class`` (or ``"*"`` for every class), the ``table`` it checks and
 default ``parameters`` (plan thresholds override them by name; expectations refer to them with
-``{"$PARAMETER": name}``). Each expectation's ``meta`` carries ``check_id``, ``tier``, ``item``, ``signal``,
+``{"$PARAMETER": name}``; ``minus_<name>`` is always ``-<name>``). Each expectation's ``meta`` carries ``check_id``, ``tier``, ``item``, ``signal``,
 optionally ``failure_class`` (the class of a failure, default product_gap) and ``requires`` (a parameter that
 must be true for the check to apply, e.g. ``require_alerts``).
 """
@@ -65,6 +65,9 @@ class SuiteFile:
         for k, v in (overrides or {}).items():
             if k in params:
                 params[k] = v
+        for k in params:  # "minus_x" follows "x" (GX cannot negate a parameter itself)
+            if k.startswith("minus_") and isinstance(params.get(k[6:]), (int, float)):
+                params[k] = -params[k[6:]]
         return params
 
     def expectations(self, params: dict[str, Any]) -> list[dict[str, Any]]:

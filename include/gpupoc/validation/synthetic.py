@@ -38,12 +38,15 @@ def workload_runs(n: int = 12, test_class: str = "queue_congestion") -> pd.DataF
     return pd.DataFrame(rows)
 
 
-def explanations(n: int = 8) -> pd.DataFrame:
+def explanations(n: int = 12) -> pd.DataFrame:
+    """One row per workload; the first two never waited long enough to need an explanation."""
+    need = [i >= 2 for i in range(n)]
     return pd.DataFrame({
-        "pod": [f"wave-{i}" for i in range(n)], "platform_reason": ["Unschedulable"] * n,
-        "platform_message": ["0/3 nodes are available: 3 Insufficient nvidia.com/gpu."] * n,
-        "reconstructed_bottleneck": ["capacity"] * n, "ahead_count": list(range(n)), "explained": [True] * n,
-        "eta_error_seconds": [None] * n})
+        "pod": [f"wave-{i}" for i in range(n)], "namespace": [TENANTS[i % 3] for i in range(n)],
+        "platform_reason": ["Unschedulable" if x else None for x in need],
+        "platform_message": ["0/3 nodes are available: 3 Insufficient nvidia.com/gpu." if x else None for x in need],
+        "reconstructed_bottleneck": ["capacity" if x else "none" for x in need], "ahead_count": list(range(n)),
+        "explained": [True if x else None for x in need], "eta_error_seconds": [None] * n})
 
 
 def queue_snapshots(n: int = 8) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from typing import Sequence
 
 from gpupoc.workload.modes import RUNNERS, eprint, log
 from gpupoc.workload.settings import Mode, parse_settings
-from gpupoc.workload.telemetry import Phase, TelemetryReporter
+from gpupoc.workload.telemetry import TelemetryReporter
 
 SIGTERM_EXIT = 143
 

@@ -57,6 +57,35 @@ def verify_artifact(manifest_path: str | Path) -> bool:
     return hashlib.sha256(data).hexdigest() == manifest["sha256"]
 
 
+def resolve_artifact(ref: str, artifact_dir: str | None) -> Path:
+    """The weights file ``ref`` names: a file, a manifest, a producer's directory, or a producer pod name
+    under ``artifact_dir``. Raises FileNotFoundError naming what was tried."""
+    candidates = [Path(ref)]
+    if artifact_dir and not Path(ref).is_absolute():
+        candidates.append(Path(artifact_dir) / ref)
+    for c in candidates:
+        if c.is_dir():
+            c = c / WEIGHTS
+        elif c.name == MANIFEST:
+            c = c.parent / json.loads(c.read_text())["artifact"]
+        if c.is_file():
+            return c
+    tried = ", ".join(str(c) for c in candidates)
+    raise FileNotFoundError(f"artifact {ref!r} not found (tried {tried}); the producer writes "
+                            f"$GPUPOC_ARTIFACT_DIR/<producer pod>/{WEIGHTS}")
+
+
+def load_artifact(path: Path) -> tuple[dict[str, np.ndarray], str, bool | None]:
+    """(arrays, sha256 of the file, whether it matches the manifest next to it; None without one)."""
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    manifest = path.parent / MANIFEST
+    matches = json.loads(manifest.read_text()).get("sha256") == digest if manifest.is_file() else None
+    with np.load(io.BytesIO(data)) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    return arrays, digest, matches
+
+
 def _write_bytes_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from gpupoc.workload.artifact import write_artifact
+from gpupoc.workload.artifact import load_artifact, resolve_artifact, write_artifact
 from gpupoc.workload.model import Mlp, synthetic_data
 from gpupoc.workload.settings import Settings
 from gpupoc.workload.telemetry import Phase, TelemetryReporter
@@ -114,9 +114,17 @@ def run_fail(s: Settings, rep: TelemetryReporter) -> int:
 
 def run_infer(s: Settings, rep: TelemetryReporter) -> int:
     model = Mlp.init(s.seed)
+    if s.artifact:
+        path = resolve_artifact(s.artifact, s.artifact_dir)
+        arrays, digest, matches = load_artifact(path)
+        model = Mlp(**{k: arrays[k] for k in ("w1", "b1", "w2", "b2")})
+        verdict = {True: "yes", False: "NO", None: "no manifest"}[matches]
+        log(f"loaded model from {path} (sha256 {digest}, manifest match: {verdict})")
+        if matches is False:
+            raise ValueError(f"artifact {path}: sha256 {digest} differs from its manifest; refusing to serve it")
     rng = np.random.default_rng(s.seed)
     rep.set_phase(Phase.SERVE)
-    log("model loaded; serving predictions")
+    log("model ready; serving predictions")
     deadline = time.monotonic() + s.run_seconds
     served = 0
     latencies: list[float] = []

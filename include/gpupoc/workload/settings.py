@@ -34,6 +34,7 @@ class Settings:
     oom_mib: int = 2048
     step_sleep: float = 0.05
     seed: int = 0
+    artifact: str | None = None  # infer: the model to load (file, producer directory, or producer pod name)
     artifact_dir: str | None = None
     telemetry_file: str | None = None
     pod: str = "local"
@@ -77,6 +78,9 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--step-sleep", type=float, default=_env_float(env, "WORKLOAD_STEP_SLEEP", 0.05),
                    help="pause between training steps, keeps the CPU cost low (default 0.05 s)")
     p.add_argument("--seed", type=int, default=int(_env_float(env, "WORKLOAD_SEED", 0)))
+    p.add_argument("--artifact", default=env.get("WORKLOAD_ARTIFACT") or None,
+                   help="infer mode: load this model (a model.npz, a manifest.json, a producer's directory, or a "
+                        "producer pod name under $GPUPOC_ARTIFACT_DIR) and print its sha256 (env WORKLOAD_ARTIFACT)")
     return p
 
 
@@ -97,6 +101,7 @@ def parse_settings(argv: Sequence[str] | None = None, env: Mapping[str, str] | N
         oom_mib=max(1, args.oom_mib),
         step_sleep=max(0.0, args.step_sleep),
         seed=args.seed,
+        artifact=args.artifact,
         artifact_dir=env.get("GPUPOC_ARTIFACT_DIR") or None,
         telemetry_file=env.get("GPUPOC_TELEMETRY_FILE") or None,
         pod=env.get("POD_NAME") or env.get("HOSTNAME") or "local",

@@ -130,3 +130,15 @@ def test_promtool_parses_the_exposition(state):
     problems = [line for line in (out.stdout + out.stderr).splitlines()
                 if line.strip() and not any(t in line for t in tolerated)]
     assert not problems, problems
+
+
+def test_labels_follow_release_and_reallocation(state, expo):
+    state.inventory.allocate("training-node-1", ("team-vision", "a"), "c", 1)
+    metrics.render_dcgm(state, now=0.0)
+    state.inventory.release(("team-vision", "a"))
+    state.inventory.allocate("training-node-1", ("team-nlp", "b"), "d", 1)
+    samples, _, _ = expo.parse(metrics.render_dcgm(state, now=1.0))
+    uuid = _gpu(state, "training-node-1", 0).uuid
+    (labels, _), = expo.series(samples, "DCGM_FI_DEV_GPU_UTIL", UUID=uuid)
+    assert (labels["namespace"], labels["pod"], labels["container"]) == ("team-nlp", "b", "d")
+    assert not expo.series(samples, "DCGM_FI_DEV_GPU_UTIL", pod="a")

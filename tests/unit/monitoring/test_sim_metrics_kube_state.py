@@ -132,3 +132,17 @@ def test_parse_quantity(q, expected):
 def test_parse_quantity_rejects_garbage_with_the_value():
     with pytest.raises(ValueError, match="'12 gpus'"):
         metrics.parse_quantity("12 gpus")
+
+
+def test_rendering_follows_pod_updates_and_deletions_between_scrapes(state, expo):
+    pod = _pod(state, "train-2")
+    samples, _, _ = _render(state, expo)
+    assert expo.series(samples, "kube_pod_status_phase", pod="train-2", phase="Running")[0][1] == 1
+    pod["status"]["phase"] = "Succeeded"
+    state.store.update("pods", pod)
+    samples, _, _ = _render(state, expo)
+    assert expo.series(samples, "kube_pod_status_phase", pod="train-2", phase="Running")[0][1] == 0
+    assert expo.series(samples, "kube_pod_status_phase", pod="train-2", phase="Succeeded")[0][1] == 1
+    state.store.delete("pods", "team-vision", "train-2")
+    samples, _, _ = _render(state, expo)
+    assert not expo.series(samples, "kube_pod_status_phase", pod="train-2")

@@ -17,7 +17,7 @@ AT = "2026-03-01T12:00:00.000001Z"
 
 def test_access_attempts_and_over_quota_become_access_probes():
     leaked = AccessAttempt(actor="team-a", actor_username="system:serviceaccount:team-a:runner",
-                           target_namespace="team-b", action="read_log", verb="get", resource="pods",
+                           target_namespace="team-b", action="read_logs", verb="get", resource="pods",
                            subresource="log", name="p", at=AT, http_status=200, allowed=True, message="200: text",
                            sar_allowed=False, finding="could get pods/log", severity="P1", audit_matched=None)
     over = OverQuotaResult(tenant="team-a", namespace="team-a", quota="q", pod="o", at=AT, remaining_gpus=2,
@@ -70,3 +70,10 @@ def test_ledger_audit_and_artifact_rows_fit_their_tables():
     [art] = to_arrow("artifacts", ev.artifacts([a])).to_pylist()
     assert (art["producer"], art["verified"]) == ("train-1", True)
     assert json.loads(json.dumps(ev.detailed([m])))[0]["finding"] == "no audit event"
+
+
+def test_audit_matches_leave_out_reads_outside_the_audit_policy_by_default():
+    read = AuditMatch(seq=2, at=AT, username="u", verb="get", resource="pods", required=False, matched=False)
+    write = AuditMatch(seq=3, at=AT, username="u", verb="create", resource="pods", matched=True, audit_id="x")
+    assert [r.ledger_action for r in ev.audit_matches([read, write])] == ["#3"]
+    assert len(ev.audit_matches([read, write], required_only=False)) == 2

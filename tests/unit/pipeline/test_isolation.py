@@ -10,8 +10,8 @@ import pytest
 
 from gpupoc.pipeline.audit import iso
 from gpupoc.pipeline.isolation import (
-    P1, Targets, attach_audit, classify_submission, probes_for, rbac_denied, run_isolation_probes, sample_quotas,
-    submit_over_quota, tenant_shares,
+    P1, Targets, attach_audit, classify_submission, observe_quotas, probes_for, rbac_denied, run_isolation_probes,
+    sample_quotas, submit_over_quota, tenant_shares,
 )
 from gpupoc.pipeline.k8s import Response, service_account_actor
 
@@ -64,7 +64,7 @@ def test_every_ordered_pair_gets_every_probe_and_a_correct_cluster_denies_all(fa
     assert all(r.allowed is False and r.sar_allowed is False and r.sar_agrees for r in rows)
     assert not [r for r in rows if r.finding]
     # probes target real objects, preferring a pod that ran (its log exists)
-    log = next(r for r in rows if r.action == "read_log" and r.target_namespace == "team-b")
+    log = next(r for r in rows if r.action == "read_logs" and r.target_namespace == "team-b")
     assert (log.name, log.subresource, log.verb) == ("team-b-train", "log", "get")
     # writes are dry runs
     writes = [c for c in callers["team-a"].calls if c[0] in ("POST", "PATCH")]
@@ -72,19 +72,29 @@ def test_every_ordered_pair_gets_every_probe_and_a_correct_cluster_denies_all(fa
 
 
 def test_an_allowed_log_read_is_a_p1_finding(fake_caller):
-    callers, _ = make_cluster(fake_caller, leak={("GET", r".*/pods/[^/]+/log"): Response(200, None, "epoch=1 loss=0.6\n")})
+    log = Response(200, None, "epoch=1 loss=0.6\n")
+    callers, _ = make_cluster(fake_caller, leak={("GET", r".*/pods/[^/]+/log"): log})
     rows = run_isolation_probes(callers.__getitem__, "admin", [A, B])
     leaked = [r for r in rows if r.allowed]
-    assert {r.action for r in leaked} == {"read_log"}
+    assert {r.action for r in leaked} == {"read_logs"}
     assert all(r.severity == P1 and "pods/log" in r.finding and r.sar_agrees is False for r in leaked)
 
 
 def test_an_allowed_create_whose_dry_run_was_ignored_is_deleted_by_the_admin(fake_caller):
     created = Response(201, {"kind": "Pod", "metadata": {"name": "isolation-probe-team-a", "uid": "u1"}})
     callers, admin = make_cluster(fake_caller, leak={("POST", r"/api/v1/namespaces/team-b/pods"): created})
+    admin.on("GET", r"/api/v1/namespaces/team-b/pods/isolation-probe-team-a", created)  # really stored
     rows = run_isolation_probes(callers.__getitem__, "admin", [A, B])
     assert [r.action for r in rows if r.allowed] == ["create_pod"]
     assert ("DELETE", "/api/v1/namespaces/team-b/pods/isolation-probe-team-a") in [c[:2] for c in admin.calls]
+
+
+def test_an_allowed_quota_patch_that_was_only_a_dry_run_is_not_undone(fake_caller):
+    raised = Response(200, {"spec": {"hard": {"requests.nvidia.com/gpu": "16"}}})
+    callers, admin = make_cluster(fake_caller, leak={("PATCH", r".*/resourcequotas/team-b-gpu"): raised})
+    rows = run_isolation_probes(callers.__getitem__, "admin", [A, B])
+    assert [r.action for r in rows if r.allowed] == ["patch_quota"]
+    assert not [c for c in admin.calls if c[0] == "PATCH"]  # the stored quota still says 8
 
 
 @pytest.mark.parametrize("status,message,expected", [
@@ -195,3 +205,35 @@ def test_tenant_shares_split_gpu_seconds_and_report_wait_percentiles():
     assert shares["b"].entitled_share == 0.5 and shares["b"].share_vs_entitled == 0.4
     assert shares["b"].never_started == 1 and shares["b"].wait_max_s == 200
     assert shares["a"].wait_p50_s == 5
+
+
+def test_observe_quotas_samples_until_stopped(fake_caller):
+    import threading
+
+    admin = fake_caller("admin")
+    admin.on("GET", r".*/resourcequotas", Response(200, {"items": [{"metadata": {"name": "q"}, "status": {
+        "hard": {"requests.nvidia.com/gpu": "4"}, "used": {"requests.nvidia.com/gpu": "1"}}}]}))
+    admin.on("GET", r".*/pods", Response(200, {"items": []}))
+    stop = threading.Event()
+    threading.Timer(0.25, stop.set).start()
+    rows = observe_quotas(admin, ["team-a"], duration_s=10, interval_s=0.1, stop=stop)
+    assert 2 <= len(rows) <= 5 and all(r.used_gpus == 1 for r in rows)
+    assert len(observe_quotas(admin, ["team-a"], duration_s=0, interval_s=1)) == 1
+
+
+def test_plan_actions_and_pairs_select_the_probes(fake_caller):
+    assert [p.action for p in probes_for(Targets("b"), ["read_secrets", "read_logs"])] == [
+        "read_logs", "list_secrets", "get_secret"]
+    with pytest.raises(ValueError, match="unknown action 'exec'"):
+        probes_for(Targets("b"), ["exec"])
+    callers, _ = make_cluster(fake_caller)
+    rows = run_isolation_probes(callers.__getitem__, "admin", [A, B], actions=["patch_quota"],
+                                pairs=[("team-b", "team-a")])
+    assert [(r.actor, r.target_namespace, r.action) for r in rows] == [("team-b", "team-a", "patch_quota")]
+
+
+def test_access_reviews_can_be_left_out(fake_caller):
+    callers, admin = make_cluster(fake_caller)
+    rows = run_isolation_probes(callers.__getitem__, "admin", [A, B], actions=["list_pods"], access_review=False)
+    assert all(r.sar_allowed is None and r.sar_agrees is None and r.allowed is False for r in rows)
+    assert not [c for c in admin.calls if "subjectaccessreviews" in c[1]]

@@ -148,3 +148,31 @@ def test_response_message_hides_success_bodies():
     secret = Response(200, {"kind": "Secret", "metadata": {"name": "t"}, "data": {"token": "c2VjcmV0"}})
     assert "c2VjcmV0" not in secret.message and "Secret t" in secret.message
     assert "2 item" in Response(200, {"kind": "PodList", "items": [{}, {}]}).message
+
+
+def test_factory_uses_a_custom_loader_per_context():
+    made = []
+
+    class Client:
+        class configuration:  # noqa: N801 - mimics ApiClient.configuration
+            host = "https://cluster.example:6443"
+
+        def __init__(self, ctx):
+            made.append(ctx)
+
+    f = ClientFactory(loader=Client)
+    assert f("team-a").endpoint == "https://cluster.example:6443"
+    f("team-a")
+    assert made == ["team-a"]
+
+
+def test_whoami_reads_the_self_subject_review_or_falls_back(fake_caller, k8s_status):
+    from gpupoc.pipeline.k8s import Actor, whoami
+
+    c = fake_caller("admin").on("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", Response(201, {
+        "status": {"userInfo": {"username": "kubernetes-admin", "groups": ["system:masters"]}}}))
+    assert whoami(c) == Actor("admin", "kubernetes-admin", ("system:masters",))
+    fallback = Actor("admin", "")
+    assert whoami(fake_caller("admin"), fallback) is fallback
+    with pytest.raises(SourceUnavailable, match="selfsubjectreviews"):
+        whoami(fake_caller("admin"))

@@ -7,9 +7,10 @@ from datetime import datetime, timedelta, timezone
 import pandas as pd
 import pytest
 
+from gpupoc.monitoring.promclient import PrometheusClient
 from gpupoc.monitoring.results import CollectorResult, Window
 from gpupoc.pipeline.evidence_rows import utilization_rows
-from gpupoc.pipeline.utilization import mem_band, utilization_views, views_frame
+from gpupoc.pipeline.utilization import mem_band, queue_pressure, utilization_views, views_frame
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 STEP = 60.0
@@ -112,3 +113,26 @@ def test_views_frame_and_table_rows():
     assert len(train) == 2 and train[0].allocated_gpu_hours == pytest.approx(1.0)
     assert train[0].used_gpu_hours == pytest.approx(0.9) and train[0].pool == "training"
     assert not [r for r in table if r.gpu_uuid == "GPU-4"]
+
+
+class FakePrometheus(PrometheusClient):
+    """Answers range queries from canned series, keyed by a word of the expression."""
+
+    def __init__(self, series: dict[str, list[dict]]):
+        super().__init__("http://prometheus.invalid:9090")
+        self.canned = series
+
+    def query_range(self, expr, start, end, step):
+        return self.canned["resource_requests" if "resource_requests" in expr else "phase"]
+
+
+def test_queue_pressure_joins_pending_pods_and_gpus_per_namespace_and_step():
+    t = T0.timestamp()
+    prom = FakePrometheus({
+        "phase": [{"metric": {"namespace": "team-a"}, "values": [[t, "3"], [t + 60, "1"]]}],
+        "resource_requests": [{"metric": {"namespace": "team-a"}, "values": [[t, "12"]]}],
+    })
+    df = queue_pressure(prom, Window(T0, T0 + timedelta(minutes=2), 60))
+    assert df[["namespace", "pending_pods", "pending_gpus"]].values.tolist() == [["team-a", 3.0, 12.0],
+                                                                                 ["team-a", 1.0, 0.0]]
+    assert str(df["timestamp"].dt.tz) == "UTC"

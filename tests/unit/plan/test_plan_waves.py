@@ -12,8 +12,8 @@ def test_congestion_wave_expands_counts_in_order_with_priority_overrides():
     assert len(items) == expected
     assert [i.index for i in items] == list(range(expected))
     assert items[0].name == "qc-v-train-8g-000" and items[0].priority_class == "gpupoc-high"
-    override = [i for i in items if i.workload == "v-train-2g" and i.tenant == "team-nlp"]
-    assert [i.priority_class for i in override] == ["gpupoc-high"]
+    infer = [i.priority_class for i in items if i.workload == "v-infer-1g"]
+    assert infer == ["gpupoc-normal"] * 3 + ["gpupoc-critical"]  # the last entry overrides the catalogue
     assert {i.role for i in items} == {"wave"}
 
 

@@ -10,7 +10,6 @@ import yaml
 
 from gpupoc.plan import DEFAULT_PLAN, load_plan, parse_plan
 
-RUN_ID = "manual__2026-11-30T07:00:00+00:00"
 
 
 @pytest.fixture(scope="session")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import RUN_ID
 from kubernetes.client import ApiClient, V1Pod
 
 from gpupoc.podspec import WAVE_GATE, build_pod, safe_label_value
+
+RUN_ID = "manual__2026-11-30T07:00:00+00:00"
 
 
 def build(plan, workload="v-train-8g", tenant="team-vision", **kw):

@@ -7,11 +7,12 @@ import warnings
 
 import pytest
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
-from conftest import RUN_ID
 from kubernetes.client import ApiClient
 
 from gpupoc.plan import class_items
 from gpupoc.podspec import build_pod, kpo_kwargs, safe_label_value
+
+RUN_ID = "manual__2026-11-30T07:00:00+00:00"
 
 ADAPTERS = ["kube-scheduler", "kueue", "volcano", "kai"]
 

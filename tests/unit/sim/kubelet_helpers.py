@@ -52,6 +52,18 @@ def bind(state: ClusterState, pod: dict, gpus: int = 0) -> dict:
     return state.store.create("pods", pod)
 
 
+def as_v1pod(pod: dict):
+    """Deserialize like the Kubernetes Python client does (it refuses missing required fields)."""
+    import json
+
+    from kubernetes.client import ApiClient
+
+    class _Resp:
+        data = json.dumps(pod)
+
+    return ApiClient().deserialize(_Resp(), "V1Pod")
+
+
 def get(state: ClusterState, name: str) -> dict | None:
     return state.store.get("pods", NS, name)
 

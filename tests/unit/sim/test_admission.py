@@ -1,7 +1,6 @@
 """Pod admission: validation, defaulting, PriorityClass resolution, ResourceQuota, scheduling gates."""
 
 import pytest
-
 from gpupoc.sim.admission import admit_pod, qos_class
 from gpupoc.sim.api.status import StatusError
 from gpupoc.sim.bootstrap import bootstrap
@@ -105,7 +104,8 @@ def test_pod_count_quota(tmp_path):
     rq = state.store.get("resourcequotas", "team-nlp", "team-nlp-gpu")
     rq["spec"]["hard"]["pods"] = "1"
     store_running(state, gpu_pod("a", 0), "team-nlp")
-    with pytest.raises(StatusError, match="exceeded quota: team-nlp-gpu, requested: pods=1, used: pods=1, limited: pods=1"):
+    expected = "exceeded quota: team-nlp-gpu, requested: pods=1, used: pods=1, limited: pods=1"
+    with pytest.raises(StatusError, match=expected):
         admit_pod(state, gpu_pod("b", 0), "team-nlp")
 
 
@@ -137,5 +137,6 @@ def test_qos_class():
     def pod(res):
         return {"spec": {"containers": [{"name": "c", "resources": res}]}}
     assert qos_class(pod({})) == "BestEffort"
-    assert qos_class(pod({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1", "memory": "1Gi"}})) == "Guaranteed"
+    same = {"cpu": "1", "memory": "1Gi"}
+    assert qos_class(pod({"limits": same, "requests": same})) == "Guaranteed"
     assert qos_class(pod({"requests": {"cpu": "1"}})) == "Burstable"

@@ -14,10 +14,10 @@ from gpupoc.sim.controllers import kubelet_status as ks
 from gpupoc.sim.faults import Fault
 
 try:
-    from .kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, bind, cstate, drive, events, get, log_lines,
+    from .kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
                                   make_state, phase, pod_obj, with_kubelet)
 except ImportError:
-    from kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, bind, cstate, drive, events, get, log_lines,
+    from kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
                                  make_state, phase, pod_obj, with_kubelet)
 
 pytestmark = pytest.mark.timeout(60)
@@ -70,6 +70,8 @@ def test_process_pod_runs_to_succeeded_with_logs_status_and_artifact(tmp_path):
     manifest = json.loads((state.artifact_dir(NS) / "train-ok" / "manifest.json").read_text())
     assert manifest["producer_pod"] == "train-ok" and manifest["namespace"] == NS
     assert manifest["sha256"] in art and manifest["gpus"] == uuids
+    v1 = as_v1pod(pod)
+    assert v1.status.container_statuses[0].state.terminated.exit_code == 0
 
 
 def test_process_pod_failure_reports_exit_code_and_fallback_message(tmp_path):
@@ -131,6 +133,7 @@ def test_unknown_image_gets_err_image_pull_then_image_pull_backoff(tmp_path):
     assert ("Warning", "Failed", "Error: ImagePullBackOff") in ev
     assert cstate(state, "nopull")["state"]["waiting"]["message"] == f'Back-off pulling image "{image}"'
     assert len(state.inventory.held_by((NS, "nopull"))) == 1, "GPUs stay allocated during image back-off"
+    assert as_v1pod(get(state, "nopull")).status.container_statuses[0].state.waiting.reason == "ImagePullBackOff"
 
 
 def test_virtual_pod_runs_its_duration_reports_telemetry_and_exit_code(tmp_path):
@@ -197,7 +200,8 @@ def test_process_receives_allocated_gpu_uuids_and_pod_identity(tmp_path):
               "print(os.environ['POD_NAME'], os.environ['POD_NAMESPACE'], os.environ['NODE_NAME'], "
               "os.environ['HOSTNAME'], os.environ['MY_POD'])")
     pod = pod_obj("env", "python:3.11", gpus=3, command=["python", "-c", script])
-    pod["spec"]["containers"][0]["env"] = [{"name": "MY_POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
+    pod["spec"]["containers"][0]["env"] = [
+        {"name": "MY_POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
     bind(state, pod, gpus=3)
     uuids = ",".join(g.uuid for g in state.inventory.held_by((NS, "env")))
 
@@ -312,3 +316,122 @@ def test_qos_class_follows_kubernetes_rules():
     assert ks.qos_class(pod({"requests": {"memory": "1Gi"}})) == "Burstable"
     assert ks.qos_class(pod({"limits": {"cpu": "1", "memory": "1Gi"}})) == "Guaranteed"
     assert ks.qos_class(pod({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}})) == "Burstable"
+
+
+def test_process_pod_telemetry_reaches_the_inventory(tmp_path):
+    state = make_state(tmp_path)
+    bind(state, pod_obj("busy", WORKLOAD, {"WORKLOAD_DURATION_SECONDS": "20", "WORKLOAD_GPU_UTIL": "60",
+                                           "WORKLOAD_GPU_MEM_MIB": "5000"}, gpus=1), gpus=1)
+
+    async def body(kl):
+        def training():
+            t = state.inventory.telemetry.get((NS, "busy"))
+            return t is not None and t.util > 30 and t.mem_mib > 4000
+        await drive(kl, training, timeout=15, what="telemetry from the workload's file")
+        pod = get(state, "busy")
+        pod["metadata"]["deletionTimestamp"] = clock.rfc3339()
+        pod["metadata"]["deletionGracePeriodSeconds"] = 0
+        state.store.update("pods", pod)
+        await drive(kl, lambda: get(state, "busy") is None, what="removal")
+
+    asyncio.run(with_kubelet(state, body))
+    assert (NS, "busy") not in state.inventory.telemetry
+    assert not kl_telemetry_file(state, "busy").exists(), "the telemetry file goes with the pod"
+
+
+def kl_telemetry_file(state, name):
+    return state.data_dir / "telemetry" / NS / f"{name}.json"
+
+
+def test_deleting_a_pod_stuck_in_image_pull_backoff_removes_it_and_frees_gpus(tmp_path):
+    state = make_state(tmp_path, image_backoff_seconds=5)
+    bind(state, pod_obj("stuck", "nowhere/none:1", gpus=2), gpus=2)
+
+    async def body(kl):
+        await drive(kl, lambda: get(state, "stuck")["status"].get("containerStatuses") is not None
+                    and cstate(state, "stuck")["state"].get("waiting", {}).get("reason") == "ErrImagePull")
+        pod = get(state, "stuck")
+        pod["metadata"]["deletionTimestamp"] = clock.rfc3339()
+        pod["metadata"]["deletionGracePeriodSeconds"] = 30
+        state.store.update("pods", pod)
+        await drive(kl, lambda: get(state, "stuck") is None, timeout=3, what="prompt removal")
+
+    asyncio.run(with_kubelet(state, body))
+    assert state.inventory.free_count(NODE) == 8
+    assert not any(r == "Killing" for _, r, _ in events(state, "stuck")), "no container was running"
+
+
+def test_pod_with_two_containers_ends_when_both_have_ended(tmp_path):
+    state = make_state(tmp_path)
+    pod = pod_obj("duo", VIRTUAL, {"WORKLOAD_DURATION_SECONDS": "0.1"})
+    pod["spec"]["containers"].append({"name": "sidecar", "image": VIRTUAL,
+                                      "env": [{"name": "WORKLOAD_DURATION_SECONDS", "value": "0.6"}]})
+    bind(state, pod)
+    phases = []
+
+    async def body(kl):
+        def done():
+            phases.append(phase(state, "duo"))
+            return phases[-1] in ("Succeeded", "Failed")
+        await drive(kl, done)
+
+    asyncio.run(with_kubelet(state, body))
+    statuses = {c["name"]: c for c in get(state, "duo")["status"]["containerStatuses"]}
+    assert set(statuses) == {"base", "sidecar"}
+    assert all(c["state"]["terminated"]["exitCode"] == 0 for c in statuses.values())
+    assert phases[-1] == "Succeeded" and "Running" in phases
+
+
+def test_status_of_a_pod_on_an_unreachable_node_is_published_when_the_node_returns(tmp_path):
+    from gpupoc.sim.controllers import nodes
+
+    state = make_state(tmp_path, node_eviction_grace_seconds=60)
+    bind(state, pod_obj("quiet", VIRTUAL, {"WORKLOAD_DURATION_SECONDS": "0.3"}))
+
+    async def body(kl):
+        await drive(kl, lambda: phase(state, "quiet") == "Running")
+        nodes.fail_node(state, NODE)
+        await asyncio.sleep(0.6)
+        await kl.reconcile()
+        assert phase(state, "quiet") == "Running", "an unreachable kubelet posts nothing"
+        nodes.recover_node(state, NODE)
+        await drive(kl, lambda: phase(state, "quiet") == "Succeeded", what="status after recovery")
+
+    asyncio.run(with_kubelet(state, body))
+
+
+def test_container_ends_when_its_main_process_exits_even_if_children_linger(tmp_path):
+    state = make_state(tmp_path)
+    bind(state, pod_obj("orphan", "busybox:1.36", command=["sh", "-c", "sleep 300 & echo started; exit 0"]))
+
+    async def body(kl):
+        await drive(kl, lambda: phase(state, "orphan") in ("Succeeded", "Failed"), timeout=8)
+
+    asyncio.run(with_kubelet(state, body))
+    assert phase(state, "orphan") == "Succeeded" and log_lines(state, "orphan") == ["started"]
+
+
+def test_one_kubelet_per_cluster_state(tmp_path):
+    from gpupoc.sim.controllers.kubelet import Kubelet, kubelet_for
+
+    state = make_state(tmp_path)
+    first = Kubelet(state)
+    assert Kubelet(state) is first and kubelet_for(state) is first
+    assert Kubelet(make_state(tmp_path / "other")) is not first
+
+
+def test_active_deadline_fails_the_pod_and_stops_its_container(tmp_path):
+    state = make_state(tmp_path, termination_grace_seconds=0.5)
+    bind(state, pod_obj("late", VIRTUAL, {"WORKLOAD_MODE": "hang"}, gpus=1, node=NODE), gpus=1)
+    get(state, "late")["spec"]["activeDeadlineSeconds"] = 1
+
+    async def body(kl):
+        await drive(kl, lambda: phase(state, "late") == "Failed", timeout=8, what="deadline")
+
+    asyncio.run(with_kubelet(state, body))
+    st = get(state, "late")["status"]
+    assert (st["reason"], st["message"]) == ("DeadlineExceeded",
+                                             "Pod was active on the node longer than the specified deadline")
+    assert ("Warning", "DeadlineExceeded", st["message"]) in events(state, "late")
+    assert "terminated" in cstate(state, "late")["state"]
+    assert state.inventory.held_by((NS, "late")) == []

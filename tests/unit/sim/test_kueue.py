@@ -36,7 +36,8 @@ def submit(state, name, gpus, queue="training", ns="team-vision", pc="gpupoc-nor
         "schedulerName": "default-scheduler", "priorityClassName": pc, "priority": PRIO[pc],
         "preemptionPolicy": "Never", "tolerations": TOLERATE_GPU,
         "containers": [{"name": "main", "image": "gpupoc/virtual:1",
-                        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"nvidia.com/gpu": str(gpus)}}}],
+                        "resources": {"limits": {"nvidia.com/gpu": str(gpus)},
+                                      "requests": {"nvidia.com/gpu": str(gpus)}}}],
     }, "status": {"phase": "Pending"}}
     if gates:
         pod["spec"]["schedulingGates"] = [{"name": g} for g in gates]
@@ -113,7 +114,8 @@ def test_admission_within_nominal_quota_removes_the_gate_and_adds_the_flavor_sel
             {"name": "main", "flavors": {"nvidia.com/gpu": "training"},
              "resourceUsage": {"nvidia.com/gpu": "8"}, "count": 1}]}
         assert gates(state, f"job-{i}") == []
-        assert state.store.get("pods", "team-vision", f"job-{i}")["spec"]["nodeSelector"]["gpupoc.io/pool"] == "training"
+        selector = state.store.get("pods", "team-vision", f"job-{i}")["spec"]["nodeSelector"]
+        assert selector["gpupoc.io/pool"] == "training"
     pending = workload_of(state, "job-3")
     c = cond(pending, "QuotaReserved")
     assert (c["status"], c["reason"], c["message"]) == ("False", "Pending", (

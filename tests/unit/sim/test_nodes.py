@@ -12,10 +12,10 @@ from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import NotFound
 
 try:
-    from .kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, bind, cstate, drive, events, get, log_lines,
+    from .kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
                                   make_state, phase, pod_obj, with_kubelet)
 except ImportError:
-    from kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, bind, cstate, drive, events, get, log_lines,
+    from kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
                                  make_state, phase, pod_obj, with_kubelet)
 
 pytestmark = pytest.mark.timeout(60)
@@ -76,12 +76,14 @@ def test_pods_of_a_lost_node_fail_after_the_grace_period_and_free_their_gpus(tmp
     asyncio.run(with_kubelet(state, body))
     for name in ("lost-proc", "lost-virt"):
         st = get(state, name)["status"]
-        assert (st["reason"], st["message"]) == ("NodeLost", f"Node {NODE} which was running pod {name} is unresponsive")
+        assert (st["reason"], st["message"]) == (
+            "NodeLost", f"Node {NODE} which was running pod {name} is unresponsive")
         dt = condition(get(state, name), "DisruptionTarget")
         assert (dt["status"], dt["reason"]) == ("True", "DeletionByTaintManager")
         assert ("Normal", "TaintManagerEviction", f"Marking for deletion Pod {NS}/{name}") in events(state, name)
         assert cstate(state, name)["state"]["terminated"]["exitCode"] == 137
         assert state.logs.get(NS, name, "base").closed
+        assert as_v1pod(get(state, name)).status.reason == "NodeLost"
     assert log_lines(state, "lost-proc"), "the evicted pod's log stays readable"
     assert state.inventory.free_count(NODE) == 8
 

@@ -1,7 +1,6 @@
 """PATCH flavours: strategic merge (merge keys, $patch directives), RFC 7386 merge, RFC 6902 JSON patch."""
 
 import pytest
-
 from gpupoc.sim.patch import JSON_PATCH, MERGE, STRATEGIC, PatchError, apply_patch
 
 

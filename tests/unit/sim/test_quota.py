@@ -3,7 +3,6 @@
 from decimal import Decimal
 
 import pytest
-
 from gpupoc.sim import quota
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState, make_identities

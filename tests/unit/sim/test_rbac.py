@@ -1,7 +1,6 @@
 """RBAC authorizer over the bootstrapped roles and bindings, and the API server's 403 wording."""
 
 import pytest
-
 from gpupoc.sim import rbac
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState, make_identities

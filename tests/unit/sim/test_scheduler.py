@@ -201,7 +201,8 @@ def test_cordoned_and_unreachable_nodes_are_filtered(tmp_path):
                             {"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"}]
     state.store.update("nodes", n2)
     default_tolerations = TOLERATE_GPU + [
-        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": 300}]
     make_pod(state, "p", gpus=8, tolerations=default_tolerations)
     make_pod(state, "q", gpus=8, tolerations=default_tolerations)
     schedule_pass(state)
@@ -302,7 +303,8 @@ def test_policy_never_does_not_preempt(tmp_path):
     assert condition(pod(state, "low-job"), "DisruptionTarget") is None
     assert "deletionTimestamp" not in pod(state, "low-job")["metadata"]
     assert condition(pod(state, "polite"), "PodScheduled")["message"] == (
-        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: not eligible due to preemptionPolicy=Never..")
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
+        "preemption: not eligible due to preemptionPolicy=Never..")
 
 
 def test_preemption_that_cannot_free_enough_reports_the_filter_reason(tmp_path):
@@ -333,11 +335,14 @@ def test_best_choice_minimises_highest_victim_priority_then_count():
     assert S.best_choice([a, b, c]).node == "c"
 
 
+KV_NOSCHEDULE = {"key": "k", "value": "v", "effect": "NoSchedule"}
+
+
 @pytest.mark.parametrize("toleration,taint,expected", [
-    ({"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, True),
-    ({"key": "k", "operator": "Equal", "value": "w"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, False),
+    ({"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}, KV_NOSCHEDULE, True),
+    ({"key": "k", "operator": "Equal", "value": "w"}, KV_NOSCHEDULE, False),
     ({"key": "k", "operator": "Exists"}, {"key": "k", "value": "v", "effect": "NoExecute"}, True),
-    ({"key": "k", "operator": "Exists", "effect": "NoExecute"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, False),
+    ({"key": "k", "operator": "Exists", "effect": "NoExecute"}, KV_NOSCHEDULE, False),
     ({"operator": "Exists"}, {"key": "anything", "value": "v", "effect": "NoSchedule"}, True),
     ({"key": "", "operator": "Equal"}, {"key": "anything", "effect": "NoSchedule"}, False),
 ])
@@ -393,3 +398,37 @@ def test_two_preemptors_free_two_different_nodes_and_each_lands_on_its_own(tmp_p
     schedule_pass(state)
     assert pod(state, "urgent-a")["spec"]["nodeName"] == "training-node-1"
     assert pod(state, "urgent-b")["spec"]["nodeName"] == "training-node-2"
+
+
+def test_controller_loop_survives_a_failing_pass_and_stops_on_request(tmp_path, caplog):
+    import asyncio
+
+    from gpupoc.sim.controllers import run_controllers
+
+    state = make_state(tmp_path)
+    sched = scheduler_for(state)
+    real_pass, calls = sched.run_pass, []
+
+    def flaky_pass():
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        return real_pass()
+
+    sched.run_pass = flaky_pass
+
+    async def scenario():
+        stop = asyncio.Event()
+        loop_task = asyncio.get_running_loop().create_task(run_controllers(state, stop, tick=0.05))
+        await asyncio.sleep(0.1)
+        make_pod(state, "later", gpus=1)  # the store change kicks the loop
+        for _ in range(50):
+            await asyncio.sleep(0.02)
+            if pod(state, "later")["spec"].get("nodeName"):
+                break
+        stop.set()
+        await asyncio.wait_for(loop_task, 2)
+
+    asyncio.run(scenario())
+    assert pod(state, "later")["spec"]["nodeName"] == "training-node-1"
+    assert "controller scheduler failed" in caplog.text

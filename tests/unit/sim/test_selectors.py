@@ -1,7 +1,6 @@
 """Label and field selectors as the API server parses them (KPO and kubectl depend on these)."""
 
 import pytest
-
 from gpupoc.sim.selectors import Selector, SelectorError, parse_label_selector
 
 

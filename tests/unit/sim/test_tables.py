@@ -78,7 +78,8 @@ def test_node_status_with_cordon_and_not_ready():
 def test_event_row_object_and_count():
     ev = {"metadata": {"name": "p.1", "namespace": "ns"}, "type": "Warning", "reason": "FailedScheduling",
           "message": "0/8 nodes are available", "involvedObject": {"kind": "Pod", "name": "p"},
-          "firstTimestamp": ago(300), "lastTimestamp": ago(10), "count": 3, "source": {"component": "default-scheduler"}}
+          "firstTimestamp": ago(300), "lastTimestamp": ago(10), "count": 3,
+          "source": {"component": "default-scheduler"}}
     t = to_table("events", [ev], "5")
     visible = [c["name"] for c in t["columnDefinitions"] if c["priority"] == 0]
     assert visible == ["Last Seen", "Type", "Reason", "Object", "Message"]
@@ -97,6 +98,14 @@ def test_resourcequota_request_and_limit_columns():
 
 
 def test_generic_table_is_name_and_age():
-    t = to_table("configmaps", [{"metadata": {"name": "c", "creationTimestamp": ago(3)}}], "1")
+    t = to_table("roles", [{"metadata": {"name": "c", "creationTimestamp": ago(3)}}], "1")
     assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "Age"]
     assert t["rows"][0]["cells"][0] == "c"
+
+
+def test_priorityclass_columns_like_kubectl():
+    pc = {"metadata": {"name": "hi", "creationTimestamp": ago(3)}, "value": 1000, "globalDefault": True,
+          "preemptionPolicy": "Never"}
+    t = to_table("priorityclasses", [pc], "1")
+    assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"]
+    assert t["rows"][0]["cells"] == ["hi", 1000, True, "3s", "Never"]

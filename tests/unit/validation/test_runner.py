@@ -93,3 +93,13 @@ def test_row_condition_selects_the_rows_it_names(tmp_path):
     v = _verdicts(validate_run(run))
     assert v["ISO-02"].verdict is Verdict.FAIL and v["ISO-03"].verdict is Verdict.FAIL
     assert v["ISO-03"].observed["unexpected_count"] == 1
+
+
+def test_signed_eta_errors_are_judged_within_plus_minus_tolerance(tmp_path):
+    tables = syn.good_tables("queue_congestion")
+    tables["explanations"]["eta_error_seconds"] = [None] * 9 + [-10.0, 5.0, 40.0]
+    run = syn.write_run(tmp_path, "queue_congestion", "r1", tables)
+    ok = _verdicts(validate_run(run, parameters={"eta_tolerance_seconds": 30, "min_eta_accuracy": 0.6}))
+    assert ok["QC-07"].verdict is Verdict.PASS, ok["QC-07"].reason  # -10 and 5 are within 30 s: 2 of 3
+    strict = _verdicts(validate_run(run, parameters={"eta_tolerance_seconds": 8, "min_eta_accuracy": 0.6}))
+    assert strict["QC-07"].verdict is Verdict.FAIL  # only 5 is within 8 s

@@ -158,3 +158,25 @@ def test_hang_mode_hangs_until_sigterm_then_exits_143(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_infer_mode_loads_the_producers_artifact_and_prints_its_sha256(tmp_path):
+    train = run_workload(tmp_path, "--duration", "0.2")
+    assert train.returncode == 0, train.stderr
+    sha = json.loads((tmp_path / "art" / "job-1" / "manifest.json").read_text())["sha256"]
+    r = run_workload(tmp_path, "--mode", "infer", "--duration", "0.2", "--artifact", "job-1",
+                     env={"POD_NAME": "eval-1"})
+    assert r.returncode == 0, r.stderr
+    loaded = next(line for line in r.stdout.splitlines() if line.startswith("loaded model from "))
+    assert f"sha256 {sha}, manifest match: yes" in loaded
+    assert not any(line.startswith("artifact: ") for line in r.stdout.splitlines()), "a consumer writes no artifact"
+
+
+def test_infer_mode_refuses_a_missing_or_tampered_artifact(tmp_path):
+    r = run_workload(tmp_path, "--mode", "infer", "--duration", "0.2", "--artifact", "nobody")
+    assert r.returncode == 1 and "artifact 'nobody' not found" in r.stderr
+    run_workload(tmp_path, "--duration", "0.2")
+    (tmp_path / "art" / "job-1" / "model.npz").write_bytes(
+        (tmp_path / "art" / "job-1" / "model.npz").read_bytes() + b"x")
+    r = run_workload(tmp_path, "--mode", "infer", "--duration", "0.2", "--artifact", "job-1")
+    assert r.returncode == 1 and "differs from its manifest" in r.stderr

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from gpupoc.sim import clock, rbac
 from gpupoc.sim.api import admin, discovery, pods, resources, reviews, visibility, watch
-from gpupoc.sim.api.context import Caller, Ctx, error_response, parse_request_info
+from gpupoc.sim.api.context import Caller, Ctx, error_response, json_response, parse_request_info
 from gpupoc.sim.api.registry import AUTHZ, SIM, VISIBILITY, ResourceSpec, lookup
 from gpupoc.sim.api.status import StatusError, unauthorized
 from gpupoc.sim.audit import MUTATING, REQUEST_RESPONSE, AuditLog, AuditRecord
@@ -35,6 +35,7 @@ _GENERIC = {
 _SPECIAL = {
     ("", "pods", "create", ""): pods.create_pod,
     ("", "pods", "delete", ""): pods.delete_pod,
+    ("", "pods", "deletecollection", ""): pods.delete_pods,
     ("", "pods", "get", "log"): pods.pod_log,
     (VISIBILITY, "clusterqueues", "get", "pendingworkloads"): visibility.pending_workloads,
     (VISIBILITY, "localqueues", "get", "pendingworkloads"): visibility.pending_workloads,
@@ -144,8 +145,12 @@ async def dispatch(ctx: Ctx) -> web.StreamResponse:
 
 
 def _public(request: web.Request) -> web.StreamResponse | None:
-    if request.path in discovery.HEALTH_PATHS or request.path.startswith(tuple(p + "/" for p in discovery.HEALTH_PATHS)):
+    """What system:public-info-viewer may see without a token: health checks and /version."""
+    health = discovery.HEALTH_PATHS
+    if request.path in health or request.path.startswith(tuple(p + "/" for p in health)):
         return web.Response(text="ok", content_type="text/plain")
+    if request.path == "/version" and request.method == "GET":
+        return json_response(discovery.version_info(request.app[STATE]))
     return None
 
 

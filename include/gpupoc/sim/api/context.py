@@ -93,6 +93,11 @@ def truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("true", "1", "yes", "t")
 
 
+def dry_run(query: Any) -> bool:
+    """``?dryRun=All``: run every check, persist nothing."""
+    return "All" in query.getall("dryRun", [])
+
+
 def int_param(query: Any, name: str, default: int | None = None) -> int | None:
     raw = query.get(name)
     if raw is None or raw == "":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from gpupoc.sim.api import openapi
 from gpupoc.sim.api.context import Ctx, json_response
 from gpupoc.sim.api.registry import group_versions, resources_of
 from gpupoc.sim.api.status import StatusError
@@ -57,6 +58,12 @@ async def discovery(ctx: Ctx) -> web.Response:
                               "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]})
     if path == "/api/v1":
         return json_response(resource_list("", "v1"))
+    if path == "/openapi/v3":
+        return json_response(openapi.root())
+    if path.startswith("/openapi/v3/"):
+        doc = openapi.document(path)
+        if doc is not None:
+            return json_response(doc)
     groups = group_versions()
     if path == "/apis":
         return json_response({"kind": "APIGroupList", "apiVersion": "v1",

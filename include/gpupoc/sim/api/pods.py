@@ -10,9 +10,9 @@ from aiohttp import web
 
 from gpupoc.sim import clock
 from gpupoc.sim.admission import admit_pod, after_pod_created
-from gpupoc.sim.api.context import Ctx, int_param, json_response, truthy
+from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response, truthy
 from gpupoc.sim.api.registry import ResourceSpec
-from gpupoc.sim.api.resources import UPDATE_VALIDATORS, fetch
+from gpupoc.sim.api.resources import UPDATE_VALIDATORS, fetch, matching, selector_of
 from gpupoc.sim.api.status import StatusError, already_exists, bad_request, invalid
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import Conflict
@@ -23,8 +23,12 @@ MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "term
 
 async def create_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     body = await ctx.body()
-    pod = admit_pod(ctx.state, body, ctx.info.namespace)
+    pod = admit_pod(ctx.state, body, ctx.info.namespace, dry_run=dry_run(ctx.query))
     ctx.audit.name = pod["metadata"]["name"]
+    if dry_run(ctx.query):
+        if ctx.state.store.get("pods", ctx.info.namespace, pod["metadata"]["name"]) is not None:
+            raise already_exists("pods", pod["metadata"]["name"])
+        return json_response(pod, 201)
     try:
         ctx.state.store.create("pods", pod)
     except Conflict:
@@ -89,12 +93,27 @@ async def delete_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     """Unbound or finished pods go at once; running ones get a deletionTimestamp for the kubelet."""
     pod = fetch(ctx, spec)
     grace = await _delete_options(ctx)
+    if dry_run(ctx.query):
+        return json_response(pod)
+    return json_response(delete_one(ctx, pod, grace))
+
+
+async def delete_pods(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    """``DELETE .../pods?labelSelector=...``: each matching pod deleted like a single delete."""
+    grace = await _delete_options(ctx)
+    doomed = [] if dry_run(ctx.query) else list(matching(ctx, spec, selector_of(ctx, "pods")))
+    items = [delete_one(ctx, p, grace) for p in doomed]
+    return json_response({"kind": "PodList", "apiVersion": "v1",
+                          "metadata": {"resourceVersion": str(ctx.state.store.rv)}, "items": items})
+
+
+def delete_one(ctx: Ctx, pod: dict, grace: int | None) -> dict:
     phase = (pod.get("status") or {}).get("phase")
     bound = bool((pod.get("spec") or {}).get("nodeName"))
     if not bound or phase in TERMINAL:
         remove_pod(ctx, pod)
         ctx.state.kick()
-        return json_response(pod)
+        return pod
     if grace is None:
         grace = int((pod.get("spec") or {}).get("terminationGracePeriodSeconds") or 30)
     meta = pod["metadata"]
@@ -104,7 +123,7 @@ async def delete_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
         meta["deletionTimestamp"] = clock.rfc3339(clock.now() + timedelta(seconds=grace))
         ctx.state.store.update("pods", pod)
     ctx.state.kick()
-    return json_response(pod)
+    return pod
 
 
 # -- logs -------------------------------------------------------------------------------------
@@ -201,7 +220,8 @@ async def pod_log(ctx: Ctx, spec: ResourceSpec) -> web.Response:
             if log is None:
                 await asyncio.sleep(0.5)
                 current = ctx.state.store.get("pods", ns, name)
-                if current is None or current["metadata"]["uid"] != pod["metadata"]["uid"] or _terminated(current, container):
+                gone = current is None or current["metadata"]["uid"] != pod["metadata"]["uid"]
+                if gone or _terminated(current, container):
                     break
                 continue
             sent = 0

@@ -9,10 +9,10 @@ from aiohttp import web
 
 from gpupoc.sim import clock, tables
 from gpupoc.sim.admission import generate_name
-from gpupoc.sim.api.context import Ctx, json_response
+from gpupoc.sim.api.context import Ctx, dry_run, json_response
+from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.api.registry import ResourceSpec, list_kind
-from gpupoc.sim.api.status import (StatusError, already_exists, bad_request, conflict, invalid, not_found,
-                                   success_obj)
+from gpupoc.sim.api.status import StatusError, already_exists, bad_request, conflict, invalid, not_found, success_obj
 from gpupoc.sim.patch import APPLY, PatchError, apply_patch
 from gpupoc.sim.selectors import Selector, SelectorError
 from gpupoc.sim.store import Conflict
@@ -54,7 +54,10 @@ def matching(ctx: Ctx, spec: ResourceSpec, sel: Selector) -> list[dict]:
     store = ctx.state.store
     ns = ctx.info.namespace if spec.namespaced else None
     name = sel.exact_name()
-    if name is not None:
+    involved = next((v for f, op, v in sel.fields if f == "involvedObject.name" and op == "="), None)
+    if spec.plural == "events" and involved is not None:
+        objs = event_index(ctx.state).events_about(ns or None, involved)
+    elif name is not None:
         if spec.namespaced and not ns:
             objs = [o for o in store.list(spec.plural) if o["metadata"]["name"] == name]
         else:
@@ -107,6 +110,10 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
         meta.pop(k, None)
     if spec.plural == "resourcequotas":
         body["status"] = {"hard": dict((body.get("spec") or {}).get("hard") or {}), "used": {}}
+    if dry_run(ctx.query):
+        if ctx.state.store.get(spec.plural, ctx.info.namespace if spec.namespaced else None, meta["name"]):
+            raise already_exists(spec.plural, meta["name"], spec.group)
+        return json_response(body, 201)
     try:
         obj = ctx.state.store.create(spec.plural, body)
     except Conflict:
@@ -143,8 +150,8 @@ def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: boo
         validator = UPDATE_VALIDATORS.get(spec.plural)
         if validator:
             validator(cur, merged)
-    if merged == cur:
-        return cur
+    if merged == cur or dry_run(ctx.query):
+        return merged
     cur.clear()
     cur.update(merged)
     ctx.state.store.update(spec.plural, cur)
@@ -161,7 +168,7 @@ async def update_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) ->
 async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> web.Response:
     ct = ctx.request.headers.get("Content-Type", "")
     if ct.startswith(APPLY):
-        raise StatusError(415, f"the body of the request was in an unknown format - accepted media types include: "
+        raise StatusError(415, "the body of the request was in an unknown format - accepted media types include: "
                                "application/json-patch+json, application/merge-patch+json, "
                                "application/strategic-merge-patch+json", "UnsupportedMediaType")
     cur = fetch(ctx, spec)
@@ -172,7 +179,7 @@ async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> 
         new = apply_patch(ct, cur, patch)
     except PatchError as exc:
         if "unsupported patch content type" in str(exc):
-            raise StatusError(415, f"the body of the request was in an unknown format - accepted media types include: "
+            raise StatusError(415, "the body of the request was in an unknown format - accepted media types include: "
                                    "application/json-patch+json, application/merge-patch+json, "
                                    "application/strategic-merge-patch+json", "UnsupportedMediaType") from None
         raise StatusError(422, str(exc), "Invalid") from None

@@ -51,6 +51,24 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
             return False
         return sel.matches(obj)
 
+    inside: set[tuple[str, str]] = set()  # objects this watcher has seen matching
+
+    def translate(type_: str, obj: dict) -> str | None:
+        """Selector semantics: leaving the selection is DELETED, entering it is ADDED."""
+        key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        if wanted(obj):
+            if type_ == "DELETED":
+                inside.discard(key)
+                return type_
+            was = key in inside
+            inside.add(key)
+            return "ADDED" if type_ == "MODIFIED" and not was else type_
+        if key in inside:
+            inside.discard(key)
+            return "DELETED"
+        return None
+
+
     def render(obj: dict) -> dict:
         if table:
             return tables.to_table(spec.plural, [obj], obj["metadata"].get("resourceVersion", ""), include)
@@ -70,11 +88,16 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
             if name:
                 initial = [o for o in initial if o["metadata"]["name"] == name]
             for obj in initial:
+                inside.add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
                 await resp.write(_line("ADDED", render(obj)))
         else:
+            # objects matching now are taken as matching at ``since`` (the store keeps no old versions)
+            inside.update((o["metadata"].get("namespace", ""), o["metadata"]["name"])
+                          for o in matching(ctx, spec, sel) if not name or o["metadata"]["name"] == name)
             for ch in backlog:
-                if wanted(ch.obj):
-                    await resp.write(_line(ch.type, render(ch.obj)))
+                type_ = translate(ch.type, ch.obj)
+                if type_:
+                    await resp.write(_line(type_, render(ch.obj)))
         deadline = time.monotonic() + timeout
         last_sent = time.monotonic()
         while True:
@@ -89,8 +112,9 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
                                                         "metadata": {"resourceVersion": str(store.rv)}}))
                     last_sent = time.monotonic()
                 continue
-            if wanted(ch.obj):
-                await resp.write(_line(ch.type, render(ch.obj)))
+            type_ = translate(ch.type, ch.obj)
+            if type_:
+                await resp.write(_line(type_, render(ch.obj)))
                 last_sent = time.monotonic()
         await resp.write_eof()
     except (ConnectionResetError, ConnectionError):

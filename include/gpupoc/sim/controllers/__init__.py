@@ -10,6 +10,7 @@ and the loop goes on.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import inspect
 import logging
@@ -24,6 +25,14 @@ log = logging.getLogger(__name__)
 TICK_SECONDS = 0.5
 KICK_RESOURCES = frozenset({"pods", "nodes", "workloads", "clusterqueues", "localqueues", "resourcequotas"})
 _LOG_EVERY_SECONDS = 10.0
+
+
+def tune_gc() -> None:
+    """Raise CPython's collection thresholds (never lower them). The simulated cluster allocates many
+    short-lived JSON dicts (every store change keeps a copy); at the default gen0 threshold of 700 the
+    cyclic collector runs thousands of times and takes ~40% of the time with 10,000 pods."""
+    g0, g1, g2 = gc.get_threshold()
+    gc.set_threshold(max(g0, 50_000), max(g1, 20), max(g2, 100))
 
 
 def _optional(module: str) -> Any | None:
@@ -79,6 +88,7 @@ async def run_controllers(state: ClusterState, stop: asyncio.Event, tick: float 
     from gpupoc.sim.controllers.kueue import kueue_for
     from gpupoc.sim.controllers.scheduler import scheduler_for
 
+    tune_gc()
     kueue, scheduler = kueue_for(state), scheduler_for(state)
     kubelet_mod = _optional("gpupoc.sim.controllers.kubelet")
     nodes_mod = _optional("gpupoc.sim.controllers.nodes")

@@ -13,12 +13,14 @@ import json
 import logging
 import signal
 import time
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.config import ImageEntry
 from gpupoc.sim.controllers import kubelet_status as ks
+from gpupoc.sim.controllers.kubelet_lifecycle import run_pod
 from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodKey, PodRun
 from gpupoc.sim.events import NORMAL
 from gpupoc.sim.faults import Fault
@@ -38,9 +40,16 @@ def kubelet_for(state: ClusterState) -> "Kubelet":
 
 
 class Kubelet:
-    """The kubelets of every simulated node, as one controller."""
+    """The kubelets of every simulated node, as one controller. One per cluster state: constructing it
+    again for the same state returns the existing one (two would run every pod twice)."""
+
+    def __new__(cls, state: ClusterState):
+        existing = state.__dict__.get("_gpupoc_kubelet")
+        return existing if isinstance(existing, cls) else super().__new__(cls)
 
     def __init__(self, state: ClusterState):
+        if state.__dict__.get("_gpupoc_kubelet") is self:
+            return
         self.state = state
         self.store = state.store
         self.timing = state.config.timing
@@ -172,16 +181,13 @@ class Kubelet:
             key=key, uid=pod["metadata"].get("uid", ""), node=node_name,
             restart_policy=spec.get("restartPolicy") or "Always", containers=containers,
             host_ip=_host_ip(node), pod_ip=self._next_pod_ip(node_name), start_time=clock.rfc3339(),
+            active_deadline=_seconds(spec.get("activeDeadlineSeconds")),
         )
         self.pods[key] = pr
-        from gpupoc.sim.controllers.kubelet_lifecycle import run_pod  # late: the lifecycle imports us
-
         pr.task = self._spawn(run_pod(self, pr))
 
     def image_entry(self, image: str) -> ImageEntry | None:
         """The catalogue entry matching ``image`` (first match wins), None when it is unknown."""
-        from fnmatch import fnmatchcase
-
         for entry in self.state.config.images:
             if fnmatchcase(image, entry.pattern):
                 return entry
@@ -378,6 +384,13 @@ def _node_ready(node: dict) -> bool:
         if c.get("type") == "Ready":
             return c.get("status") == "True"
     return False
+
+
+def _seconds(value) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _host_ip(node: dict) -> str:

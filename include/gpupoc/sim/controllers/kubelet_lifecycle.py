@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import signal
 import time
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ CRASH_BACKOFF_START = 1.0
 CRASH_BACKOFF_MAX = 10.0
 IMAGE_BACKOFF_MAX = 60.0
 CONFIG_RETRY_SECONDS = 2.0
+DEADLINE_EXCEEDED = "DeadlineExceeded"
 
 
 async def sleep_or_stop(pr: PodRun, seconds: float) -> bool:
@@ -49,15 +51,40 @@ async def run_pod(kl: "Kubelet", pr: PodRun) -> None:
         return
     if any(_needs_pull(kl, pr, c) or c.entry is None for c in pr.containers):
         kl.write(pr)  # Pending, ContainerCreating: visible while images are pulled
-    await asyncio.gather(*(run_container(kl, pr, c) for c in pr.containers))
+    deadline = None
+    if pr.active_deadline is not None:
+        deadline = asyncio.get_running_loop().create_task(_enforce_deadline(kl, pr, pr.active_deadline))
+    try:
+        await asyncio.gather(*(run_container(kl, pr, c) for c in pr.containers))
+    finally:
+        if deadline is not None:
+            deadline.cancel()
     if pr.abandoned:
         return
-    pr.final_phase = pr.phase()
+    pr.final_phase = "Failed" if pr.reason == DEADLINE_EXCEEDED else pr.phase()
     kl.write(pr)
     kl.release(pr.key, pr.final_phase, deleting=pr.deleting)
     if not pr.deleting and kl.pods.get(pr.key) is pr:
         del kl.pods[pr.key]
     kl.state.kick()
+
+
+async def _enforce_deadline(kl: "Kubelet", pr: PodRun, seconds: float) -> None:
+    """spec.activeDeadlineSeconds: past it, the pod fails (DeadlineExceeded) and its containers are stopped."""
+    if await sleep_or_stop(pr, seconds):
+        return
+    pr.reason = DEADLINE_EXCEEDED
+    pr.message = "Pod was active on the node longer than the specified deadline"
+    kl.event(pr, DEADLINE_EXCEEDED, pr.message, WARNING)
+    for c in pr.containers:
+        if c.running:
+            kl.event(pr, "Killing", f"Stopping container {c.name}", container=c)
+    pr.stop.set()
+    for h in list(pr.handles.values()):
+        h.signal(signal.SIGTERM)
+    await asyncio.sleep(kl.timing.termination_grace_seconds)
+    for h in list(pr.handles.values()):
+        h.signal(signal.SIGKILL)
 
 
 def _admit_gpus(kl: "Kubelet", pr: PodRun) -> bool:

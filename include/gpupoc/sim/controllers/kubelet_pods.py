@@ -70,6 +70,7 @@ class PodRun:
     host_ip: str
     pod_ip: str
     start_time: str
+    active_deadline: float | None = None  # spec.activeDeadlineSeconds
     task: asyncio.Task | None = None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     handles: dict[str, ProcessHandle] = field(default_factory=dict)  # container name -> running process

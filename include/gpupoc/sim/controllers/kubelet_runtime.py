@@ -24,6 +24,8 @@ from gpupoc.sim.logs import ContainerLog
 
 MEMORY_POLL_SECONDS = 0.5
 LINE_LIMIT = 1 << 20
+PUMP_DRAIN_SECONDS = 2.0
+EXIT_POLL_SECONDS = 0.2
 PACKAGE_ROOT = str(Path(gpupoc.__file__).resolve().parents[1])
 BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "VIRTUAL_ENV")
 
@@ -178,12 +180,31 @@ class ProcessHandle:
         return self.proc.pid
 
     async def wait(self) -> int:
-        """Pump the output until the process ends; returns the container exit code."""
+        """Pump the output until the process ends; returns the container exit code.
+
+        The container ends with its main process: anything it started that still holds the output is
+        killed with it (asyncio's ``Process.wait`` alone would wait for the pipes to close)."""
         watcher = asyncio.create_task(self._watch_memory()) if self.limit_bytes else None
+        pumps = asyncio.ensure_future(asyncio.gather(self._pump(self.proc.stdout), self._pump(self.proc.stderr)))
+        pumps.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
-            await asyncio.gather(self._pump(self.proc.stdout), self._pump(self.proc.stderr))
-            rc = await self.proc.wait()
+            while not pumps.done() and self.proc.returncode is None:
+                await asyncio.wait({pumps}, timeout=EXIT_POLL_SECONDS)
+            if not pumps.done():
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                await asyncio.wait({pumps}, timeout=PUMP_DRAIN_SECONDS)
+            if not pumps.done():  # a process escaped the group and keeps the pipes: stop reading them
+                transport = getattr(self.proc, "_transport", None)
+                if transport is not None:
+                    transport.close()
+            rc = self.proc.returncode
+            if rc is None:
+                rc = await self.proc.wait()
         finally:
+            pumps.cancel()
             if watcher is not None:
                 watcher.cancel()
         return 137 if self.oom else exit_code_of(rc)

@@ -248,7 +248,8 @@ class Kueue:
                 continue
             if blocked and used + entry.gpus <= nominal:
                 continue  # StrictFIFO: waits behind the head without a flavor verdict
-            if set_condition(wl, "QuotaReserved", "False", "Pending", pending_message(flavor, entry.gpus, used, nominal)):
+            message = pending_message(flavor, entry.gpus, used, nominal)
+            if set_condition(wl, "QuotaReserved", "False", "Pending", message):
                 self.state.store.update("workloads", wl)
             blocked = blocked or strict
         return admitted
@@ -286,7 +287,8 @@ class Kueue:
         for cq in store.list("clusterqueues"):
             name = cq["metadata"]["name"]
             flavor, _ = _flavor_quota(cq)
-            mine = [e for e in self.entries.values() if not e.finished and queues.get((e.key[0], e.local_queue)) == name]
+            mine = [e for e in self.entries.values()
+                    if not e.finished and queues.get((e.key[0], e.local_queue)) == name]
             used = sum(e.gpus for e in mine if e.admitted)
             admitted = sum(1 for e in mine if e.admitted)
             usage = [{"name": flavor, "resources": [{"name": GPU, "total": str(used), "borrowed": "0"}]}]

@@ -50,6 +50,7 @@ class Failure:
     unresolvable: Counter = field(default_factory=Counter)
     resolvable: dict[str, list[str]] = field(default_factory=dict)
     post: str | None = None
+    messages: dict[str | None, str] = field(default_factory=dict)  # post-filter message -> full message
 
 
 class NodeClass:
@@ -76,6 +77,7 @@ class Scheduler:
         self._prio_count: Counter = Counter()  # priorities of active bound pods
         self._nominated: dict[Key, tuple[str, int, int]] = {}  # preemptor -> (node, priority, gpus)
         self._reports: dict[Key, tuple[float, str]] = {}  # last FailedScheduling (time, message)
+        self._shown: dict[Key, str] = {}  # message last written to the PodScheduled condition
         self._pod_info: dict[str, tuple] = {}  # uid -> (signature, node_specific, gpus)
         self._filter_cache: dict[tuple, str | None] = {}
         self._classes: list[NodeClass] = []
@@ -115,11 +117,12 @@ class Scheduler:
             del self._pending[key]
             self._new.discard(key)
             self._reports.pop(key, None)
-            if deleted or meta.get("deletionTimestamp"):
-                self._nominated.pop(key, None)
+            self._shown.pop(key, None)
+        if deleted or meta.get("deletionTimestamp"):
+            if self._nominated.pop(key, None) is not None:
+                self._capacity_freed = True  # its reservation is gone
         if deleted:
             self._pod_info.pop(meta.get("uid", ""), None)
-            self._nominated.pop(key, None)
         active_node = node if node and not deleted and status.get("phase") not in TERMINAL else None
         old = self._node_of.get(key)
         if old != active_node:
@@ -337,13 +340,16 @@ class Scheduler:
                                  NORMAL, component=S.DEFAULT_SCHEDULER)
 
     def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure", now: float) -> None:
-        counts: Counter = Counter(reasons.unresolvable)
-        for r, names in reasons.resolvable.items():
-            counts[r] += len(names)
         post, nominated = self._preempt(key, pod, need, prio, reasons)
-        message = S.fit_error(self._node_count, counts, post)
-        changed = set_condition(pod, "PodScheduled", "False", "Unschedulable", message)
-        if changed or nominated:
+        message = reasons.messages.get(post)
+        if message is None:
+            counts: Counter = Counter(reasons.unresolvable)
+            for r, names in reasons.resolvable.items():
+                counts[r] += len(names)
+            message = reasons.messages[post] = S.fit_error(self._node_count, counts, post)
+        if self._shown.get(key) != message or nominated:
+            self._shown[key] = message
+            set_condition(pod, "PodScheduled", "False", "Unschedulable", message)
             self.store.update("pods", pod)
         last = self._reports.get(key)
         if last is None or now - last[0] >= self.retry_seconds:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import time
+from datetime import timedelta
 
 import pytest
 
+from gpupoc.pipeline.audit import utcnow
 from gpupoc.pipeline.faults import (
     CommandInjector, FaultContext, Injection, Scenario, SimNodeInjector, build_record, container_state, failure_seen,
     kubectl_drain_injector, run_scenario, wait_released,
 )
 from gpupoc.pipeline.gpus import api_probe, dcgm_probe, holders
-from gpupoc.pipeline.audit import utcnow
 from gpupoc.pipeline.k8s import Response
 
 
@@ -250,3 +252,95 @@ def test_a_pull_error_without_warning_events_is_a_finding(fake_caller):
     rec = build_record(ctx, Scenario.MISSING_IMAGE, "p", trigger="bad image", injections=[], failure_at=utcnow(),
                        pod=pod("Pending", state=PULL), airflow_retries=0)
     assert "no Warning event recorded the failure" in rec.findings
+
+
+def test_prometheus_probe_counts_gpus_under_either_label_spelling():
+    from gpupoc.exceptions import SourceUnavailable
+    from gpupoc.monitoring.promclient import PrometheusClient
+    from gpupoc.pipeline.gpus import prometheus_probe
+
+    class Prom(PrometheusClient):
+        def __init__(self, answer):
+            super().__init__("http://prometheus.invalid:9090")
+            self.answer, self.exprs = answer, []
+
+        def query(self, expr, time=None):
+            self.exprs.append(expr)
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return self.answer
+
+    held = Prom([{"metric": {}, "value": [0, "2"]}])
+    assert prometheus_probe(held)("team-a", "p") == 2
+    assert 'exported_pod="p"' in held.exprs[0] and 'pod="p"' in held.exprs[0]
+    assert prometheus_probe(Prom([]))("team-a", "p") == 0
+    assert prometheus_probe(Prom(SourceUnavailable("prom", "down")))("team-a", "p") is None
+
+
+def test_a_refused_submission_raises_api_error_with_status_and_body(fake_caller, k8s_status):
+    from gpupoc.exceptions import ApiError
+
+    ctx = _ctx(fake_caller, {})
+    ctx.tenant.on("POST", r".*/pods", k8s_status(403, 'pods "p" is forbidden: exceeded quota: team-a-gpu'))
+    with pytest.raises(ApiError) as e:
+        run_scenario(ctx, Scenario.OOM_KILL, {"metadata": {"name": "p"}, "spec": {"containers": [{}]}})
+    assert e.value.status == 403 and "exceeded quota" in str(e.value) and "oom" in str(e.value)
+
+
+def test_node_failure_targets_the_named_node_keeps_the_plan_name_and_waits_to_recover(fake_caller):
+    cl = ScriptedPodCluster(fake_caller, [pod("Running", node="n7")])
+    inj = FakeInjector(cl)
+    ctx = FaultContext("team-a", "team-a", cl.tenant, cl.admin, gpu_probes={}, injector=inj, poll_s=0.01)
+    t0 = time.monotonic()
+    rec = run_scenario(ctx, Scenario.NODE_FAILURE, {"metadata": {"name": "p"}, "spec": {"containers": [{}]}},
+                       fail_timeout_s=2, run_before_fail_s=0.01, node="n9", recover_after_s=0.3, name="rack-loss")
+    assert inj.actions == [("fail", "n9"), ("recover", "n9")] and time.monotonic() - t0 >= 0.3
+    assert rec.scenario == "rack-loss"
+    cl2 = ScriptedPodCluster(fake_caller, [pod("Running", node="n7")])
+    inj2 = FakeInjector(cl2)
+    ctx2 = FaultContext("team-a", "team-a", cl2.tenant, cl2.admin, gpu_probes={}, injector=inj2, poll_s=0.01)
+    run_scenario(ctx2, Scenario.NODE_FAILURE, {"metadata": {"name": "p"}, "spec": {"containers": [{}]}},
+                 fail_timeout_s=2, run_before_fail_s=0.01, recover_after_s=None)
+    assert inj2.actions == [("fail", "n7")]
+
+
+def test_only_alerts_about_the_pod_its_namespace_or_its_node_count(fake_caller):
+    seen = [{"alertname": "GpuPodFailed", "namespace": "team-a", "pod": "p", "node": ""},
+            {"alertname": "TenantQuotaFull", "namespace": "team-a", "pod": "", "node": ""},
+            {"alertname": "NodeDown", "namespace": "", "pod": "", "node": "n1"},
+            {"alertname": "OtherPod", "namespace": "team-a", "pod": "q", "node": ""},
+            {"alertname": "OtherTeam", "namespace": "team-b", "pod": "p", "node": "n5"}]
+    ctx = _failed_cluster(fake_caller, {"api": lambda ns, p: 0}, alerts=lambda a, b: seen)
+    rec = build_record(ctx, Scenario.NON_ZERO_EXIT, "p", trigger="x", injections=[], failure_at=utcnow(),
+                       pod=pod("Failed", node="n1"), airflow_retries=0)
+    assert rec.alerts == "GpuPodFailed,NodeDown,TenantQuotaFull"
+
+
+def test_alert_wait_polls_until_the_rule_fires(fake_caller):
+    answers = iter([[], [], ["GpuPodFailed"]])
+    ctx = _failed_cluster(fake_caller, {"api": lambda ns, p: 0}, alerts=lambda a, b: next(answers, ["GpuPodFailed"]))
+    ctx.alert_wait_s = 2
+    rec = build_record(ctx, Scenario.NON_ZERO_EXIT, "p", trigger="x", injections=[], failure_at=utcnow(),
+                       pod=pod("Failed"), airflow_retries=0)
+    assert rec.alerts == "GpuPodFailed"
+
+
+def test_receiver_alert_source_reads_the_monitoring_record(tmp_path):
+    from gpupoc.pipeline.faults import receiver_alerts
+
+    record = tmp_path / "alerts.jsonl"
+    now = utcnow()
+    note = {"receivedAt": now.isoformat(), "receiver": "gpupoc", "status": "firing", "alerts": [
+        {"status": "firing", "labels": {"alertname": "GpuPodFailed", "namespace": "team-a", "pod": "p"},
+         "annotations": {}, "startsAt": now.isoformat(), "endsAt": "0001-01-01T00:00:00Z", "fingerprint": "f"}]}
+    record.write_text(json.dumps(note) + "\n")
+    rows = receiver_alerts(str(record))(now - timedelta(seconds=5), now + timedelta(seconds=5))
+    assert [(r["alertname"], r["pod"]) for r in rows] == [("GpuPodFailed", "p")]
+    assert receiver_alerts(str(tmp_path / "absent"))(now, now) == []
+
+
+def test_lost_logs_alone_make_the_record_a_p1(fake_caller):
+    ctx = _failed_cluster(fake_caller, {"api": lambda ns, p: 0}, log_text="", alerts=lambda a, b: ["KubePodFailed"])
+    rec = build_record(ctx, Scenario.OOM_KILL, "p", trigger="oom", injections=[], failure_at=utcnow(),
+                       pod=pod("Failed", state=OOM), airflow_retries=0)
+    assert rec.findings.startswith("the log is not readable") and rec.severity == "P1" and rec.verified

@@ -209,3 +209,37 @@ def test_unaudited_reads_are_matched_but_not_required(tmp_path):
     assert not rows[read.seq].required and rows[read.seq].finding == ""
     assert rows[secret.seq].required and rows[secret.seq].finding
     assert rows[denied.seq].required and rows[denied.seq].finding
+
+
+def test_audit_events_reads_the_monitoring_table_and_refuses_a_missing_log(tmp_path):
+    from gpupoc.exceptions import SourceUnavailable
+    from gpupoc.monitoring.audit import read_audit_log
+    from gpupoc.pipeline.audit import audit_events
+
+    ev = audit_event(TENANT.username, "get", "pods", "team-b", "p", T0, sub="log", code=403, decision="forbid",
+                     audit_id="a1")
+    log = tmp_path / "audit.log"
+    log.write_text(json.dumps(ev) + "\n")
+    [back] = audit_events(read_audit_log(log))
+    assert back["objectRef"]["subresource"] == "log" and back["responseStatus"]["code"] == 403
+    found = find_audit_event([back], username=TENANT.username, verb="get", resource="pods", namespace="team-b",
+                             name="p", subresource="log", decision="forbid", at=T0)
+    assert found is back
+    assert audit_events(log)[0]["auditID"] == "a1"
+    with pytest.raises(SourceUnavailable, match="audit log not found"):
+        audit_events(tmp_path / "absent.log")
+
+
+def test_hand_over_reads_a_sha256sum_line_from_a_consumer(tmp_path, fake_caller):
+    c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", SHA, {})
+    rec = hand_over(c, "team-a", "train-1", consumer="eval-1",
+                    consumer_log=f"2026-03-01T12:00:00Z {SHA}  /x/train-1/model.npz\n")
+    assert rec.consumer_sha256 == SHA and rec.verified
+
+
+def test_an_unknown_identity_matches_on_the_request_and_reports_the_audited_user(tmp_path):
+    ledger = Ledger(tmp_path / "l.jsonl")
+    e = ledger.record(Actor("admin", ""), "patch", at=T0, resource="resourcequotas", namespace="a", name="q",
+                      status=200)
+    [row] = match_ledger([e], [audit_event("kubernetes-admin", "patch", "resourcequotas", "a", "q", T0)])
+    assert row.matched and row.audit_user == "kubernetes-admin"

@@ -49,6 +49,15 @@ def test_plan_beats_stack_and_airflow_beats_plan(stack_dir, monkeypatch):
     assert s.audit_log == "/var/log/kube-apiserver/audit.log"
 
 
+def test_plan_conn_id_names_the_airflow_connection(stack_dir, monkeypatch):
+    conns = {"poc_prom": _conn("prom.poc", 9090)}
+    monkeypatch.setattr(sources, "airflow_connection", conns.get)
+    s = sources.resolve_sources(plan_sources={"prometheus_conn_id": "poc_prom",
+                                              "alert_receiver_record": "/data/alerts.jsonl"}, stack_dir=stack_dir)
+    assert s.prometheus == "http://prom.poc:9090" and s.origin["prometheus"] == "airflow connection poc_prom"
+    assert s.receiver_record == "/data/alerts.jsonl" and s.origin["receiver_record"] == "plan"
+
+
 def test_explicit_argument_wins(stack_dir, monkeypatch):
     monkeypatch.setattr(sources, "airflow_connection", lambda cid: _conn("airflow-prom", 9090))
     s = sources.resolve_sources(prometheus="http://explicit:9090", stack_dir=stack_dir)

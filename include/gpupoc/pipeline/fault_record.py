@@ -1,0 +1,329 @@
+"""The evidence record of one provoked failure, and what it is assembled from.
+
+Each record answers the five questions of a failure record: how it was triggered (what, when, by whom), what
+the platform did (phase, reason, container state, events), what the user saw (status message and log, read
+with the tenant's own token, and whether the log survives the failure), what operators saw (Warning events,
+alerts) and how it recovered (Airflow and platform retries, how long the GPUs took to be released). A piece
+that could not be observed makes the record not verified, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from gpupoc.pipeline.audit import iso, parse_time, utcnow
+from gpupoc.pipeline.gpus import GpuProbe
+from gpupoc.pipeline.injectors import Injection, NodeInjector
+from gpupoc.pipeline.k8s import KubeCaller, pod_gpus
+
+P1 = "P1"
+_TICK = timedelta(seconds=1)
+IMAGE_ERRORS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
+
+
+class Scenario(str, Enum):
+    """The provoked failures; values are the plan's injection kinds."""
+
+    NON_ZERO_EXIT = "nonzero_exit"
+    MISSING_IMAGE = "missing_image"
+    OOM_KILL = "oom"
+    NODE_FAILURE = "node_failure"
+    HANG_TIMEOUT = "hang"
+
+
+# Kubernetes itself emits Warning events for these (pull errors; NodeNotReady, TaintManagerEviction); a plain
+# non-zero exit, an OOM kill or a hang leaves none, so operators depend on alerts there.
+WARNING_SCENARIOS = (Scenario.MISSING_IMAGE, Scenario.NODE_FAILURE)
+
+
+class FaultRecord(BaseModel):
+    """The evidence chain of one provoked failure."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scenario: str
+    tenant: str
+    namespace: str
+    pod: str
+    node: str = ""
+    # trigger
+    trigger: str
+    trigger_method: str
+    triggered_at: str
+    triggered_by: str
+    injections: str = "[]"  # JSON list of Injection
+    submitted_at: str = ""
+    failure_at: str = ""
+    # platform behaviour
+    phase: str = ""
+    status_reason: str = ""
+    status_message: str = ""
+    container_state: str = ""  # waiting | running | terminated | gone
+    container_reason: str = ""
+    container_message: str = ""
+    exit_code: int | None = None
+    events: str = "[]"  # JSON list of "Type Reason: message"
+    # what the user saw
+    user_status_message: str = ""
+    user_log_readable_during: bool | None = None
+    user_log_readable_after: bool | None = None
+    user_log_tail: str = ""
+    # what operators saw
+    warning_events: int = 0
+    warning_reasons: str = ""
+    alerts: str = ""
+    # recovery
+    recovery_action: str = ""
+    airflow_retries: int | None = None
+    platform_restarts: int = 0
+    gpus_requested: int = 0
+    gpus_held_at_failure: int | None = None
+    gpus_released: bool | None = None
+    release_s: float | None = None
+    release_source: str = ""
+    # verdict
+    verified: bool = False
+    reason: str = ""
+    findings: str = ""
+    severity: str = ""
+
+
+# (start, end) -> alerts seen in the window: names, or dicts with alertname and namespace/pod/node labels
+AlertSource = Callable[[datetime, datetime], list]
+
+
+@dataclass
+class FaultContext:
+    """Who and what a scenario uses: the tenant's own caller, the administrator, GPU and alert sources."""
+
+    tenant_name: str
+    namespace: str
+    tenant: KubeCaller
+    admin: KubeCaller
+    gpu_probes: dict[str, GpuProbe] = field(default_factory=dict)  # name -> probe
+    injector: NodeInjector | None = None
+    alerts: AlertSource | None = None
+    alert_wait_s: float = 0.0  # keep asking the alert source this long (rules fire after their `for`)
+    poll_s: float = 0.5
+    release_timeout_s: float = 30.0
+    by: str = ""  # who triggers workload-spec failures; default: the tenant whose token submitted the pod
+
+
+def _pod(c: KubeCaller, ns: str, name: str) -> dict | None:
+    r = c.call("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+    return r.body if r.ok and isinstance(r.body, dict) else None
+
+
+def container_state(pod: dict | None) -> tuple[str, str, str, int | None, int]:
+    """(state, reason, message, exit code, restartCount) of the first container; last state when restarted."""
+    if pod is None:
+        return "gone", "", "", None, 0
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    if not statuses:
+        return "", "", "", None, 0
+    cs = statuses[0]
+    restarts = int(cs.get("restartCount") or 0)
+    state = cs.get("state") or {}
+    last = (cs.get("lastState") or {}).get("terminated")
+    for kind in ("terminated", "waiting", "running"):
+        if kind in state and state[kind] is not None:
+            s = state[kind]
+            if kind != "terminated" and last:  # restarted: the failure is in lastState
+                return kind, last.get("reason") or s.get("reason", ""), last.get("message") or s.get("message", ""), \
+                    last.get("exitCode"), restarts
+            return kind, s.get("reason", ""), s.get("message", ""), s.get("exitCode"), restarts
+    return "", "", "", None, restarts
+
+
+def _events(c: KubeCaller, ns: str, pod: str) -> list[dict] | None:
+    r = c.call("GET", f"/api/v1/namespaces/{ns}/events", query={"fieldSelector": f"involvedObject.name={pod}"})
+    if not r.ok:
+        return None
+    items = [e for e in (r.body or {}).get("items") or [] if (e.get("involvedObject") or {}).get("name") == pod]
+
+    def when(e: dict) -> tuple:
+        t = e.get("eventTime") or e.get("lastTimestamp") or e.get("firstTimestamp") or \
+            (e.get("metadata") or {}).get("creationTimestamp")
+        rv = (e.get("metadata") or {}).get("resourceVersion") or "0"
+        return (parse_time(t) or utcnow(), int(rv) if str(rv).isdigit() else 0)
+
+    return sorted(items, key=when)
+
+
+def _log(c: KubeCaller, ns: str, pod: str) -> tuple[bool, str]:
+    r = c.call("GET", f"/api/v1/namespaces/{ns}/pods/{pod}/log", query={"tailLines": "20"})
+    return r.ok and bool(r.text.strip()), r.text if r.ok else f"HTTP {r.status}: {r.message}"
+
+
+def wait_released(ctx: FaultContext, pod: str, since: datetime) -> dict[str, tuple[int | None, float | None]]:
+    """Poll every GPU probe until it reports 0 for the pod: probe -> (GPUs first seen, seconds to 0 or None)."""
+    out: dict[str, tuple[int | None, float | None]] = {}
+    pending = dict(ctx.gpu_probes)
+    first: dict[str, int | None] = {}
+    deadline = time.monotonic() + ctx.release_timeout_s
+    while pending:
+        for name, probe in list(pending.items()):
+            held = probe(ctx.namespace, pod)
+            first.setdefault(name, held)
+            if held == 0:
+                out[name] = (first[name], round((utcnow() - since).total_seconds(), 3))
+                del pending[name]
+            elif held is None:
+                out[name] = (None, None)
+                del pending[name]
+        if not pending or time.monotonic() >= deadline:
+            break
+        time.sleep(ctx.poll_s)
+    for name in pending:
+        out[name] = (first.get(name), None)
+    return out
+
+
+def _fmt_event(e: dict) -> str:
+    count = e.get("count") or 1
+    return f"{e.get('type', '')} {e.get('reason', '')}: {e.get('message', '')}" + (f" (x{count})" if count > 1 else "")
+
+
+def _relevant_alerts(ctx: FaultContext, since: datetime, pod: str, node: str) -> list[str]:
+    """Alert names about this pod, its namespace-wide alerts or its node, polled up to ``ctx.alert_wait_s``."""
+    deadline = time.monotonic() + ctx.alert_wait_s
+    while True:
+        names = set()
+        for a in ctx.alerts(since, utcnow()):
+            if isinstance(a, str):
+                names.add(a)
+                continue
+            ns, p, n = a.get("namespace") or "", a.get("pod") or "", a.get("node") or a.get("hostname") or ""
+            if (ns == ctx.namespace and p in ("", pod)) or (node and n == node):
+                names.add(a.get("alertname", ""))
+        names.discard("")
+        if names or time.monotonic() >= deadline:
+            return sorted(names)
+        time.sleep(min(ctx.poll_s * 4, 2.0))
+
+
+def receiver_alerts(record: str) -> AlertSource:
+    """Alerts from the webhook receiver's record (``gpupoc.monitoring.alerts.alerts_from_receiver``)."""
+    def source(start: datetime, end: datetime) -> list[dict]:
+        from gpupoc.monitoring.alerts import alerts_from_receiver
+        from gpupoc.monitoring.results import Window
+
+        res = alerts_from_receiver(record, Window(start, max(end, start + _TICK)))
+        return res.frame.to_dict("records") if res.verified else []
+    return source
+
+
+def prometheus_alerts(prom, step: float = 5.0) -> AlertSource:
+    """Pending and firing alerts from Prometheus's ``ALERTS`` series."""
+    def source(start: datetime, end: datetime) -> list[dict]:
+        from gpupoc.monitoring.alerts import alerts_from_prometheus
+        from gpupoc.monitoring.results import Window
+
+        res = alerts_from_prometheus(prom, Window(start, max(end, start + _TICK), step))
+        return res.frame.to_dict("records") if res.verified else []
+    return source
+
+
+def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigger: str, injections: list[Injection],
+                 failure_at: datetime, pod: dict | None, submitted_at: str = "",
+                 log_during: tuple[bool, str] | None = None,
+                 airflow_retries: int | None = None, release_action: Callable[[], Injection] | None = None,
+                 held_at_failure: int | None = None) -> FaultRecord:
+    """Assemble the evidence chain for a pod that has failed (``pod`` as last seen by the administrator).
+
+    ``release_action`` (e.g. the pipeline deleting a pod stuck in ImagePullBackOff) runs after the user's and
+    operators' views are recorded; GPU release is then timed from that action, else from ``failure_at``.
+    ``held_at_failure``: GPUs the pod held when the failure began, if sampled before (e.g. before a node failed).
+    """
+    first = injections[0] if injections else None
+    rec = FaultRecord(
+        scenario=scenario.value, tenant=ctx.tenant_name, namespace=ctx.namespace, pod=pod_name, trigger=trigger,
+        trigger_method=first.method if first else "workload-spec", triggered_at=first.at if first else submitted_at,
+        triggered_by=first.by if first else (ctx.by or f"{ctx.tenant_name} (pod submitted with its own token)"),
+        injections=json.dumps([i.model_dump() for i in injections]),
+        submitted_at=submitted_at, failure_at=iso(failure_at), airflow_retries=airflow_retries)
+    reasons, findings = [], []
+    if pod is not None:
+        st = pod.get("status") or {}
+        rec.node = (pod.get("spec") or {}).get("nodeName", "") or ""
+        rec.phase, rec.status_reason = st.get("phase", ""), st.get("reason", "")
+        rec.status_message = st.get("message", "")
+        rec.gpus_requested = pod_gpus(pod)
+    (rec.container_state, rec.container_reason, rec.container_message, rec.exit_code,
+     rec.platform_restarts) = container_state(pod)
+    # what the user saw: the pod status and log with the tenant's own token
+    upod = _pod(ctx.tenant, ctx.namespace, pod_name)
+    if upod is not None:
+        _, ureason, umsg, ucode, _ = container_state(upod)
+        ust = upod.get("status") or {}
+        rec.user_status_message = " | ".join(x for x in (ust.get("phase", ""), ust.get("reason", ""), ureason, umsg,
+                                                        ust.get("message", ""),
+                                                        f"exit code {ucode}" if ucode is not None else "") if x)
+    if log_during is not None:
+        rec.user_log_readable_during = log_during[0]
+    readable, text = _log(ctx.tenant, ctx.namespace, pod_name)
+    rec.user_log_readable_after = readable if upod is not None else None
+    rec.user_log_tail = "\n".join((text if readable else (log_during or (False, text))[1]).splitlines()[-10:])
+    if upod is not None and not readable and scenario is not Scenario.MISSING_IMAGE:
+        findings.append("the log is not readable after the failure: the user cannot tell what went wrong")
+    # what operators saw
+    events = _events(ctx.admin, ctx.namespace, pod_name)
+    if events is None:
+        reasons.append("events could not be listed as the administrator")
+        events = []
+    rec.events = json.dumps([_fmt_event(e) for e in events])
+    warnings = [e for e in events if e.get("type") == "Warning"]
+    rec.warning_events = len(warnings)
+    rec.warning_reasons = ",".join(sorted({e.get("reason", "") for e in warnings}))
+    if scenario in WARNING_SCENARIOS and not warnings:
+        findings.append("no Warning event recorded the failure: operators see nothing in the events")
+    if ctx.alerts is None:
+        reasons.append("no alert source configured: alerts not verified")
+    else:
+        try:
+            rec.alerts = ",".join(_relevant_alerts(ctx, failure_at, pod_name, rec.node))
+            if not warnings and not rec.alerts:
+                findings.append("operators saw neither a Warning event nor an alert")
+        except Exception as e:  # noqa: BLE001 - a broken alert source is recorded, not fatal
+            reasons.append(f"alert source failed: {e}")
+    # recovery: GPUs back
+    release_since = failure_at
+    held_before = {n: p(ctx.namespace, pod_name) for n, p in ctx.gpu_probes.items()}
+    if release_action is not None:
+        done = release_action()
+        injections = [*injections, done]
+        rec.injections = json.dumps([i.model_dump() for i in injections])
+        rec.recovery_action = f"{done.action} by {done.by} at {done.at}: {done.detail}"
+        release_since = utcnow()
+    if not ctx.gpu_probes:
+        reasons.append("no GPU allocation source configured: release not verified")
+    else:
+        res = wait_released(ctx, pod_name, release_since)
+        rec.release_source = ",".join(sorted(res))
+        firsts = [h for h in [held_at_failure, *held_before.values(), *(h for h, _ in res.values())] if h is not None]
+        rec.gpus_held_at_failure = max(firsts) if firsts else None
+        unknown = [n for n, (h, _) in res.items() if h is None]
+        secs = [s for h, s in res.values() if h is not None]
+        if unknown:
+            reasons.append(f"GPU source(s) {', '.join(unknown)} could not answer")
+        if secs:
+            rec.gpus_released = all(s is not None for s in secs)
+            rec.release_s = max(secs) if rec.gpus_released else None
+            if not rec.gpus_released:
+                leaking = [n for n, (h, s) in res.items() if h and s is None]
+                findings.append(f"GPUs not released within {ctx.release_timeout_s:g}s of the failure "
+                                f"(still held per {', '.join(leaking)})")
+    if airflow_retries is None:
+        reasons.append("Airflow retries not recorded (the driver ran outside a task)")
+    rec.findings = "; ".join(findings)
+    rec.severity = P1 if findings else ""  # a broken evidence chain fails a must item
+    rec.reason = "; ".join(reasons)
+    rec.verified = not reasons
+    return rec

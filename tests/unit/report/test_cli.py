@@ -1,0 +1,64 @@
+"""``gpupoc report RUN_DIR`` rebuilds the report outside Airflow."""
+
+import json
+
+from conftest import GOOD_SCORES
+from gpupoc.cli import main
+
+
+def test_report_command_builds_from_an_evidence_root(good_root, tmp_path, capsys):
+    card = tmp_path / "scores.json"
+    card.write_text(json.dumps(GOOD_SCORES))
+    assert main(["report", str(good_root), "--out", str(tmp_path / "out"), "--scorecard", str(card)]) == 0
+    out = capsys.readouterr().out
+    assert "decision: go-live" in out
+    assert (tmp_path / "out" / "report.html").is_file() and (tmp_path / "out" / "scorecard.json").is_file()
+
+
+def test_report_directory_rebuilds_the_same_selection_and_scores(good_root, tmp_path, capsys):
+    card = tmp_path / "scores.json"
+    card.write_text(json.dumps(GOOD_SCORES))
+    main(["report", str(good_root), "--out", str(tmp_path / "out"), "--scorecard", str(card)])
+    first = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert main(["report", str(tmp_path / "out")]) == 0
+    again = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [i["verdict"] for i in again["items"]] == [i["verdict"] for i in first["items"]]
+    assert again["decision"] == "go-live"
+
+
+def test_single_run_dir_and_bad_path(good_root, tmp_path, capsys):
+    run = good_root / "poc_utilization" / "scheduled__1"
+    assert main(["report", str(run), "--out", str(tmp_path / "o")]) == 0
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+def test_default_plan_supplies_language_rules_and_thresholds(root_copy, tmp_path, capsys):
+    from gpupoc.plan import DEFAULT_PLAN
+
+    assert main(["report", str(root_copy), "--out", str(tmp_path / "p"), "--plan", str(DEFAULT_PLAN),
+                 "--revalidate"]) == 0
+    data = json.loads((tmp_path / "p" / "report.json").read_text())
+    assert data["language"] in ("en", "zh")
+    fr = json.loads((root_copy / "poc_fault_recovery" / "scheduled__1" / "validation" / "summary.json").read_text())
+    assert fr["suites"], "revalidation with the plan's thresholds stored new results"
+    verdicts = {i["id"]: i["verdict"] for i in data["items"]}
+    assert verdicts["permission_isolation"] == "pass" and verdicts["failure_evidence"] == "pass", verdicts
+
+
+def test_airflow_task_function_writes_under_the_plans_report_dir(root_copy, tmp_path):
+    import yaml
+
+    from gpupoc.plan import DEFAULT_PLAN
+    from gpupoc.report.airflow import run_report
+
+    data = yaml.safe_load(DEFAULT_PLAN.read_text())
+    data["evidence_root"] = str(root_copy)
+    data["report"]["language"] = "zh"
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump(data, allow_unicode=True))
+    out = run_report(plan, "manual__2026-11-30T08:00:00+00:00", {"reviewers": GOOD_SCORES["reviewers"]})
+    html = out["paths"]["html"]
+    assert html.startswith(str(root_copy / "report" / "manual__2026-11-30T08_00_00_00_00"))
+    assert out["items"]["ui_usability"] == "pass"
+    assert '<html lang="zh">' in open(html, encoding="utf-8").read()
