@@ -110,11 +110,13 @@ def main() -> int:
         base = _child("--phase", "read", "--raw", str(raw))
         pipe = _child("--phase", "pipeline", "--raw", str(raw), "--root", str(root))
     gib = 1024**3
-    print(f"plain pandas read : {base['rows']:>9,} samples  {base['seconds']:6.2f} s  peak {base['peak_rss'] / gib:.2f} GiB")
-    print(f"validation+report : {pipe['samples']:>9,} samples  {pipe['seconds']:6.2f} s  peak {pipe['peak_rss'] / gib:.2f} GiB"
-          f"  (GX validated {pipe['aggregated_rows']:,} aggregated rows)")
+    print(f"plain pandas read : {base['rows']:>9,} samples  {base['seconds']:6.2f} s  "
+          f"peak {base['peak_rss'] / gib:.2f} GiB")
+    print(f"validation+report : {pipe['samples']:>9,} samples  {pipe['seconds']:6.2f} s  "
+          f"peak {pipe['peak_rss'] / gib:.2f} GiB  (GX validated {pipe['aggregated_rows']:,} aggregated rows)")
     print(f"breakdown (s)     : {pipe['breakdown']}")
-    print(f"decision {pipe['decision']}, failed checks {pipe['failed_checks']}, report.html {pipe['html_bytes']:,} bytes")
+    print(f"decision {pipe['decision']}, failed checks {pipe['failed_checks']}, "
+          f"report.html {pipe['html_bytes']:,} bytes")
     ok = pipe["seconds"] < TARGET_SECONDS and pipe["peak_rss"] < TARGET_BYTES
     print(f"target < {TARGET_SECONDS:.0f} s and < 2 GiB: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1

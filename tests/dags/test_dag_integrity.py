@@ -14,7 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 DAGS = REPO / "dags"
 DAG_IDS = ["poc_queue_congestion", "poc_tenant_isolation", "poc_utilization", "poc_fault_recovery",
            "poc_audit_trail"]
-SHARED = {"validate_plan", "check_access", "prepare_wave", "wave", "release_gate", "observe", "collect_evidence",
+SHARED = {"validate_plan", "check_access", "hold_cluster", "cluster_acquired", "prepare_wave", "wave", "release_gate",
+          "wave_released", "observe",
+          "collect_evidence",
           "validate", "publish_evidence", "cleanup", "verdict"}
 
 
@@ -37,15 +39,20 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     assert SHARED <= ids, f"{dag_id} lacks {sorted(SHARED - ids)}"
     t = dag.task_dict
     assert t["check_access"].upstream_task_ids == {"validate_plan"}
-    assert t["prepare_wave"].upstream_task_ids >= {"validate_plan", "check_access"}
+    assert t["hold_cluster"].upstream_task_ids == {"check_access"}
+    assert t["cluster_acquired"].upstream_task_ids == {"validate_plan", "check_access"}
+    assert t["prepare_wave"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
     assert t["wave"].upstream_task_ids == {"prepare_wave"}
-    assert {"check_access"} <= t["release_gate"].upstream_task_ids and {"check_access"} <= t["observe"].upstream_task_ids
+    assert t["release_gate"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
+    assert t["wave_released"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
+    assert t["wave_released"].mode == "reschedule", "waiting for the cluster holds no worker"
+    assert "wave_released" in t["observe"].upstream_task_ids
     assert {"wave", "release_gate", "observe"} <= t["collect_evidence"].upstream_task_ids
     assert t["collect_evidence"].trigger_rule == "all_done" and t["cleanup"].trigger_rule == "all_done"
     assert t["validate"].upstream_task_ids == {"validate_plan", "collect_evidence"}
     assert t["publish_evidence"].upstream_task_ids == {"collect_evidence", "validate"}
     assert t["cleanup"].upstream_task_ids >= {"publish_evidence"}
-    assert t["verdict"].upstream_task_ids == {"cleanup", "validate"}
+    assert t["verdict"].upstream_task_ids == {"cleanup", "validate", "hold_cluster"}
     assert dag.task_dict["verdict"].downstream_task_ids == set()
 
 
@@ -65,13 +72,14 @@ def test_each_dag_is_documented_scheduled_from_the_plan_window_and_owned(dagbag,
 
 
 @pytest.mark.parametrize("dag_id", DAG_IDS)
-def test_the_wave_is_mapped_deferrable_pods_and_the_release_holds_the_one_slot_pool(dagbag, dag_id):
+def test_the_wave_is_mapped_deferrable_pods_under_a_lease_on_the_one_slot_pool(dagbag, dag_id):
     dag = dagbag.dags[dag_id]
     wave = dag.task_dict["wave"]
     assert wave.operator_name == "GpuWorkloadOperator" or "GpuWorkloadOperator" in str(wave.operator_class)
     kw = wave.partial_kwargs
     assert kw.get("deferrable", True) is True
-    assert dag.task_dict["release_gate"].pool == "gpupoc_cluster"
+    assert dag.task_dict["hold_cluster"].pool == "gpupoc_cluster"
+    assert dag.task_dict["cluster_acquired"].mode == "reschedule"
     assert dag.task_dict["publish_evidence"].outlets, "the evidence Asset is published"
 
 

@@ -48,11 +48,17 @@ class SimServer:
     def log_file(self) -> Path:
         return self.data_dir / "server.log"
 
-    def client(self, context: str = "admin"):
-        """A ``kubernetes.client.ApiClient`` for one kubeconfig context."""
+    @property
+    def kubeconfig_http(self) -> Path:
+        """The same contexts over plain HTTP (Python clients only: kubectl sends tokens only over TLS)."""
+        return self.kubeconfig.with_name(self.kubeconfig.name + "-http")
+
+    def client(self, context: str = "admin", http: bool = False):
+        """A ``kubernetes.client.ApiClient`` for one kubeconfig context (TLS, or plain HTTP with ``http``)."""
         from kubernetes import config
 
-        return config.new_client_from_config(config_file=str(self.kubeconfig), context=context)
+        path = self.kubeconfig_http if http else self.kubeconfig
+        return config.new_client_from_config(config_file=str(path), context=context)
 
     def kubectl(self, *args: str, context: str = "admin", timeout: float = 60, check: bool = False,
                 input: str | None = None) -> subprocess.CompletedProcess:

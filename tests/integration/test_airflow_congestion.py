@@ -4,7 +4,10 @@ LocalExecutor, triggerer, dag-processor) and a small wave beyond capacity (8 pod
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -26,14 +29,18 @@ def small_plan(tmp: Path, kubeconfig: Path, audit_log: Path) -> Path:
     plan["platform"]["kubeconfig"] = str(kubeconfig)
     plan["evidence_root"] = str(tmp / "evidence")
     plan["evidence_sources"]["audit_log_path"] = str(audit_log)
+    # a window starting tomorrow: unpausing the DAG creates no scheduled run beside the manual one
+    tomorrow = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=1)
+    plan["window"].update(start=tomorrow.isoformat(), end=(tomorrow + timedelta(days=7)).isoformat())
     durations = {"v-train-8g": 20, "v-train-4g": 15, "v-train-2g": 10, "v-infer-1g": 8}
     for w in plan["workloads"]:
         if w["name"] in durations:
             w["duration_seconds"] = durations[w["name"]]
     qc = plan["test_classes"]["queue_congestion"]
+    # priorities without preemption (gpupoc-normal and -low never preempt): every pod runs to its end
     qc["wave"] = [
-        {"workload": "v-train-8g", "tenant": "team-vision", "count": 2},
-        {"workload": "v-train-4g", "tenant": "team-nlp", "count": 2},
+        {"workload": "v-train-8g", "tenant": "team-vision", "count": 2, "priority_class": "gpupoc-normal"},
+        {"workload": "v-train-4g", "tenant": "team-nlp", "count": 2, "priority_class": "gpupoc-normal"},
         {"workload": "v-train-2g", "tenant": "team-nlp", "count": 2, "priority_class": "gpupoc-low"},
         {"workload": "v-infer-1g", "tenant": "team-serving", "count": 2},
     ]
@@ -46,8 +53,26 @@ def small_plan(tmp: Path, kubeconfig: Path, audit_log: Path) -> Path:
 
 
 @pytest.fixture
-def airflow_up(tmp_path, sim_server):
-    plan = small_plan(tmp_path, sim_server.kubeconfig, sim_server.audit_log)
+def work_dir():
+    """A private directory: pytest's tmp_path of a long test can be rotated away by parallel test sessions."""
+    path = Path(tempfile.mkdtemp(prefix="gpupoc-airflow-it-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def sim(work_dir):
+    from conftest import launch  # tests/integration/conftest.py
+
+    server = launch(work_dir / "sim")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def airflow_up(work_dir, sim):
+    tmp_path = work_dir
+    plan = small_plan(tmp_path, sim.kubeconfig, sim.audit_log)
     settings = RuntimeSettings(home=tmp_path / "airflow", port=free_port(), paused_at_creation=True,
                                extra_env={"GPUPOC_PLAN": str(plan)})
     t0 = time.monotonic()
@@ -64,7 +89,7 @@ def airflow_up(tmp_path, sim_server):
 
 
 @pytest.mark.timeout(600)
-def test_queue_congestion_evidence_holds_what_happened_on_the_cluster(airflow_up, sim_server):
+def test_queue_congestion_evidence_holds_what_happened_on_the_cluster(airflow_up, sim):
     settings, state, plan_file, _ = airflow_up
     client = AirflowClient.for_home(settings.home)
     client.wait_dag(DAG_ID, timeout=120)
@@ -78,7 +103,8 @@ def test_queue_congestion_evidence_holds_what_happened_on_the_cluster(airflow_up
 
     wave_states = [s for (tid, _), s in tis.items() if tid == "wave"]
     assert wave_states == ["success"] * 8, f"every mapped pod task succeeds: {tis}"
-    for tid in ("validate_plan", "check_access", "release_gate", "observe", "collect_evidence", "cleanup"):
+    for tid in ("validate_plan", "check_access", "hold_cluster", "cluster_acquired", "release_gate", "wave_released",
+                "observe", "collect_evidence", "validate", "publish_evidence", "cleanup", "verdict"):
         assert tis[(tid, -1)] == "success", f"{tid}: {tis}"
 
     run_dirs = list((plan_file.parent / "evidence" / DAG_ID).iterdir())
@@ -89,12 +115,18 @@ def test_queue_congestion_evidence_holds_what_happened_on_the_cluster(airflow_up
     assert len(runs) == 8 and {r["phase"] for r in runs} == {"Succeeded"}, runs
     assert all(r["submitted_at"] and r["released_at"] and r["scheduled_at"] and r["finished_at"] for r in runs)
 
+    lease = json.loads((rd / "files" / "lease.json").read_text())
+    assert lease["pool"] == "gpupoc_cluster"
+    assert lease["acquired_at"] <= min(r["submitted_at"] for r in runs).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), \
+        "the class held the cluster before its first pod existed"
+
     release = json.loads((rd / "files" / "release.json").read_text())
     assert release["found"] == 8 and release["missing"] == [] and not release["errors"]
     assert len({r["released_at"] for r in release["rows"]}) == 1, "one release moment for the whole wave"
     assert release["release_spread_seconds"] == 0
     assert all(r["released_at"] >= r["submitted_at"] for r in runs), "no pod was scheduled before its release"
-    assert all(r["scheduled_at"] >= r["released_at"] for r in runs)
+    # conditions carry whole seconds (lastTransitionTime), the release microseconds
+    assert all(r["scheduled_at"] >= r["released_at"] - timedelta(seconds=1) for r in runs), "gated until released"
 
     waited = [r for r in runs if r["wait_seconds"] and r["wait_seconds"] > 5]
     assert waited, f"28 GPUs asked of 24: some training pod waits ({[(r['pod'], r['wait_seconds']) for r in runs]})"
@@ -113,5 +145,5 @@ def test_queue_congestion_evidence_holds_what_happened_on_the_cluster(airflow_up
     assert summary["explained_ratio"] == 1.0 and summary["needing_explanation"] == len(waited)
     assert {"workload_runs", "queue_snapshots", "explanations", "platform_info"} <= set(manifest["tables"])
     # cleanup deleted the kept pods
-    left = sim_server.kubectl("get", "pods", "-A", "-l", "gpupoc.io/test-class=queue_congestion", "-o", "name")
+    left = sim.kubectl("get", "pods", "-A", "-l", "gpupoc.io/test-class=queue_congestion", "-o", "name")
     assert left.stdout.strip() == "", left.stdout

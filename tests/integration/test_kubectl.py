@@ -186,3 +186,17 @@ def test_describe_node_lists_its_pods_and_gpu_allocation(sim_server):
     out = sim_server.kubectl("describe", "node", node, check=True).stdout
     assert "kc-node" in out and "nvidia.com/gpu" in out
     sim_server.kubectl("delete", "pod", "kc-node", "-n", "team-vision", "--wait=false", check=True)
+
+
+def test_drain_evicts_the_pods_of_a_node(sim_server):
+    create_pod(sim_server, "kc-drain", seconds=120, ns="team-nlp")
+    wait_phase(sim_server, "kc-drain", ("Running",), ns="team-nlp")
+    node = sim_server.kubectl("get", "pod", "kc-drain", "-n", "team-nlp", "-o", "jsonpath={.spec.nodeName}",
+                              check=True).stdout
+    try:
+        res = sim_server.kubectl("drain", node, "--force", "--ignore-daemonsets", "--timeout=60s", timeout=90)
+        assert res.returncode == 0, res.stderr
+        assert "pod/kc-drain evicted" in res.stdout and f"node/{node} drained" in res.stdout
+        assert sim_server.kubectl("get", "pod", "kc-drain", "-n", "team-nlp").returncode != 0
+    finally:
+        sim_server.kubectl("uncordon", node)

@@ -4,20 +4,15 @@ result once Prometheus is down."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import ssl
 import subprocess
 import sys
 import time
-import urllib.request
-import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gpupoc.monitoring import alerts, collectors
 from gpupoc.monitoring.promclient import PrometheusClient
@@ -98,21 +93,9 @@ def _wait(predicate, timeout: float, what: str, interval: float = 0.5):
 
 
 def _node_action(sim_server, action: str) -> None:
-    """`gpupoc sim node fail|recover`; when that command cannot verify the cluster's TLS certificate, the same
-    admin request through the kubernetes client (which trusts the kubeconfig's CA), with a warning."""
+    """`gpupoc sim node fail|recover` as an operator runs it."""
     out = _cli("sim", "node", action, FAILED_NODE, "--kubeconfig", str(sim_server.kubeconfig))
-    if out.returncode == 0:
-        return
-    assert "CERTIFICATE_VERIFY_FAILED" in out.stderr, out.stdout + out.stderr
-    warnings.warn(f"gpupoc sim node {action} failed TLS verification; used the API directly: {out.stderr.strip()}")
-    kc = yaml.safe_load(sim_server.kubeconfig.read_text())
-    cluster = kc["clusters"][0]["cluster"]
-    ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-    req = urllib.request.Request(f"{sim_server.url}/apis/sim.gpupoc.io/v1/nodes/{FAILED_NODE}/{action}", data=b"{}",
-                                 method="POST", headers={"Authorization": f"Bearer {sim_server.admin_token}",
-                                                         "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30, context=ctx) as resp:
-        assert resp.status == 200
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_stack_up_is_idempotent_and_status_is_healthy(sim_server, stack):

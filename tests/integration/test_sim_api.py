@@ -124,6 +124,14 @@ def test_pod_lifecycle_with_selectors_patch_and_log(sim_server):
     with pytest.raises(ApiException) as exc:
         api.read_namespaced_pod("life-1", "team-nlp")
     assert exc.value.status == 404
+    audited = {(e["verb"], e["level"]): e for e in sim_server.audit_events()
+               if e.get("objectRef", {}).get("name") == "life-1" and e["objectRef"]["resource"] == "pods"}
+    create = audited[("create", "RequestResponse")]
+    assert create["requestObject"]["metadata"] == {"name": "life-1", "labels": {"dag_id": "d", "run": "1"}}
+    assert create["responseObject"]["metadata"]["uid"] == created.metadata.uid
+    assert create["responseStatus"]["code"] == 201
+    assert ("patch", "RequestResponse") in audited and ("delete", "RequestResponse") in audited
+    assert audited[("get", "Metadata")]["objectRef"]["subresource"] == "log"
 
 
 def test_followed_log_closes_when_the_container_ends(sim_server):
@@ -228,7 +236,7 @@ def test_scheduling_gate_removed_by_patch_lets_the_pod_run(sim_server):
     gated = gpu_pod("gated-1", seconds=1, schedulingGates=[{"name": "gpupoc.io/wave"}])
     api.create_namespaced_pod("team-vision", gated)
     time.sleep(1)
-    pod = api.read_namespaced_pod("team-vision" and "gated-1", "team-vision")
+    pod = api.read_namespaced_pod("gated-1", "team-vision")
     cond = [c for c in pod.status.conditions if c.type == "PodScheduled"][0]
     assert (cond.status, cond.reason) == ("False", "SchedulingGated") and pod.spec.node_name is None
     api.patch_namespaced_pod("gated-1", "team-vision",
@@ -322,6 +330,12 @@ def test_metrics_are_served_without_a_token(sim_server):
     assert status == 200 and "DCGM_FI_DEV_GPU_UTIL" in text
     status, text = raw(sim_server, "/metrics/kube-state")
     assert status == 200 and "kube_node_status_condition" in text
+
+
+def test_plain_http_kubeconfig_serves_python_clients(sim_server):
+    api = client.CoreV1Api(sim_server.client("team-nlp", http=True))
+    assert api.api_client.configuration.host.startswith("http://")
+    assert api.read_namespaced_resource_quota("team-nlp-gpu", "team-nlp").spec.hard["pods"] == "60"
 
 
 def test_tls_endpoint_uses_the_kubeconfig_ca(sim_server):
@@ -563,3 +577,63 @@ def test_watch_with_label_selector_reports_leaving_the_selection_as_deleted(sim_
     api.patch_namespaced_config_map("sel-1", "team-nlp", {"metadata": {"labels": {"tier": "gold"}}})
     t.join(15)
     assert seen == ["ADDED", "DELETED", "ADDED"]
+
+
+def test_deleting_a_namespace_deletes_its_objects(sim_server):
+    api = core(sim_server)
+    api.create_namespace({"metadata": {"name": "scratch"}})
+    api.create_namespaced_config_map("scratch", {"metadata": {"name": "c"}})
+    api.create_namespaced_pod("scratch", gpu_pod("p", seconds=60))
+    wait_phase(api, "scratch", "p", phases=("Running",))
+    gone = json.loads(api.delete_namespace("scratch", _preload_content=False).data)
+    assert gone["kind"] == "Namespace" and gone["status"]["phase"] == "Terminating"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and api.list_namespaced_pod("scratch").items:
+        time.sleep(0.3)
+    assert not api.list_namespaced_pod("scratch").items
+    assert not api.list_namespaced_config_map("scratch").items
+    with pytest.raises(ApiException) as exc:
+        api.read_namespace("scratch")
+    assert exc.value.status == 404
+
+
+def test_watches_of_disconnected_clients_are_released(tmp_path):
+    import asyncio
+
+    import aiohttp
+    from gpupoc.sim.server import start_server
+
+    async def scenario():
+        state, headers = _in_process(tmp_path)
+        server = await start_server(state, run_controllers=False)
+        try:
+            s = aiohttp.ClientSession(headers=headers, connector=aiohttp.TCPConnector(limit=0))
+            resps = [await s.get(f"{server.url}/api/v1/pods?watch=true") for _ in range(50)]
+            await asyncio.sleep(0.3)
+            opened = state.store.watch_count
+            for r in resps:
+                r.close()
+            await s.close()
+            for _ in range(50):
+                if state.store.watch_count == 0:
+                    break
+                await asyncio.sleep(0.05)
+            return opened, state.store.watch_count
+        finally:
+            await server.stop()
+
+    assert asyncio.run(scenario()) == (50, 0)
+
+
+def test_list_pagination_with_limit_and_continue(sim_server):
+    api = core(sim_server)
+    first = client.RbacAuthorizationV1Api(sim_server.client()).list_cluster_role_binding(limit=1)
+    assert len(first.items) == 1 and first.metadata._continue and first.metadata.remaining_item_count >= 1
+    rest = api.list_namespace(limit=2)
+    names = [n.metadata.name for n in rest.items]
+    while rest.metadata._continue:
+        rest = api.list_namespace(limit=2, _continue=rest.metadata._continue)
+        names += [n.metadata.name for n in rest.items]
+    assert names == sorted(n.metadata.name for n in api.list_namespace().items)
+    status, body = raw(sim_server, "/api/v1/namespaces?limit=1&continue=garbage", sim_server.admin_token)
+    assert status == 400 and body["reason"] == "BadRequest"

@@ -63,12 +63,20 @@ class AirflowClient:
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
             raise SourceUnavailable(url, str(exc), "start Airflow with `gpupoc airflow up`") from exc
 
-    def request(self, method: str, path: str, body: object = None, params: dict | None = None) -> object:
-        """JSON answer of ``method path``; ApiError (status and body kept) unless 2xx."""
-        status, payload = self._send(method, path, body, params)
-        if status == 401:
-            self._token = None
+    def request(self, method: str, path: str, body: object = None, params: dict | None = None,
+                attempts: int = 4) -> object:
+        """JSON answer of ``method path``; ApiError (status and body kept) unless 2xx.
+
+        A 5xx is retried (SQLite answers "database is locked" under load as a 500), a 401 renews the token.
+        """
+        for attempt in range(attempts):
             status, payload = self._send(method, path, body, params)
+            if status == 401:
+                self._token = None
+                status, payload = self._send(method, path, body, params)
+            if status < 500 or attempt == attempts - 1:
+                break
+            time.sleep(1.0 + attempt)
         if not 200 <= status < 300:
             body_ = payload if isinstance(payload, dict) else {"message": payload}
             if "message" not in body_ and "detail" in body_:

@@ -9,7 +9,7 @@ _ROLES = {
     "queue_congestion": ("wave",),
     "tenant_isolation": ("wave",),
     "utilization": ("wave",),
-    "fault_recovery": ("wave", "injection"),
+    "fault_recovery": ("wave",),  # injections are submitted and watched by inject_faults
     "audit_trail": ("wave", "artifact-producer", "artifact-consumer"),
 }
 
@@ -31,7 +31,7 @@ def expected_tables(test_class: str) -> tuple[str, ...]:
 
 
 def probe_steps(test_class: str) -> list[tuple[str, Callable[[Any], dict]]]:
-    """(task id, step) pairs a class runs alongside its wave, after the access check."""
+    """(task id, step) pairs a class runs alongside its wave, once the wave is released."""
     from gpupoc.dags import probes
 
     return probes.PROBES.get(test_class, [])

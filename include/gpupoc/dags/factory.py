@@ -2,16 +2,20 @@
 
 Shape (every class)::
 
-    validate_plan >> check_access >> prepare_wave >> wave (mapped GpuWorkloadOperator, deferrable)
-                                 \\-> release_gate (pool gpupoc_cluster, 1 slot) / observe / <class probes>
+    validate_plan >> check_access >> hold_cluster (pool gpupoc_cluster, 1 slot, deferred until cleanup)
+                  check_access >> cluster_acquired (sensor) >> prepare_wave >> wave (mapped, deferrable)
+                                  cluster_acquired >> release_gate (lifts the gate of the whole wave at once)
+                  cluster_acquired >> wave_released (sensor) >> observe / <class probes>
     [wave, release_gate, observe, probes] >> collect_evidence (all_done) >> validate >> publish_evidence
-        >> cleanup (all_done) >> verdict
+        >> cleanup (all_done, ends the lease) >> verdict (with hold_cluster)
 
-Exclusive GPUs: test classes of the same ``gpu_group`` must not hold GPUs at the same time. Pods are
-created held by the pipeline's scheduling gate, so they hold no GPU until ``release_gate`` lifts it; that
-task runs in the group's pool of ONE slot (``include_deferred``) and keeps the slot until its wave has
-ended. A second class's wave therefore waits, gated, until the first has finished. ``max_active_runs=1``
-keeps two runs of one class apart as well.
+Exclusive GPUs: test classes of the same ``gpu_group`` must not hold GPUs, nor quota, at the same time.
+Gated pods hold no GPU but count against ResourceQuota from their creation, so a class takes the group's
+lease before its wave is even submitted: ``hold_cluster`` runs in the group's pool of ONE slot with
+``include_deferred`` and stays deferred (holding the slot, no worker) until the run's ``cleanup`` writes its
+done marker (``gpupoc.dags.lease``). Sensors wait in ``reschedule`` mode, so a class waiting for its turn
+holds no executor slot and classes triggered together cannot starve each other of workers on 2 cores.
+``max_active_runs=1`` keeps two runs of one class apart as well.
 
 Parse time does no cluster, Prometheus or GX call: it reads the plan file (``$GPUPOC_PLAN``) for the
 window, the GPU group and the retries only.
@@ -26,10 +30,13 @@ from datetime import datetime, timedelta, timezone
 from airflow.sdk import DAG, Param, get_current_context, task
 
 from gpupoc.assets import evidence_asset
+from gpupoc.dags.lease import ClusterLeaseOperator
 from gpupoc.pipeline.common import cluster_pool, default_plan_path
 from gpupoc.pipeline.operator import GpuWorkloadOperator
 
 log = logging.getLogger(__name__)
+# How long observers and probes may wait (rescheduled, holding no worker) for this class's turn on the cluster.
+WAIT_FOR_CLUSTER_SECONDS = 3 * 3600
 FALLBACK_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 TAGS = {
     "queue_congestion": ["congestion", "queue"],
@@ -128,11 +135,25 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         def prepare_wave(v: dict) -> list[dict]:
             return _ctx(v, "prepare_wave").items
 
-        @task(pool=pool, pool_slots=1, retries=2)
+        @task.sensor(poke_interval=5, mode="reschedule", timeout=WAIT_FOR_CLUSTER_SECONDS, exponential_backoff=True,
+                     max_wait=timedelta(seconds=30))
+        def cluster_acquired(v: dict) -> bool:
+            """True once hold_cluster holds this class's lease (waits without holding a worker)."""
+            from gpupoc.dags.lease import LEASE_FILE
+
+            return _ctx(v, "cluster_acquired").files(LEASE_FILE).is_file()
+
+        @task(retries=2)
         def release_gate(v: dict) -> dict:
             from gpupoc.dags import steps
 
             return steps.release_gate(_ctx(v, "release_gate"))
+
+        @task.sensor(poke_interval=3, mode="reschedule", timeout=WAIT_FOR_CLUSTER_SECONDS, exponential_backoff=True,
+                     max_wait=timedelta(seconds=10))
+        def wave_released(v: dict) -> bool:
+            """True once this run's release_gate has lifted the gate (waits without holding a worker)."""
+            return _ctx(v, "wave_released").files("release").is_file()
 
         @task(retries=2)
         def observe(v: dict) -> dict:
@@ -174,25 +195,32 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
         v = validate_plan()
         access = check_access(v)
+        hold = ClusterLeaseOperator(task_id="hold_cluster", plan_path="{{ params.plan }}", test_class=test_class,
+                                    pool=pool, pool_slots=1, retries=1)
+        acquired = cluster_acquired(v)
+        access >> [hold, acquired]
         items = prepare_wave(v)
-        access >> items
+        acquired >> items
         wave = GpuWorkloadOperator.partial(
             task_id="wave", plan_path="{{ params.plan }}", test_class=test_class, wave_gate=True,
             retries=s.wave_retries,
         ).expand_kwargs(items)
         rel = release_gate(v)
+        acquired >> rel
+        released = wave_released(v)
         obs = observe(v)
         side = [rel, obs]
         for task_id, step in classes.probe_steps(test_class):
             side.append(_probe_task(task_id, step)(v))
-        access >> side
+        acquired >> released
+        released >> side[1:]
         collected = collect_evidence(v)
         [wave, *side] >> collected
         val = validate(v, collected)
         pub = publish_evidence(collected, val)
         clean = cleanup(v)
         pub >> clean
-        clean >> verdict(val)
+        [clean, hold] >> verdict(val)
     return dag
 
 

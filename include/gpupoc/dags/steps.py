@@ -20,6 +20,18 @@ from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.common import parse_time, plan_path, rfc3339
 
 SNAPSHOT_SOURCE = "kubernetes-api"
+# kubeadm's name for the cluster administrator: used when the API server cannot say who we are.
+DEFAULT_ADMIN_USER = "kubernetes-admin"
+
+
+def whoami(caller) -> dict:
+    """The caller's user as the API server sees it (SelfSubjectReview, Kubernetes >= 1.28)."""
+    r = caller.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                    body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    info = ((r.body or {}).get("status") or {}).get("userInfo") or {} if r.ok and isinstance(r.body, dict) else {}
+    if info.get("username"):
+        return {"username": info["username"], "groups": info.get("groups") or [], "source": "selfsubjectreviews"}
+    return {"username": DEFAULT_ADMIN_USER, "groups": [], "source": f"default (selfsubjectreviews: HTTP {r.status})"}
 
 
 def utcnow() -> datetime:
@@ -71,9 +83,12 @@ class RunContext:
         return Ledger(self.run_dir / "ledger" / f"{self.task or 'task'}.jsonl", task=self.task)
 
     def admin_actor(self):
+        """The administrator as the audit log names it (found by check_access, see ``whoami``)."""
         from gpupoc.pipeline.k8s import Actor
 
-        return Actor(self.plan.platform.admin_context or "in-cluster", "gpupoc-pipeline (admin context)")
+        who = self.read_file("identity", {}) or {}
+        return Actor(self.plan.platform.admin_context or "in-cluster", who.get("username") or DEFAULT_ADMIN_USER,
+                     tuple(who.get("groups") or ()))
 
     def admin(self, purpose: str = ""):
         """The administrator's client; every request lands in this task's ledger."""
@@ -136,6 +151,10 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
         raise ConfigError(str(path), [f"test_classes.{test_class}.enabled: false; enable the class in the plan "
                                       "or pause this DAG"])
     ctx = RunContext(str(path), dag_id, run_id, test_class)
+    from gpupoc.dags.lease import STALE_MARKERS
+
+    for marker in STALE_MARKERS:  # a cleared run starts over: no lease, release or done marker of a past try
+        ctx.files(marker).unlink(missing_ok=True)
     started = utcnow()
     ctx.writer.write_json("run_params", {"params": params, "plan_file": str(path), "started_at": rfc3339(started)})
     return {"plan": str(path), "plan_hash": plan_hash(plan), "run_dir": str(ctx.run_dir),
@@ -147,11 +166,14 @@ def check_access(ctx: RunContext) -> dict:
     """Record the platform's version and configuration; prove each tenant may create pods in its namespace."""
     from gpupoc.pipeline.k8s import server_version
 
+    who = whoami(ctx.factory.caller(ctx.plan.platform.admin_context or "in-cluster"))
+    ctx.writer.write_json("identity", who)
     admin = ctx.admin("record platform version and configuration")
     version = server_version(admin)
     rows = [{"key": "kubernetes.gitVersion", "value": version.get("gitVersion"), "source": "/version"},
             {"key": "kubernetes.platform", "value": version.get("platform"), "source": "/version"},
             {"key": "adapter", "value": W._adapter(ctx.plan), "source": "plan"},
+            {"key": "admin.username", "value": who["username"], "source": who["source"]},
             {"key": "scheduler_name", "value": ctx.plan.platform.scheduler_name or "default-scheduler",
              "source": "plan"}]
     nodes = admin.call("GET", "/api/v1/nodes")
@@ -186,20 +208,13 @@ def check_access(ctx: RunContext) -> dict:
     return {"version": version.get("gitVersion"), "tenants": len(ctx.plan.tenants)}
 
 
-# ---- release_gate: the critical section (pool of one slot) ----
-def release_gate(ctx: RunContext, poll_s: float = 2.0) -> dict:
-    """Lift the pipeline's gate of the whole wave at once, then hold the cluster until the wave ends."""
+# ---- release_gate (under the class's cluster lease) ----
+def release_gate(ctx: RunContext) -> dict:
+    """Wait until every pod of the wave exists, then lift the pipeline's gate of all of them at once."""
     expected = [i["workload_key"] for i in ctx.items]
     admin = ctx.admin("release the wave")
     rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds)
     ctx.writer.write_json("release", rel.to_dict())
-    deadline = time.monotonic() + ctx.hold_timeout_s()
-    quiet = ctx.admin("hold until the wave ends")
-    while time.monotonic() < deadline:
-        pods = W.latest_per_item(W.list_pods(quiet.inner, ctx.namespaces, ctx.selector))
-        if all((p.get("status") or {}).get("phase") in W.TERMINAL for p in pods.values()):
-            break
-        time.sleep(poll_s)
     return {"found": rel.found, "missing": rel.missing, "arrival_spread_seconds": rel.arrival_spread_seconds,
             "release_spread_seconds": rel.release_spread_seconds, "errors": rel.errors[:5]}
 
@@ -256,6 +271,8 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     ctx.writer.write_json("pods", pods)
     release = ctx.read_file("release", {}) or {}
     timelines, runs = W.timelines(ctx.plan, ctx.test_class, pods, release.get("rows") or [])
+    observations = [_obs_from_dict(d) for d in ctx.read_file("observations", []) or []]
+    runs += W.gone_rows(ctx.plan, ctx.test_class, [i["workload_key"] for i in ctx.items], pods, observations)
     for r in runs:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
@@ -321,9 +338,14 @@ def _thresholds(ctx: RunContext) -> dict:
 
 def cleanup(ctx: RunContext) -> dict:
     """Delete the pods the wave kept for evidence (the operator keeps them: on_finish_action keep_pod)."""
+    from gpupoc.dags.lease import DONE_FILE
+
     admin = ctx.admin("delete the wave's pods after collecting evidence")
-    pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
-    errors = W.delete_pods(admin, pods)
+    try:
+        pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
+        errors = W.delete_pods(admin, pods)
+    finally:
+        ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's cluster lease
     if errors:
         raise GpupocError(f"{len(errors)} pod(s) of {ctx.dag_id}/{ctx.run_id} could not be deleted: {errors[:3]}; "
                           "delete them with kubectl and rerun cleanup")

@@ -17,6 +17,7 @@ from gpupoc.evidence.tables import (
     QuotaSample,
     UtilizationRow,
     WorkloadRun,
+    platform_rows,
 )
 from gpupoc.evidence.writer import EvidenceWriter, TableRecord, run_dir_for, safe_segment
 
@@ -24,5 +25,5 @@ __all__ = [
     "TABLES", "AccessProbe", "AlertRecord", "ArtifactRecord", "AuditMatch", "EvidenceSchemaError",
     "EvidenceWriter", "Explanation", "FailureRecord", "LedgerRow", "PlatformInfo", "QueueSnapshot",
     "QuotaSample", "RunEvidence", "TableRecord", "UtilizationRow", "WorkloadRun", "find_runs", "latest_run",
-    "read_run", "run_dir_for", "safe_segment", "schema", "scrub", "scrub_text", "to_arrow",
+    "platform_rows", "read_run", "run_dir_for", "safe_segment", "schema", "scrub", "scrub_text", "to_arrow",
 ]

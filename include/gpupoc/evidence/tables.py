@@ -235,3 +235,21 @@ TABLES: dict[str, type] = {
     "alerts": AlertRecord,
     "ledger": LedgerRow,
 }
+
+
+def platform_rows(info: dict, source: str, prefix: str = "") -> list[PlatformInfo]:
+    """Flatten a nested mapping (``{"version": {"gitVersion": ...}}``) into ``platform_info`` rows
+    keyed ``version.gitVersion``; lists are kept as JSON text."""
+    import json
+
+    rows: list[PlatformInfo] = []
+    for key in sorted(info, key=str):
+        value = info[key]
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += platform_rows(value, source, prefix=f"{name}.")
+        else:
+            text = json.dumps(value, sort_keys=True) if isinstance(value, (list, tuple)) else \
+                (None if value is None else str(value))
+            rows.append(PlatformInfo(key=name, value=text, source=source))
+    return rows

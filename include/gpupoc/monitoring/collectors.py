@@ -44,8 +44,11 @@ def _expand(series: list[dict], value_column: str, rows_for: Callable[[dict], di
     idx = np.concatenate(idx_parts)
     data: dict = {"timestamp": np.concatenate(ts_parts)}
     for col in rows[0]:
-        per_series = np.array([r[col] for r in rows], dtype=bool if col == "allocated" else object)
-        data[col] = per_series[idx]
+        if col == "allocated":
+            data[col] = np.array([r[col] for r in rows], dtype=bool)[idx]
+        else:  # low-cardinality labels: categorical (codes per sample, each string stored once)
+            codes, uniques = pd.factorize(np.array([r[col] for r in rows], dtype=object))
+            data[col] = pd.Categorical.from_codes(codes[idx], categories=pd.Index(uniques, dtype=object))
     data[value_column] = np.concatenate(val_parts)
     return pd.DataFrame(data)
 
@@ -104,6 +107,7 @@ def collect_gpu_samples(prom: PrometheusClient | str, window: Window,
     if mem_df.empty:
         df["mem_used_mib"] = np.nan
     else:
+        mem_df["uuid"] = mem_df["uuid"].cat.set_categories(df["uuid"].cat.categories)
         df = df.merge(mem_df.drop_duplicates(["timestamp", "uuid"]), on=["timestamp", "uuid"], how="left")
     df["timestamp"] = pd.to_datetime(df["timestamp"], unit="s", utc=True)
     df = df.sort_values(["timestamp", "hostname", "gpu"], kind="stable").reset_index(drop=True)
@@ -116,7 +120,7 @@ def _aggregate(df: pd.DataFrame, keys: list[str], step: float) -> pd.DataFrame:
     d = df.assign(_used=df["util"] / 100.0 * df["allocated"], _alloc=df["allocated"].astype(int),
                   _alloc_util=df["util"].where(df["allocated"]),
                   _alloc_mem=df["mem_used_mib"].where(df["allocated"]))
-    g = d.groupby(keys, dropna=False, sort=True)
+    g = d.groupby(keys, dropna=False, sort=True, observed=True)
     out = pd.DataFrame({
         "gpus": g["uuid"].nunique(),
         "samples": g.size(),
@@ -129,6 +133,10 @@ def _aggregate(df: pd.DataFrame, keys: list[str], step: float) -> pd.DataFrame:
         "allocated_gpu_hours": g["_alloc"].sum() * hours,
         "used_gpu_hours": g["_used"].sum() * hours,
     }).reset_index()
+    for k in keys:  # group keys as plain strings, ordered lexically (not by category order)
+        if isinstance(out[k].dtype, pd.CategoricalDtype):
+            out[k] = out[k].astype(str)
+    out = out.sort_values(keys, kind="stable").reset_index(drop=True)
     out["idle_allocated_gpu_hours"] = out["allocated_gpu_hours"] - out["used_gpu_hours"]
     out["used_ratio"] = (out["used_gpu_hours"] / out["allocated_gpu_hours"]).where(out["allocated_gpu_hours"] > 0)
     return out

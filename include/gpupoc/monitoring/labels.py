@@ -37,6 +37,15 @@ def pick(metric: Mapping[str, str], column: str) -> str:
     return ""
 
 
+EXPORTER_POD_MARK = "dcgm-exporter"  # behind a ServiceMonitor, a free GPU's `pod` is the exporter's own pod
+
+
 def normalize(metric: Mapping[str, str], columns: tuple[str, ...]) -> dict[str, str]:
-    """One value per wanted column."""
-    return {c: pick(metric, c) for c in columns}
+    """One value per wanted column. A GPU whose only ``pod`` label names the exporter pod is free: its
+    namespace, pod and container come out empty."""
+    row = {c: pick(metric, c) for c in columns}
+    if not metric.get("exported_pod") and EXPORTER_POD_MARK in metric.get("pod", ""):
+        for c in ("namespace", "pod", "container"):
+            if c in row:
+                row[c] = ""
+    return row

@@ -335,6 +335,32 @@ def timelines(plan, test_class: str, pods: list[dict], release_rows: list[dict])
     return out, rows
 
 
+def gone_rows(plan, test_class: str, expected: list[str], pods: list[dict], observations: list[Observation]) -> list[dict]:
+    """``workload_runs`` rows for wave items whose pod vanished before collection (preempted, evicted, deleted):
+    what the last snapshot showed, so no workload is silently lost from the evidence."""
+    from gpupoc.plan import class_items
+
+    present = set(latest_per_item(pods))
+    items = {i.name: i for i in class_items(plan, test_class)}
+    rows = []
+    for key in expected:
+        if key in present or key not in items:
+            continue
+        seen = [o for o in observations if o.pod.startswith(key + "-")]
+        item, last = items[key], (seen[-1] if seen else None)
+        wl, tenant = plan.workload(item.workload), plan.tenant(item.tenant)
+        rows.append({"test_class": test_class, "tenant": tenant.name, "namespace": tenant.namespace,
+                     "pod": last.pod if last else key, "workload": wl.name, "task_type": wl.task_type,
+                     "priority_class": item.priority_class, "priority": plan.priority_value(item.priority_class),
+                     "gpus": wl.gpus, "pool": wl.pool, "node": last.node if last else None,
+                     "phase": "Deleted" if last else "NotCreated",
+                     "reason": (last.event_reason or last.reason or "DeletedBeforeCollection") if last else "NotCreated",
+                     "message": (last.event_message or last.message) if last else
+                     "the operator task never created this pod; see its task log",
+                     "role": item.role, "scenario": item.scenario})
+    return rows
+
+
 def capacity(plan, nodes: list[dict] | None = None) -> Capacity:
     """GPUs per pool and quota per tenant from the plan; per node from the Node objects when given."""
     node_gpus: dict[str, int] = {}

@@ -13,7 +13,7 @@ from gpupoc.exceptions import GpupocError
 from gpupoc.report import figures, rules as rules_mod
 from gpupoc.report.items import TEST_CLASSES, check_items, experience_items
 from gpupoc.report.models import EvidenceRef, ItemResult, Report, SourceRun
-from gpupoc.report.render import strings, write_outputs
+from gpupoc.report.render import check_signals, strings, write_outputs
 from gpupoc.report.scorecard import load_scorecard, parse_scorecard
 from gpupoc.report.window import load_summary, stability
 from gpupoc.validation.evidence import MANIFEST, RunEvidence, find_runs
@@ -127,11 +127,15 @@ def build_report(path: str | Path, out_dir: str | Path | None = None, plan: Any 
 
     card = scorecard if scorecard is not None else sel.scorecard
     scores = load_scorecard(card) if isinstance(card, (str, os.PathLike)) else parse_scorecard(card)
-    items = check_items(summaries, suites, rules) + experience_items(scores, rules)
+    items = (check_items(summaries, suites, rules, check_signals(lang), table)
+             + experience_items(scores, rules, table))
     for it in items:
         if not it.id.startswith("check:"):
             it.figures, it.tables = figures.item_details(it.id, sel.latest)
         it.evidence = _evidence_refs(it, summaries, sel.latest, out)
+        if it.checks and data_docs_index(sel.evidence_root).is_file():
+            it.evidence.append(EvidenceRef(label="Data Docs", kind="data_docs",
+                                           href=_rel(data_docs_index(sel.evidence_root), out)))
     decision, reasons = rules_mod.decide(items, rules, lambda k: table.get(k, k.split('.', 1)[-1]))
 
     all_runs = find_runs(sel.evidence_root)
@@ -141,11 +145,7 @@ def build_report(path: str | Path, out_dir: str | Path | None = None, plan: Any 
 
     charts = figures.build_charts(sel.latest, {k[len("chart."):]: v for k, v in table.items()
                                                if k.startswith("chart.")})
-    if len(stab.runs) > 1:
-        from gpupoc.report import charts as ch
-
-        charts["stability"] = ch.lines(table["chart.stability"], [f"{r.test_class}/{r.run_id}" for r in stab.runs],
-                                       {"success rate": [r.success_rate for r in stab.runs]}, y_max=1.0)
+    charts.update(figures.stability_charts(stab, table))
     docs = data_docs_index(sel.evidence_root)
     notes = [table["note.not_validated"]]
     if "utilization" in sel.latest:

@@ -18,7 +18,7 @@ def _nice_max(v: float) -> float:
     if v <= 0 or math.isnan(v):
         return 1.0
     mag = 10 ** math.floor(math.log10(v))
-    for m in (1, 2, 2.5, 5, 10):
+    for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if v <= m * mag:
             return m * mag
     return 10 * mag
@@ -36,7 +36,8 @@ def grouped_bars(title: str, categories: list[str], series: dict[str, list[float
     """One group of bars per category, one bar per series."""
     if not categories or not series:
         return empty(title, "no data")
-    w, h, left, bottom, top = max(360, 70 * len(categories) * max(1, len(series)) // 2 + 120), 260, 50, 40, 24
+    gw_min = max(110, 28 * len(series) + 20, 7 * max(len(c) for c in categories) + 12)
+    w, h, left, bottom, top = min(1000, max(360, gw_min * len(categories) + 180)), 260, 50, 40, 24
     ymax = _nice_max(max((v for vals in series.values() for v in vals if v == v), default=0))
     pw, ph = w - left - 130, h - bottom - top
     gw = pw / len(categories)
@@ -104,7 +105,7 @@ def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[floa
     left, top = 120, 20
     cw = max(3.0, min(24.0, 620 / len(cols)))
     ch = 18
-    w, h = int(left + cw * len(cols) + 20), top + ch * len(rows) + 30
+    w, h = int(left + cw * len(cols) + 20), top + ch * len(rows) + 50
     body = []
     for i, r in enumerate(rows):
         body.append(f'<text x="{left - 4}" y="{top + ch * i + 13}" text-anchor="end" {FONT}>{escape(r)}</text>')
@@ -116,10 +117,14 @@ def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[floa
             body.append(f'<rect x="{left + cw * j:.1f}" y="{top + ch * i}" width="{cw:.1f}" height="{ch - 1}" '
                         f'fill="#1f77b4" fill-opacity="{a:.2f}"><title>{escape(r)} {escape(c)}: {_fmt(v)}</title>'
                         f'</rect>')
-    step = max(1, len(cols) // 8)
+    step = max(1, math.ceil(80 / cw))
     for j in range(0, len(cols), step):
-        body.append(f'<text x="{left + cw * j:.1f}" y="{h - 10}" {FONT}>{escape(cols[j])}</text>')
-    return _svg(w, h, body, title)
+        body.append(f'<text x="{left + cw * j:.1f}" y="{top + ch * len(rows) + 14}" {FONT}>{escape(cols[j])}</text>')
+    for k in range(5):  # colour scale
+        body.append(f'<rect x="{left + 40 * k}" y="{h - 16}" width="40" height="10" fill="#1f77b4" '
+                    f'fill-opacity="{max(0.05, k / 4):.2f}"/><text x="{left + 40 * k}" y="{h - 18}" {FONT}>'
+                    f'{_fmt(vmax * k / 4)}</text>')
+    return _svg(max(w, left + 220), h, body, title)
 
 
 def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]], y_max: float | None = None) -> str:
@@ -135,7 +140,7 @@ def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]]
     for k in range(5):
         y = top + ph - ph * k / 4
         body.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>{_fmt(ymax * k / 4)}</text>')
-    for j, (name, s) in enumerate(series.items()):
+    for j, s in enumerate(series.values()):
         pts = [(left + dx * i, top + ph - ph * v / ymax) for i, v in enumerate(s) if v is not None]
         colour = PALETTE[j % len(PALETTE)]
         if pts:

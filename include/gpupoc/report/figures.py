@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from gpupoc.report import charts
-from gpupoc.report.models import EvidenceTable, Figure
+from gpupoc.report.models import EvidenceTable, Figure, Stability
 from gpupoc.validation.evidence import RunEvidence
 
 PRIORITY_COLOURS = ["#d62728", "#ff7f0e", "#1f77b4", "#7f7f7f", "#2ca02c", "#9467bd"]
@@ -33,18 +34,20 @@ def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure],
         ap = _load(runs, "tenant_isolation", "access_probes")
         if not ap.empty:
             bad = ap[ap["allowed"].astype(bool) != ap["expected_allowed"].astype(bool)]
-            f += [Figure(label="probes", value=len(ap)), Figure(label="denied", value=int((~ap["allowed"].astype(bool)).sum())),
+            denied = int((ap["allowed"] == False).sum())  # noqa: E712 - null is neither
+            f += [Figure(label="probes", value=len(ap)), Figure(label="denied", value=denied),
                   Figure(label="unexpected_outcomes", value=len(bad))]
             if len(bad):
                 t.append(_table("unexpected_outcomes", bad[[c for c in ("actor_tenant", "target_namespace", "action",
                                                                          "http_status", "message") if c in bad]]))
         qs = _load(runs, "tenant_isolation", "quota_samples")
         if not qs.empty:
-            agg = qs.groupby(["namespace", "resource"], as_index=False).agg(hard=("hard", "max"), max_used=("used", "max"))
+            agg = qs.groupby(["namespace", "resource"], as_index=False).agg(hard=("hard", "max"),
+                                                                             max_used=("used", "max"))
             t.append(_table("quota_usage", agg))
     elif item == "task_records":
         total = lost = 0
-        for tc, ev in runs.items():
+        for ev in runs.values():
             wr = ev.load("workload_runs")
             if not wr.empty and "phase" in wr:
                 total += len(wr)
@@ -61,16 +64,24 @@ def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure],
     elif item == "queue_explainability":
         ex = _load(runs, "queue_congestion", "explanations")
         if not ex.empty:
-            f += [Figure(label="waits", value=len(ex)),
-                  Figure(label="explained_share", value=round(float(ex["explained"].astype(bool).mean()), 3))]
-            t.append(_table("explanations", ex[[c for c in ("pod", "platform_reason", "platform_message",
-                                                            "reconstructed_bottleneck", "ahead_count") if c in ex]], 10))
+            need = ex[ex["explained"].notna()]
+            share = round(float(need["explained"].astype(bool).mean()), 3) if len(need) else None
+            f += [Figure(label="waits", value=len(need)), Figure(label="explained_share", value=share)]
+            cols = [c for c in ("pod", "platform_reason", "platform_message", "reconstructed_bottleneck", "ahead_count",
+                                "explained") if c in ex]
+            t.append(_table("explanations", need[cols], 10))
     elif item == "failure_evidence":
         fr = _load(runs, "fault_recovery", "failure_records")
         if not fr.empty:
             f += [Figure(label="scenarios", value=len(fr)),
-                  Figure(label="logs_readable", value=f"{int(fr['logs_readable'].astype(bool).sum())}/{len(fr)}"),
+                  Figure(label="logs_readable", value=f"{int((fr['logs_readable'] == True).sum())}/{len(fr)}"),  # noqa: E712
                   Figure(label="max_gpu_release", value=_num(fr["gpu_release_seconds"].max()), unit="s")]
+            gaps = fr[(fr["logs_readable"] != True) | fr["gpu_release_seconds"].isna() | fr["events"].isna()  # noqa: E712
+                      | (fr["verified"] != True)]  # noqa: E712
+            if len(gaps):
+                t.append(_table("incomplete_records", gaps[[c for c in (
+                    "scenario", "logs_readable", "events", "alerts", "gpu_release_seconds", "verified", "reason")
+                    if c in gaps]]))
     elif item in ("utilization_reports", "cost_attribution"):
         ut = _load(runs, "utilization", "utilization")
         if not ut.empty:
@@ -98,7 +109,8 @@ def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure],
         po = runs.get("queue_congestion")
         po_path = po.run_dir / "validation" / "derived" / "priority_order.parquet" if po else None
         if po_path and po_path.is_file():
-            f.append(Figure(label="overtaken_by_lower", value=int(pd.read_parquet(po_path)["overtaken_by_lower"].sum())))
+            overtaken = int(pd.read_parquet(po_path)["overtaken_by_lower"].sum())
+            f.append(Figure(label="overtaken_by_lower", value=overtaken))
     elif item == "monitoring_integration":
         fr = _load(runs, "fault_recovery", "failure_records")
         if not fr.empty and "alerts" in fr:
@@ -167,20 +179,59 @@ def build_charts(runs: dict[str, RunEvidence], titles: dict[str, str]) -> dict[s
             titles["allocated_vs_used"], [str(i) for i in by.index],
             {"allocated": by["allocated_gpu_hours"].tolist(), "used": by["used_gpu_hours"].tolist()}, "GPU-h")
     fr = _load(runs, "fault_recovery", "failure_records")
-    fw = _load(runs, "fault_recovery", "workload_runs")
     if not fr.empty:
-        rows = []
-        if not fw.empty and "started_at" in fw:
-            t0 = pd.to_datetime(fw["submitted_at"], utc=True).min()
-            for r in fw.assign(s=_secs(fw["submitted_at"], t0), e=_secs(fw["finished_at"], t0)).itertuples():
-                end = r.e if r.e == r.e else r.s + 1
-                rows.append((str(r.pod), [(r.s, end, "#d62728" if r.phase == "Failed" else "#2ca02c",
-                                           f"{r.pod}: {r.phase} {r.reason}")]))
-        else:
-            for r in fr.itertuples(index=False):
-                rel = _num(getattr(r, "gpu_release_seconds", None))
-                rows.append((str(r.scenario), [(0.0, rel if rel is not None else 0.0, "#d62728" if rel is None
-                                                else "#ff7f0e", f"{r.scenario}: GPUs released after {rel}s")]))
-        out["failure_timeline"] = charts.timeline(titles["failure_timeline"], rows,
-                                                  {"failed / GPU held": "#d62728", "succeeded": "#2ca02c"})
+        out["failure_timeline"] = _failure_timeline(fr, _load(runs, "fault_recovery", "workload_runs"),
+                                                    titles["failure_timeline"])
     return out
+
+
+FAULT_COLOURS = {"pending": "#cccccc", "running": "#2ca02c", "failed": "#d62728", "gpu held": "#ff7f0e"}
+
+
+def _failure_timeline(fr: pd.DataFrame, fw: pd.DataFrame, title: str) -> str:
+    """Per scenario: pending, running, the end (failed), then how long the GPUs stayed held (never: to the edge)."""
+    release = {str(r.scenario): _num(r.gpu_release_seconds) for r in fr.itertuples(index=False)}
+    rows: list[tuple[str, list[tuple[float, float, str, str]]]] = []
+    if not fw.empty and "scenario" in fw and fw["scenario"].notna().any():
+        fw = fw[fw["scenario"].notna()]
+        t0 = pd.to_datetime(fw["submitted_at"], utc=True).min()
+        fw = fw.assign(a=_secs(fw["submitted_at"], t0), b=_secs(fw["started_at"], t0), e=_secs(fw["finished_at"], t0))
+        edge = float(np.nanmax(fw[["a", "b", "e"]].to_numpy())) + max([v for v in release.values() if v] or [10])
+        for r in fw.itertuples(index=False):
+            segs, end = [], r.e if r.e == r.e else edge
+            start = r.b if r.b == r.b else end
+            segs.append((r.a, start, FAULT_COLOURS["pending"], f"{r.pod}: pending {start - r.a:.0f}s"))
+            if r.b == r.b:
+                colour = FAULT_COLOURS["failed"] if r.phase == "Failed" else FAULT_COLOURS["running"]
+                segs.append((r.b, end, colour, f"{r.pod}: running, {r.phase} {r.reason or ''}"))
+            rel = release.get(str(r.scenario))
+            held_to = edge if rel is None else end + rel
+            segs.append((end, max(held_to, end), FAULT_COLOURS["gpu held"],
+                         f"{r.scenario}: GPUs " + ("never released" if rel is None else f"released after {rel}s")))
+            rows.append((f"{r.scenario}", segs))
+    else:
+        edge = max([v for v in release.values() if v] or [10]) * 1.5
+        for sc, rel in release.items():
+            rows.append((sc, [(0.0, edge if rel is None else rel, FAULT_COLOURS["gpu held"],
+                               f"{sc}: GPUs " + ("never released" if rel is None else f"released after {rel}s"))]))
+    return charts.timeline(title, rows, FAULT_COLOURS)
+
+
+def stability_charts(stab: Stability, table: dict[str, str]) -> dict[str, str]:
+    """Per test class, run after run: workload success rate and failed checks."""
+    by: dict[str, list] = {}
+    for r in stab.runs:
+        by.setdefault(r.test_class, []).append(r)
+    n = max((len(v) for v in by.values()), default=0)
+    if n < 2:
+        return {}
+    labels = [f"#{i + 1}" for i in range(n)]
+    pad = lambda vals: vals + [None] * (n - len(vals))  # noqa: E731
+    return {
+        "stability": charts.lines(table["chart.stability"], labels,
+                                  {tc: pad([r.success_rate for r in rs]) for tc, rs in by.items()
+                                   if any(r.success_rate is not None for r in rs)}, y_max=1.0),
+        "failed_checks": charts.lines(table["chart.failed_checks"], labels,
+                                      {tc: pad([r.checks_failed if r.validated else None for r in rs])
+                                       for tc, rs in by.items()}),
+    }

@@ -20,6 +20,13 @@ ITEMS: dict[str, Tier] = {
     "documentation": Tier.EXPERIENCE,
     "training_cost": Tier.EXPERIENCE,
 }
+TEXTS = {  # English defaults; the report passes its string table ("reason.*" keys)
+    "reason.no_run": "no validated run of test class {test_class}",
+    "reason.no_check": "no check covers this item",
+    "reason.no_scores": "no reviewer scored this item; add it to the scorecard or the report trigger form",
+    "reason.mean_pass": "mean score {mean:.1f} ({who})",
+    "reason.mean_fail": "mean score {mean:.1f} below {pass_score:g} ({who})",
+}
 TEST_CLASSES = ["queue_congestion", "tenant_isolation", "utilization", "fault_recovery", "audit_trail"]
 
 
@@ -36,7 +43,9 @@ def required_classes(suites: list[SuiteFile]) -> dict[str, list[str]]:
 
 
 def _verdict_from_checks(item: str, tier: Tier, checks: list[CheckOutcome], missing: list[str],
-                         classes: list[str] | None = None) -> ItemResult:
+                         classes: list[str] | None = None, signals: dict[str, str] | None = None,
+                         texts: dict[str, str] | None = None) -> ItemResult:
+    tx = {**TEXTS, **(texts or {})}
     failing = [c for c in checks if c.verdict is Verdict.FAIL]
     unverified = [c for c in checks if c.verdict is Verdict.NOT_VERIFIED and not c.optional]
     classes = classes or []
@@ -47,20 +56,22 @@ def _verdict_from_checks(item: str, tier: Tier, checks: list[CheckOutcome], miss
         first = sorted(failing, key=lambda c: order[c.tier])[0]
         res.verdict = Verdict.FAIL
         res.failure_class = first.failure_class or FailureClass.PRODUCT_GAP
-        res.reason = "; ".join(f"{c.check_id}: {c.reason}" for c in failing)
+        res.reason = "; ".join(f"{c.check_id} ({(signals or {}).get(c.check_id, c.signal)}) {c.reason}"
+                               for c in failing)
     elif missing or unverified or not checks:
         res.verdict = Verdict.NOT_VERIFIED
-        parts = [f"no validated run of test class {m}" for m in missing]
+        parts = [tx["reason.no_run"].format(test_class=m) for m in missing]
         parts += [f"{c.check_id}: {c.reason}" for c in unverified]
-        res.reason = "; ".join(parts) or "no check covers this item"
+        res.reason = "; ".join(parts) or tx["reason.no_check"]
     return res
 
 
-def check_items(summaries: dict[str, ValidationSummary], suites: list[SuiteFile],
-                rules: DecisionRules) -> list[ItemResult]:
+def check_items(summaries: dict[str, ValidationSummary], suites: list[SuiteFile], rules: DecisionRules,
+                signals: dict[str, str] | None = None, texts: dict[str, str] | None = None) -> list[ItemResult]:
     """Items judged by data checks: verdicts from the latest validated run of each test class.
 
     A check moved to another tier by ``rules.tier_overrides`` is reported as its own item ``check:<ID>``.
+    ``signals`` (check id -> pass signal) words the reasons in the report's language.
     """
     needed = required_classes(suites)
     by_item: dict[str, list[CheckOutcome]] = {}
@@ -82,29 +93,30 @@ def check_items(summaries: dict[str, ValidationSummary], suites: list[SuiteFile]
         tier = rules.tier_overrides.get(item, default_tier)
         missing = [tc for tc in needed.get(item, []) if tc not in summaries]
         classes = sorted(item_classes.get(item, set()), key=TEST_CLASSES.index)
-        out.append(_verdict_from_checks(item, tier, by_item.get(item, []), missing, classes))
+        out.append(_verdict_from_checks(item, tier, by_item.get(item, []), missing, classes, signals, texts))
     for c in detached:
-        out.append(_verdict_from_checks(f"check:{c.check_id}", c.tier, [c], []))
+        out.append(_verdict_from_checks(f"check:{c.check_id}", c.tier, [c], [], None, signals, texts))
     return out
 
 
-def experience_items(scores: list[ReviewerScore], rules: DecisionRules) -> list[ItemResult]:
+def experience_items(scores: list[ReviewerScore], rules: DecisionRules,
+                     texts: dict[str, str] | None = None) -> list[ItemResult]:
     """Experience items judged by named reviewers: mean score >= ``rules.pass_score`` passes; none is not verified."""
+    tx = {**TEXTS, **(texts or {})}
     out = []
     for item, default_tier in ITEMS.items():
         if default_tier is not Tier.EXPERIENCE:
             continue
         tier = rules.tier_overrides.get(item, default_tier)
         mine = [s for s in scores if s.item == item]
-        res = ItemResult(id=item, tier=tier, verdict=Verdict.NOT_VERIFIED, scores=mine,
-                         reason="no reviewer scored this item; add it to the scorecard or the report trigger form")
+        res = ItemResult(id=item, tier=tier, verdict=Verdict.NOT_VERIFIED, scores=mine, reason=tx["reason.no_scores"])
         if mine:
             mean = sum(s.score for s in mine) / len(mine)
             who = ", ".join(f"{s.reviewer}={s.score}" for s in mine)
             if mean >= rules.pass_score:
-                res.verdict, res.reason = Verdict.PASS, f"mean score {mean:.1f} ({who})"
+                res.verdict, res.reason = Verdict.PASS, tx["reason.mean_pass"].format(mean=mean, who=who)
             else:
                 res.verdict, res.failure_class = Verdict.FAIL, FailureClass.PRODUCT_GAP
-                res.reason = f"mean score {mean:.1f} below {rules.pass_score:g} ({who})"
+                res.reason = tx["reason.mean_fail"].format(mean=mean, pass_score=rules.pass_score, who=who)
         out.append(res)
     return out

@@ -9,6 +9,7 @@ import uuid
 from decimal import Decimal
 
 from gpupoc.sim import clock, quota
+from gpupoc.sim.api import shapes
 from gpupoc.sim.api.status import StatusError, forbidden, invalid
 from gpupoc.sim.cluster import GPU, ClusterState
 from gpupoc.sim.faults import Fault
@@ -42,36 +43,51 @@ def validate_pod(pod: dict) -> None:
     if not isinstance(spec, dict) or not spec.get("containers"):
         causes.append(("spec.containers", "Required value"))
     else:
-        seen = set()
-        for i, c in enumerate(spec["containers"]):
-            cname = c.get("name") or ""
-            if not cname:
-                causes.append((f"spec.containers[{i}].name", "Required value"))
-            elif not DNS_LABEL.match(cname):
-                causes.append((f"spec.containers[{i}].name", f'Invalid value: "{cname}": a lowercase RFC 1123 label '
-                               "must consist of lower case alphanumeric characters or '-'"))
-            elif cname in seen:
-                causes.append((f"spec.containers[{i}].name", f'Duplicate value: "{cname}"'))
-            seen.add(cname)
-            if not c.get("image"):
-                causes.append((f"spec.containers[{i}].image", "Required value"))
-            for kind in ("requests", "limits"):
-                for res, q in ((c.get("resources") or {}).get(kind) or {}).items():
-                    try:
-                        quota.parse_quantity(q)
-                    except ValueError as exc:
-                        causes.append((f"spec.containers[{i}].resources.{kind}[{res}]", f"Invalid value: {exc}"))
-            req = ((c.get("resources") or {}).get("requests") or {}).get(GPU)
-            lim = ((c.get("resources") or {}).get("limits") or {}).get(GPU)
-            if req is not None and lim is not None and str(req) != str(lim):
-                causes.append((f"spec.containers[{i}].resources.requests[{GPU}]",
-                               f'Invalid value: "{req}": must be equal to {GPU} limit of {lim}'))
+        seen: set[str] = set()
+        for field in ("initContainers", "containers"):
+            for i, c in enumerate(spec.get(field) or []):
+                causes.extend(_container_causes(f"spec.{field}[{i}]", c, seen))
         policy = spec.get("restartPolicy")
         if policy and policy not in ("Always", "OnFailure", "Never"):
             causes.append(("spec.restartPolicy", f'Unsupported value: "{policy}": supported values: '
                            '"Always", "OnFailure", "Never"'))
     if causes:
         raise invalid("Pod", name, causes)
+
+
+def _quantity_text(value: object) -> str:
+    if isinstance(value, float) and not value.is_integer():
+        return f"{int(round(value * 1000))}m"
+    if isinstance(value, float):
+        return str(int(value))
+    return str(value)
+
+
+def _container_causes(path: str, c: dict, seen: set[str]) -> list[tuple[str, str]]:
+    causes = []
+    cname = c.get("name") or ""
+    if not cname:
+        causes.append((f"{path}.name", "Required value"))
+    elif not DNS_LABEL.match(cname):
+        causes.append((f"{path}.name", f'Invalid value: "{cname}": a lowercase RFC 1123 label '
+                       "must consist of lower case alphanumeric characters or '-'"))
+    elif cname in seen:
+        causes.append((f"{path}.name", f'Duplicate value: "{cname}"'))
+    seen.add(cname)
+    if not c.get("image"):
+        causes.append((f"{path}.image", "Required value"))
+    res = c.get("resources") or {}
+    for kind in ("requests", "limits"):
+        for name, q in (res.get(kind) or {}).items():
+            try:
+                quota.parse_quantity(q)
+            except ValueError as exc:
+                causes.append((f"{path}.resources.{kind}[{name}]", f"Invalid value: {exc}"))
+    req, lim = (res.get("requests") or {}).get(GPU), (res.get("limits") or {}).get(GPU)
+    if req is not None and lim is not None and str(req) != str(lim):
+        causes.append((f"{path}.resources.requests[{GPU}]",
+                       f'Invalid value: "{req}": must be equal to {GPU} limit of {lim}'))
+    return causes
 
 
 def _pull_policy(image: str) -> str:
@@ -124,6 +140,9 @@ def default_pod(pod: dict, namespace: str) -> dict:
         c.setdefault("terminationMessagePolicy", "File")
         res = c.get("resources") or {}
         c["resources"] = res
+        for kind in ("requests", "limits"):
+            if res.get(kind):  # the API serializes quantities as strings (kubectl sends YAML numbers)
+                res[kind] = {k: _quantity_text(v) for k, v in res[kind].items()}
         limits = res.get("limits") or {}
         if limits:
             requests = res.setdefault("requests", {})
@@ -226,8 +245,7 @@ def admit_pod(state: ClusterState, pod: dict, namespace: str, dry_run: bool = Fa
 
     ``dry_run`` skips the Kueue hook (it would queue a Workload for a pod that is never stored).
     """
-    if not isinstance(pod, dict):
-        raise StatusError(400, "the body of the request was in an unknown format", "BadRequest")
+    shapes.check("Pod", pod)
     meta = pod.setdefault("metadata", {})
     body_ns = meta.get("namespace")
     if body_ns and body_ns != namespace:

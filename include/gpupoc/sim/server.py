@@ -118,9 +118,12 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
         raise ConfigError("--port", [f"port: cannot listen on 127.0.0.1:{port} ({exc.strerror}); "
                                      "choose a free port or pass --port 0"]) from None
     write_kubeconfig(kubeconfig, server.url, config.name, state.identities, ca_pem=pki.ca_pem())
+    # Python clients send tokens over plain HTTP too: a cheaper kubeconfig for them (kubectl needs TLS).
+    kubeconfig_http = kubeconfig.with_name(kubeconfig.name + "-http")
+    write_kubeconfig(kubeconfig_http, server.http_url, config.name, state.identities)
     info_path = data_dir / "sim.json"
     info = {"url": server.url, "pid": os.getpid(), "kubeconfig": str(kubeconfig), "http_url": server.http_url,
-            "ca_cert": str(pki.ca_cert),
+            "kubeconfig_http": str(kubeconfig_http), "ca_cert": str(pki.ca_cert),
             "audit_log": str(state.audit_log_path), "faults": sorted(f.value for f in faults)}
     tmp = info_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")

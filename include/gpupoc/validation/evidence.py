@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ class RunEvidence:
 
     run_dir: Path
     manifest: dict[str, Any] = field(default_factory=dict)
+    _hashes: dict[Path, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def open(cls, run_dir: str | Path) -> "RunEvidence":
@@ -100,8 +102,17 @@ class RunEvidence:
         reason = str(entry.get("reason") or "")
         if not path.is_file() and not reason:
             reason = f"{path} is missing"
+        elif verified and entry.get("sha256") and self._hash(path) != entry["sha256"]:
+            verified = False
+            reason = (f"{path.name} changed since the manifest was written (sha256 differs); "
+                      "rerun the evidence collection task")
         return TableStatus(table, path, path.is_file(), verified, entry.get("rows"), entry.get("sha256"),
                            entry.get("source"), reason)
+
+    def _hash(self, path: Path) -> str:
+        if path not in self._hashes:
+            self._hashes[path] = _sha256(path)
+        return self._hashes[path]
 
     def load(self, table: str, columns: list[str] | None = None) -> pd.DataFrame:
         """The table as a DataFrame (empty when absent)."""
@@ -109,6 +120,14 @@ class RunEvidence:
         if not st.present:
             return pd.DataFrame(columns=columns or [])
         return pd.read_parquet(st.path, columns=columns)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def find_runs(evidence_root: str | Path) -> list[RunEvidence]:

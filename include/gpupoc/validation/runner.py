@@ -93,8 +93,8 @@ def _outcome(exp_meta: dict[str, Any], suite: SuiteFile, etype: str, verdict: Ve
     return CheckOutcome(
         check_id=exp_meta.get("check_id", "?"), suite=suite.name, table=suite.table, expectation_type=etype,
         tier=Tier(exp_meta.get("tier", "must")), item=exp_meta.get("item", "?"), signal=exp_meta.get("signal", ""),
-        verdict=verdict, optional=bool(exp_meta.get("optional")), failure_class=FailureClass(fc) if verdict is Verdict.FAIL else None, reason=reason,
-        observed=observed or {})
+        verdict=verdict, optional=bool(exp_meta.get("optional")), reason=reason, observed=observed or {},
+        failure_class=FailureClass(fc) if verdict is Verdict.FAIL else None)
 
 
 def _describe(res: dict[str, Any]) -> str:
@@ -132,8 +132,7 @@ def _check_from_result(res: dict[str, Any], suite: SuiteFile) -> CheckOutcome:
                         f"column {cfg.get('kwargs', {}).get('column')} holds no values", observed)
     if res.get("success"):
         return _outcome(meta, suite, etype, Verdict.PASS, _describe(res), observed)
-    return _outcome(meta, suite, etype, Verdict.FAIL, f"{meta.get('signal', '')}: not met; {_describe(res)}",
-                    observed)
+    return _outcome(meta, suite, etype, Verdict.FAIL, f"not met: {_describe(res)}", observed)
 
 
 def _write_json(path: Path, data: Any) -> None:

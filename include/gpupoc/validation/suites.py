@@ -1,10 +1,11 @@
 """Expectation suites as data: GX 1.x JSON files under ``expectations/`` with gpupoc meta.
 
-Each suite's ``meta`` names its ``test_class`` (or ``"*"`` for every class), the ``table`` it checks and
-default ``parameters`` (plan thresholds override them by name; expectations refer to them with
-``{"$PARAMETER": name}``; ``minus_<name>`` is always ``-<name>``). Each expectation's ``meta`` carries ``check_id``, ``tier``, ``item``, ``signal``,
-optionally ``failure_class`` (the class of a failure, default product_gap) and ``requires`` (a parameter that
-must be true for the check to apply, e.g. ``require_alerts``).
+Each suite's ``meta`` names its ``test_class`` (a class, a list of classes, or ``"*"``), the ``table`` it
+checks (``derived.<name>`` for a table derived before validation) and default ``parameters`` (plan thresholds
+override them by name; expectations refer to them with ``{"$PARAMETER": name}``; ``minus_<name>`` is always
+``-<name>``). Each expectation's ``meta`` carries ``check_id``, ``tier``, ``item``, ``signal``, and optionally
+``failure_class`` (the class of a failure, default product_gap), ``requires`` (a parameter that must be true
+for the check to apply, e.g. ``require_alerts``) and ``optional`` (not verified does not hold its item back).
 """
 
 from __future__ import annotations

@@ -70,6 +70,11 @@ def access_probes() -> pd.DataFrame:
                                  access_review_allowed=False, audit_matched=True,
                                  message=f'User "system:serviceaccount:{a}:runner" cannot {verb} resource '
                                          f'"{res}" in API group "" in the namespace "{b}"'))
+    rows.append(dict(actor_tenant="team-nlp", target_namespace="team-nlp", action="over_quota_blocked",
+                     resource="pods", verb="create", http_status=403, allowed=False, expected_allowed=False,
+                     message='pods "over-quota-0" is forbidden: exceeded quota: team-nlp-gpu, requested: '
+                             'requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=8, limited: '
+                             'requests.nvidia.com/gpu=8'))
     return pd.DataFrame(rows)
 
 
@@ -96,7 +101,8 @@ def utilization(hours: int = 4) -> pd.DataFrame:
 def failure_records() -> pd.DataFrame:
     rows = []
     for k, (scenario, trig, beh, user) in enumerate([
-        ("nonzero-exit", "workload exits with code 3", "container terminated, phase Failed", "exit code 3, reason Error"),
+        ("nonzero-exit", "workload exits with code 3", "container terminated, phase Failed",
+         "exit code 3, reason Error"),
         ("missing-image", "image does not exist", "ErrImagePull then ImagePullBackOff", 'Failed to pull image "x"'),
         ("oom", "memory above limit", "container killed", "OOMKilled, exit 137"),
         ("node-failure", "node stopped posting status", "NodeNotReady, pods evicted", "pod Failed, reason NodeLost"),
@@ -106,6 +112,21 @@ def failure_records() -> pd.DataFrame:
                          logs_readable=True, events="Pulling; Started; BackOff"[: 8 + 4 * k], airflow_retries=1,
                          platform_restarts=0, alerts="GpupocPodFailed", gpu_release_seconds=2.0 + k, verified=True,
                          reason="", pod=f"fault-{scenario}", namespace="team-nlp"))
+    return pd.DataFrame(rows)
+
+
+def fault_runs() -> pd.DataFrame:
+    """The fault scenarios' workloads: each starts, then fails (the missing image never starts)."""
+    rows = []
+    for k, (sc, reason, code) in enumerate([("nonzero-exit", "Error", 3), ("missing-image", "ImagePullBackOff", None),
+                                            ("oom", "OOMKilled", 137), ("node-failure", "NodeLost", None),
+                                            ("hang", "DeadlineExceeded", None)]):
+        started = None if sc == "missing-image" else _t(5 * k + 3)
+        rows.append(dict(run_id="r1", test_class="fault_recovery", tenant="team-nlp", namespace="team-nlp",
+                         pod=f"fault-{sc}", workload=sc, task_type="failing", priority_class="gpupoc-normal",
+                         priority=100, gpus=1, pool="training", node="training-0", submitted_at=_t(5 * k),
+                         started_at=started, finished_at=_t(5 * k + 20 + 5 * k), phase="Failed", exit_code=code,
+                         reason=reason, attempt=1, role=f"injection:{sc}", scenario=sc))
     return pd.DataFrame(rows)
 
 
@@ -140,7 +161,7 @@ def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
     if test_class == "utilization":
         return {"workload_runs": workload_runs(6, test_class), "utilization": utilization()}
     if test_class == "fault_recovery":
-        return {"failure_records": failure_records(), "alerts": alerts()}
+        return {"failure_records": failure_records(), "alerts": alerts(), "workload_runs": fault_runs()}
     if test_class == "audit_trail":
         return {"workload_runs": workload_runs(3, test_class), "audit_matches": audit_matches(),
                 "artifacts": artifacts()}

@@ -63,8 +63,11 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         prog="gpupoc-workload",
         description="Train or serve a small numpy model and report simulated GPU telemetry.",
     )
-    p.add_argument("--mode", type=Mode, choices=list(Mode), default=Mode(env.get("WORKLOAD_MODE") or "train"),
-                   help="what to do (env WORKLOAD_MODE; default train)")
+    modes = [m.value for m in Mode]
+    env_mode = env.get("WORKLOAD_MODE") or "train"
+    if env_mode not in modes:
+        raise SystemExit(f"gpupoc-workload: WORKLOAD_MODE: expected one of {', '.join(modes)}, got {env_mode!r}")
+    p.add_argument("--mode", choices=modes, default=env_mode, help="what to do (env WORKLOAD_MODE; default train)")
     p.add_argument("--duration", type=float, default=_env_float(env, "WORKLOAD_DURATION_SECONDS", 10.0),
                    help="seconds to run (env WORKLOAD_DURATION_SECONDS; default 10)")
     p.add_argument("--exit-code", type=int, default=int(_env_float(env, "WORKLOAD_EXIT_CODE", 1)),
@@ -93,7 +96,7 @@ def parse_settings(argv: Sequence[str] | None = None, env: Mapping[str, str] | N
     if not 0 <= args.gpu_util <= 100:
         raise SystemExit(f"gpupoc-workload: --gpu-util: expected a percentage 0..100, got {args.gpu_util}")
     return Settings(
-        mode=args.mode,
+        mode=Mode(args.mode),
         duration=args.duration,
         exit_code=args.exit_code,
         gpu_util=args.gpu_util,

@@ -86,3 +86,55 @@ def test_a_pandas_frame_with_numpy_scalars_is_accepted():
     rows = t.to_pylist()
     assert rows[0]["samples"] == 12 and rows[1]["util_avg"] is None
     assert rows[1]["bucket"] == datetime(2026, 11, 30, 7, 1, tzinfo=timezone.utc)
+
+
+def test_a_frame_with_bad_values_names_the_column():
+    import pandas as pd
+
+    with pytest.raises(EvidenceSchemaError, match=r"utilization\.samples: expected integers"):
+        to_arrow("utilization", pd.DataFrame({"bucket": ["2026-11-30T07:00:00Z"], "samples": ["many"]}))
+    with pytest.raises(EvidenceSchemaError, match=r"utilization\[1\]\.bucket: required"):
+        to_arrow("utilization", pd.DataFrame({"bucket": [pd.Timestamp("2026-11-30", tz="UTC"), pd.NaT]}))
+    with pytest.raises(EvidenceSchemaError, match=r"unknown column\(s\) \['gpu'\]"):
+        to_arrow("utilization", pd.DataFrame({"bucket": [pd.Timestamp("2026-11-30", tz="UTC")], "gpu": [0]}))
+    with pytest.raises(EvidenceSchemaError, match=r"explanations\.explained: expected true/false"):
+        to_arrow("explanations", pd.DataFrame({"pod": ["p"], "explained": ["yes"]}))
+
+
+def test_a_frame_and_the_same_rows_give_the_same_table():
+    import pandas as pd
+
+    rows = [{"pod": "p1", "namespace": "team-nlp", "explained": True, "ahead_count": 2,
+             "platform_message": "token: abc123"},
+            {"pod": "p2", "namespace": None, "explained": False, "ahead_count": None, "platform_message": None}]
+    from_rows = to_arrow("explanations", rows)
+    from_frame = to_arrow("explanations", pd.DataFrame(rows))
+    assert from_frame.equals(from_rows)
+    assert "abc123" not in str(from_frame.to_pylist())
+
+
+def test_a_large_frame_converts_quickly():
+    import time
+
+    import numpy as np
+    import pandas as pd
+
+    n = 200_000
+    df = pd.DataFrame({"bucket": pd.date_range("2026-11-30", periods=n, freq="15s", tz="UTC"),
+                       "namespace": np.where(np.arange(n) % 2, "team-nlp", "team-vision"),
+                       "util_avg": np.random.default_rng(0).uniform(0, 100, n), "samples": np.full(n, 4)})
+    t0 = time.perf_counter()
+    t = to_arrow("utilization", df)
+    assert t.num_rows == n and time.perf_counter() - t0 < 10
+
+
+def test_platform_rows_flatten_nested_facts():
+    from gpupoc.evidence import platform_rows
+
+    rows = platform_rows({"version": {"gitVersion": "v1.31.4", "platform": "linux/amd64"},
+                          "adapter": "kube-scheduler", "gpu_models": ["NVIDIA H100 80GB HBM3", "NVIDIA L40S"],
+                          "kueue": None}, source="/version")
+    assert [(r.key, r.value) for r in rows] == [
+        ("adapter", "kube-scheduler"), ("gpu_models", '["NVIDIA H100 80GB HBM3", "NVIDIA L40S"]'),
+        ("kueue", None), ("version.gitVersion", "v1.31.4"), ("version.platform", "linux/amd64")]
+    assert to_arrow("platform_info", rows).num_rows == 5

@@ -30,6 +30,10 @@ UTIL = [
     {"metric": {"gpu": "0", "UUID": "GPU-c", "hostname": "inference-node-1", "modelName": "NVIDIA L40S",
                 "namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-abc", "exported_namespace": "team-nlp",
                 "exported_pod": "nlp-0", "exported_container": "main"}, "values": _values(20)},
+    # a free GPU behind the same ServiceMonitor: its `pod` is the exporter's own
+    {"metric": {"gpu": "1", "UUID": "GPU-e", "hostname": "inference-node-1", "modelName": "NVIDIA L40S",
+                "namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-abc", "container": "nvidia-dcgm-exporter"},
+     "values": _values(0)},
     # a free GPU, only 2 of 4 samples (half the window)
     {"metric": {"gpu": "2", "UUID": "GPU-d", "Hostname": "training-node-1", "modelName": "NVIDIA H100 80GB HBM3"},
      "values": _values(0, 2)},
@@ -67,8 +71,8 @@ def test_samples_take_exported_labels_over_the_exporter_pods_own():
     nlp = df[df["uuid"] == "GPU-c"].iloc[0]
     assert (nlp["namespace"], nlp["pod"], nlp["hostname"]) == ("team-nlp", "nlp-0", "inference-node-1")
     assert nlp["task_type"] == "inference" and nlp["tenant"] == "unknown"
-    free = df[df["uuid"] == "GPU-d"]
-    assert not free["allocated"].any() and set(free["task_type"]) == {""}
+    free = df[df["uuid"].isin(["GPU-d", "GPU-e"])]
+    assert not free["allocated"].any() and set(free["task_type"]) == {""} and set(free["namespace"]) == {""}
     assert df["mem_used_mib"].notna().all()
     assert str(df["timestamp"].dt.tz) == "UTC"
 
@@ -142,7 +146,7 @@ def test_no_samples_in_window_is_not_verified_not_an_empty_pass():
 
 
 def test_only_free_gpus_gives_not_verified_namespace_view():
-    res = collectors.utilization_by_namespace(FakeProm(util=[UTIL[3]], mem=[MEM[3]]), WINDOW)
+    res = collectors.utilization_by_namespace(FakeProm(util=UTIL[3:], mem=MEM[3:]), WINDOW)
     assert not res.verified and "no allocated GPU samples" in res.reason
 
 

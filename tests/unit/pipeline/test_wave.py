@@ -131,3 +131,19 @@ def test_moments_come_from_the_pod_status():
 def test_delete_tolerates_pods_already_gone():
     api = FakeApi([pod("a-x1", "team-a", "a")])
     assert wave.delete_pods(api, [pod("a-x1", "team-a", "a"), pod("gone", "team-a", "g")]) == []
+
+
+def test_a_pod_gone_before_collection_keeps_its_row_with_the_last_seen_reason():
+    from gpupoc.pipeline.congestion import Observation
+
+    items = wave.prepare_wave(PLAN, "queue_congestion")
+    first, second = items[0]["workload_key"], items[1]["workload_key"]
+    present = [pod(f"{first}-aaaa1111", items[0]["namespace"], first, gates=())]
+    obs = [Observation(taken_at=T0, pod=f"{second}-bbbb2222", namespace=items[1]["namespace"], phase="Running",
+                       node="training-node-1", event_reason="Preempted",
+                       event_message="Preempted by pod 1234 on node training-node-1")]
+    rows = wave.gone_rows(PLAN, "queue_congestion", [first, second, items[2]["workload_key"]], present, obs)
+    by_phase = {r["phase"]: r for r in rows}
+    assert set(by_phase) == {"Deleted", "NotCreated"}
+    assert by_phase["Deleted"]["reason"] == "Preempted" and by_phase["Deleted"]["pod"] == f"{second}-bbbb2222"
+    assert by_phase["NotCreated"]["pod"] == items[2]["workload_key"]

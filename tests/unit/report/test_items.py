@@ -146,3 +146,20 @@ def test_stability_tracks_findings_that_come_and_go(root_copy):
     r = build_report(root_copy, out_dir=root_copy / "out").report
     assert "FR-07" in r.stability.intermittent, "passed, failed, passed again: it came and went"
     assert "FR-07" not in r.stability.new
+
+
+def test_gpus_leak_names_the_scenarios_whose_gpus_stayed_held(root_copy):
+    it = _fault(root_copy, "fault_recovery", _gpus_leak).item("failure_evidence")
+    table = next(t for t in it.tables if t.title == "incomplete_records")
+    assert sorted(row[0] for row in table.rows) == ["nonzero-exit", "oom"]
+    assert "FR-10" in it.reason and "2 of 5 rows unexpected" in it.reason
+
+
+def test_over_quota_submission_admitted_fails_isolation(root_copy):
+    def admitted(t):
+        ap = t["access_probes"]
+        m = ap["action"] == "over_quota_blocked"
+        ap.loc[m, ["action", "allowed", "http_status"]] = ["over_quota_admitted", True, 201]
+    it = _fault(root_copy, "tenant_isolation", admitted).item("permission_isolation")
+    failed = {c.check_id for c in it.checks if c.verdict is Verdict.FAIL}
+    assert {"ISO-02", "ISO-03", "ISO-10"} <= failed

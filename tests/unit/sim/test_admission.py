@@ -140,3 +140,36 @@ def test_qos_class():
     same = {"cpu": "1", "memory": "1Gi"}
     assert qos_class(pod({"limits": same, "requests": same})) == "Guaranteed"
     assert qos_class(pod({"requests": {"cpu": "1"}})) == "Burstable"
+
+
+def test_numeric_quantities_are_stored_as_strings(tmp_path):
+    state = make_state(tmp_path)
+    pod = gpu_pod("n")
+    pod["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 2, "cpu": 0.5}}
+    res = admit_pod(state, pod, "team-vision")["spec"]["containers"][0]["resources"]
+    assert res["limits"] == {"nvidia.com/gpu": "2", "cpu": "500m"}
+    assert res["requests"] == {"nvidia.com/gpu": "2", "cpu": "500m"}
+
+
+@pytest.mark.parametrize("pod", [
+    {"metadata": {"name": "a", "labels": "x"}, "spec": {"containers": [{"name": "b", "image": "i"}]}},
+    {"metadata": {"name": "a"}, "spec": {"containers": "x"}},
+    {"metadata": {"name": "a"}, "spec": {"containers": [{"name": "b", "image": "i", "resources": "x"}]}},
+    {"metadata": {"name": "a"}, "spec": {"containers": [{"name": "b", "image": "i"}], "priority": "7"}},
+    {"metadata": "a", "spec": {}},
+    [],
+])
+def test_wrongly_typed_fields_are_400_not_a_crash(tmp_path, pod):
+    state = make_state(tmp_path)
+    with pytest.raises(StatusError) as exc:
+        admit_pod(state, pod, "team-vision")
+    assert exc.value.code == 400 and "cannot" in exc.value.status["message"]
+
+
+def test_init_containers_are_validated_too(tmp_path):
+    state = make_state(tmp_path)
+    pod = gpu_pod("i")
+    pod["spec"]["initContainers"] = [{}]
+    with pytest.raises(StatusError) as exc:
+        admit_pod(state, pod, "team-vision")
+    assert exc.value.code == 422 and "spec.initContainers[0].name: Required value" in exc.value.status["message"]

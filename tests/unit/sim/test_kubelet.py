@@ -435,3 +435,77 @@ def test_active_deadline_fails_the_pod_and_stops_its_container(tmp_path):
     assert ("Warning", "DeadlineExceeded", st["message"]) in events(state, "late")
     assert "terminated" in cstate(state, "late")["state"]
     assert state.inventory.held_by((NS, "late")) == []
+
+
+def test_env_from_secrets_resolves_and_a_missing_secret_blocks_the_container(tmp_path):
+    import base64
+
+    state = make_state(tmp_path)
+    token = base64.b64decode(state.store.get("secrets", NS, "team-vision-registry-token")["data"]["token"]).decode()
+    ok = pod_obj("secret-ok", "python:3.11", command=["python", "-c", "import os; print(os.environ['TOKEN'])"])
+    ok["spec"]["containers"][0]["env"] = [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {
+        "name": "team-vision-registry-token", "key": "token"}}}]
+    bind(state, ok)
+    missing = pod_obj("secret-missing", VIRTUAL)
+    missing["spec"]["containers"][0]["env"] = [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {
+        "name": "nope", "key": "token"}}}]
+    bind(state, missing)
+
+    async def body(kl):
+        def settled():
+            cs = get(state, "secret-missing")["status"].get("containerStatuses") or [{}]
+            blocked = cs[0].get("state", {}).get("waiting", {}).get("reason") == "CreateContainerConfigError"
+            return blocked and phase(state, "secret-ok") == "Succeeded"
+        await drive(kl, settled, what="secret resolution")
+
+    asyncio.run(with_kubelet(state, body))
+    assert log_lines(state, "secret-ok") == [token]
+    assert cstate(state, "secret-missing")["state"]["waiting"]["message"] == 'secret "nope" not found'
+    assert phase(state, "secret-missing") == "Pending"
+    assert ("Warning", "Failed", 'Error: secret "nope" not found') in events(state, "secret-missing")
+
+
+ORPHAN_SCRIPT = r"""
+import asyncio, sys
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from kubelet_helpers import WORKLOAD, NS, bind, drive, log_lines, make_state, pod_obj
+from gpupoc.sim.controllers.kubelet import Kubelet
+
+async def main():
+    state = make_state(Path(sys.argv[1]))
+    bind(state, pod_obj("orphan-check", WORKLOAD, {"WORKLOAD_MODE": "hang", "WORKLOAD_DURATION_SECONDS": "0.1"}))
+    kl = Kubelet(state)
+    await drive(kl, lambda: any("all-reduce" in l for l in log_lines(state, "orphan-check")), timeout=20)
+    print(next(iter(kl.pods[(NS, "orphan-check")].handles.values())).pid, flush=True)
+    await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+def test_container_processes_die_with_the_simulator(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", ORPHAN_SCRIPT, str(tmp_path), os.path.dirname(__file__)],
+                            stdout=subprocess.PIPE, text=True)
+    pid = None
+    try:
+        pid = int(proc.stdout.readline())
+        assert psutil.pid_exists(pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=5)
+        deadline = time.monotonic() + 5
+        while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, f"container process {pid} outlived the simulator"
+            time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if pid is not None and psutil.pid_exists(pid):
+            os.kill(pid, signal.SIGKILL)  # never leave a container behind, even when the test fails

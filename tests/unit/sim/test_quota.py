@@ -65,3 +65,19 @@ def test_refresh_follows_spec_hard_changes(tmp_path):
     state.store.update("resourcequotas", rq)
     quota.refresh(state)
     assert rq["status"]["hard"]["requests.nvidia.com/gpu"] == "4"
+
+
+def test_usage_follows_pod_phase_changes_and_deletions(tmp_path):
+    state = make_state(tmp_path)
+    state.store.create("pods", pod("a", 4))
+    state.store.create("pods", pod("b", 2))
+    assert quota.namespace_usage(state, "team-vision", ["requests.nvidia.com/gpu"])["requests.nvidia.com/gpu"] == 6
+    b = state.store.get("pods", "team-vision", "b")
+    b["status"]["phase"] = "Failed"
+    state.store.update("pods", b)
+    state.store.delete("pods", "team-vision", "a")
+    used = quota.namespace_usage(state, "team-vision", ["requests.nvidia.com/gpu", "pods"])
+    assert used == {"requests.nvidia.com/gpu": 0, "pods": 0}
+    quota.refresh(state)
+    rq = state.store.get("resourcequotas", "team-vision", "team-vision-gpu")
+    assert rq["status"]["used"] == {"requests.nvidia.com/gpu": "0", "pods": "0"}

@@ -90,3 +90,32 @@ def test_cross_tenant_logs_fault_allows_foreign_logs_only(store):
     assert rbac.authorize(store, a, cross_tenant_logs=True).allowed
     assert not rbac.authorize(store, attrs(verb="get", namespace="team-nlp", resource="pods", name="x"),
                               cross_tenant_logs=True).allowed
+
+
+@pytest.mark.parametrize("method,path,query,expected", [
+    ("GET", "/api/v1/namespaces/team-b/pods/x/log", {}, ("get", "", "team-b", "pods", "x", "log")),
+    ("GET", "/api/v1/namespaces/team-b/pods", {}, ("list", "", "team-b", "pods", "", "")),
+    ("GET", "/api/v1/namespaces/team-b/pods", {"watch": "True"}, ("watch", "", "team-b", "pods", "", "")),
+    ("GET", "/api/v1/watch/namespaces/team-b/events", {}, ("watch", "", "team-b", "events", "", "")),
+    ("DELETE", "/api/v1/namespaces/team-b/pods", {}, ("deletecollection", "", "team-b", "pods", "", "")),
+    ("PATCH", "/api/v1/nodes/n1", {}, ("patch", "", "", "nodes", "n1", "")),
+    ("GET", "/api/v1/namespaces/team-b", {}, ("get", "", "team-b", "namespaces", "team-b", "")),
+    ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {},
+     ("create", "authorization.k8s.io", "", "selfsubjectaccessreviews", "", "")),
+    ("GET", "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/a/localqueues/q/pendingworkloads", {},
+     ("get", "visibility.kueue.x-k8s.io", "a", "localqueues", "q", "pendingworkloads")),
+])
+def test_request_info_is_parsed_like_the_api_server(method, path, query, expected):
+    from gpupoc.sim.api.context import parse_request_info
+
+    info = parse_request_info(method, path, query)
+    assert info.resource_request
+    assert (info.verb, info.group, info.namespace, info.resource, info.name, info.subresource) == expected
+
+
+def test_non_resource_paths():
+    from gpupoc.sim.api.context import parse_request_info
+
+    for path in ("/api", "/apis", "/apis/kueue.x-k8s.io", "/version", "/openapi/v3"):
+        info = parse_request_info("GET", path, {})
+        assert not info.resource_request and info.verb == "get", path

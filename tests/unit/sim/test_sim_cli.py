@@ -34,3 +34,16 @@ def test_validate_accepts_the_shipped_config(capsys):
 def test_node_command_without_a_cluster_says_how_to_start_one(tmp_path, capsys):
     assert main(["sim", "node", "fail", "n1", "--kubeconfig", str(tmp_path / "missing")]) == 2
     assert "gpupoc sim serve" in capsys.readouterr().err
+
+
+def test_serve_refuses_a_bad_config_before_starting(tmp_path, capsys):
+    f = tmp_path / "bad.yaml"
+    f.write_text(BAD)
+    assert main(["sim", "serve", "--config", str(f), "--data-dir", str(tmp_path / "d")]) == 2
+    assert "tenants[0].quota.gpus: Input should be greater than or equal to 0, got -4" in capsys.readouterr().err
+    assert not (tmp_path / "d" / "sim.json").exists()
+
+
+def test_serve_refuses_an_unknown_fault(tmp_path, capsys):
+    assert main(["sim", "serve", "--faults", "nope", "--data-dir", str(tmp_path / "d")]) == 2
+    assert "unknown fault profile 'nope'" in capsys.readouterr().err

@@ -103,3 +103,10 @@ def test_signed_eta_errors_are_judged_within_plus_minus_tolerance(tmp_path):
     assert ok["QC-07"].verdict is Verdict.PASS, ok["QC-07"].reason  # -10 and 5 are within 30 s: 2 of 3
     strict = _verdicts(validate_run(run, parameters={"eta_tolerance_seconds": 8, "min_eta_accuracy": 0.6}))
     assert strict["QC-07"].verdict is Verdict.FAIL  # only 5 is within 8 s
+
+
+def test_table_changed_after_the_manifest_is_not_verified(tmp_path):
+    run = syn.write_run(tmp_path, "audit_trail", "r1", syn.good_tables("audit_trail"))
+    syn.artifacts().assign(sha256=None).to_parquet(run / "tables" / "artifacts.parquet")
+    v = _verdicts(validate_run(run))
+    assert v["AUD-07"].verdict is Verdict.NOT_VERIFIED and "sha256 differs" in v["AUD-07"].reason

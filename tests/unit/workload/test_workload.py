@@ -46,6 +46,11 @@ def test_settings_refuse_a_bad_env_value_naming_it():
         parse_settings([], {"WORKLOAD_DURATION_SECONDS": "ten"})
 
 
+def test_settings_refuse_an_unknown_mode_listing_the_known_ones():
+    with pytest.raises(SystemExit, match=r"WORKLOAD_MODE: expected one of train, infer, .*got 'sprint'"):
+        parse_settings([], {"WORKLOAD_MODE": "sprint"})
+
+
 def test_long_mode_runs_for_at_least_a_day():
     assert parse_settings(["--mode", "long", "--duration", "5"], {}).run_seconds == LONG_SECONDS
 

@@ -36,7 +36,9 @@ _SPECIAL = {
     ("", "pods", "create", ""): pods.create_pod,
     ("", "pods", "delete", ""): pods.delete_pod,
     ("", "pods", "deletecollection", ""): pods.delete_pods,
+    ("", "namespaces", "delete", ""): pods.delete_namespace,
     ("", "pods", "get", "log"): pods.pod_log,
+    ("", "pods", "create", "eviction"): pods.evict_pod,
     (VISIBILITY, "clusterqueues", "get", "pendingworkloads"): visibility.pending_workloads,
     (VISIBILITY, "localqueues", "get", "pendingworkloads"): visibility.pending_workloads,
     (SIM, "nodes", "create", "fail"): admin.node_action,
@@ -196,9 +198,11 @@ def _audit(request: web.Request, ctx: Ctx, resp: web.StreamResponse | None) -> N
         rec.user = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
     try:
         if rec.verb in MUTATING and rec.resource in REQUEST_RESPONSE and not rec.subresource:
-            if rec.request_object is None and ctx._body_read:
-                raw = ctx._raw if ctx._raw else b""
-                rec.request_object = json.loads(raw) if raw.strip() and not ctx._protobuf else None
+            if rec.request_object is None and ctx._body_read and ctx._raw.strip() and not ctx._protobuf:
+                try:
+                    rec.request_object = json.loads(ctx._raw)
+                except ValueError:
+                    rec.request_object = None
             if isinstance(resp, web.Response) and resp.content_type == "application/json" and resp.body:
                 rec.response_object = json.loads(resp.body)
         request.app[AUDIT].record(rec)

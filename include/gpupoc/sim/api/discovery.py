@@ -11,6 +11,7 @@ from gpupoc.sim.api.status import StatusError
 from gpupoc.sim.cluster import ClusterState
 
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+SUBRESOURCE_KINDS = {"pendingworkloads": ("PendingWorkloadsSummary", None), "eviction": ("Eviction", "policy")}
 
 
 def version_info(state: ClusterState) -> dict:
@@ -35,9 +36,12 @@ def resource_list(group: str, version: str) -> dict:
                 entry["categories"] = list(s.categories)
             out.append(entry)
         for sub, verbs in s.subresources.items():
-            kind = "PendingWorkloadsSummary" if sub == "pendingworkloads" else s.kind
-            out.append({"name": f"{s.plural}/{sub}", "singularName": "", "namespaced": s.namespaced, "kind": kind,
-                        "verbs": sorted(verbs)})
+            kind = SUBRESOURCE_KINDS.get(sub, (s.kind, None))
+            entry = {"name": f"{s.plural}/{sub}", "singularName": "", "namespaced": s.namespaced, "kind": kind[0],
+                     "verbs": sorted(verbs)}
+            if kind[1]:
+                entry.update(group=kind[1], version="v1")
+            out.append(entry)
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}" if group else version,
             "resources": out}
 

@@ -13,9 +13,9 @@ from gpupoc.sim.admission import admit_pod, after_pod_created
 from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response, truthy
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import UPDATE_VALIDATORS, fetch, matching, selector_of
-from gpupoc.sim.api.status import StatusError, already_exists, bad_request, invalid
+from gpupoc.sim.api.status import StatusError, already_exists, bad_request, invalid, success_obj
 from gpupoc.sim.faults import Fault
-from gpupoc.sim.store import Conflict
+from gpupoc.sim.store import RESOURCES, Conflict
 
 TERMINAL = ("Succeeded", "Failed")
 MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "terminationGracePeriodSeconds")
@@ -107,6 +107,39 @@ async def delete_pods(ctx: Ctx, spec: ResourceSpec) -> web.Response:
                           "metadata": {"resourceVersion": str(ctx.state.store.rv)}, "items": items})
 
 
+async def evict_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    """``POST pods/{name}/eviction`` (kubectl drain): a graceful delete; no PodDisruptionBudgets here."""
+    pod = fetch(ctx, spec)
+    body = await ctx.body()
+    options = (body or {}).get("deleteOptions") or {} if isinstance(body, dict) else {}
+    grace = options.get("gracePeriodSeconds")
+    if not dry_run(ctx.query):
+        delete_one(ctx, pod, int(grace) if grace is not None else None)
+    return json_response(success_obj(), 201)
+
+
+async def delete_namespace(ctx: Ctx, spec: ResourceSpec) -> web.Response:
+    """Deleting a namespace deletes what is in it: pods through the kubelet (grace 0), the rest at once."""
+    ns_obj = fetch(ctx, spec)
+    name = ns_obj["metadata"]["name"]
+    if dry_run(ctx.query):
+        return json_response(ns_obj)
+    store = ctx.state.store
+    for resource, (_, _, namespaced) in RESOURCES.items():
+        if not namespaced:
+            continue
+        for obj in list(store.list(resource, name)):
+            if resource == "pods":
+                delete_one(ctx, obj, 0)
+            else:
+                store.delete(resource, name, obj["metadata"]["name"])
+    store.delete("namespaces", None, name)
+    ns_obj["metadata"]["deletionTimestamp"] = clock.rfc3339()
+    ns_obj["status"] = {"phase": "Terminating"}
+    ctx.state.kick()
+    return json_response(ns_obj)
+
+
 def delete_one(ctx: Ctx, pod: dict, grace: int | None) -> dict:
     phase = (pod.get("status") or {}).get("phase")
     bound = bool((pod.get("spec") or {}).get("nodeName"))
@@ -166,7 +199,11 @@ async def pod_log(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     tail = int_param(q, "tailLines")
     since = int_param(q, "sinceSeconds")
     limit = int_param(q, "limitBytes")
-    since_time = clock.parse(q["sinceTime"]) if q.get("sinceTime") else None
+    try:
+        since_time = clock.parse(q["sinceTime"]) if q.get("sinceTime") else None
+    except ValueError:
+        raise bad_request(f"sinceTime: invalid value {q['sinceTime']!r}: expected RFC3339 such as "
+                          "2024-01-02T15:04:05Z") from None
     if since is not None:
         since_time = clock.now() - timedelta(seconds=since)
     cs = _container_status(pod, container)

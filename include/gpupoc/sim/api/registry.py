@@ -38,7 +38,8 @@ SIM = "sim.gpupoc.io"
 
 SPECS: list[ResourceSpec] = [
     ResourceSpec("pods", CORE, "v1", "Pod", True, ALL, "pod", ("po",),
-                 {"log": ("get",), "status": ("get", "patch", "update")}, categories=("all",)),
+                 {"log": ("get",), "status": ("get", "patch", "update"), "eviction": ("create",)},
+                 categories=("all",)),
     ResourceSpec("events", CORE, "v1", "Event", True, ALL, "event", ("ev",)),
     ResourceSpec("nodes", CORE, "v1", "Node", False, ("create", "delete", "get", "list", "patch", "update", "watch"),
                  "node", ("no",), {"status": ("get", "patch", "update")}),

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import copy
+import json
 from typing import Callable
 
 from aiohttp import web
 
 from gpupoc.sim import clock, tables
-from gpupoc.sim.admission import generate_name
-from gpupoc.sim.api.context import Ctx, dry_run, json_response
+from gpupoc.sim.admission import DNS_LABEL, DNS_SUBDOMAIN, generate_name
+from gpupoc.sim.api import shapes
+from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.api.registry import ResourceSpec, list_kind
 from gpupoc.sim.api.status import StatusError, already_exists, bad_request, conflict, invalid, not_found, success_obj
@@ -68,20 +71,44 @@ def matching(ctx: Ctx, spec: ResourceSpec, sel: Selector) -> list[dict]:
     return objs if sel.empty else [o for o in objs if sel.matches(o)]
 
 
+def paginate(ctx: Ctx, objs: list[dict], rv: str) -> tuple[list[dict], dict]:
+    """``limit``/``continue``: a page of the (namespace, name)-sorted list and the list metadata."""
+    token = ctx.query.get("continue")
+    if token:
+        try:
+            state = json.loads(base64.urlsafe_b64decode(token.encode()))
+            after, rv = tuple(state["after"]), state["rv"]
+        except (ValueError, KeyError, TypeError):
+            raise StatusError(400, "continue key is not valid: the continue token could not be decoded",
+                              "BadRequest") from None
+        objs = [o for o in objs if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > after]
+    meta: dict = {"resourceVersion": rv}
+    limit = int_param(ctx.query, "limit", 0) or 0
+    if limit > 0 and len(objs) > limit:
+        last = objs[limit - 1]["metadata"]
+        after = [last.get("namespace", ""), last["name"]]
+        meta["continue"] = base64.urlsafe_b64encode(json.dumps({"rv": rv, "after": after}).encode()).decode()
+        meta["remainingItemCount"] = len(objs) - limit
+        objs = objs[:limit]
+    return objs, meta
+
+
 async def list_objs(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     sel = selector_of(ctx, spec.plural)
-    objs = matching(ctx, spec, sel)
-    rv = str(ctx.state.store.rv)
+    objs, meta = paginate(ctx, matching(ctx, spec, sel), str(ctx.state.store.rv))
     if ctx.wants_table():
-        return json_response(tables.to_table(spec.plural, objs, rv, ctx.query.get("includeObject", "Metadata")))
-    return json_response({"kind": list_kind(spec), "apiVersion": spec.group_version,
-                          "metadata": {"resourceVersion": rv}, "items": objs})
+        return json_response(tables.to_table(spec.plural, objs, meta["resourceVersion"],
+                                             ctx.query.get("includeObject", "Metadata"),
+                                             {k: v for k, v in meta.items() if k != "resourceVersion"}))
+    return json_response({"kind": list_kind(spec), "apiVersion": spec.group_version, "metadata": meta,
+                          "items": objs})
 
 
 def _check_body(ctx: Ctx, spec: ResourceSpec, body: object) -> dict:
     if not isinstance(body, dict):
         raise bad_request("the body of the request was in an unknown format - accepted media types include: "
                           "application/json, application/yaml")
+    shapes.check(spec.kind, body)
     kind = body.get("kind")
     if kind and kind != spec.kind:
         raise bad_request(f"the API version in the data ({body.get('apiVersion')}) does not match the expected API "
@@ -104,6 +131,12 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     if not meta.get("name"):
         raise invalid(spec.kind, "", [("metadata.name", "Required value: name or generateName is required")],
                       spec.group)
+    pattern, what = (DNS_LABEL, "label") if spec.plural == "namespaces" else (DNS_SUBDOMAIN, "subdomain")
+    if not pattern.match(meta["name"]) or len(meta["name"]) > 253:
+        raise invalid(spec.kind, meta["name"], [("metadata.name", f'Invalid value: "{meta["name"]}": a lowercase '
+                                                 f"RFC 1123 {what} must consist of lower case alphanumeric "
+                                                 "characters, '-' or '.', and must start and end with an "
+                                                 "alphanumeric character")], spec.group)
     if spec.namespaced and ctx.state.store.get("namespaces", None, ctx.info.namespace) is None:
         raise not_found("namespaces", ctx.info.namespace)
     for k in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp"):
@@ -125,8 +158,7 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
 
 def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: bool) -> dict:
     """Replace ``cur`` in place by ``new`` keeping server-owned fields, then record the change."""
-    if not isinstance(new, dict) or not isinstance(new.get("metadata", {}), dict):
-        raise bad_request("the body of the request was in an unknown format")
+    shapes.check(spec.kind, new)
     new_meta = new.setdefault("metadata", {})
     if new_meta.get("name") and new_meta["name"] != cur["metadata"]["name"]:
         raise bad_request(f"the name of the object ({new_meta['name']}) does not match the name on the URL "
@@ -183,6 +215,7 @@ async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> 
                                    "application/json-patch+json, application/merge-patch+json, "
                                    "application/strategic-merge-patch+json", "UnsupportedMediaType") from None
         raise StatusError(422, str(exc), "Invalid") from None
+    shapes.check(spec.kind, new)
     if not status_only and spec.plural in STATUS_RESOURCES:
         new["status"] = copy.deepcopy(cur.get("status"))
     new_meta = new.get("metadata") or {}

@@ -12,7 +12,7 @@ from gpupoc.sim import tables
 from gpupoc.sim.api.context import Ctx, int_param, truthy
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import matching, selector_of
-from gpupoc.sim.api.status import status_obj
+from gpupoc.sim.api.status import bad_request, status_obj
 from gpupoc.sim.store import Gone
 
 DEFAULT_TIMEOUT = 1800
@@ -40,7 +40,8 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
         try:
             since = int(raw_rv)
         except ValueError:
-            since = -1
+            raise bad_request(f"resourceVersion: Invalid value: \"{raw_rv}\": strconv.ParseUint: parsing "
+                              f"\"{raw_rv}\": invalid syntax") from None
 
     resp = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"})
     resp.enable_chunked_encoding()
@@ -75,7 +76,7 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
         return obj
 
     try:
-        w, backlog = store.watch(spec.plural, ns, since if since is None or since >= 0 else 0)
+        w, backlog = store.watch(spec.plural, ns, since)
     except Gone as exc:
         await resp.prepare(ctx.request)
         await resp.write(_line("ERROR", status_obj(410, str(exc), "Expired")))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import ctypes
+import ctypes.util
 import os
 import signal
 import sys
@@ -28,6 +30,23 @@ PUMP_DRAIN_SECONDS = 2.0
 EXIT_POLL_SECONDS = 0.2
 PACKAGE_ROOT = str(Path(gpupoc.__file__).resolve().parents[1])
 BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "VIRTUAL_ENV")
+
+
+def _load_prctl():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the forked child: get SIGKILL when the simulator dies, so no container outlives it."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 class StartFailed(Exception):
@@ -165,7 +184,7 @@ class ProcessHandle:
             proc = await asyncio.create_subprocess_exec(
                 *argv, env=env, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                start_new_session=True, limit=LINE_LIMIT,
+                start_new_session=True, limit=LINE_LIMIT, preexec_fn=_die_with_parent,
             )
         except FileNotFoundError:
             raise StartFailed(_oci_error(f'exec: "{argv[0]}": executable file not found in $PATH')) from None

@@ -11,6 +11,7 @@ from gpupoc.sim import clock
 GPU = "nvidia.com/gpu"
 TERMINAL = ("Succeeded", "Failed")
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
+_RANK = {t: i for i, t in enumerate(KUBELET_CONDITIONS + ("PodScheduled",))}
 
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
 _SUFFIX = {
@@ -149,8 +150,7 @@ def set_condition(status: dict, type_: str, value: str, reason: str | None = Non
 
 def order_conditions(status: dict) -> None:
     """Kubelet order: its own conditions first, then PodScheduled, then the rest (DisruptionTarget...)."""
-    rank = {t: i for i, t in enumerate(KUBELET_CONDITIONS + ("PodScheduled",))}
-    status["conditions"] = sorted(status.get("conditions") or [], key=lambda c: rank.get(c.get("type"), 99))
+    status["conditions"] = sorted(status.get("conditions") or [], key=lambda c: _RANK.get(c.get("type"), 99))
 
 
 def readiness_conditions(status: dict, phase: str, unready: list[str], sandbox: bool) -> None:

@@ -1,0 +1,63 @@
+"""The local Airflow's configuration, written by code: folders, executor, limits, secrets kept across rewrites."""
+
+from __future__ import annotations
+
+import configparser
+import json
+
+import pytest
+
+from gpupoc.airflow_runtime.settings import RuntimeSettings, admin_password, process_env, write_config
+from gpupoc.exceptions import ConfigError
+
+
+def read(path) -> configparser.ConfigParser:
+    cfg = configparser.ConfigParser(interpolation=None)
+    cfg.read(path)
+    return cfg
+
+
+def test_config_points_at_the_repository_and_runs_local_executor_on_sqlite(tmp_path):
+    s = RuntimeSettings(home=tmp_path / "af", port=18080, repo=tmp_path / "repo")
+    cfg = read(write_config(s))
+    assert cfg["core"]["dags_folder"] == str(tmp_path / "repo" / "dags")
+    assert cfg["core"]["plugins_folder"] == str(tmp_path / "repo" / "plugins")
+    assert cfg["core"]["executor"] == "LocalExecutor" and cfg["core"]["load_examples"] == "False"
+    assert cfg["database"]["sql_alchemy_conn"] == f"sqlite:///{(tmp_path / 'af').resolve() / 'airflow.db'}"
+    assert cfg["core"]["execution_api_server_url"] == "http://127.0.0.1:18080/execution/"
+    assert cfg["api"]["host"] == "127.0.0.1" and cfg["api"]["port"] == "18080"
+    assert int(cfg["core"]["max_active_tasks_per_dag"]) <= 16
+    assert cfg["core"]["dags_are_paused_at_creation"] == "False"
+
+
+def test_secrets_and_the_admin_password_survive_a_rewrite(tmp_path):
+    s = RuntimeSettings(home=tmp_path)
+    first = read(write_config(s))
+    pw = admin_password(tmp_path)
+    second = read(write_config(RuntimeSettings(home=tmp_path, port=9999)))
+    for section, key in (("core", "fernet_key"), ("api", "secret_key"), ("api_auth", "jwt_secret")):
+        assert first[section][key] and first[section][key] == second[section][key]
+    assert admin_password(tmp_path) == pw and len(pw) >= 12
+    assert (tmp_path / "simple_auth_manager_passwords.json.generated").stat().st_mode & 0o077 == 0
+    assert json.loads((tmp_path / "simple_auth_manager_passwords.json.generated").read_text()) == {"admin": pw}
+
+
+def test_more_than_16_active_tasks_is_refused_because_sqlite_locks():
+    with pytest.raises(ValueError, match="database is locked"):
+        RuntimeSettings(max_active_tasks=32)
+
+
+def test_processes_get_the_venv_first_on_path_and_no_inherited_airflow_overrides(tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    monkeypatch.setenv("AIRFLOW__CORE__EXECUTOR", "CeleryExecutor")
+    env = process_env(RuntimeSettings(home=tmp_path, extra_env={"GPUPOC_PLAN": "/p.yaml"}))
+    assert env["PATH"].split(":")[0] == str(Path(sys.executable).parent)
+    assert env["AIRFLOW_HOME"] == str(tmp_path.resolve()) and env["GPUPOC_PLAN"] == "/p.yaml"
+    assert "AIRFLOW__CORE__EXECUTOR" not in env
+
+
+def test_a_missing_password_file_says_to_start_airflow_first(tmp_path):
+    with pytest.raises(ConfigError, match="gpupoc airflow up"):
+        admin_password(tmp_path)
