@@ -62,7 +62,7 @@ def work_dir():
 
 @pytest.fixture
 def sim(work_dir):
-    from conftest import launch  # tests/integration/conftest.py
+    from .conftest import launch  # tests/integration/conftest.py
 
     server = launch(work_dir / "sim")
     yield server

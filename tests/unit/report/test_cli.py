@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import GOOD_SCORES
+from .conftest import GOOD_SCORES
 from gpupoc.cli import main
 
 

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from conftest import GOOD_SCORES, write_later_run
+from .conftest import GOOD_SCORES, write_later_run
 from gpupoc.report import build_report
 from gpupoc.report.models import Decision
 from gpupoc.validation import synthetic as syn

@@ -6,7 +6,7 @@ import re
 import jsonschema
 import pytest
 
-from conftest import GOOD_SCORES
+from .conftest import GOOD_SCORES
 from gpupoc.report import build_report
 from gpupoc.report.render import SCHEMA_FILE, json_schema, strings
 
