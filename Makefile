@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 FAULTS ?=
 PYTEST_ARGS ?=
 
-.PHONY: help venv system-deps test unit integration demo down sim stack-up stack-down bench clean
+.PHONY: help venv system-deps test-deps test unit integration demo down sim stack-up stack-down bench clean
 
 help:
 	@echo "make demo    - install what is needed, run the whole POC on the simulated cluster, write the report"
@@ -28,13 +28,18 @@ venv: $(STAMP)
 system-deps:
 	@bash scripts/install-monitoring.sh
 
-test: venv system-deps
+# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology.
+test-deps:
+	@bash scripts/install-browser.sh
+	@bash scripts/install-postgres.sh
+
+test: venv system-deps test-deps
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 unit: venv
 	$(BIN)/pytest -m "not integration" $(PYTEST_ARGS)
 
-integration: venv system-deps
+integration: venv system-deps test-deps
 	$(BIN)/pytest -m integration $(PYTEST_ARGS)
 
 sim: venv
@@ -42,6 +47,15 @@ sim: venv
 
 stack-up: venv system-deps
 	$(BIN)/gpupoc stack up
+
+# The whole POC: cluster, monitoring, Airflow under var/airflow, the five test classes, the report.
+# `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; PLAN=file another plan.
+demo: venv system-deps
+	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(PLAN),--plan $(PLAN))
+
+# Stops every process `make demo` started (var/demo/pids.json), by process id.
+down:
+	@if [ -x $(BIN)/gpupoc ]; then $(BIN)/gpupoc down; else echo "nothing to stop (no $(VENV))"; fi
 
 stack-down: venv
 	$(BIN)/gpupoc stack down

@@ -15,6 +15,8 @@ _AREAS = {
     "plan": "gpupoc.plan.cli",
     "report": "gpupoc.report.cli",
     "airflow": "gpupoc.airflow_runtime.cli",
+    "demo": "gpupoc.demo.cli",
+    "down": "gpupoc.demo.down",
 }
 
 

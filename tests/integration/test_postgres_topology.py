@@ -129,6 +129,8 @@ class PgCluster:
 @pytest.fixture(scope="module")
 def postgres():
     pytest.importorskip("psycopg2", reason="psycopg2-binary is not installed (requirements.txt pins it)")
+    pytest.importorskip("asyncpg", reason="asyncpg (the api-server's async PostgreSQL driver) is not installed "
+                                          "(requirements.txt pins it)")
     if _pg_bin() is None:
         subprocess.run(["bash", str(REPO / "scripts" / "install-postgres.sh")], check=False, timeout=600)
     bin_dir = _pg_bin()

@@ -35,10 +35,10 @@ class Page:
     """One Chromium tab over the DevTools protocol (websocket, JSON commands with ids)."""
 
     def __init__(self, ws_url: str):
-        from websockets.sync.client import connect
+        import websocket  # websocket-client, a dependency of the kubernetes client
 
-        self._conn = connect(ws_url, max_size=64 * 2**20, open_timeout=10)
-        self.ws = self._conn.__enter__()
+        # no Origin header: Chromium refuses DevTools connections from other origins
+        self.ws = websocket.create_connection(ws_url, timeout=10, suppress_origin=True)
         self.ids = itertools.count(1)
         self.call("Page.enable")
         self.call("Runtime.enable")
@@ -49,7 +49,8 @@ class Page:
         self.ws.send(json.dumps({"id": msg_id, "method": method, "params": params}))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            msg = json.loads(self.ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+            self.ws.settimeout(max(0.1, deadline - time.monotonic()))
+            msg = json.loads(self.ws.recv())
             if msg.get("id") == msg_id:
                 if "error" in msg:
                     raise AssertionError(f"{method}: {msg['error']}")
@@ -88,7 +89,7 @@ class Page:
         return path
 
     def close(self) -> None:
-        self._conn.__exit__(None, None, None)
+        self.ws.close()
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +237,12 @@ def test_pages_refuse_requests_without_a_session(airflow, evidence_root):
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=10)
     assert err.value.code == 401
+
+
+def test_run_tab_shows_the_checks_of_a_test_class_run(page, logged_in, tmp_path):
+    page.goto(f"{logged_in}/gpupoc/runs/poc_tenant_isolation/scheduled__1")
+    page.wait("document.querySelector('#checks tr.check-row')", "the run's check table")
+    verdicts = page.js("[...document.querySelectorAll('#checks tr.check-row')].map(r => r.dataset.verdict)")
+    assert verdicts and set(verdicts) == {"pass"}, verdicts
+    assert page.js("document.querySelectorAll('#docs a').length") >= 1, "no Data Docs validation links"
+    page.screenshot(tmp_path / "ui-run-evidence.png")

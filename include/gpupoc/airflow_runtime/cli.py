@@ -90,9 +90,16 @@ def _wait(args: argparse.Namespace) -> int:
     dag, _, run_id = args.run.partition("/")
     if args.dag:
         dag, run_id = args.dag, args.run
-    if not dag or not run_id:
-        raise ConfigError("RUN", [f"RUN: expected DAG/RUN_ID as printed by `gpupoc airflow trigger`, got {args.run!r}"])
-    return _finish(_client(args), dag, run_id, args.timeout)
+    if not dag:
+        raise ConfigError("RUN", [f"RUN: expected DAG/RUN_ID as printed by `gpupoc airflow trigger`, or a DAG id "
+                                  f"(its latest run), got {args.run!r}"])
+    client = _client(args)
+    if not run_id:  # a DAG id alone: its newest run, e.g. the scheduled run the plan window started
+        latest = client.latest_run(dag, timeout=min(args.timeout, 180.0))
+        if latest is None:
+            raise ConfigError("RUN", [f"RUN: DAG {dag!r} has no run yet; trigger one with `gpupoc airflow trigger {dag}`"])
+        run_id = latest["dag_run_id"]
+    return _finish(client, dag, run_id, args.timeout)
 
 
 def register(subparsers) -> None:
@@ -116,7 +123,8 @@ def register(subparsers) -> None:
     s = sub.add_parser("status", help="components, pids, memory and health; exit 1 when not running")
     s.set_defaults(func=_status)
 
-    s = sub.add_parser("trigger", help="unpause DAG and start a run now; prints DAG/RUN_ID")
+    s = sub.add_parser("trigger", help="unpause DAG and start a run now; prints DAG/RUN_ID (unpausing also starts "
+                                       "the run the plan window has due, if any)")
     s.add_argument("dag")
     s.add_argument("--conf", help="run configuration as JSON (the trigger form's parameters)")
     s.add_argument("--wait", action="store_true", help="wait until the run ends; exit 1 unless it succeeded")
@@ -124,7 +132,7 @@ def register(subparsers) -> None:
     s.set_defaults(func=_trigger)
 
     s = sub.add_parser("wait", help="wait until a run ends; exit 1 unless it succeeded")
-    s.add_argument("run", help="DAG/RUN_ID as printed by trigger (or RUN_ID with --dag)")
+    s.add_argument("run", help="DAG/RUN_ID as printed by trigger, RUN_ID with --dag, or DAG alone: its latest run")
     s.add_argument("--dag")
     s.add_argument("--timeout", type=float, default=1800.0)
     s.set_defaults(func=_wait)

@@ -178,6 +178,17 @@ class AirflowClient:
     def get_run(self, dag_id: str, run_id: str) -> dict:
         return self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id)}")  # type: ignore
 
+    def latest_run(self, dag_id: str, timeout: float = 0.0) -> dict | None:
+        """The newest run of ``dag_id`` (scheduled or manual); waits up to ``timeout`` for one to appear."""
+        deadline = time.monotonic() + timeout
+        while True:
+            page = self.request("GET", f"/api/v2/dags/{dag_id}/dagRuns",
+                                params={"order_by": "-run_after", "limit": 1})
+            runs = page.get("dag_runs", []) if isinstance(page, dict) else []
+            if runs or time.monotonic() >= deadline:
+                return runs[0] if runs else None
+            time.sleep(2.0)
+
     def task_instances(self, dag_id: str, run_id: str) -> list[dict]:
         """Every task instance of the run, mapped ones included (all pages)."""
         out: list[dict] = []

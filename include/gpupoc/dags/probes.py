@@ -143,12 +143,14 @@ def inject_faults(ctx) -> dict:
     from gpupoc.pipeline.gpus import api_probe
 
     admin = ctx.admin("fault injection")
+    alerts = _alert_source(ctx)
     records = []
     for i, inj in enumerate(ctx.spec.injections):
         t = ctx.plan.tenant(inj.tenant)
         fctx = F.FaultContext(tenant_name=t.name, namespace=t.namespace, tenant=ctx.tenant(t.name, "fault scenario"),
                               admin=admin, gpu_probes={"kubernetes-api": api_probe(admin)},
-                              injector=F.SimNodeInjector(admin) if inj.kind == "node_failure" else None)
+                              injector=F.SimNodeInjector(admin) if inj.kind == "node_failure" else None,
+                              alerts=alerts, alert_wait_s=30.0 if alerts else 0.0)
         name = f"fr-{(inj.name or inj.kind).replace('_', '-')}-{i:02d}"
         kw: dict[str, Any] = {"airflow_retries": ctx.spec.airflow_retries, "name": inj.name or inj.kind}
         if inj.kind == "hang":
@@ -177,6 +179,21 @@ def inject_faults(ctx) -> dict:
              "verified": bool(r.get("verified")), "reason": r.get("reason") or None} for r in records]
     ctx.writer.write("failure_records", rows, source="kubernetes-api (tenant and admin) + node injector")
     return {"scenarios": len(rows), "verified": sum(1 for r in rows if r["verified"])}
+
+
+def _alert_source(ctx):
+    """Alerts from the webhook receiver's record, else Prometheus' ALERTS series, else none (not verified)."""
+    from gpupoc.pipeline import fault_record as FR
+
+    try:
+        from gpupoc.monitoring.sources import resolve_sources
+
+        src = resolve_sources(plan_sources=ctx.plan.evidence_sources)
+        if src.receiver_record:
+            return FR.receiver_alerts(str(ctx.plan.resolve_path(src.receiver_record)))
+        return FR.prometheus_alerts(src.prometheus_client()) if src.prometheus else None
+    except Exception:  # noqa: BLE001 - no monitoring: the records say alerts were not verified
+        return None
 
 
 # ---- audit trail ----

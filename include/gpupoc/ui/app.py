@@ -3,7 +3,8 @@
 Routes (relative to where it is mounted, ``/gpupoc`` in Airflow):
 ``/`` index, ``/api/reports`` the same as JSON, ``/reports/{id}/`` one report (links to the Data Docs and
 evidence files rewritten to the routes below), ``/reports/{id}/{file}``, ``/data-docs/{path}``,
-``/evidence/{dag}/{run}/{tables|validation|manifest.json}``. Only GET; nothing outside those directories.
+``/evidence/{dag}/{run}/{tables|validation|manifest.json}``, ``/runs/{dag}/{run}`` what one DAG run left
+(the DAG run tab). Only GET; nothing outside those directories.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from gpupoc.ui.datadocs import list_suites
 from gpupoc.ui.files import Refused, evidence_allowed, media_type, relative_within, safe_file
 from gpupoc.ui.locations import UiPaths, resolve_paths
 from gpupoc.ui.reports import ROOT_REPORT_ID, list_reports, report_path
+from gpupoc.ui.runs import REPORT_DAG, report_for_run, run_view
 
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-cache"}
 _LINK = re.compile(r'(?P<attr>\b(?:href|src))="(?P<url>[^"]*)"')
@@ -157,8 +159,8 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
         if not page.is_file():
             return _missing_report(p, run_id)
         text = rewrite_report_links(page.read_text(encoding="utf-8"), run_dir.resolve(), p, serve_evidence)
-        docs = ' &middot; <a href="../../data-docs/">Data Docs</a>' if (p.data_docs_dir / "index.html").is_file() else ""
-        nav = _NAV.format(docs=docs)
+        has_docs = (p.data_docs_dir / "index.html").is_file()
+        nav = _NAV.format(docs=' &middot; <a href="../../data-docs/">Data Docs</a>' if has_docs else "")
         text, n = _BODY.subn(lambda m: m.group(0) + nav, text, count=1)
         return HTMLResponse(text if n else nav + text, headers=HEADERS)
 
@@ -175,6 +177,23 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
         except FileNotFoundError:
             return _message(404, "Not found", f"report {run_id!r} has no file {rel!r}",
                             home="../" * (rel.count("/") + 2))
+
+    @app.get("/runs/{dag_id}/{run_id}")
+    async def run_page(dag_id: str, run_id: str) -> Response:
+        p = paths()
+        if dag_id == REPORT_DAG:
+            name = report_for_run(p, run_id)
+            if name is None:
+                return _message(404, "No report for this run yet", f"run {run_id!r} of {dag_id} wrote no report "
+                                f"under {p.report_dir}", "the report appears when the run's build task succeeds",
+                                home="../../")
+            return RedirectResponse(f"../../reports/{quote(name)}/", status_code=307)
+        view = run_view(p, dag_id, run_id)
+        if view is None:
+            return _message(404, "No evidence for this run", f"run {run_id!r} of {dag_id} has no evidence "
+                            f"under {p.evidence_root}", "a test-class DAG writes it in its collect task; other "
+                            "DAGs write none", home="../../")
+        return _page("run.html.j2", run=view, home="../../")
 
     @app.get("/data-docs")
     async def data_docs_noslash() -> Response:

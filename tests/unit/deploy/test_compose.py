@@ -122,6 +122,9 @@ def test_init_migrates_and_creates_the_admin_user(compose):
     init = compose["services"]["airflow-init"]
     script = "\n".join(init["command"])
     assert "airflow db migrate" in script
+    # $$ is compose's escape: the variable is expanded by the container's shell, not on the host
+    assert script.index('gpupoc plan validate "$${GPUPOC_PLAN}"') < script.index("airflow db migrate"), \
+        "a broken plan must stop the deployment before anything starts"
     assert 'os.environ["AIRFLOW_ADMIN_PASSWORD"]' in script and "SIMPLE_AUTH_MANAGER_PASSWORDS_FILE" in script
     assert _env(init)["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS"] == "admin:admin"
 

@@ -46,13 +46,23 @@ def root(tmp_path) -> Path:
     (site / "index.html").write_text("<html><body><h1>Data Docs</h1>tenant_isolation-access_probes</body></html>")
     (site / "expectations" / "tenant_isolation" / "access_probes.html").write_text("<p>suite access_probes</p>")
     for stamp in ("20261129T080000.000000Z", "20261130T080000.000000Z"):
-        val = site / "validations" / "tenant_isolation" / "access_probes" / "poc_tenant_isolation__r" / stamp
+        val = site / "validations" / "tenant_isolation" / "access_probes" / "poc_tenant_isolation__scheduled__1" / stamp
         val.mkdir(parents=True)
         (val / "evidence_tenant_isolation-access_probes.html").write_text(f"<p>result {stamp}</p>")
     run = root / "poc_tenant_isolation" / "scheduled__1"
     (run / "tables").mkdir(parents=True)
     (run / "validation").mkdir()
-    (run / "manifest.json").write_text("{}")
+    (run / "manifest.json").write_text(json.dumps({
+        "dag_id": "poc_tenant_isolation", "run_id": "scheduled__1", "test_class": "tenant_isolation",
+        "verified": False, "not_verified": ["quota_samples"],
+        "tables": {"access_probes": {"path": "tables/access_probes.parquet", "rows": 19, "verified": True,
+                                     "source": "kubernetes-api", "reason": ""},
+                   "quota_samples": {"path": "", "rows": 0, "verified": False, "source": "kubernetes-api",
+                                     "reason": "ResourceQuota not readable"}}}))
+    checks = [{"check_id": "ISO-02", "item": "permission_isolation", "tier": "must", "verdict": "fail",
+               "signal": "every cross-tenant attempt got the expected answer", "reason": "2 of 19 rows unexpected",
+               "suite": "tenant_isolation.access_probes", "failure_class": "product_capability_gap"}]
+    (run / "validation" / "summary.json").write_text(json.dumps({"suites": [{"checks": checks}]}))
     (run / "tables" / "access_probes.parquet").write_bytes(b"PAR1")
     (run / "validation" / "tenant_isolation.access_probes.json").write_text('{"success": true}')
     (root / "gx" / "uncommitted").mkdir(parents=True)

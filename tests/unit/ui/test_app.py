@@ -28,7 +28,7 @@ def test_index_lists_the_expectation_suites_with_their_latest_validation(client)
     body = client.get("/").text
     assert 'data-suite="tenant_isolation.access_probes"' in body
     assert 'href="data-docs/expectations/tenant_isolation/access_probes.html"' in body
-    latest = ("data-docs/validations/tenant_isolation/access_probes/poc_tenant_isolation__r/"
+    latest = ("data-docs/validations/tenant_isolation/access_probes/poc_tenant_isolation__scheduled__1/"
               "20261130T080000.000000Z/evidence_tenant_isolation-access_probes.html")
     assert f'href="{latest}"' in body
     assert "result 20261130T080000" in client.get("/" + latest).text
@@ -156,3 +156,54 @@ def test_unknown_location_is_a_503_with_the_fix(tmp_path):
 
     res = TestClient(create_app(paths=broken)).get("/")
     assert res.status_code == 503 and "GPUPOC_EVIDENCE_ROOT" in res.text and "/nowhere.yaml" in res.text
+
+
+def test_report_dir_outside_the_evidence_root_still_links_into_the_served_routes(root, tmp_path):
+    out = tmp_path / "elsewhere" / "reports"
+    run = out / "r1"
+    run.mkdir(parents=True)
+    rel_docs = os.path.relpath(root / "data_docs" / "local_site" / "index.html", run)
+    rel_table = os.path.relpath(root / "poc_tenant_isolation/scheduled__1/tables/access_probes.parquet", run)
+    (run / "report.html").write_text(f'<html><body><a href="{rel_docs}">d</a><a href="{rel_table}#x">t</a>'
+                                     "</body></html>")
+    paths = UiPaths.for_root(root, out)
+    body = TestClient(create_app(paths=lambda: paths)).get("/reports/r1/").text
+    assert 'href="../../data-docs/index.html"' in body
+    assert 'href="../../evidence/poc_tenant_isolation/scheduled__1/tables/access_probes.parquet#x"' in body
+
+
+def test_evidence_can_be_switched_off(root):
+    paths = UiPaths.for_root(root)
+    client = TestClient(create_app(paths=lambda: paths, serve_evidence=False))
+    assert client.get("/evidence/poc_tenant_isolation/scheduled__1/manifest.json").status_code == 403
+    body = client.get("/reports/manual__2026-11-30/").text
+    assert "../../evidence/" not in body
+
+
+def test_run_tab_of_a_test_class_run_shows_its_checks_tables_and_data_docs(client):
+    res = client.get("/runs/poc_tenant_isolation/scheduled__1")
+    assert res.status_code == 200, res.text
+    body = html.unescape(res.text)
+    assert 'data-verdict="fail"' in body and "ISO-02" in body and "2 of 19 rows unexpected" in body
+    assert "Not verified:" in body and "quota_samples" in body and "ResourceQuota not readable" in body
+    assert 'href="../../evidence/poc_tenant_isolation/scheduled__1/tables/access_probes.parquet"' in body
+    assert ('href="../../data-docs/validations/tenant_isolation/access_probes/poc_tenant_isolation__scheduled__1/'
+            '20261130T080000.000000Z/evidence_tenant_isolation-access_probes.html"') in body
+
+
+def test_run_tab_of_a_run_without_evidence_is_a_clear_404(client):
+    res = client.get("/runs/poc_queue_congestion/manual__2026-11-30T08:00:00+00:00")
+    assert res.status_code == 404
+    assert "run 'manual__2026-11-30T08:00:00+00:00' of poc_queue_congestion has no evidence" in html.unescape(res.text)
+
+
+def test_run_tab_of_a_report_run_opens_its_report(client, root):
+    from gpupoc.evidence.writer import safe_segment
+
+    run_id = "manual__2026-12-01T08:00:00+00:00"
+    write_report(root / "report", safe_segment(run_id), "postpone", "2026-12-01T08:00:00+00:00", "fail")
+    res = client.get(f"/runs/poc_report/{run_id}", follow_redirects=False)
+    assert res.status_code == 307 and res.headers["location"] == f"../../reports/{safe_segment(run_id)}/"
+    assert "Decision: postpone" in client.get(f"/runs/poc_report/{run_id}").text
+    missing = client.get("/runs/poc_report/manual__1999")
+    assert missing.status_code == 404 and "wrote no report" in missing.text

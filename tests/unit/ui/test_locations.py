@@ -1,7 +1,5 @@
 """Where the pages read from: GPUPOC_EVIDENCE_ROOT first, else the POC plan's evidence root and report dir."""
 
-from pathlib import Path
-
 import pytest
 
 from gpupoc.exceptions import ConfigError

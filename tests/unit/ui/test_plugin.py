@@ -29,13 +29,14 @@ def test_plugin_mounts_the_pages_under_a_free_prefix(plugin):
     assert isinstance(app["app"], FastAPI)
 
 
-def test_plugin_adds_a_top_level_gpu_poc_entry_in_the_navigation(plugin):
+def test_plugin_adds_a_gpu_poc_navigation_entry_and_a_dag_run_tab(plugin):
     from airflow.api_fastapi.core_api.datamodels.plugins import ExternalViewResponse
 
-    (view,) = plugin.external_views
-    parsed = ExternalViewResponse.model_validate(view)
-    assert parsed.name == "GPU POC" and parsed.destination == "nav" and parsed.nav_top_level is True
-    assert parsed.href == "/gpupoc/" and parsed.url_route == "gpupoc"
+    nav, run_tab = (ExternalViewResponse.model_validate(v) for v in plugin.external_views)
+    assert nav.name == "GPU POC" and nav.destination == "nav" and nav.nav_top_level is True
+    assert nav.href == "/gpupoc/" and nav.url_route == "gpupoc"
+    assert run_tab.destination == "dag_run" and run_tab.href == "/gpupoc/runs/{DAG_ID}/{RUN_ID}"
+    assert run_tab.url_route and run_tab.url_route != nav.url_route
 
 
 class _User:
@@ -89,14 +90,33 @@ def test_api_client_without_a_token_gets_401(guarded):
 
 def test_ui_cookie_or_bearer_token_is_checked_by_the_auth_manager(guarded):
     am, client = guarded
-    assert client.get("/api/reports", cookies={"_token": "good"}).status_code == 200
+    client.cookies.set("_token", "good")
+    assert client.get("/api/reports").status_code == 200
+    client.cookies.clear()
     assert client.get("/api/reports", headers={"Authorization": "Bearer good"}).status_code == 200
-    assert client.get("/api/reports", cookies={"_token": "forged"}).status_code == 401
+    client.cookies.set("_token", "forged")
+    assert client.get("/api/reports").status_code == 401
     assert am.tokens == ["good", "good", "forged"]
 
 
 def test_user_without_the_website_view_is_refused(guarded):
     am, client = guarded
     am.allowed = False
-    res = client.get("/", cookies={"_token": "good"})
+    client.cookies.set("_token", "good")
+    res = client.get("/")
     assert res.status_code == 403 and "viewer" in res.text
+
+
+def test_loading_the_plugin_does_not_import_the_web_app():
+    """Task processes load plugins for macros: they must not pay for FastAPI and the templates."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "from airflow._shared.plugins_manager.plugins_manager import _load_plugins_from_plugin_directory\n"
+            "plugins, errors = _load_plugins_from_plugin_directory(%r)\n"
+            "assert not errors, errors\n"
+            "print(sorted(m for m in sys.modules if m.startswith('gpupoc.ui')))") % (str(PLUGINS), str(PLUGINS))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]", f"plugin import pulled in {res.stdout.strip()}"

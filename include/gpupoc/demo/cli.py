@@ -1,0 +1,55 @@
+"""``gpupoc demo [--faults NAME,...] [--plan FILE]``; ``gpupoc down`` (``register_down``) stops what it started."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def _repo() -> Path:
+    from gpupoc.pipeline.common import repo_root
+
+    return repo_root()
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from gpupoc.demo.runner import DemoOptions, main_demo
+    from gpupoc.sim.faults import parse_faults
+
+    parse_faults(args.faults or "")  # an unknown profile is refused before anything starts
+    repo = _repo()
+    plan = Path(args.plan) if args.plan else repo / "plans" / "default.yaml"
+    plan = plan if plan.is_absolute() else Path.cwd() / plan
+    return main_demo(DemoOptions(repo=repo, plan=plan.resolve(), faults=args.faults or "",
+                                 sequential=args.sequential, port=args.port, timeout=args.timeout))
+
+
+def _down(args: argparse.Namespace) -> int:
+    from gpupoc.demo.services import DemoPaths, stop_everything
+
+    result = stop_everything(DemoPaths(_repo()))
+    print(json.dumps(result or {"status": "nothing recorded as running"}, indent=2))
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``demo`` to the top-level ``gpupoc`` parser."""
+    p = subparsers.add_parser("demo", help="run the whole POC on the simulated cluster and print the decision",
+                              description="Start the simulated cluster, monitoring and Airflow, run the five test "
+                              "classes and the report; every process is recorded in var/demo/pids.json.")
+    p.add_argument("--faults", default="", help="fault profiles of the cluster, comma-separated "
+                   "(e.g. cross-tenant-logs); default: a correctly behaving cluster")
+    p.add_argument("--plan", help="POC plan (default plans/default.yaml); its cluster settings are pointed at the "
+                   "demo's cluster in var/demo/plan.yaml")
+    p.add_argument("--sequential", action="store_true",
+                   help="trigger each test class after the previous one ended (default: all at once)")
+    p.add_argument("--port", type=int, default=8080, help="Airflow UI port when free (else any free port)")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds the runs may take")
+    p.set_defaults(func=_demo)
+
+
+def register_down(subparsers) -> None:
+    """Add ``down`` to the top-level ``gpupoc`` parser."""
+    d = subparsers.add_parser("down", help="stop every process the demo started (var/demo/pids.json), by pid")
+    d.set_defaults(func=_down)

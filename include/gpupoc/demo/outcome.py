@@ -1,0 +1,70 @@
+"""What the demo prints at the end: the decision with its reasons, read from the report's JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpupoc.exceptions import ConfigError
+
+DECISIONS = ("go-live", "limited-go-live", "postpone", "later-optimization")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The decision of one report, its reasons and the items that did not pass (id -> verdict)."""
+
+    decision: str
+    reasons: list[str]
+    open_items: dict[str, str] = field(default_factory=dict)
+    report_dir: Path | None = None
+
+    @property
+    def html(self) -> Path | None:
+        return self.report_dir / "report.html" if self.report_dir else None
+
+
+def extract_outcome(report: dict, report_dir: Path | None = None) -> Outcome:
+    """The decision of a report JSON (schema ``gpupoc.report``); ConfigError naming the field when absent."""
+    decision = report.get("decision")
+    if decision not in DECISIONS:
+        raise ConfigError("report.json", [f"decision: expected one of {list(DECISIONS)}, got {decision!r}; "
+                                          "the report was not written by `gpupoc report`"])
+    reasons = [str(r) for r in report.get("decision_reasons") or []]
+    open_items = {str(i.get("id")): str(i.get("verdict")) for i in report.get("items") or []
+                  if i.get("verdict") not in (None, "pass")}
+    return Outcome(decision, reasons, open_items, report_dir)
+
+
+def read_outcome(report_dir: Path) -> Outcome:
+    """The outcome of the report written under ``report_dir`` (its ``report.json``)."""
+    path = Path(report_dir) / "report.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(str(path), [f"(file): no report here ({exc.strerror}); did poc_report succeed?"]) from None
+    except ValueError as exc:
+        raise ConfigError(str(path), [f"(parse): {exc}"]) from None
+    return extract_outcome(data, Path(report_dir))
+
+
+def summary_lines(outcome: Outcome, ui_url: str, password: str, report_run: str | None, wall_seconds: float,
+                  runs: dict[str, str]) -> list[str]:
+    """The closing block: decision and reasons, the report, the UI and its login, the time taken."""
+    from gpupoc.demo.progress import elapsed
+
+    lines = ["", "=" * 72, f"Decision: {outcome.decision}"]
+    lines += [f"  - {r}" for r in outcome.reasons] or ["  - every item passed"]
+    if outcome.open_items:
+        lines.append("Items not passed: " + ", ".join(f"{k} ({v})" for k, v in sorted(outcome.open_items.items())))
+    lines.append("Test-class runs: " + ", ".join(f"{d.removeprefix('poc_')} {s}" for d, s in runs.items()))
+    if outcome.html:
+        lines.append(f"Report: {outcome.html}")
+        lines.append(f"        {outcome.report_dir / 'report.md'}  {outcome.report_dir / 'report.json'}")
+    lines.append(f"Airflow UI: {ui_url}  (login: admin / {password})")
+    if report_run:
+        lines.append(f"Report in the UI: {ui_url}/gpupoc/reports/{report_run}/")
+    lines.append(f"Demo time: {elapsed(wall_seconds)} (stop everything with `make down`)")
+    lines.append("=" * 72)
+    return lines

@@ -1,0 +1,96 @@
+"""The ``poc_report`` DAG's trigger form (Airflow Params) and its translation into a scorecard.
+
+One reviewer scores the experience items 1-5 with a comment each in the form; several reviewers, or a
+prepared sheet, come as a scorecard file path (YAML/JSON, shape of ``gpupoc.report.scorecard``) or as a
+``scores`` list in the run's conf. Kept free of Airflow imports: the DAG file builds Params from ``FIELDS``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpupoc.exceptions import ConfigError
+from gpupoc.report.scorecard import EXPERIENCE_ITEMS
+
+ROLES = ("business", "platform", "security", "operations", "user")
+TITLES = {
+    "ui_usability": "UI usability",
+    "documentation": "Documentation",
+    "training_cost": "Training cost",
+}
+
+
+def fields(default_plan: str) -> dict[str, dict[str, Any]]:
+    """Param name -> keyword arguments of ``airflow.sdk.Param`` (default first), in form order."""
+    out: dict[str, dict[str, Any]] = {
+        "plan": {"default": default_plan, "type": "string", "title": "POC plan",
+                 "description": "path of the plan YAML (relative paths: against the repository)"},
+        "reviewer": {"default": "", "type": "string", "title": "Reviewer",
+                     "description": "who gives the scores below (required when any score is set)"},
+        "reviewer_role": {"default": "business", "type": "string", "enum": list(ROLES), "title": "Reviewer's role"},
+    }
+    for item in EXPERIENCE_ITEMS:
+        out[item] = {"default": None, "type": ["null", "integer"], "minimum": 1, "maximum": 5,
+                     "title": f"{TITLES[item]} (1-5)", "description": "1 poor, 3 acceptable, 5 excellent; "
+                     "leave empty for no score (the item stays not verified)"}
+        out[f"{item}_comment"] = {"default": "", "type": "string", "title": f"{TITLES[item]}: comment"}
+    out["scorecard_file"] = {"default": "", "type": "string", "title": "Scorecard file",
+                             "description": "YAML/JSON with several reviewers' scores (see docs); "
+                             "relative paths: against the repository"}
+    out["scores"] = {"default": [], "type": "array", "title": "More scores",
+                     "description": 'list of {"reviewer", "role", "item", "score", "comment"}'}
+    out["language"] = {"default": "", "type": "string", "enum": ["", "en", "zh"],
+                       "title": "Report language", "description": "empty: the plan's choice"}
+    return out
+
+
+def _file(path: str, repo: Path) -> dict:
+    p = Path(path).expanduser()
+    p = p if p.is_absolute() else repo / p
+    if not p.is_file():
+        raise ConfigError("scorecard_file", [f"scorecard_file: {p} not found; give an existing YAML or JSON file "
+                                             "or leave the field empty"])
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))  # JSON is YAML
+    except yaml.YAMLError as exc:
+        raise ConfigError(str(p), [f"(parse): {exc}"]) from None
+    if data in (None, ""):
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(p), ["(root): expected a mapping with 'reviewers' or 'scores'"])
+    return data
+
+
+def scorecard_from_params(params: dict[str, Any], repo: Path) -> dict[str, list]:
+    """``{"reviewers": [...], "scores": [...]}`` (the scorecard shape) from the form's values.
+
+    A score without a reviewer's name is refused: the report names who judged each experience item.
+    """
+    reviewers: list[dict] = []
+    scores: list[dict] = []
+    given = {i: params.get(i) for i in EXPERIENCE_ITEMS if params.get(i) not in (None, "")}
+    name = str(params.get("reviewer") or "").strip()
+    if given and not name:
+        raise ConfigError("reviewer", [f"reviewer: empty, but scores were given for {sorted(given)}; "
+                                       "enter the reviewer's name"])
+    if given:
+        reviewers.append({"name": name, "role": params.get("reviewer_role") or "",
+                          "scores": given,
+                          "comments": {i: str(params.get(f"{i}_comment") or "") for i in given}})
+    if params.get("scorecard_file"):
+        data = _file(str(params["scorecard_file"]), repo)
+        reviewers += list(data.get("reviewers") or [])
+        scores += list(data.get("scores") or [])
+    scores += list(params.get("scores") or [])
+    return {k: v for k, v in (("reviewers", reviewers), ("scores", scores)) if v}
+
+
+def report_params(params: dict[str, Any], repo: Path) -> dict[str, Any]:
+    """What ``gpupoc.report.airflow.run_report`` takes: the scorecard keys plus the language."""
+    out: dict[str, Any] = dict(scorecard_from_params(params, repo))
+    if params.get("language"):
+        out["language"] = params["language"]
+    return out

@@ -1,0 +1,220 @@
+"""``gpupoc demo``: cluster, monitoring, Airflow; the five test classes; the report; the decision.
+
+The five DAGs are triggered together: their cluster lease (a one-slot pool) lets one class hold the GPUs at
+a time while the others' lighter steps (plan checks, evidence collection, validation) overlap.
+``--sequential`` triggers each after the previous one ended instead (for comparison).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from gpupoc.demo.outcome import Outcome, read_outcome, summary_lines
+from gpupoc.demo.pids import PidFile
+from gpupoc.demo.progress import ProgressTracker, elapsed, normalise_states
+from gpupoc.demo.services import DemoPaths, start_airflow, start_sim, start_stack, write_demo_plan
+from gpupoc.exceptions import ApiError, GpupocError
+
+CLASS_DAGS = ("poc_queue_congestion", "poc_tenant_isolation", "poc_utilization", "poc_fault_recovery",
+              "poc_audit_trail")
+REPORT_DAG = "poc_report"
+ACTIVE = ("queued", "running")
+TERMINAL = ("success", "failed")
+
+
+@dataclass
+class DemoOptions:
+    repo: Path
+    plan: Path
+    faults: str = ""
+    sequential: bool = False
+    port: int = 8080
+    poll: float = 4.0
+    timeout: float = 3600.0
+    report_wait: float = 90.0
+    var_dir: Path | None = None
+    out: Callable[[str], None] = field(default=lambda line: print(line, flush=True))
+
+
+@dataclass
+class DemoResult:
+    outcome: Outcome
+    runs: dict[str, str]
+    report_run: str
+    ui_url: str
+    wall_seconds: float
+    phases: dict[str, float]
+
+    def to_dict(self) -> dict:
+        return {"decision": self.outcome.decision, "reasons": self.outcome.reasons,
+                "open_items": self.outcome.open_items, "report_dir": str(self.outcome.report_dir),
+                "runs": self.runs, "report_run": self.report_run, "ui_url": self.ui_url,
+                "wall_seconds": round(self.wall_seconds, 1),
+                "phases": {k: round(v, 1) for k, v in self.phases.items()}}
+
+
+def _iso(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+class Monitor:
+    """Polls runs through the REST API and prints a line whenever a run's state or task counts change."""
+
+    def __init__(self, client, started: float, out: Callable[[str], None], poll: float):
+        self.client = client
+        self.tracker = ProgressTracker(started, width=max(len(d) for d in (*CLASS_DAGS, REPORT_DAG)))
+        self.out = out
+        self.poll = poll
+
+    def tick(self, dag_id: str, run_id: str) -> str:
+        run = self.client.get_run(dag_id, run_id)
+        states = normalise_states([ti.get("state") for ti in self.client.task_instances(dag_id, run_id)])
+        line = self.tracker.update(time.monotonic(), dag_id, str(run.get("state")), states)
+        if line:
+            self.out(line)
+        return str(run.get("state"))
+
+    def wait(self, runs: dict[str, str], timeout: float) -> dict[str, str]:
+        """Until every run (dag -> run id) is terminal; returns dag -> final state."""
+        deadline = time.monotonic() + timeout
+        final: dict[str, str] = {}
+        while len(final) < len(runs):
+            for dag_id, run_id in runs.items():
+                if dag_id in final:
+                    continue
+                try:
+                    state = self.tick(dag_id, run_id)
+                except ApiError as exc:  # SQLite busy under load answers 5xx after retries: poll again later
+                    self.out(f"  ({dag_id}: {exc})")
+                    continue
+                if state in TERMINAL:
+                    final[dag_id] = state
+            if len(final) < len(runs):
+                if time.monotonic() > deadline:
+                    raise GpupocError(f"runs still active after {timeout:.0f} s: "
+                                      f"{sorted(set(runs) - set(final))}; see the Airflow UI")
+                time.sleep(self.poll)
+        return final
+
+
+def stop_stale_runs(client, dag_ids, out) -> None:
+    """Runs left active by an interrupted demo would hold the cluster lease: mark them failed."""
+    for dag_id in dag_ids:
+        payload = client.request("GET", f"/api/v2/dags/{dag_id}/dagRuns", params={"state": list(ACTIVE), "limit": 50})
+        for run in (payload or {}).get("dag_runs", []):
+            client.request("PATCH", f"/api/v2/dags/{dag_id}/dagRuns/{run['dag_run_id']}", {"state": "failed"},
+                           params={"update_mask": "state"})
+            out(f"stopped the unfinished run {dag_id}/{run['dag_run_id']} of an earlier demo")
+
+
+def find_report_run(client, since: datetime) -> str | None:
+    """The newest poc_report run queued at or after ``since`` (the Asset-triggered one), if any."""
+    payload = client.request("GET", f"/api/v2/dags/{REPORT_DAG}/dagRuns",
+                             params={"order_by": "-run_after", "limit": 5})
+    for run in (payload or {}).get("dag_runs", []):
+        queued = _iso(run.get("queued_at") or run.get("run_after"))
+        if queued and queued >= since:
+            return str(run["dag_run_id"])
+    return None
+
+
+def run_report(client, monitor: Monitor, opts: DemoOptions, since: datetime) -> tuple[str, str]:
+    """Wait for the report run the five evidence Assets trigger; trigger it by hand if none comes."""
+    deadline = time.monotonic() + opts.report_wait
+    run_id = None
+    while run_id is None and time.monotonic() < deadline:
+        run_id = find_report_run(client, since)
+        if run_id is None:
+            time.sleep(2.0)
+    if run_id is None:
+        opts.out(f"no {REPORT_DAG} run from the evidence Assets within {opts.report_wait:.0f} s "
+                 "(a class published no evidence): triggering it by hand")
+        run_id = client.trigger(REPORT_DAG, {"plan": str(opts.plan)})["dag_run_id"]
+    else:
+        opts.out(f"{REPORT_DAG} started by the five evidence Assets: {run_id}")
+    state = monitor.wait({REPORT_DAG: run_id}, opts.timeout)[REPORT_DAG]
+    return run_id, state
+
+
+def run_demo(opts: DemoOptions) -> DemoResult:
+    """The whole demo; raises GpupocError when a service does not start or the report is not written."""
+    from gpupoc.airflow_runtime.client import AirflowClient
+    from gpupoc.airflow_runtime.settings import admin_password
+
+    t0 = time.monotonic()
+    out = opts.out
+    paths = DemoPaths(opts.repo, opts.var_dir)
+    table = PidFile.load(paths.pids)
+    phases: dict[str, float] = {}
+
+    out(f"[{elapsed(0):>5}] starting the simulated cluster (faults: {opts.faults or 'none'})")
+    sim = start_sim(paths, table, opts.faults)
+    out(f"        cluster {sim['url']}  kubeconfig {sim['kubeconfig']} (Airflow: {sim.get('kubeconfig_http')})")
+    stack_state = start_stack(paths, table)
+    out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
+        f"alertmanager {stack_state['alertmanager']['url']}")
+    plan = write_demo_plan(paths, opts.plan, sim, stack_state)
+    table.meta.update(faults=opts.faults, plan=str(plan), base_plan=str(opts.plan))
+    table.save()
+    phases["cluster_and_monitoring"] = time.monotonic() - t0
+    out(f"[{elapsed(time.monotonic() - t0):>5}] starting Airflow under {paths.airflow} (plan {plan})")
+    af, reused = start_airflow(paths, table, plan, opts.port)
+    phases["airflow"] = time.monotonic() - t0 - phases["cluster_and_monitoring"]
+    out(f"        Airflow {af['url']} {'reused' if reused else 'started'} "
+        f"({', '.join(f'{n} {p}' for n, p in af['pids'].items())})")
+    client = AirflowClient.for_home(paths.airflow, url=af["url"])
+    for dag_id in (*CLASS_DAGS, REPORT_DAG):
+        client.wait_dag(dag_id, timeout=180)
+    for dag_id in (*CLASS_DAGS, REPORT_DAG):
+        client.unpause(dag_id)
+    if reused:
+        stop_stale_runs(client, (*CLASS_DAGS, REPORT_DAG), out)
+
+    since = datetime.now(timezone.utc)
+    monitor = Monitor(client, t0, out, opts.poll)
+    conf = {"plan": str(plan), "faults_note": opts.faults or "none"}
+    t_runs = time.monotonic()
+    out(f"[{elapsed(t_runs - t0):>5}] triggering the five test classes "
+        f"({'one after the other' if opts.sequential else 'together; the cluster lease orders them'})")
+    final: dict[str, str] = {}
+    if opts.sequential:
+        for dag_id in CLASS_DAGS:
+            run_id = client.trigger(dag_id, conf)["dag_run_id"]
+            final.update(monitor.wait({dag_id: run_id}, opts.timeout))
+    else:
+        runs = {dag_id: client.trigger(dag_id, conf)["dag_run_id"] for dag_id in CLASS_DAGS}
+        final = monitor.wait(runs, opts.timeout)
+    phases["test_classes"] = time.monotonic() - t_runs
+    t_rep = time.monotonic()
+    report_run, report_state = run_report(client, monitor, opts, since)
+    phases["report"] = time.monotonic() - t_rep
+    if report_state != "success":
+        raise GpupocError(f"{REPORT_DAG}/{report_run} ended {report_state}; see its compile_report log in the "
+                          f"Airflow UI ({af['url']})")
+    from gpupoc.plan import load_plan
+    from gpupoc.report.airflow import report_out_dir
+
+    outcome = read_outcome(report_out_dir(load_plan(plan), report_run))
+    wall = time.monotonic() - t0
+    result = DemoResult(outcome, final, report_run, af["url"], wall, phases)
+    for line in summary_lines(outcome, af["url"], admin_password(paths.airflow), report_run, wall, final):
+        out(line)
+    paths.result.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def main_demo(opts: DemoOptions) -> int:
+    try:
+        run_demo(opts)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the services keep running; stop them with `make down` (gpupoc down)", file=sys.stderr)
+        return 130
+    return 0

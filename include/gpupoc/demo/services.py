@@ -1,0 +1,278 @@
+"""Start the demo's services and write the plan its DAG runs read.
+
+The simulated cluster is started afresh on every demo (a clean cluster with the chosen fault profiles);
+the monitoring stack and Airflow are reused when they already run for the same plan, restarted otherwise.
+Every process started is recorded in the demo's pid file before anything waits on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import yaml
+
+from gpupoc.demo.pids import PidFile, stop
+from gpupoc.exceptions import ConfigError, GpupocError
+
+SIM_MARK = "sim serve"
+AIRFLOW_PREFIX = "airflow-"
+STACK_PREFIX = "monitoring-"
+SIM_START_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class DemoPaths:
+    """Where the demo keeps its state: everything under ``<repo>/var`` (or ``var_dir``, for tests)."""
+
+    repo: Path
+    var_dir: Path | None = None
+
+    @property
+    def var(self) -> Path:
+        return self.var_dir or self.repo / "var"
+
+    @property
+    def demo(self) -> Path:
+        return self.var / "demo"
+
+    @property
+    def pids(self) -> Path:
+        return self.demo / "pids.json"
+
+    @property
+    def plan(self) -> Path:
+        return self.demo / "plan.yaml"
+
+    @property
+    def result(self) -> Path:
+        return self.demo / "result.json"
+
+    @property
+    def sim(self) -> Path:
+        return self.var / "sim"
+
+    @property
+    def monitoring(self) -> Path:
+        return self.var / "monitoring"
+
+    @property
+    def airflow(self) -> Path:
+        return self.var / "airflow"
+
+
+def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path | None = None) -> dict:
+    """A fresh ``gpupoc sim serve`` (the previous one of the demo is stopped); returns its ``sim.json``."""
+    old = table.entries.get("sim")
+    if old:
+        stop(old)
+        table.forget("sim")
+    paths.sim.mkdir(parents=True, exist_ok=True)
+    info_path = paths.sim / "sim.json"
+    info_path.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "gpupoc.cli", "sim", "serve", "--port", "0", "--data-dir", str(paths.sim)]
+    if faults:
+        cmd += ["--faults", faults]
+    if config:
+        cmd += ["--config", str(config)]
+    log = paths.sim / "server.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=str(paths.repo), start_new_session=True,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    table.record("sim", proc.pid, SIM_MARK)
+    deadline = time.monotonic() + SIM_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            table.forget("sim")
+            raise GpupocError(f"gpupoc sim serve exited {proc.returncode} during start-up; see {log}:\n"
+                              f"{log.read_text(errors='replace')[-2000:]}")
+        try:
+            info = json.loads(info_path.read_text(encoding="utf-8"))
+            if info.get("pid") == proc.pid:
+                return info
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.1)
+    stop(table.entries["sim"])
+    table.forget("sim")
+    raise GpupocError(f"gpupoc sim serve wrote no {info_path} within {SIM_START_TIMEOUT:.0f} s; see {log}")
+
+
+def start_stack(paths: DemoPaths, table: PidFile) -> dict:
+    """``gpupoc stack up`` against the running cluster (reused and retargeted when it runs already)."""
+    from gpupoc.monitoring import stack
+
+    state = stack.up(stack.StackOptions(data_dir=paths.monitoring, sim_json=paths.sim / "sim.json"))
+    for name, mark in stack._CMD_MARK.items():  # the marks `stack down` checks too
+        table.record(STACK_PREFIX + name, int(state[name]["pid"]), mark)
+    return state
+
+
+def _shifted_window(window: dict, now: datetime, previous: dict | None) -> dict:
+    """The base plan's window length and schedule, starting now (or the previous demo's window if it still runs):
+    the demo's own runs are the window's first; the schedule's daily runs follow from the next midnight."""
+    if previous:
+        try:
+            start = datetime.fromisoformat(str(previous["start"]))
+            end = datetime.fromisoformat(str(previous["end"]))
+            if start <= now < end:
+                return {**window, "start": start.isoformat(), "end": end.isoformat()}
+        except (KeyError, TypeError, ValueError):
+            pass
+    try:
+        length = (datetime.fromisoformat(str(window["end"])) - datetime.fromisoformat(str(window["start"])))
+    except (KeyError, TypeError, ValueError):
+        length = timedelta(days=7)
+    start = now.replace(microsecond=0)
+    return {**window, "start": start.isoformat(), "end": (start + length).isoformat()}
+
+
+def _absolute(value: str | None, base: Path) -> str | None:
+    if not value:
+        return value
+    p = Path(os.path.expandvars(os.path.expanduser(str(value))))
+    return str(p if p.is_absolute() else (base / p).resolve())
+
+
+def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: dict | None,
+                    now: datetime | None = None) -> Path:
+    """``var/demo/plan.yaml``: the base plan pointed at this demo's cluster and monitoring stack.
+
+    The platform uses the cluster's plain-HTTP kubeconfig (``kubeconfig_http``; kubectl keeps the TLS one),
+    relative paths become absolute (the file lives elsewhere than the base plan), and the window starts now.
+    """
+    base_plan = Path(base_plan).resolve()
+    try:
+        data = yaml.safe_load(base_plan.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(str(base_plan), [f"(file): cannot read the plan ({exc.strerror}); pass an existing --plan"])
+    if not isinstance(data, dict):
+        raise ConfigError(str(base_plan), ["(root): expected a mapping (a POC plan)"])
+    base = base_plan.parent
+    platform = data.setdefault("platform", {})
+    platform["kubeconfig"] = sim.get("kubeconfig_http") or sim["kubeconfig"]
+    for key in ("kubernetes_conn_id", "in_cluster"):
+        platform.pop(key, None)
+    sources = data.setdefault("evidence_sources", {}) or {}
+    data["evidence_sources"] = sources
+    sources["audit_log_path"] = sim.get("audit_log") or str(paths.sim / "audit.log")
+    if stack_state:
+        sources["prometheus_url"] = sources.get("prometheus_url") or stack_state["prometheus"]["url"]
+        sources["alertmanager_url"] = sources.get("alertmanager_url") or stack_state["alertmanager"]["url"]
+        sources["alert_receiver_record"] = (_absolute(sources.get("alert_receiver_record"), base)
+                                            or stack_state["receiver"].get("record"))
+    data["evidence_root"] = _absolute(data.get("evidence_root") or "../var/evidence", base)
+    report = data.setdefault("report", {}) or {}
+    data["report"] = report
+    if report.get("output_dir"):
+        report["output_dir"] = _absolute(report["output_dir"], base)
+    previous = None
+    if paths.plan.is_file():
+        try:
+            previous = (yaml.safe_load(paths.plan.read_text(encoding="utf-8")) or {}).get("window")
+        except (OSError, yaml.YAMLError):
+            previous = None
+    data["window"] = _shifted_window(data.get("window") or {}, now or datetime.now(timezone.utc), previous)
+    paths.demo.mkdir(parents=True, exist_ok=True)
+    header = (f"# Written by `gpupoc demo` from {base_plan}: the simulated cluster of this demo "
+              f"({sim.get('url')}), absolute paths, the window starting at the demo.\n")
+    tmp = paths.plan.with_suffix(".yaml.tmp")
+    tmp.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    os.replace(tmp, paths.plan)
+    from gpupoc.plan import load_plan
+
+    load_plan(paths.plan)  # every problem with its path now, not in the first task
+    return paths.plan
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def airflow_running(home: Path) -> dict | None:
+    """The running deployment's state (url, pids) when every component is alive and the API answers."""
+    from gpupoc.airflow_runtime.client import AirflowClient
+    from gpupoc.airflow_runtime.processes import RuntimeState, _alive
+    from gpupoc.airflow_runtime.settings import STATE_FILE
+    from gpupoc.exceptions import SourceUnavailable
+
+    state = RuntimeState.load(home / STATE_FILE)
+    if state is None or not state.pids or not all(_alive(p) for p in state.pids.values()):
+        return None
+    try:
+        AirflowClient.for_home(home, url=state.url).health()
+    except (SourceUnavailable, GpupocError):
+        return None
+    return {"url": state.url, "pids": dict(state.pids)}
+
+
+def start_airflow(paths: DemoPaths, table: PidFile, plan: Path, port: int = 8080) -> tuple[dict, bool]:
+    """Reuse the deployment under ``var/airflow`` when it runs for ``plan``, else (re)start it.
+
+    Returns (state with url and pids, reused)."""
+    from gpupoc.airflow_runtime.processes import down, up
+    from gpupoc.airflow_runtime.settings import RuntimeSettings, free_port
+
+    home = paths.airflow
+    running = airflow_running(home)
+    if running and table.meta.get("airflow_plan") == str(plan):
+        _record_airflow(table, running["pids"])
+        return running, True
+    down(home)
+    table.forget(*[n for n in table.entries if n.startswith(AIRFLOW_PREFIX)])
+    settings = RuntimeSettings(home=home, port=port if port and port_free(port) else free_port(),
+                               extra_env={"GPUPOC_PLAN": str(plan)})
+    try:
+        state = up(settings)
+    finally:
+        from gpupoc.airflow_runtime.processes import RuntimeState
+        from gpupoc.airflow_runtime.settings import STATE_FILE
+
+        recorded = RuntimeState.load(home / STATE_FILE)
+        if recorded:
+            _record_airflow(table, recorded.pids)
+    table.meta["airflow_plan"] = str(plan)
+    table.save()
+    return {"url": state.url, "pids": dict(state.pids)}, False
+
+
+def _record_airflow(table: PidFile, pids: dict[str, int]) -> None:
+    for name, pid in pids.items():
+        table.record(AIRFLOW_PREFIX + name, int(pid), "airflow")
+
+
+def stop_everything(paths: DemoPaths) -> dict[str, str]:
+    """``gpupoc down``: Airflow, the monitoring stack, then the cluster; every recorded pid, by pid."""
+    from gpupoc.airflow_runtime.processes import down as airflow_down
+    from gpupoc.demo.pids import stop_all
+    from gpupoc.monitoring import stack
+
+    table = PidFile.load(paths.pids)
+    result: dict[str, str] = {}
+    if any(n.startswith(AIRFLOW_PREFIX) for n in table.entries):
+        for name, outcome in (airflow_down(paths.airflow) or {}).items():
+            result[AIRFLOW_PREFIX + name] = outcome
+    if any(n.startswith(STACK_PREFIX) for n in table.entries):
+        for item in stack.down(paths.monitoring):
+            result[STACK_PREFIX + item.split(" ", 1)[0]] = "stopped"
+    order = [n for n in table.entries if n.startswith(AIRFLOW_PREFIX)] + \
+            [n for n in table.entries if n.startswith(STACK_PREFIX)] + ["sim"]
+    for name, outcome in stop_all(table, order).items():
+        if outcome != "not running" or name not in result:
+            result[name] = outcome
+    table.meta.pop("airflow_plan", None)
+    table.save()
+    return result

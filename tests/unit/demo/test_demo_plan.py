@@ -1,0 +1,53 @@
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import yaml
+
+from gpupoc.demo.services import DemoPaths, write_demo_plan
+from gpupoc.pipeline.common import repo_root
+from gpupoc.plan import load_plan
+
+NOW = datetime(2026, 11, 30, 8, 30, 15, 123456, tzinfo=timezone.utc)
+SIM = {"url": "https://127.0.0.1:4000", "kubeconfig": "/x/var/sim/kubeconfig",
+       "kubeconfig_http": "/x/var/sim/kubeconfig-http", "audit_log": "/x/var/sim/audit.log"}
+STACK = {"prometheus": {"url": "http://127.0.0.1:9001"}, "alertmanager": {"url": "http://127.0.0.1:9002"},
+         "receiver": {"url": "http://127.0.0.1:9003", "record": "/x/var/monitoring/alerts.jsonl"}}
+
+
+def _write(tmp_path: Path, now=NOW) -> dict:
+    paths = DemoPaths(tmp_path)
+    out = write_demo_plan(paths, repo_root() / "plans" / "default.yaml", SIM, STACK, now=now)
+    assert out == tmp_path / "var" / "demo" / "plan.yaml"
+    return yaml.safe_load(out.read_text())
+
+
+def test_the_demo_plan_points_airflow_at_the_plain_http_kubeconfig_and_the_demo_stack(tmp_path):
+    data = _write(tmp_path)
+    assert data["platform"]["kubeconfig"] == "/x/var/sim/kubeconfig-http"
+    src = data["evidence_sources"]
+    assert src["audit_log_path"] == "/x/var/sim/audit.log"
+    assert src["prometheus_url"] == "http://127.0.0.1:9001" and src["alertmanager_url"] == "http://127.0.0.1:9002"
+    assert src["alert_receiver_record"] == "/x/var/monitoring/alerts.jsonl"
+
+
+def test_relative_paths_of_the_base_plan_become_absolute(tmp_path):
+    data = _write(tmp_path)
+    assert data["evidence_root"] == str((repo_root() / "var" / "evidence").resolve())
+    plan = load_plan(tmp_path / "var" / "demo" / "plan.yaml")
+    assert plan.evidence_root_path == repo_root() / "var" / "evidence"
+
+
+def test_the_window_keeps_length_and_schedule_but_starts_at_the_demo(tmp_path):
+    base = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())["window"]
+    w = _write(tmp_path)["window"]
+    start, end = datetime.fromisoformat(w["start"]), datetime.fromisoformat(w["end"])
+    assert start == NOW.replace(microsecond=0)
+    assert end - start == datetime.fromisoformat(str(base["end"])) - datetime.fromisoformat(str(base["start"]))
+    assert w["schedule"] == base["schedule"]
+
+
+def test_a_second_demo_inside_the_window_keeps_it_and_one_after_it_starts_a_new_one(tmp_path):
+    first = _write(tmp_path)["window"]
+    assert _write(tmp_path, NOW + timedelta(hours=3))["window"]["start"] == first["start"]
+    later = NOW + timedelta(days=30)
+    assert _write(tmp_path, later)["window"]["start"] == later.replace(microsecond=0).isoformat()

@@ -1,0 +1,58 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from gpupoc.demo.outcome import extract_outcome, read_outcome, summary_lines
+from gpupoc.exceptions import ConfigError
+
+REPORT = {
+    "decision": "postpone",
+    "decision_reasons": ["Tenant isolation (must) fail: cross-tenant log read allowed"],
+    "items": [
+        {"id": "tenant_isolation", "verdict": "fail"},
+        {"id": "queue_congestion", "verdict": "pass"},
+        {"id": "ui_usability", "verdict": "not_verified"},
+    ],
+}
+
+
+def test_outcome_carries_decision_reasons_and_the_items_that_did_not_pass():
+    o = extract_outcome(REPORT, Path("/r/x"))
+    assert o.decision == "postpone"
+    assert o.reasons == ["Tenant isolation (must) fail: cross-tenant log read allowed"]
+    assert o.open_items == {"tenant_isolation": "fail", "ui_usability": "not_verified"}
+    assert o.html == Path("/r/x/report.html")
+
+
+@pytest.mark.parametrize("bad", [None, "go", "GO-LIVE"])
+def test_a_report_without_a_known_decision_is_refused_naming_the_field(bad):
+    with pytest.raises(ConfigError) as exc:
+        extract_outcome({**REPORT, "decision": bad})
+    assert "decision:" in str(exc.value) and repr(bad) in str(exc.value)
+
+
+def test_read_outcome_reads_report_json_and_names_a_missing_file(tmp_path):
+    (tmp_path / "report.json").write_text(json.dumps({**REPORT, "decision": "go-live", "decision_reasons": []}))
+    assert read_outcome(tmp_path).decision == "go-live"
+    with pytest.raises(ConfigError) as exc:
+        read_outcome(tmp_path / "missing")
+    assert "report.json" in str(exc.value) and "poc_report" in str(exc.value)
+
+
+def test_summary_gives_decision_report_paths_ui_login_and_time():
+    o = extract_outcome(REPORT, Path("/r/run1"))
+    text = "\n".join(summary_lines(o, "http://127.0.0.1:8080", "s3cret", "run1", 612.0,
+                                   {"poc_tenant_isolation": "failed", "poc_utilization": "success"}))
+    assert "Decision: postpone" in text
+    assert "  - Tenant isolation (must) fail" in text
+    assert "Report: /r/run1/report.html" in text
+    assert "Airflow UI: http://127.0.0.1:8080  (login: admin / s3cret)" in text
+    assert "http://127.0.0.1:8080/gpupoc/reports/run1/" in text
+    assert "Demo time: 10:12" in text
+    assert "tenant_isolation failed" in text
+
+
+def test_summary_of_a_clean_report_says_every_item_passed():
+    o = extract_outcome({"decision": "go-live", "decision_reasons": [], "items": []})
+    assert "  - every item passed" in summary_lines(o, "u", "p", None, 1.0, {})
