@@ -1,0 +1,83 @@
+from datetime import datetime, timezone
+
+import pytest
+
+from gpupoc.demo.runner import Monitor, find_report_run, stop_stale_runs
+from gpupoc.exceptions import ApiError, GpupocError
+
+
+class FakeClient:
+    """Answers runs and task instances from scripted sequences, one step per poll."""
+
+    def __init__(self, script: dict[str, list[tuple[str, list]]]):
+        self.script = script
+        self.calls: list[tuple] = []
+        self.pos = {k: 0 for k in script}
+
+    def get_run(self, dag_id, run_id):
+        state, _ = self.script[dag_id][min(self.pos[dag_id], len(self.script[dag_id]) - 1)]
+        if state == "error":
+            self.pos[dag_id] += 1
+            raise ApiError(500, {"message": "database is locked"}, "GET run")
+        return {"state": state}
+
+    def task_instances(self, dag_id, run_id):
+        _, tis = self.script[dag_id][min(self.pos[dag_id], len(self.script[dag_id]) - 1)]
+        self.pos[dag_id] += 1
+        return [{"state": s} for s in tis]
+
+    def request(self, method, path, body=None, params=None):
+        self.calls.append((method, path, body, params))
+        if method == "GET" and path.endswith("/dagRuns"):
+            return self.runs.get(path, {"dag_runs": []})
+        return {}
+
+
+def test_monitor_prints_a_line_per_change_and_returns_each_final_state():
+    client = FakeClient({
+        "poc_a": [("queued", [None, None]), ("running", ["running", None]), ("running", ["running", None]),
+                  ("success", ["success", "success"])],
+        "poc_b": [("running", ["success", "failed"]), ("failed", ["success", "failed"])],
+    })
+    lines: list[str] = []
+    final = Monitor(client, started=0.0, out=lines.append, poll=0).wait({"poc_a": "r1", "poc_b": "r2"}, timeout=10)
+    assert final == {"poc_a": "success", "poc_b": "failed"}
+    a = [ln for ln in lines if "poc_a" in ln]
+    assert [ln.split()[2] for ln in a] == ["queued", "running", "success"], "the unchanged poll printed nothing"
+    assert "none 2" in a[0] and "success 2" in a[-1]
+
+
+def test_a_busy_api_is_reported_and_polled_again():
+    client = FakeClient({"poc_a": [("error", []), ("success", ["success"])]})
+    lines: list[str] = []
+    assert Monitor(client, 0.0, lines.append, 0).wait({"poc_a": "r"}, timeout=10) == {"poc_a": "success"}
+    assert any("database is locked" in ln for ln in lines)
+
+
+def test_runs_still_active_at_the_timeout_are_named():
+    client = FakeClient({"poc_a": [("running", ["running"])]})
+    with pytest.raises(GpupocError) as exc:
+        Monitor(client, 0.0, lambda _: None, 0.01).wait({"poc_a": "r"}, timeout=0.05)
+    assert "poc_a" in str(exc.value)
+
+
+def test_the_report_run_is_the_newest_queued_after_the_demo_started():
+    client = FakeClient({})
+    since = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+    client.runs = {"/api/v2/dags/poc_report/dagRuns": {"dag_runs": [
+        {"dag_run_id": "old", "queued_at": "2026-11-30T08:59:00Z"}]}}
+    assert find_report_run(client, since) is None
+    client.runs["/api/v2/dags/poc_report/dagRuns"]["dag_runs"].insert(
+        0, {"dag_run_id": "asset_triggered__x", "queued_at": "2026-11-30T09:12:00.5Z"})
+    assert find_report_run(client, since) == "asset_triggered__x"
+
+
+def test_unfinished_runs_of_an_earlier_demo_are_marked_failed():
+    client = FakeClient({})
+    client.runs = {"/api/v2/dags/poc_a/dagRuns": {"dag_runs": [{"dag_run_id": "manual__1"}]}}
+    lines: list[str] = []
+    stop_stale_runs(client, ["poc_a", "poc_b"], lines.append)
+    patches = [c for c in client.calls if c[0] == "PATCH"]
+    assert patches == [("PATCH", "/api/v2/dags/poc_a/dagRuns/manual__1", {"state": "failed"},
+                        {"update_mask": "state"})]
+    assert lines == ["stopped the unfinished run poc_a/manual__1 of an earlier demo"]
