@@ -209,3 +209,54 @@ def status(home: Path) -> dict:
     except (SourceUnavailable, GpupocError) as exc:
         info["health"] = {"error": str(exc)}
     return info
+
+
+# ---- one component at a time (crash and restart drills) ----
+def kill_component(home: Path, name: str, sig: int = signal.SIGKILL, timeout: float = 20.0) -> int:
+    """Send ``sig`` to the whole process group of component ``name`` (its executor workers and task processes
+    too, as when its container dies) and wait until its leader is gone; returns the pid it had."""
+    from gpupoc.airflow_runtime.settings import STATE_FILE
+
+    path = Path(home) / STATE_FILE
+    state = RuntimeState.load(path)
+    if state is None or name not in state.pids:
+        raise GpupocError(f"{home}: no component {name!r} recorded as running; known: "
+                          f"{sorted(state.pids) if state else []}; start Airflow with `gpupoc airflow up`")
+    pid = state.pids[name]
+    _stop_group(pid, sig)
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _reap([pid])
+    if _alive(pid):
+        raise GpupocError(f"component {name} (pid {pid}) still alive {timeout:.0f} s after signal {sig}")
+    return pid
+
+
+def start_component(s: RuntimeSettings, name: str) -> int:
+    """Start component ``name`` again with the configuration already written by ``up`` (no rewrite, no
+    migration); records its new pid so ``down`` stops it. Returns the new pid."""
+    if name not in COMPONENTS:
+        raise GpupocError(f"component: expected one of {sorted(COMPONENTS)}, got {name!r}")
+    state = RuntimeState.load(s.state_path)
+    if state is None:
+        raise GpupocError(f"{s.home}: no running Airflow recorded; run `gpupoc airflow up` first")
+    if name in state.pids and _alive(state.pids[name]):
+        raise GpupocError(f"component {name} is still running (pid {state.pids[name]}); kill it first")
+    log_path = s.home / "logs" / f"{name}.out"
+    with log_path.open("ab") as out:
+        proc = subprocess.Popen([_airflow(), *COMPONENTS[name]], env=process_env(s), stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                cwd=str(s.repo))
+    state.pids[name] = proc.pid
+    state.logs[name] = str(log_path)
+    state.save(s.state_path)
+    return proc.pid
+
+
+def restart_component(s: RuntimeSettings, name: str, pause: float = 0.0, sig: int = signal.SIGKILL) -> tuple[int, int]:
+    """Kill component ``name`` (``sig`` to its process group), wait ``pause`` seconds, start it again;
+    returns (old pid, new pid)."""
+    old = kill_component(s.home, name, sig)
+    time.sleep(pause)
+    return old, start_component(s, name)

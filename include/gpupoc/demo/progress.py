@@ -7,8 +7,12 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 # Task states in the order a reader follows a run: done, working, waiting, not started, bad.
-STATE_ORDER = ("success", "running", "deferred", "queued", "scheduled", "up_for_reschedule", "up_for_retry",
-               "restarting", "none", "skipped", "upstream_failed", "failed", "removed")
+STATE_ORDER = ("success", "running", "deferred", "waiting", "queued", "scheduled", "up_for_reschedule",
+               "up_for_retry", "restarting", "none", "skipped", "upstream_failed", "failed", "removed")
+# Sensors in reschedule mode (waiting for the cluster lease or the wave's release) cycle through
+# up_for_reschedule, scheduled, queued and running at every poke: all of that is "waiting", not a change.
+RESCHEDULING_SENSORS = frozenset({"cluster_acquired", "wave_released"})
+_SENSOR_WAIT = frozenset({"up_for_reschedule", "scheduled", "queued", "running"})
 
 
 def elapsed(seconds: float) -> str:
@@ -31,9 +35,16 @@ def progress_line(seconds: float, dag_id: str, run_state: str, states: Mapping[s
     return f"[{elapsed(seconds):>5}] {dag_id:<{width}} {run_state:<8} {task_counts(states)}"
 
 
-def normalise_states(task_states: list[str | None]) -> Counter:
-    """Task instance states as the API gives them (None for not yet scheduled) counted by name."""
-    return Counter("none" if s in (None, "", "None") else str(s) for s in task_states)
+def normalise_states(task_instances: list[dict]) -> Counter:
+    """Task instances as the API gives them counted by state (None: "none"; a poking sensor: "waiting")."""
+    out: Counter = Counter()
+    for ti in task_instances:
+        state = ti.get("state")
+        state = "none" if state in (None, "", "None") else str(state)
+        if ti.get("task_id") in RESCHEDULING_SENSORS and state in _SENSOR_WAIT:
+            state = "waiting"
+        out[state] += 1
+    return out
 
 
 @dataclass

@@ -76,7 +76,7 @@ class Monitor:
 
     def tick(self, dag_id: str, run_id: str) -> str:
         run = self.client.get_run(dag_id, run_id)
-        states = normalise_states([ti.get("state") for ti in self.client.task_instances(dag_id, run_id)])
+        states = normalise_states(self.client.task_instances(dag_id, run_id))
         line = self.tracker.update(time.monotonic(), dag_id, str(run.get("state")), states)
         if line:
             self.out(line)
@@ -113,6 +113,17 @@ def stop_stale_runs(client, dag_ids, out) -> None:
             client.request("PATCH", f"/api/v2/dags/{dag_id}/dagRuns/{run['dag_run_id']}", {"state": "failed"},
                            params={"update_mask": "state"})
             out(f"stopped the unfinished run {dag_id}/{run['dag_run_id']} of an earlier demo")
+
+
+def clear_report_queue(client, out) -> None:
+    """Forget evidence events queued for the report by earlier, unfinished demos: the report must wait for
+    this demo's five classes, not fire once the first ones publish."""
+    try:
+        client.request("DELETE", f"/api/v2/dags/{REPORT_DAG}/assets/queuedEvents")
+        out(f"        cleared the evidence events an earlier demo left queued for {REPORT_DAG}")
+    except ApiError as exc:
+        if exc.status != 404:  # 404: nothing queued
+            raise
 
 
 def find_report_run(client, since: datetime) -> str | None:
@@ -175,8 +186,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         client.wait_dag(dag_id, timeout=180)
     for dag_id in (*CLASS_DAGS, REPORT_DAG):
         client.unpause(dag_id)
-    if reused:
-        stop_stale_runs(client, (*CLASS_DAGS, REPORT_DAG), out)
+    # runs an interrupted demo left behind resume when Airflow starts again: end them, forget their events
+    stop_stale_runs(client, (*CLASS_DAGS, REPORT_DAG), out)
+    clear_report_queue(client, out)
 
     since = datetime.now(timezone.utc)
     monitor = Monitor(client, t0, out, opts.poll)

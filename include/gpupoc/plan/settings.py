@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 
+from gpupoc.common.outcomes import Decision, Tier
 from gpupoc.plan.fields import StrictModel
 
 _PRESETS = {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous", "@midnight"}
@@ -84,19 +85,6 @@ class EvidenceSources(StrictModel):
         return self
 
 
-class Tier(str, Enum):
-    MUST = "must"
-    KEY = "key"
-    EXPERIENCE = "experience"
-
-
-class Decision(str, Enum):
-    GO_LIVE = "go-live"
-    LIMITED_GO_LIVE = "limited-go-live"
-    POSTPONE = "postpone"
-    LATER_OPTIMIZATION = "later-optimization"
-
-
 class DecisionRules(StrictModel):
     """What a failing or unverified item of each tier decides (defaults follow the method)."""
 
@@ -105,7 +93,20 @@ class DecisionRules(StrictModel):
     key_fail: Decision = Decision.LIMITED_GO_LIVE
     key_not_verified: Decision = Decision.LIMITED_GO_LIVE
     experience_fail: Decision = Decision.LATER_OPTIMIZATION
-    tier_overrides: dict[str, Tier] = Field(default_factory=dict, description="check id -> tier")
+    experience_not_verified: Decision = Decision.LATER_OPTIMIZATION
+    tier_overrides: dict[str, Tier] = Field(default_factory=dict, description="item id or check id -> tier")
+    pass_score: float = Field(default=3.0, ge=1, le=5, description="mean reviewer score an experience item needs")
+
+    @classmethod
+    def from_any(cls, value: object) -> "DecisionRules":
+        """From a plan's ``report.decision_rules`` (model or dict) or None."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if hasattr(value, "model_dump"):
+            value = value.model_dump(mode="json")
+        return cls.model_validate(value)
 
 
 class Reviewer(StrictModel):

@@ -8,18 +8,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from gpupoc.validation.models import CheckOutcome, FailureClass, Tier, Verdict
+from gpupoc.common.outcomes import Decision, FailureClass, Tier, Verdict  # noqa: F401  (re-exported)
+from gpupoc.validation.models import CheckOutcome
 
 SCHEMA_VERSION = "1.0"
 
-
-class Decision(str, Enum):
-    """The go-live decision (values match the plan's ``report.decision_rules``)."""
-
-    GO_LIVE = "go-live"
-    LIMITED_GO_LIVE = "limited-go-live"
-    POSTPONE = "postpone"
-    LATER_OPTIMIZATION = "later-optimization"
 
 
 class ScopeStatus(str, Enum):

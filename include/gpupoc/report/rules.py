@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from gpupoc.plan.settings import DecisionRules
 from gpupoc.report.models import (Decision, Finding, FindingTarget, ItemResult, ScenarioScope, ScopeStatus)
 from gpupoc.validation.models import FailureClass, Tier, Verdict
 
@@ -25,30 +24,6 @@ FINDING_TARGET = {
     FailureClass.DATA_PREPARATION: FindingTarget.SECOND_VERIFICATION,
     FailureClass.SCENARIO_MISMATCH: FindingTarget.SECOND_VERIFICATION,
 }
-
-
-class DecisionRules(BaseModel):
-    """Defaults follow the method: a must item failing or not verified blocks go-live."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    must_fail: Decision = Decision.POSTPONE
-    must_not_verified: Decision = Decision.POSTPONE
-    key_fail: Decision = Decision.LIMITED_GO_LIVE
-    key_not_verified: Decision = Decision.LIMITED_GO_LIVE
-    experience_fail: Decision = Decision.LATER_OPTIMIZATION
-    experience_not_verified: Decision = Decision.LATER_OPTIMIZATION
-    tier_overrides: dict[str, Tier] = Field(default_factory=dict, description="item id or check id -> tier")
-    pass_score: float = Field(default=3.0, ge=1, le=5, description="mean reviewer score an experience item needs")
-
-    @classmethod
-    def from_any(cls, value: Any) -> "DecisionRules":
-        """From a plan's ``report.decision_rules`` (model or dict) or None."""
-        if value is None:
-            return cls()
-        if hasattr(value, "model_dump"):
-            value = value.model_dump(mode="json")
-        return cls.model_validate(value)
 
 
 def decide(items: list[ItemResult], rules: DecisionRules,

@@ -2,35 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 
-class Tier(str, Enum):
-    """How much an item weighs in the decision (values match the plan's ``report`` settings)."""
-
-    MUST = "must"
-    KEY = "key"
-    EXPERIENCE = "experience"
-
-
-class Verdict(str, Enum):
-    """A check's or item's outcome. A missing measurement is NOT_VERIFIED, never PASS."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    NOT_VERIFIED = "not_verified"
-
-
-class FailureClass(str, Enum):
-    """Why an item failed, as the method classifies failures."""
-
-    PRODUCT_GAP = "product_gap"
-    CONFIGURATION = "configuration"
-    DATA_PREPARATION = "data_preparation"
-    SCENARIO_MISMATCH = "scenario_mismatch"
+from gpupoc.common.outcomes import FailureClass, Tier, Verdict  # noqa: F401  (re-exported)
 
 
 class CheckOutcome(BaseModel):

@@ -82,3 +82,25 @@ def test_stop_all_stops_every_entry_and_empties_the_table(tmp_path, family):
     assert result == {"gone": "not running", "fam": result["fam"]} and result["fam"] in ("stopped", "killed")
     assert list(result) == ["gone", "fam"], "the given order first"
     assert PidFile.load(tmp_path / "pids.json").entries == {}
+
+
+def test_stop_also_ends_a_child_that_left_the_group_for_its_own_session():
+    code = ("import subprocess, sys, time; "
+            "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)  # gpupoc-test-own-session'], "
+            "start_new_session=True); print(c.pid, flush=True); time.sleep(120)  # gpupoc-test-leader")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    child = int(proc.stdout.readline())
+    try:
+        assert os.getpgid(child) != proc.pid, "the child is out of the leader's group"
+        stop(ProcessEntry("leader", proc.pid, "gpupoc-test-leader"), grace=5)
+        deadline = time.monotonic() + 5
+        while is_alive(child, "gpupoc-test-own-session") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not is_alive(child, "gpupoc-test-own-session")
+    finally:
+        for pid in (proc.pid, child):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        proc.wait(timeout=10)

@@ -22,8 +22,15 @@ def test_unknown_states_come_last_sorted_and_empty_counts_show_a_dash():
 
 
 def test_states_the_api_leaves_empty_count_as_none():
-    assert normalise_states([None, "success", "", "success", "deferred"]) == Counter(
-        {"none": 2, "success": 2, "deferred": 1})
+    tis = [{"task_id": "a", "state": s} for s in (None, "success", "", "success", "deferred")]
+    assert normalise_states(tis) == Counter({"none": 2, "success": 2, "deferred": 1})
+
+
+def test_a_rescheduling_sensor_counts_as_waiting_whatever_step_of_its_poke_it_is_in():
+    for state in ("up_for_reschedule", "scheduled", "queued", "running"):
+        tis = [{"task_id": "cluster_acquired", "state": state}, {"task_id": "observe", "state": state}]
+        assert normalise_states(tis) == Counter({"waiting": 1, state: 1})
+    assert normalise_states([{"task_id": "wave_released", "state": "success"}]) == Counter({"success": 1})
 
 
 def test_progress_line_names_dag_state_counts_and_elapsed():

@@ -2,7 +2,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from gpupoc.demo.runner import Monitor, find_report_run, stop_stale_runs
+from gpupoc.demo.runner import Monitor, clear_report_queue, find_report_run, stop_stale_runs
 from gpupoc.exceptions import ApiError, GpupocError
 
 
@@ -24,10 +24,14 @@ class FakeClient:
     def task_instances(self, dag_id, run_id):
         _, tis = self.script[dag_id][min(self.pos[dag_id], len(self.script[dag_id]) - 1)]
         self.pos[dag_id] += 1
-        return [{"state": s} for s in tis]
+        return [{"task_id": f"t{i}", "state": s} for i, s in enumerate(tis)]
 
     def request(self, method, path, body=None, params=None):
         self.calls.append((method, path, body, params))
+        if method == "DELETE" and getattr(self, "queued", None) is not None:
+            if not self.queued:
+                raise ApiError(404, {"detail": "Queue event with dag_id: `poc_report` was not found"}, path)
+            self.queued = []
         if method == "GET" and path.endswith("/dagRuns"):
             return self.runs.get(path, {"dag_runs": []})
         return {}
@@ -81,3 +85,14 @@ def test_unfinished_runs_of_an_earlier_demo_are_marked_failed():
     assert patches == [("PATCH", "/api/v2/dags/poc_a/dagRuns/manual__1", {"state": "failed"},
                         {"update_mask": "state"})]
     assert lines == ["stopped the unfinished run poc_a/manual__1 of an earlier demo"]
+
+
+def test_events_left_queued_for_the_report_are_cleared_and_an_empty_queue_is_fine():
+    client = FakeClient({})
+    client.queued = ["gpupoc_evidence_audit_trail"]
+    lines: list[str] = []
+    clear_report_queue(client, lines.append)
+    assert client.calls[-1][:2] == ("DELETE", "/api/v2/dags/poc_report/assets/queuedEvents")
+    assert client.queued == [] and len(lines) == 1
+    clear_report_queue(client, lines.append)  # 404: nothing queued, no error
+    assert len(lines) == 1

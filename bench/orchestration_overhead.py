@@ -1,0 +1,541 @@
+"""What Airflow costs on top of the platform: one wave submitted directly and through the pipeline's DAG.
+
+In one run on one simulated cluster (32 nodes x 8 GPUs by default, quotas large enough), the same wave of N
+one-GPU pods running ``--duration`` seconds is submitted
+
+- directly: the plan's pods (``gpupoc.podspec.build_pod``, no gate) created with the ``kubernetes`` client by
+  a pool of threads, each as its tenant;
+- through Airflow: ``poc_queue_congestion`` triggered on a real deployment (api-server, scheduler with
+  LocalExecutor, triggerer, dag-processor) with a generated plan whose wave is those N pods: mapped
+  deferrable ``GpuWorkloadOperator`` (KubernetesPodOperator) tasks, gated, released together by
+  ``release_gate``.
+
+Printed per path: wall time from trigger to all pods done (and to the DAG run's end), time until every pod
+exists, the spread of the moments the platform could first schedule them (direct: pod creations; gated: gate
+removals; both from the API server's audit log), Airflow CPU seconds per task, peak memory, the wall-time
+ratio, and where the Airflow time goes (task start-up, scheduler, triggerer notice and resume, CPU per
+component). Usage::
+
+    python bench/orchestration_overhead.py                 # sizes 40 and 200
+    python bench/orchestration_overhead.py --sizes 40      # shorter
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import psutil
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DAG_ID = "poc_queue_congestion"
+WORKLOAD = "v-train-1g"
+TENANTS = ("team-vision", "team-nlp", "team-serving")
+REFERENCE = ("measured before (stand-in API server, `airflow standalone`): 200 tasks 440 s vs 31 s direct "
+             "(ratio 14); 50 tasks 115 s vs 30 s (ratio 3.8)")
+TARGET = "target: ratio <= 3 at 200 pods, gated release spread < 1 s"
+
+
+def parse_ts(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))], 1)
+
+
+# ---- the cluster and the plan ----
+def cluster_config(path: Path, nodes: int, gpus_per_node: int, max_pods: int) -> Path:
+    cfg = yaml.safe_load((REPO / "include/gpupoc/sim/default_cluster.yaml").read_text())
+    total = nodes * gpus_per_node
+    for pool in cfg["pools"]:
+        if pool["name"] == "training":
+            pool["nodes"], pool["gpus_per_node"] = nodes, gpus_per_node
+    for t in cfg["tenants"]:
+        t["quota"] = {"gpus": total, "pods": max_pods}
+    for cq in cfg["kueue"]["cluster_queues"]:
+        if cq["name"] == "training-cq":
+            cq["nominal_gpus"] = total
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def bench_plan(path: Path, n: int, duration: int, nodes: int, gpus_per_node: int, max_pods: int,
+               kubeconfig: Path, audit_log: Path) -> Path:
+    plan = yaml.safe_load((REPO / "plans/default.yaml").read_text())
+    plan["platform"]["kubeconfig"] = str(kubeconfig)
+    plan["evidence_root"] = str(path.parent / f"evidence-{n}")
+    plan["evidence_sources"]["audit_log_path"] = str(audit_log)
+    tomorrow = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=1)
+    plan["window"].update(start=tomorrow.isoformat(), end=(tomorrow + timedelta(days=7)).isoformat())
+    for pool in plan["pools"]:
+        if pool["name"] == "training":
+            pool.update(nodes=nodes, gpus_per_node=gpus_per_node,
+                        node_names=[f"training-node-{i}" for i in range(1, nodes + 1)])
+    for t in plan["tenants"]:
+        t["quota"] = {"gpus": nodes * gpus_per_node, "pods": max_pods}
+    for w in plan["workloads"]:
+        if w["name"] == WORKLOAD:
+            w["duration_seconds"] = duration
+    qc = plan["test_classes"]["queue_congestion"]
+    share = [n // len(TENANTS) + (1 if i < n % len(TENANTS) else 0) for i in range(len(TENANTS))]
+    qc["wave"] = [{"workload": WORKLOAD, "tenant": t, "count": c} for t, c in zip(TENANTS, share) if c]
+    qc["gate_timeout_seconds"] = 3600
+    qc["snapshot_interval_seconds"] = 5
+    path.write_text(yaml.safe_dump(plan, sort_keys=False))
+    return path
+
+
+class Sim:
+    """``gpupoc sim serve --config`` in its own directory, stopped by process id."""
+
+    def __init__(self, data_dir: Path, config: Path):
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir = data_dir
+        self.log = (data_dir / "server.log").open("w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "gpupoc.cli", "sim", "serve", "--port", "0",
+                                      "--data-dir", str(data_dir), "--config", str(config)],
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 90
+        while not (data_dir / "sim.json").exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"gpupoc sim serve did not start: {(data_dir / 'server.log').read_text()[-2000:]}")
+            time.sleep(0.2)
+        time.sleep(0.2)
+        self.info = json.loads((data_dir / "sim.json").read_text())
+        self.kubeconfig = Path(self.info["kubeconfig"])
+        self.audit_log = data_dir / "audit.log"
+
+    def audit(self) -> list[dict]:
+        lines = self.audit_log.read_text().splitlines() if self.audit_log.exists() else []
+        return [json.loads(x) for x in lines if x.strip()]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def _core(sim: Sim, context: str = "admin"):
+    from kubernetes import client, config
+
+    path = sim.kubeconfig.with_name(sim.kubeconfig.name + "-http")
+    api = config.new_client_from_config(config_file=str(path if path.exists() else sim.kubeconfig), context=context)
+    api.configuration.connection_pool_maxsize = 32
+    return client.CoreV1Api(api)
+
+
+def _pods(core, run_label: str) -> list:
+    return core.list_pod_for_all_namespaces(label_selector=f"gpupoc.io/run-id={run_label}").items
+
+
+# ---- CPU and memory of process trees ----
+class Sampler(threading.Thread):
+    """Every second: CPU seconds (own + reaped children) and RSS of each named process tree."""
+
+    def __init__(self, roots: dict[str, int]):
+        super().__init__(daemon=True)
+        self.roots = roots
+        self.cpu: dict[str, float] = {k: 0.0 for k in roots}
+        self.peak_rss_mib = 0.0
+        self.peak_pss_mib = 0.0
+        self.samples = 0
+        self.stop_event = threading.Event()
+
+    def sample(self) -> None:
+        rss = pss = 0.0
+        self.samples += 1
+        with_pss = self.samples % 5 == 1  # proportional set size reads smaps: every 5th sample
+        for name, pid in self.roots.items():
+            total = 0.0
+            try:
+                root = psutil.Process(pid)
+                procs = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                continue
+            for p in procs:
+                try:
+                    t = p.cpu_times()
+                    total += t.user + t.system + t.children_user + t.children_system
+                    if with_pss:
+                        info = p.memory_full_info()
+                        rss, pss = rss + info.rss, pss + getattr(info, "pss", info.rss)
+                    else:
+                        rss += p.memory_info().rss
+                except psutil.Error:
+                    continue
+            self.cpu[name] = max(self.cpu[name], total)
+        self.peak_rss_mib = max(self.peak_rss_mib, rss / 2**20)
+        self.peak_pss_mib = max(self.peak_pss_mib, pss / 2**20)
+
+    def run(self) -> None:
+        while not self.stop_event.wait(1.0):
+            self.sample()
+
+    def snapshot(self) -> dict[str, float]:
+        self.sample()
+        return dict(self.cpu)
+
+
+def _spread(moments: list[datetime]) -> float | None:
+    return round((max(moments) - min(moments)).total_seconds(), 3) if moments else None
+
+
+# ---- (a) direct ----
+def run_direct(sim: Sim, plan_path: Path, n: int, timeout: float) -> dict:
+    from gpupoc.plan import class_items, load_plan
+    from gpupoc.podspec.build import build_pod
+    from gpupoc.podspec.labels import safe_label_value
+
+    plan = load_plan(plan_path)
+    run_id = f"direct-{n}-{uuid.uuid4().hex[:6]}"
+    items = class_items(plan, "queue_congestion")
+    cores = {t.name: _core(sim, t.kube_context) for t in plan.tenants}
+    admin = _core(sim)
+    bodies = []
+    for item in items:
+        t = plan.tenant(item.tenant)
+        pod = build_pod(plan.workload(item.workload), t, plan, run_id=run_id, test_class="queue_congestion",
+                        wave_gate=False, name=f"{item.name}-{uuid.uuid4().hex[:8]}", priority_class=item.priority_class)
+        bodies.append((t, pod))
+    t0 = time.monotonic()
+    started = datetime.now(timezone.utc)
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(lambda tp: cores[tp[0].name].create_namespaced_pod(tp[0].namespace, tp[1]), bodies))
+    all_exist = time.monotonic() - t0
+    label = safe_label_value(run_id)
+    while True:
+        pods = _pods(admin, label)
+        if len(pods) >= n and all(p.status.phase in ("Succeeded", "Failed") for p in pods):
+            break
+        if time.monotonic() - t0 > timeout:
+            raise RuntimeError(f"direct wave of {n}: not done after {timeout:.0f} s")
+        time.sleep(0.5)
+    wall = time.monotonic() - t0
+    names = {p.metadata.name for p in pods}
+    creates = [parse_ts(e["stageTimestamp"]) for e in sim.audit()
+               if e.get("verb") == "create" and (e.get("objectRef") or {}).get("resource") == "pods"
+               and (e.get("objectRef") or {}).get("name") in names and e["responseStatus"]["code"] in (200, 201)]
+    for ns in {t.namespace for t, _ in bodies}:
+        admin.delete_collection_namespaced_pod(ns, label_selector=f"gpupoc.io/run-id={label}")
+    return {"path": "direct", "n": n, "wall_s": round(wall, 1), "all_exist_s": round(all_exist, 1),
+            "schedulable_spread_s": _spread(creates), "phases": sorted({p.status.phase for p in pods}),
+            "started_at": started.isoformat()}
+
+
+# ---- (b) through Airflow ----
+def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: float) -> dict:
+    from gpupoc.airflow_runtime.client import AirflowClient
+    from gpupoc.podspec.labels import safe_label_value
+
+    af = AirflowClient.for_home(settings.home)
+    admin = _core(sim)
+    sampler = Sampler(dict(state.pids))
+    sampler.start()
+    cpu0 = sampler.snapshot()
+    sim_cpu0 = _tree_cpu(sim.proc.pid)
+    t0 = time.monotonic()
+    run = af.trigger(DAG_ID, {"plan": str(plan_path), "faults_note": f"orchestration overhead bench, {n} pods"})
+    run_id = run["dag_run_id"]
+    label = safe_label_value(run_id)
+    marks: dict[str, float] = {}
+    pods: list = []
+    wave: dict = {}
+    try:
+        while True:
+            pods = _pods(admin, label) if "pods_done" not in marks else pods
+            now = time.monotonic() - t0
+            if len(pods) >= n:
+                marks.setdefault("all_exist", now)
+                if all(p.status.phase in ("Succeeded", "Failed") for p in pods):
+                    marks.setdefault("pods_done", now)
+            tis = af.task_instances(DAG_ID, run_id)
+            wave = {t.get("map_index"): t for t in tis if t["task_id"] == "wave"}
+            if len(wave) >= n and all(t["state"] in ("success", "failed", "upstream_failed", "skipped")
+                                      for t in wave.values()):
+                marks.setdefault("wave_done", time.monotonic() - t0)
+            state_ = af.get_run(DAG_ID, run_id).get("state")
+            if state_ in ("success", "failed"):
+                marks.setdefault("run_end", time.monotonic() - t0)
+                break
+            if time.monotonic() - t0 > timeout:
+                raise RuntimeError(f"airflow wave of {n}: run {run_id} still {state_} after {timeout:.0f} s")
+            time.sleep(2.0)
+    finally:
+        cpu1 = sampler.snapshot()
+        sampler.stop_event.set()
+    sim_cpu = _tree_cpu(sim.proc.pid) - sim_cpu0
+    cpu = {k: round(cpu1[k] - cpu0.get(k, 0.0), 1) for k in cpu1}
+    audit = sim.audit()
+    names = {e["objectRef"]["name"] for e in audit if e.get("verb") == "create"
+             and (e.get("objectRef") or {}).get("resource") == "pods" and e["responseStatus"]["code"] in (200, 201)
+             and (((e.get("requestObject") or {}).get("metadata") or {}).get("labels") or {}).get("run_id") == label}
+    releases = [parse_ts(e["stageTimestamp"]) for e in audit if e.get("verb") == "patch"
+                and (e.get("objectRef") or {}).get("name") in names and "schedulingGates" in json.dumps(e.get("requestObject"))]
+    profile = _profile(tis, audit, names, run, pods)
+    final = af.get_run(DAG_ID, run_id)
+    return {"path": "airflow", "n": n, "run_id": run_id, "run_state": final.get("state"),
+            "wave_states": sorted({t["state"] for t in wave.values()}), "pods_created": len(names),
+            "wall_s": round(marks.get("wave_done", marks.get("pods_done", 0.0)), 1),
+            "pods_done_s": round(marks.get("pods_done", 0.0), 1), "run_end_s": round(marks.get("run_end", 0.0), 1),
+            "all_exist_s": round(marks.get("all_exist", 0.0), 1), "schedulable_spread_s": _spread(releases),
+            "airflow_cpu_s": cpu, "airflow_cpu_per_task_s": round(sum(cpu.values()) / n, 2),
+            "sim_cpu_s": round(sim_cpu, 1), "peak_rss_mib": round(sampler.peak_rss_mib),
+            "peak_pss_mib": round(sampler.peak_pss_mib), "profile": profile}
+
+
+def _tree_cpu(pid: int) -> float:
+    try:
+        root = psutil.Process(pid)
+        return sum(sum(p.cpu_times()[:4]) for p in [root, *root.children(recursive=True)])
+    except psutil.Error:
+        return 0.0
+
+
+def _profile(tis: list[dict], audit: list[dict], names: set[str], run: dict, pods: list) -> dict:
+    """Where the wall time of the wave tasks goes, per pod (medians and 90th percentiles, seconds), from the task
+    instances, the pods and the API server's audit log (pod creations and log reads are audited)."""
+    created: dict[str, datetime] = {}
+    first_log: dict[str, datetime] = {}
+    for e in audit:
+        ref = e.get("objectRef") or {}
+        name = ref.get("name")
+        if name not in names or ref.get("resource") != "pods":
+            continue
+        ts = parse_ts(e["stageTimestamp"])
+        if e.get("verb") == "create" and not ref.get("subresource"):
+            created[name] = ts
+        elif ref.get("subresource") == "log":
+            first_log.setdefault(name, ts)  # the task resumed on a worker after its trigger fired
+    by_index = {str(t.get("map_index")): t for t in tis if t["task_id"] == "wave"}
+    run_start = parse_ts(run.get("start_date")) or parse_ts(run.get("queued_at"))
+    startup, notice, resume, first_start = [], [], [], []
+    for p in pods:
+        name = p.metadata.name
+        ti = by_index.get((p.metadata.labels or {}).get("map_index", ""))
+        st = (p.status.container_statuses or [None])[0]
+        finished = st.state.terminated.finished_at if st and st.state and st.state.terminated else None
+        if ti and ti.get("start_date") and name in created:
+            startup.append((created[name] - parse_ts(ti["start_date"])).total_seconds())
+            if run_start:
+                first_start.append((parse_ts(ti["start_date"]) - run_start).total_seconds())
+        if finished and name in first_log:
+            notice.append((first_log[name] - finished).total_seconds())
+        if ti and ti.get("end_date") and name in first_log:
+            resume.append((parse_ts(ti["end_date"]) - first_log[name]).total_seconds())
+
+    def stat(values: list[float]) -> dict:
+        return {"median": pct(values, 0.5), "p90": pct(values, 0.9), "max": pct(values, 1.0), "n": len(values)}
+
+    return {
+        "wave task started after run start (scheduler/executor)": stat(first_start),
+        "task start to pod created (start-up: fork, parse, build, POST)": stat(startup),
+        "pod finished to task resumed (triggerer notice + re-queue + start-up)": stat(notice),
+        "task resumed to task done (logs, GET, end)": stat(resume),
+        "pod creations spread": _spread(list(created.values())),
+        "tries > 1": sum(1 for t in by_index.values() if (t.get("try_number") or 1) > 1),
+    }
+
+
+_IMPORT_PROBE = """
+import json, sys, time, runpy
+out = {}
+def step(name, fn):
+    c0, t0 = time.process_time(), time.perf_counter()
+    fn()
+    out[name] = {"cpu_s": round(time.process_time() - c0, 2), "wall_s": round(time.perf_counter() - t0, 2)}
+step("import airflow.sdk", lambda: __import__("airflow.sdk"))
+step("import the KubernetesPodOperator module", lambda: __import__("airflow.providers.cncf.kubernetes.operators.pod"))
+step("import gpupoc.dags.factory", lambda: __import__("gpupoc.dags.factory"))
+step("run dags/poc_queue_congestion.py (builds the DAG, reads the plan)", lambda: runpy.run_path(sys.argv[1]))
+print(json.dumps(out))
+"""
+
+
+PRELOAD_SITECUSTOMIZE = """# Written by bench/orchestration_overhead.py --preload: the scheduler imports what every task process needs
+# before LocalExecutor forks its workers, so each forked task process starts with them loaded.
+def _preload():
+    try:
+        with open("/proc/self/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\\0")
+    except OSError:
+        return
+    if not any(a.endswith(b"airflow") for a in argv[:2]) or b"scheduler" not in argv[1:3]:
+        return
+    import sys
+    import time
+
+    t0 = time.perf_counter()
+    try:
+        import airflow.sdk  # noqa: F401
+        import airflow.providers.cncf.kubernetes.operators.pod  # noqa: F401
+        import gpupoc.dags.factory  # noqa: F401
+        import gpupoc.dags.steps  # noqa: F401
+        import gpupoc.plan  # noqa: F401
+        import os
+        from gpupoc.pipeline.operator import KPO_DEFAULTS, load_plan_file
+
+        if os.environ.get("GPUPOC_PLAN"):
+            load_plan_file(os.environ["GPUPOC_PLAN"])  # what parsing the DAG file reads
+
+        for key in ("poll_interval", "startup_check_interval_seconds"):  # experiment: slower trigger polls
+            value = os.environ.get("GPUPOC_BENCH_" + key.upper())
+            if value:
+                KPO_DEFAULTS[key] = int(value)
+        print(f"gpupoc preload: task modules loaded in {time.perf_counter() - t0:.1f} s; {KPO_DEFAULTS}",
+              file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - never stop the scheduler from starting
+        print(f"gpupoc preload skipped: {exc}", file=sys.stderr)
+
+
+_preload()
+"""
+
+
+def preload_dir(work: Path) -> Path:
+    """A directory holding the ``sitecustomize.py`` above (put it on the scheduler's PYTHONPATH)."""
+    d = work / "preload"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "sitecustomize.py").write_text(PRELOAD_SITECUSTOMIZE)
+    return d
+
+
+def import_costs(settings) -> dict:
+    """What a fresh task process pays before it does any work: the imports and the DAG file (one cold run)."""
+    from gpupoc.airflow_runtime.settings import process_env
+
+    res = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, str(REPO / "dags" / f"{DAG_ID}.py")],
+                         env=process_env(settings), capture_output=True, text=True, timeout=300, cwd=str(REPO))
+    try:
+        return json.loads(res.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": (res.stdout + res.stderr)[-500:]}
+
+
+def print_report(rows: list[dict], imports: dict | None = None) -> None:
+    print("\n== orchestration overhead: the same wave directly and through Airflow ==")
+    print(REFERENCE)
+    print(TARGET)
+    by_n: dict[int, dict[str, dict]] = {}
+    for r in rows:
+        by_n.setdefault(r["n"], {})[r["path"]] = r
+    for n, paths in sorted(by_n.items()):
+        d, a = paths.get("direct"), paths.get("airflow")
+        print(f"\n-- {n} one-GPU pods --")
+        if d:
+            print(f"direct : wall {d['wall_s']:7.1f} s | all exist after {d['all_exist_s']:6.1f} s | "
+                  f"schedulable spread (creations) {d['schedulable_spread_s']} s")
+        if a:
+            print(f"airflow ({a.get('variant')}):")
+            print(f"         wall {a['wall_s']:7.1f} s (pods done {a['pods_done_s']} s, DAG run ends {a['run_end_s']} s, "
+                  f"{a['run_state']}) | all exist after {a['all_exist_s']:6.1f} s | schedulable spread (gate "
+                  f"removals) {a['schedulable_spread_s']} s")
+            print(f"         Airflow CPU {sum(a['airflow_cpu_s'].values()):.0f} s = {a['airflow_cpu_per_task_s']} s per "
+                  f"wave task ({a['airflow_cpu_s']}); simulated API server {a['sim_cpu_s']} s; peak Airflow RSS "
+                  f"{a['peak_rss_mib']} MiB (shared pages counted per process; PSS {a['peak_pss_mib']} MiB)")
+            print("         where the time goes (s):")
+            for k, v in a["profile"].items():
+                print(f"           {k}: {v}")
+        if d and a and d["wall_s"]:
+            print(f"ratio airflow/direct: {a['wall_s'] / d['wall_s']:.2f}")
+    if imports:
+        print("\ntask start-up, paid twice per deferrable task (submit, resume) in a fresh process:")
+        for k, v in imports.items():
+            print(f"  {k}: {v}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[40, 200])
+    p.add_argument("--duration", type=int, default=30, help="seconds each pod runs")
+    p.add_argument("--nodes", type=int, default=32)
+    p.add_argument("--gpus-per-node", type=int, default=8)
+    p.add_argument("--parallelism", type=int, default=12, help="Airflow [core] parallelism")
+    p.add_argument("--timeout", type=float, default=1800.0, help="per wave")
+    p.add_argument("--work-dir", help="keep everything here (default: a temporary directory, removed)")
+    p.add_argument("--preload", action="store_true",
+                   help="the scheduler preloads the operator and the DAG factory before forking its workers")
+    p.add_argument("--tuned", action="store_true",
+                   help="--preload plus the cheap knobs: DAG files re-parsed every 300 s instead of 30 s, trigger "
+                        "polls every 5 s (Pending: 2 s) instead of 1 s")
+    p.add_argument("--json", help="also write the figures to this file")
+    args = p.parse_args(argv)
+    if max(args.sizes) > args.nodes * args.gpus_per_node:
+        p.error(f"--sizes: {max(args.sizes)} pods need more than the {args.nodes * args.gpus_per_node} GPUs; "
+                "raise --nodes")
+    from gpupoc.airflow_runtime.processes import down, up
+    from gpupoc.airflow_runtime.settings import RuntimeSettings, free_port
+
+    work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="gpupoc-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    max_pods = max(args.sizes) * 2 + 50
+    sim = Sim(work / "sim", cluster_config(work / "cluster.yaml", args.nodes, args.gpus_per_node, max_pods))
+    rows: list[dict] = []
+    settings = None
+    imports: dict = {}
+    try:
+        plans = {n: bench_plan(work / f"plan-{n}.yaml", n, args.duration, args.nodes, args.gpus_per_node, max_pods,
+                               sim.kubeconfig, sim.audit_log) for n in args.sizes}
+        for n in args.sizes:
+            rows.append(run_direct(sim, plans[n], n, args.timeout))
+            print(json.dumps(rows[-1]), flush=True)
+        env = {"GPUPOC_PLAN": str(plans[args.sizes[0]])}
+        if args.tuned:
+            args.preload = True
+            env.update({"AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "300",
+                        "GPUPOC_BENCH_POLL_INTERVAL": "5", "GPUPOC_BENCH_STARTUP_CHECK_INTERVAL_SECONDS": "2"})
+        if args.preload:
+            env["PYTHONPATH"] = os.pathsep.join([str(preload_dir(work)), *filter(None, [os.environ.get("PYTHONPATH")])])
+        settings = RuntimeSettings(home=work / "airflow", port=free_port(), parallelism=args.parallelism,
+                                   paused_at_creation=True, extra_env=env)
+        t0 = time.monotonic()
+        state = up(settings)
+        print(f"airflow up in {time.monotonic() - t0:.0f} s", flush=True)
+        from gpupoc.airflow_runtime.client import AirflowClient
+
+        af = AirflowClient.for_home(settings.home)
+        af.wait_dag(DAG_ID, timeout=180)
+        af.unpause(DAG_ID)
+        imports = import_costs(settings)
+        for n in args.sizes:
+            rows.append(run_airflow(sim, settings, state, plans[n], n, args.timeout))
+            rows[-1]["variant"] = "tuned" if args.tuned else "preload" if args.preload else "runtime settings as they are"
+            print(json.dumps(rows[-1]), flush=True)
+    finally:
+        if settings is not None:
+            down(settings.home)
+        sim.stop()
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=2, default=str))
+        if not args.work_dir:
+            shutil.rmtree(work, ignore_errors=True)
+    print_report(rows, imports)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
