@@ -10,22 +10,9 @@ if [[ -x /usr/bin/chromium ]]; then
   exit 0
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO="sudo"
-  else
-    echo "install-browser: need root to install ${PACKAGES[*]}; run: sudo apt-get install -y ${PACKAGES[*]}" >&2
-    exit 1
-  fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-if ! $SUDO apt-get install -y --no-install-recommends "${PACKAGES[@]}"; then
-  echo "install-browser: refreshing package lists (apt-get update) once"
-  $SUDO apt-get update
-  $SUDO apt-get install -y --no-install-recommends "${PACKAGES[@]}"
-fi
+source "$(dirname "$0")/apt-install.sh"
+apt_install install-browser "${PACKAGES[@]}"
+SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
 
 if [[ ! -x /usr/bin/chromium ]]; then
   echo "install-browser: /usr/bin/chromium still missing after installing ${PACKAGES[*]}" >&2

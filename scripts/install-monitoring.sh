@@ -19,23 +19,9 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO="sudo"
-  else
-    echo "install-monitoring: need root to install ${missing[*]}; run: sudo apt-get install -y ${missing[*]}" >&2
-    exit 1
-  fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-# Install first from the existing package lists; refresh them once only if that fails.
-if ! $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; then
-  echo "install-monitoring: refreshing package lists (apt-get update) once"
-  $SUDO apt-get update
-  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+source "$(dirname "$0")/apt-install.sh"
+apt_install install-monitoring "${missing[@]}"
+SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
 
 # Debian's postinst may try to start the services; there is no init system here, but stop any
 # daemon a policy might have launched so that only `gpupoc stack up` runs these servers.

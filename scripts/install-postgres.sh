@@ -11,22 +11,9 @@ if [[ -n "$(find_initdb)" ]]; then
   exit 0
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO="sudo"
-  else
-    echo "install-postgres: need root to install postgresql; run: sudo apt-get install -y postgresql" >&2
-    exit 1
-  fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-if ! $SUDO apt-get install -y --no-install-recommends postgresql; then
-  echo "install-postgres: refreshing package lists (apt-get update) once"
-  $SUDO apt-get update
-  $SUDO apt-get install -y --no-install-recommends postgresql
-fi
+source "$(dirname "$0")/apt-install.sh"
+apt_install install-postgres postgresql
+SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
 # Debian's postinst may start the default cluster; only the test's own cluster should run.
 if command -v pg_ctlcluster >/dev/null 2>&1; then
   for conf in /etc/postgresql/*/main; do
