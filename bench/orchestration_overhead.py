@@ -10,14 +10,16 @@ one-GPU pods running ``--duration`` seconds is submitted
   deferrable ``GpuWorkloadOperator`` (KubernetesPodOperator) tasks, gated, released together by
   ``release_gate``.
 
-Printed per path: wall time from trigger to all pods done (and to the DAG run's end), time until every pod
-exists, the spread of the moments the platform could first schedule them (direct: pod creations; gated: gate
-removals; both from the API server's audit log), Airflow CPU seconds per task, peak memory, the wall-time
-ratio, and where the Airflow time goes (task start-up, scheduler, triggerer notice and resume, CPU per
-component). Usage::
+Printed per path: wall time from trigger until the wave is done (direct: every pod terminal; Airflow: every
+wave task terminal; also when the pods were done and when the DAG run ended), time until every pod exists, the
+spread of the moments the platform could first schedule them (direct: pod creations; gated: gate removals; both
+from the API server's audit log), Airflow CPU seconds per wave task (psutil over each component's process tree),
+peak memory, the wall-time ratio, and where the Airflow time goes (scheduler, task start-up, triggerer notice
+and resume). ``--variants`` compares Airflow set-ups in the same run (``as-configured``: the runtime's
+settings; ``tuned``: the cheap fixes, see VARIANTS). Usage::
 
-    python bench/orchestration_overhead.py                 # sizes 40 and 200
-    python bench/orchestration_overhead.py --sizes 40      # shorter
+    python bench/orchestration_overhead.py                          # sizes 40 and 200, as-configured and tuned
+    python bench/orchestration_overhead.py --sizes 40 --variants tuned
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -295,7 +296,8 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
              and (e.get("objectRef") or {}).get("resource") == "pods" and e["responseStatus"]["code"] in (200, 201)
              and (((e.get("requestObject") or {}).get("metadata") or {}).get("labels") or {}).get("run_id") == label}
     releases = [parse_ts(e["stageTimestamp"]) for e in audit if e.get("verb") == "patch"
-                and (e.get("objectRef") or {}).get("name") in names and "schedulingGates" in json.dumps(e.get("requestObject"))]
+                and (e.get("objectRef") or {}).get("name") in names
+                and "schedulingGates" in json.dumps(e.get("requestObject"))]
     profile = _profile(tis, audit, names, run, pods)
     final = af.get_run(DAG_ID, run_id)
     return {"path": "airflow", "n": n, "run_id": run_id, "run_state": final.get("state"),
@@ -376,8 +378,8 @@ print(json.dumps(out))
 """
 
 
-PRELOAD_SITECUSTOMIZE = """# Written by bench/orchestration_overhead.py --preload: the scheduler imports what every task process needs
-# before LocalExecutor forks its workers, so each forked task process starts with them loaded.
+PRELOAD_SITECUSTOMIZE = """# Written by bench/orchestration_overhead.py (variants preload, tuned): the scheduler
+# imports what every task process needs before LocalExecutor forks its workers, so each forked task process starts with them loaded.
 def _preload():
     try:
         with open("/proc/self/cmdline", "rb") as fh:
@@ -436,32 +438,47 @@ def import_costs(settings) -> dict:
         return {"error": (res.stdout + res.stderr)[-500:]}
 
 
+VARIANTS = {
+    "as-configured": "the runtime settings as they are",
+    "preload": "the scheduler preloads the operator, the DAG factory and the plan before forking its workers",
+    "tuned": "preload + DAG files re-parsed every 300 s (not 30 s) + trigger polls every 5 s (Pending: 2 s), not 1 s",
+}
+
+
+def variant_env(variant: str, work: Path) -> dict[str, str]:
+    """Environment of the Airflow processes for one variant (options as AIRFLOW__* override airflow.cfg)."""
+    env: dict[str, str] = {}
+    if variant == "tuned":
+        env.update({"AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "300",
+                    "GPUPOC_BENCH_POLL_INTERVAL": "5", "GPUPOC_BENCH_STARTUP_CHECK_INTERVAL_SECONDS": "2"})
+    if variant in ("preload", "tuned"):
+        env["PYTHONPATH"] = os.pathsep.join([str(preload_dir(work)), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
+
+
 def print_report(rows: list[dict], imports: dict | None = None) -> None:
     print("\n== orchestration overhead: the same wave directly and through Airflow ==")
     print(REFERENCE)
     print(TARGET)
-    by_n: dict[int, dict[str, dict]] = {}
-    for r in rows:
-        by_n.setdefault(r["n"], {})[r["path"]] = r
-    for n, paths in sorted(by_n.items()):
-        d, a = paths.get("direct"), paths.get("airflow")
-        print(f"\n-- {n} one-GPU pods --")
+    for n in sorted({r["n"] for r in rows}):
+        d = next((r for r in rows if r["n"] == n and r["path"] == "direct"), None)
+        print(f"\n-- {n} one-GPU pods, {rows[0].get('duration', 30)} s each --")
         if d:
             print(f"direct : wall {d['wall_s']:7.1f} s | all exist after {d['all_exist_s']:6.1f} s | "
                   f"schedulable spread (creations) {d['schedulable_spread_s']} s")
-        if a:
-            print(f"airflow ({a.get('variant')}):")
-            print(f"         wall {a['wall_s']:7.1f} s (pods done {a['pods_done_s']} s, DAG run ends {a['run_end_s']} s, "
-                  f"{a['run_state']}) | all exist after {a['all_exist_s']:6.1f} s | schedulable spread (gate "
-                  f"removals) {a['schedulable_spread_s']} s")
-            print(f"         Airflow CPU {sum(a['airflow_cpu_s'].values()):.0f} s = {a['airflow_cpu_per_task_s']} s per "
-                  f"wave task ({a['airflow_cpu_s']}); simulated API server {a['sim_cpu_s']} s; peak Airflow RSS "
-                  f"{a['peak_rss_mib']} MiB (shared pages counted per process; PSS {a['peak_pss_mib']} MiB)")
+        for a in (r for r in rows if r["n"] == n and r["path"] == "airflow"):
+            ratio = f"{a['wall_s'] / d['wall_s']:.2f}" if d and d["wall_s"] else "n/a"
+            print(f"airflow [{a.get('variant')}: {VARIANTS.get(a.get('variant'), '')}]")
+            print(f"         wall {a['wall_s']:7.1f} s -> RATIO {ratio} (pods done {a['pods_done_s']} s, DAG run ends "
+                  f"{a['run_end_s']} s, {a['run_state']}) | all exist after {a['all_exist_s']:6.1f} s | "
+                  f"schedulable spread (gate removals) {a['schedulable_spread_s']} s")
+            cpu = sum(a["airflow_cpu_s"].values())
+            print(f"         Airflow CPU {cpu:.0f} s = {a['airflow_cpu_per_task_s']} s per wave task"
+                  f"  ({a['airflow_cpu_s']}); simulated API server {a['sim_cpu_s']} s; peak Airflow memory "
+                  f"PSS {a['peak_pss_mib']} MiB (RSS summed per process {a['peak_rss_mib']} MiB)")
             print("         where the time goes (s):")
             for k, v in a["profile"].items():
                 print(f"           {k}: {v}")
-        if d and a and d["wall_s"]:
-            print(f"ratio airflow/direct: {a['wall_s'] / d['wall_s']:.2f}")
     if imports:
         print("\ntask start-up, paid twice per deferrable task (submit, resume) in a fresh process:")
         for k, v in imports.items():
@@ -475,18 +492,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", type=int, default=32)
     p.add_argument("--gpus-per-node", type=int, default=8)
     p.add_argument("--parallelism", type=int, default=12, help="Airflow [core] parallelism")
+    p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=["as-configured", "tuned"],
+                   help="Airflow set-ups to compare, each on a fresh deployment: " +
+                        "; ".join(f"{k}: {v}" for k, v in VARIANTS.items()))
     p.add_argument("--timeout", type=float, default=1800.0, help="per wave")
     p.add_argument("--work-dir", help="keep everything here (default: a temporary directory, removed)")
-    p.add_argument("--preload", action="store_true",
-                   help="the scheduler preloads the operator and the DAG factory before forking its workers")
-    p.add_argument("--tuned", action="store_true",
-                   help="--preload plus the cheap knobs: DAG files re-parsed every 300 s instead of 30 s, trigger "
-                        "polls every 5 s (Pending: 2 s) instead of 1 s")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
     if max(args.sizes) > args.nodes * args.gpus_per_node:
         p.error(f"--sizes: {max(args.sizes)} pods need more than the {args.nodes * args.gpus_per_node} GPUs; "
                 "raise --nodes")
+    from gpupoc.airflow_runtime.client import AirflowClient
     from gpupoc.airflow_runtime.processes import down, up
     from gpupoc.airflow_runtime.settings import RuntimeSettings, free_port
 
@@ -495,36 +511,30 @@ def main(argv: list[str] | None = None) -> int:
     max_pods = max(args.sizes) * 2 + 50
     sim = Sim(work / "sim", cluster_config(work / "cluster.yaml", args.nodes, args.gpus_per_node, max_pods))
     rows: list[dict] = []
-    settings = None
     imports: dict = {}
+    settings = None
     try:
         plans = {n: bench_plan(work / f"plan-{n}.yaml", n, args.duration, args.nodes, args.gpus_per_node, max_pods,
                                sim.kubeconfig, sim.audit_log) for n in args.sizes}
         for n in args.sizes:
-            rows.append(run_direct(sim, plans[n], n, args.timeout))
+            rows.append({**run_direct(sim, plans[n], n, args.timeout), "duration": args.duration})
             print(json.dumps(rows[-1]), flush=True)
-        env = {"GPUPOC_PLAN": str(plans[args.sizes[0]])}
-        if args.tuned:
-            args.preload = True
-            env.update({"AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "300",
-                        "GPUPOC_BENCH_POLL_INTERVAL": "5", "GPUPOC_BENCH_STARTUP_CHECK_INTERVAL_SECONDS": "2"})
-        if args.preload:
-            env["PYTHONPATH"] = os.pathsep.join([str(preload_dir(work)), *filter(None, [os.environ.get("PYTHONPATH")])])
-        settings = RuntimeSettings(home=work / "airflow", port=free_port(), parallelism=args.parallelism,
-                                   paused_at_creation=True, extra_env=env)
-        t0 = time.monotonic()
-        state = up(settings)
-        print(f"airflow up in {time.monotonic() - t0:.0f} s", flush=True)
-        from gpupoc.airflow_runtime.client import AirflowClient
-
-        af = AirflowClient.for_home(settings.home)
-        af.wait_dag(DAG_ID, timeout=180)
-        af.unpause(DAG_ID)
-        imports = import_costs(settings)
-        for n in args.sizes:
-            rows.append(run_airflow(sim, settings, state, plans[n], n, args.timeout))
-            rows[-1]["variant"] = "tuned" if args.tuned else "preload" if args.preload else "runtime settings as they are"
-            print(json.dumps(rows[-1]), flush=True)
+        for variant in args.variants:
+            env = {"GPUPOC_PLAN": str(plans[args.sizes[0]]), **variant_env(variant, work)}
+            settings = RuntimeSettings(home=work / f"airflow-{variant}", port=free_port(),
+                                       parallelism=args.parallelism, paused_at_creation=True, extra_env=env)
+            t0 = time.monotonic()
+            state = up(settings)
+            print(f"airflow [{variant}] up in {time.monotonic() - t0:.0f} s", flush=True)
+            af = AirflowClient.for_home(settings.home)
+            af.wait_dag(DAG_ID, timeout=180)
+            af.unpause(DAG_ID)
+            imports = imports or import_costs(settings)
+            for n in args.sizes:
+                rows.append({**run_airflow(sim, settings, state, plans[n], n, args.timeout), "variant": variant})
+                print(json.dumps(rows[-1]), flush=True)
+            down(settings.home)
+            settings = None
     finally:
         if settings is not None:
             down(settings.home)
