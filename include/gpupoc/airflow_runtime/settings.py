@@ -117,10 +117,12 @@ def config_sections(s: RuntimeSettings, existing: configparser.ConfigParser | No
             "secret_key": _secret(old, "api", "secret_key", lambda: secrets.token_urlsafe(32)),
         },
         "api_auth": {"jwt_secret": _secret(old, "api_auth", "jwt_secret", lambda: secrets.token_urlsafe(32))},
-        "scheduler": {"scheduler_idle_sleep_time": "0.5", "task_queued_timeout": "900"},
+        "scheduler": {"scheduler_idle_sleep_time": "0.5", "task_queued_timeout": "900",
+                      # tasks orphaned by a scheduler restart are adopted or failed within 20 s, not ~300 s
+                      "orphaned_tasks_check_interval": "20"},
         "dag_processor": {
             "refresh_interval": "10",
-            "min_file_process_interval": "30",
+            "min_file_process_interval": "300",
             "parsing_processes": str(s.parsing_processes),
             "stale_dag_threshold": "120",
         },

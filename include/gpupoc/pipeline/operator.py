@@ -17,17 +17,7 @@ from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperato
 
 from gpupoc.exceptions import ConfigError
 
-# Operator settings the pipeline relies on (the plan decides the pod and the startup timeout).
-KPO_DEFAULTS: dict[str, Any] = {
-    "deferrable": True,
-    "startup_check_interval_seconds": 1,
-    "poll_interval": 1,
-    "do_xcom_push": False,
-    "on_finish_action": "keep_pod",  # the pipeline deletes pods once their evidence is collected
-    "durable": True,                 # Airflow 3.3's reattach_on_restart: a retry reuses the running pod
-    "get_logs": True,
-    "log_events_on_failure": True,
-}
+from gpupoc.podspec.kpo import KPO_DEFAULTS
 
 # Attributes of the operator that kpo_kwargs() decides per workload.
 _POD_FIELDS = ("namespace", "image", "cmds", "arguments", "labels", "annotations", "node_selector",
