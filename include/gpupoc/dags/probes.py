@@ -167,18 +167,26 @@ def inject_faults(ctx) -> dict:
             records.append({"scenario": inj.name or inj.kind, "tenant": t.name, "namespace": t.namespace, "pod": name,
                             "verified": False, "reason": f"{type(exc).__name__}: {exc}"})
     ctx.writer.write_json("fault_records", records)
-    rows = [{"scenario": r.get("scenario"), "trigger": r.get("trigger"), "pod": r.get("pod"),
-             "namespace": r.get("namespace"),
-             "platform_behaviour": "; ".join(x for x in (r.get("phase"), r.get("container_state"),
-                                                         r.get("container_reason")) if x) or None,
-             "user_visible": r.get("user_status_message") or r.get("user_log_tail") or None,
-             "operator_visible": r.get("warning_reasons") or None, "recovery": r.get("recovery_action") or None,
-             "logs_readable": r.get("user_log_readable_after"), "events": r.get("events"),
-             "airflow_retries": r.get("airflow_retries"), "platform_restarts": r.get("platform_restarts"),
-             "alerts": r.get("alerts") or None, "gpu_release_seconds": r.get("release_s"),
-             "verified": bool(r.get("verified")), "reason": r.get("reason") or None} for r in records]
+    rows = _failure_rows(records)
     ctx.writer.write("failure_records", rows, source="kubernetes-api (tenant and admin) + node injector")
-    return {"scenarios": len(rows), "verified": sum(1 for r in rows if r["verified"])}
+    return {"scenarios": len(rows), "verified": sum(1 for r in rows if r.verified)}
+
+
+def _failure_rows(records: list[dict]) -> list:
+    """The ``failure_records`` table rows: complete records through ``evidence_rows.failure_records`` (operator
+    view from Warning events and alerts, recovery from what happened); a scenario that raised keeps its reason."""
+    from gpupoc.evidence.tables import FailureRecord as Row
+    from gpupoc.pipeline import evidence_rows
+    from gpupoc.pipeline.faults import FaultRecord
+
+    rows = []
+    for r in records:
+        if "trigger" in r:
+            rows += evidence_rows.failure_records([FaultRecord.model_validate(r)])
+        else:
+            rows.append(Row(scenario=r.get("scenario") or "?", pod=r.get("pod"), namespace=r.get("namespace"),
+                            verified=False, reason=r.get("reason") or "the scenario raised before its record"))
+    return rows
 
 
 def _alert_source(ctx):
@@ -291,7 +299,7 @@ def collect_utilization(ctx, timelines, runs) -> dict:
         from gpupoc.monitoring.collectors import collect_gpu_samples
         from gpupoc.monitoring.results import Window
         from gpupoc.monitoring.sources import resolve_sources
-        from gpupoc.validation.derived import aggregate_utilization_samples
+        from gpupoc.validation.derived import aggregate_utilization_samples, samples_from_collector
 
         src = resolve_sources(plan_sources=ctx.plan.evidence_sources)
         starts = [t.submitted_at for t in timelines if t.submitted_at]
@@ -303,8 +311,14 @@ def collect_utilization(ctx, timelines, runs) -> dict:
         frame = getattr(result, "frame", None)
         if frame is None or frame.empty:
             raise RuntimeError(getattr(result, "reason", "") or "Prometheus returned no GPU samples for the window")
+        step = result.window.step if getattr(result, "window", None) else 15.0
+        samples = samples_from_collector(frame, step)
+        if samples.empty:
+            raise RuntimeError(f"Prometheus answered {len(frame)} GPU sample(s) but none of a GPU held by a pod "
+                               "(no pod/exported_pod label on DCGM_FI_DEV_GPU_UTIL): is dcgm-exporter's pod "
+                               "attribution (kubelet pod-resources) enabled?")
         bucket = f"{int(ctx.spec.bucket_seconds)}s"
-        agg = aggregate_utilization_samples(frame, bucket=bucket)
+        agg = aggregate_utilization_samples(samples, bucket=bucket)
         ctx.writer.write("utilization", agg.to_dict("records"), source="prometheus (dcgm-exporter)")
         return {"utilization_rows": len(agg)}
     except Exception as exc:  # noqa: BLE001 - a missing source is "not verified", with the reason

@@ -64,22 +64,30 @@ def failure_records(rows: Iterable[FaultRecord]) -> list[t.FailureRecord]:
         platform = _join(f"phase {r.phase or '?'}", f"reason {r.status_reason}" if r.status_reason else "", container,
                          r.container_message, f"node {r.node}" if r.node else "", sep="; ")
         log = ("log readable after the failure" if r.user_log_readable_after else
-               "log NOT readable after the failure" if r.user_log_readable_after is False else "log not checked")
+               "log NOT readable after the failure" if r.user_log_readable_after is False else
+               r.user_log_note or "log not checked")
         user = _join(r.user_status_message, log, r.user_log_tail[-400:], sep="; ")
-        operator = _join(f"{r.warning_events} Warning event(s)" + (f" ({r.warning_reasons})" if r.warning_reasons
-                                                                   else ""),
-                         f"alerts: {r.alerts or 'none'}", sep="; ")
+        # what operators saw: Warning events and alerts; nothing at all leaves the column empty (FR-05 fails)
+        operator = _join(f"{r.warning_events} Warning event(s) ({r.warning_reasons})" if r.warning_events else "",
+                         f"alerts: {r.alerts}" if r.alerts else "", sep="; ")
+        if operator and not r.warning_events:
+            operator = _join("0 Warning event(s)", operator, sep="; ")
+        elif operator and not r.alerts:
+            operator = _join(operator, "alerts: none", sep="; ")
         released = ("GPUs released after %.1fs" % r.release_s if r.gpus_released else
                     "GPUs NOT released" if r.gpus_released is False else "GPU release not observed")
-        recovery = _join(r.recovery_action, f"platform restarts {r.platform_restarts}", released,
-                         f"({r.release_source})" if r.release_source else "", sep="; ")
+        retries = f"Airflow retries {r.airflow_retries}" if r.airflow_retries is not None else ""
+        recovery = _join(r.recovery_action or "no pipeline action (the pod ended on its own)",
+                         f"platform restarts {r.platform_restarts}", released,
+                         f"({r.release_source})" if r.release_source else "", retries, sep="; ")
         trigger = _join(r.trigger, f"via {r.trigger_method} by {r.triggered_by} at {r.triggered_at}", sep=" ")
         out.append(t.FailureRecord(
             scenario=r.scenario, trigger=trigger, pod=r.pod, namespace=r.namespace, platform_behaviour=platform,
-            user_visible=user, operator_visible=operator, recovery=recovery,
+            user_visible=user, operator_visible=operator or None, recovery=recovery,
             logs_readable=r.user_log_readable_after, events=r.events, airflow_retries=r.airflow_retries,
             platform_restarts=r.platform_restarts, alerts=r.alerts or None, gpu_release_seconds=r.release_s,
-            verified=r.verified, reason=_join(r.reason, f"findings: {r.findings}" if r.findings else "") or None))
+            verified=r.verified, reason=_join(r.reason, r.user_log_note if r.user_log_readable_after is None else "",
+                                              f"findings: {r.findings}" if r.findings else "") or None))
     return out
 
 

@@ -75,6 +75,7 @@ class FaultRecord(BaseModel):
     user_log_readable_during: bool | None = None
     user_log_readable_after: bool | None = None
     user_log_tail: str = ""
+    user_log_note: str = ""  # why the log check does not apply (e.g. no container ever started)
     # what operators saw
     warning_events: int = 0
     warning_reasons: str = ""
@@ -140,6 +141,20 @@ def container_state(pod: dict | None) -> tuple[str, str, str, int | None, int]:
                     last.get("exitCode"), restarts
             return kind, s.get("reason", ""), s.get("message", ""), s.get("exitCode"), restarts
     return "", "", "", None, restarts
+
+
+def never_started(pod: dict | None) -> bool:
+    """True when the pod's containers never ran: every container is waiting (e.g. on an image pull), none has
+    a last terminated state or a restart, and none reports having started."""
+    statuses = ((pod or {}).get("status") or {}).get("containerStatuses") or []
+    if not statuses:
+        return False
+    for cs in statuses:
+        state = cs.get("state") or {}
+        if "waiting" not in state or state.get("running") or state.get("terminated") or cs.get("started") \
+                or int(cs.get("restartCount") or 0) or (cs.get("lastState") or {}).get("terminated"):
+            return False
+    return True
 
 
 def _events(c: KubeCaller, ns: str, pod: str) -> list[dict] | None:
@@ -271,7 +286,14 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
     readable, text = _log(ctx.tenant, ctx.namespace, pod_name)
     rec.user_log_readable_after = readable if upod is not None else None
     rec.user_log_tail = "\n".join((text if readable else (log_during or (False, text))[1]).splitlines()[-10:])
-    if upod is not None and not readable and scenario is not Scenario.MISSING_IMAGE:
+    if upod is None:
+        rec.user_log_note = "log not checked: the tenant could not read the pod after the failure"
+    elif not readable and never_started(pod if pod is not None else upod):
+        # no container ever ran, so there is no log to lose: the check does not apply (not a platform defect)
+        rec.user_log_readable_after = None
+        rec.user_log_note = (f"log not applicable: no container started ({rec.container_reason or 'never ran'}); "
+                             "the status message is what the user sees")
+    elif not readable:
         findings.append("the log is not readable after the failure: the user cannot tell what went wrong")
     # what operators saw
     events = _events(ctx.admin, ctx.namespace, pod_name)

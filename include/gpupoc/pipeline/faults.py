@@ -7,6 +7,7 @@ operator-supplied command, or ``kubectl cordon`` + ``drain``; every injection is
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -75,6 +76,7 @@ def run_scenario(ctx: FaultContext, scenario: Scenario, manifest: dict, *, fail_
     pod_name = r.body["metadata"]["name"]
     failed_node = ""
     pv = None
+    rec: FaultRecord | None = None
     try:
         pv = _provoke(ctx, scenario, pod_name, injections, fail_timeout_s, task_timeout_s, run_before_fail_s,
                       node, observe_s)
@@ -98,7 +100,11 @@ def run_scenario(ctx: FaultContext, scenario: Scenario, manifest: dict, *, fail_
         if failed_node and ctx.injector is not None and recover_after_s is not None:
             since = (utcnow() - pv.failed_at).total_seconds() if pv.failed_at else 0.0
             time.sleep(max(recover_after_s - since, 0.0))
-            ctx.injector.recover(failed_node)
+            done = ctx.injector.recover(failed_node)
+            if rec is not None and done is not None:  # the node's recovery is part of the record's recovery
+                rec.injections = json.dumps([*json.loads(rec.injections), done.model_dump()])
+                rec.recovery_action = "; ".join(x for x in (rec.recovery_action, f"{done.action} node {failed_node} "
+                                                 f"by {done.by} at {done.at}" + ("" if done.ok else " (FAILED)")) if x)
         if cleanup:
             ctx.tenant.call("DELETE", f"/api/v1/namespaces/{ns}/pods/{pod_name}", body={"gracePeriodSeconds": 0})
 

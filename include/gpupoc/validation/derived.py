@@ -92,3 +92,23 @@ def aggregate_utilization_samples(samples: pd.DataFrame, bucket: str = "1h") -> 
     out["allocated_gpu_hours"] = out["n"] * step / 3600.0
     out["used_gpu_hours"] = out["used"] / 100.0 * step / 3600.0
     return out.drop(columns=["n", "used"])
+
+
+# the monitoring collector's column (gpupoc.monitoring.collectors.SAMPLE_COLUMNS) -> the aggregator's input column
+COLLECTOR_TO_SAMPLES = {"timestamp": "ts", "uuid": "gpu_uuid", "hostname": "node", "mem_used_mib": "mem_mib",
+                        "namespace": "namespace", "pod": "pod", "task_type": "task_type", "pool": "pool",
+                        "util": "util"}
+
+
+def samples_from_collector(frame: pd.DataFrame, step_seconds: float) -> pd.DataFrame:
+    """The frame of ``gpupoc.monitoring.collectors.collect_gpu_samples`` (timestamp, uuid, hostname, util,
+    mem_used_mib, allocated, ...) as the input of :func:`aggregate_utilization_samples` (ts, gpu_uuid, node, util,
+    mem_mib, step_seconds, ...). Only samples of GPUs held by a pod are kept: a free GPU's time is not allocated
+    GPU-hours. Raises ``KeyError`` naming the missing columns if the collector's frame changes shape."""
+    missing = sorted({*COLLECTOR_TO_SAMPLES, "allocated"} - set(frame.columns))
+    if missing:
+        raise KeyError(f"GPU samples frame lacks column(s) {missing}; has {list(frame.columns)}")
+    held = frame[frame["allocated"].astype(bool)]
+    out = held[list(COLLECTOR_TO_SAMPLES)].rename(columns=COLLECTOR_TO_SAMPLES).reset_index(drop=True)
+    out["step_seconds"] = float(step_seconds)
+    return out

@@ -161,3 +161,34 @@ def test_window_rejects_naive_and_reversed_times():
         Window(datetime(2026, 1, 1), datetime(2026, 1, 2))
     with pytest.raises(ValueError, match="not after start"):
         Window(WINDOW.end, WINDOW.start)
+
+
+def test_collector_frame_feeds_the_utilization_aggregator():
+    """The collector's own frame (from a synthetic Prometheus answer) goes through the adapter into
+    aggregate_utilization_samples: breaks if either side renames a column."""
+    from gpupoc.evidence.writer import to_arrow
+    from gpupoc.validation.derived import aggregate_utilization_samples, samples_from_collector
+
+    res = collectors.collect_gpu_samples(FakeProm(), WINDOW)
+    assert res.verified, res.reason
+    samples = samples_from_collector(res.frame, res.window.step)
+    assert {"ts", "gpu_uuid", "node", "mem_mib", "step_seconds", "util"} <= set(samples.columns)
+    assert set(samples["gpu_uuid"]) == {"GPU-a", "GPU-b", "GPU-c"}  # free GPUs are not allocated GPU-hours
+    agg = aggregate_utilization_samples(samples, bucket="1h")
+    by_gpu = agg.set_index("gpu_uuid")
+    assert len(agg) == 3
+    assert by_gpu.loc["GPU-a", "node"] == "training-node-1" and by_gpu.loc["GPU-c", "namespace"] == "team-nlp"
+    assert by_gpu.loc["GPU-a", "util_avg"] == pytest.approx(80.0)
+    assert by_gpu.loc["GPU-a", "mem_mib_avg"] == pytest.approx(1000.0)
+    assert by_gpu.loc["GPU-a", "allocated_gpu_hours"] == pytest.approx(4 * STEP / 3600)
+    assert by_gpu.loc["GPU-a", "used_gpu_hours"] == pytest.approx(0.8 * 4 * STEP / 3600)
+    assert to_arrow("utilization", agg.to_dict("records")).num_rows == 3  # the evidence table accepts it
+
+
+def test_adapter_names_missing_columns():
+    import pandas as pd
+
+    from gpupoc.validation.derived import samples_from_collector
+
+    with pytest.raises(KeyError, match="uuid"):
+        samples_from_collector(pd.DataFrame({"timestamp": [], "util": []}), 15.0)

@@ -344,3 +344,41 @@ def test_lost_logs_alone_make_the_record_a_p1(fake_caller):
     rec = build_record(ctx, Scenario.OOM_KILL, "p", trigger="oom", injections=[], failure_at=utcnow(),
                        pod=pod("Failed", state=OOM), airflow_retries=0)
     assert rec.findings.startswith("the log is not readable") and rec.severity == "P1" and rec.verified
+
+
+def test_an_image_that_never_pulled_has_no_log_to_read_so_the_check_does_not_apply(fake_caller):
+    from gpupoc.pipeline.fault_record import never_started
+
+    ctx = _failed_cluster(fake_caller, {"api": lambda ns, p: 0}, log_text="", alerts=lambda a, b: [])
+    pulling = pod("Pending", state=PULL)
+    for c in (ctx.tenant, ctx.admin):
+        c.on("GET", r".*/pods/p", Response(200, pulling))
+        c.on("GET", r".*/pods/p/log", Response(400, {"message": 'container "base" is waiting to start'}))
+    rec = build_record(ctx, Scenario.MISSING_IMAGE, "p", trigger="bad image", injections=[], failure_at=utcnow(),
+                       pod=pulling, airflow_retries=0)
+    assert rec.user_log_readable_after is None and "no container started (ErrImagePull)" in rec.user_log_note
+    assert "log is not readable" not in rec.findings
+    assert never_started(pulling) and not never_started(pod("Failed", state=OOM))
+    assert not never_started(pod(state={"waiting": {"reason": "CrashLoopBackOff"}}, last={"reason": "Error"},
+                                 restarts=1))
+
+
+def test_a_container_that_ran_and_lost_its_log_still_fails_the_log_check(fake_caller):
+    ctx = _failed_cluster(fake_caller, {"api": lambda ns, p: 0}, log_text="", alerts=lambda a, b: ["PodFailed"])
+    oom = pod("Failed", state=OOM)
+    for c in (ctx.tenant, ctx.admin):
+        c.on("GET", r".*/pods/p", Response(200, oom))
+    rec = build_record(ctx, Scenario.OOM_KILL, "p", trigger="oom", injections=[], failure_at=utcnow(), pod=oom,
+                       airflow_retries=0)
+    assert rec.user_log_readable_after is False and rec.user_log_note == ""
+    assert "log is not readable" in rec.findings and rec.severity == "P1"
+
+
+def test_node_failure_record_names_the_node_recovery(fake_caller):
+    cl = ScriptedPodCluster(fake_caller, [pod("Pending", node=""), pod("Running", node="n7")])
+    ctx = FaultContext("team-a", "team-a", cl.tenant, cl.admin, gpu_probes={"api": api_probe(cl.admin)},
+                       injector=FakeInjector(cl), poll_s=0.01, release_timeout_s=1)
+    rec = run_scenario(ctx, Scenario.NODE_FAILURE, {"metadata": {"name": "p"}, "spec": {"containers": [{}]}},
+                       fail_timeout_s=2, run_before_fail_s=0.01)
+    assert rec.recovery_action == "recover node n7 by tester at 2026-03-01T12:00:09Z"
+    assert [i["action"] for i in json.loads(rec.injections)] == ["fail", "recover"]
