@@ -45,8 +45,10 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     assert t["wave"].upstream_task_ids == {"prepare_wave"}
     assert t["release_gate"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
     assert t["wave_released"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
-    assert t["wave_released"].mode == "reschedule", "waiting for the cluster holds no worker"
-    assert "wave_released" in t["observe"].upstream_task_ids
+    assert t["wave_released"].operator_name == "MarkerFileSensor", "waiting deferred holds no worker"
+    assert t["observe"].upstream_task_ids == {"validate_plan", "cluster_acquired"}, "observing starts before release"
+    probes = set(t) - SHARED - {"collect_evidence", "validate", "publish_evidence", "cleanup", "verdict"}
+    assert all("wave_released" in t[p].upstream_task_ids for p in probes), probes
     assert {"wave", "release_gate", "observe"} <= t["collect_evidence"].upstream_task_ids
     assert t["collect_evidence"].trigger_rule == "all_done" and t["cleanup"].trigger_rule == "all_done"
     assert t["validate"].upstream_task_ids == {"validate_plan", "collect_evidence"}
@@ -79,7 +81,7 @@ def test_the_wave_is_mapped_deferrable_pods_under_a_lease_on_the_one_slot_pool(d
     kw = wave.partial_kwargs
     assert kw.get("deferrable", True) is True
     assert dag.task_dict["hold_cluster"].pool == "gpupoc_cluster"
-    assert dag.task_dict["cluster_acquired"].mode == "reschedule"
+    assert dag.task_dict["cluster_acquired"].operator_name == "MarkerFileSensor"
     assert dag.task_dict["publish_evidence"].outlets, "the evidence Asset is published"
 
 

@@ -49,3 +49,47 @@ def test_the_lease_task_ends_in_the_triggerer_without_needing_its_pool_slot_agai
 
     ev = asyncio.run(one(MarkerFileTrigger(str(marker), 0.05, 5, end_task=True)))
     assert isinstance(ev, TaskSuccessEvent) and ev.xcoms == {"lease_status": "done"}
+
+
+def test_a_waiting_sensor_fails_at_its_timeout_instead_of_passing(tmp_path):
+    from airflow.triggers.base import TaskFailedEvent
+
+    async def one(trigger):
+        async for ev in trigger.run():
+            return ev
+
+    ev = asyncio.run(one(MarkerFileTrigger(str(tmp_path / "never"), 0.05, 0.2, end_task=True, timeout_fails=True)))
+    assert isinstance(ev, TaskFailedEvent)
+    kwargs = MarkerFileTrigger(str(tmp_path / "m"), 1, 5, end_task=True, timeout_fails=True).serialize()[1]
+    assert kwargs["timeout_fails"] is True
+
+
+def test_the_marker_sensor_defers_until_its_file_exists_and_returns_at_once_when_it_does(tmp_path):
+    from airflow.sdk.exceptions import TaskDeferred
+
+    from gpupoc.dags.lease import MarkerFileSensor
+    from gpupoc.dags.steps import RunContext
+
+    import pytest
+    import yaml
+
+    from gpupoc.pipeline.common import repo_root
+
+    plan = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
+    plan["evidence_root"] = str(tmp_path / "evidence")
+    plan_file = tmp_path / "plan.yaml"
+    plan_file.write_text(yaml.safe_dump(plan))
+
+    class Dag:
+        dag_id = "poc_utilization"
+
+    sensor = MarkerFileSensor(task_id="wave_released", plan_path=str(plan_file), test_class="utilization",
+                              marker="release", poll_seconds=0.5, timeout_seconds=30)
+    context = {"dag": Dag(), "run_id": "manual__1"}
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor.execute(context)
+    trigger = deferred.value.trigger
+    ctx = RunContext(str(plan_file), "poc_utilization", "manual__1", "utilization")
+    assert trigger.path == str(ctx.files("release")) and trigger.end_task and trigger.timeout_fails
+    ctx.writer.write_json("release", {"found": 1})
+    assert sensor.execute(context) == {"marker": "release", "status": "done"}

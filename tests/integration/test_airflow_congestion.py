@@ -101,6 +101,9 @@ def test_queue_congestion_evidence_holds_what_happened_on_the_cluster(airflow_up
     tis = {(t["task_id"], t.get("map_index", -1)): t["state"] for t in client.task_instances(DAG_ID, run["dag_run_id"])}
     print(f"\nrun {run['dag_run_id']}: {final['state']} in {wall:.0f} s; tasks {tis}")
 
+    for summary_file in (plan_file.parent / "evidence" / DAG_ID).glob("*/validation/summary.json"):
+        failed = [c for c in json.loads(summary_file.read_text()).get("checks", []) if c.get("verdict") != "pass"]
+        print("checks not passed:", json.dumps(failed, default=str)[:4000])
     wave_states = [s for (tid, _), s in tis.items() if tid == "wave"]
     assert wave_states == ["success"] * 8, f"every mapped pod task succeeds: {tis}"
     for tid in ("validate_plan", "check_access", "hold_cluster", "cluster_acquired", "release_gate", "wave_released",
@@ -124,6 +127,9 @@ def test_queue_congestion_evidence_holds_what_happened_on_the_cluster(airflow_up
     assert release["found"] == 8 and release["missing"] == [] and not release["errors"]
     assert len({r["released_at"] for r in release["rows"]}) == 1, "one release moment for the whole wave"
     assert release["release_spread_seconds"] == 0
+    assert release["observer_ready"] is True, "the observer watched before the gate was lifted"
+    observing = json.loads((rd / "files" / "observing.json").read_text())
+    assert observing["first_snapshot_at"] <= min(r["released_at"] for r in runs).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert all(r["released_at"] >= r["submitted_at"] for r in runs), "no pod was scheduled before its release"
     # conditions carry whole seconds (lastTransitionTime), the release microseconds
     assert all(r["scheduled_at"] >= r["released_at"] - timedelta(seconds=1) for r in runs), "gated until released"

@@ -49,7 +49,7 @@ def collect_class(ctx, timelines, runs) -> dict:
 
 def _collect_congestion(ctx, timelines) -> dict:
     """Reconstruct each wait's bottleneck and score the platform's explanation of it."""
-    from gpupoc.dags.steps import _obs_from_dict
+    from gpupoc.dags.steps import _obs_from_dict, _obs_to_dict
     from gpupoc.pipeline import wave as W
     from gpupoc.pipeline.congestion import reconstruct, summarize
 
@@ -58,13 +58,16 @@ def _collect_congestion(ctx, timelines) -> dict:
     cap = W.capacity(ctx.plan, [{"metadata": {"name": n["name"], "labels": n.get("labels") or {}},
                                  "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes])
     obs = [_obs_from_dict(d) for d in ctx.read_file("observations", []) or []]
+    reader = ctx.factory.caller(ctx.plan.platform.admin_context or "in-cluster")  # reads only: not ledgered
+    events = W.scheduling_event_observations(reader, ctx.namespaces, {t.pod for t in timelines})
+    ctx.writer.write_json("scheduling_events", [_obs_to_dict(e) for e in events])
     rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
-                       eta_tolerance_seconds=th.eta_tolerance_seconds)
+                       eta_tolerance_seconds=th.eta_tolerance_seconds, events=events)
     ctx.writer.write("explanations", [{
         "pod": r.pod, "namespace": r.namespace, "tenant": r.tenant, "wait_seconds": r.wait_seconds,
         "platform_reason": r.platform_reason, "platform_message": r.platform_message,
         "reconstructed_bottleneck": r.bottleneck, "ahead_count": r.ahead_at_release,
-        "explained": r.platform_explained if r.needs_explanation else None,
+        "explained": r.platform_explained if r.needs_explanation else None, "explained_from": r.explained_from,
         "eta_error_seconds": r.eta_error_seconds} for r in rows], source="pipeline reconstruction")
     summary = summarize(rows, th.max_wait_seconds)
     ctx.writer.write_json("congestion_rows", [r.to_dict() for r in rows])

@@ -5,7 +5,8 @@ Shape (every class)::
     validate_plan >> check_access >> hold_cluster (pool gpupoc_cluster, 1 slot, deferred until cleanup)
                   check_access >> cluster_acquired (sensor) >> prepare_wave >> wave (mapped, deferrable)
                                   cluster_acquired >> release_gate (lifts the gate of the whole wave at once)
-                  cluster_acquired >> wave_released (sensor) >> observe / <class probes>
+                  cluster_acquired >> observe (snapshots from before the release to the wave's end)
+                  cluster_acquired >> wave_released (sensor) >> <class probes>
     [wave, release_gate, observe, probes] >> collect_evidence (all_done) >> validate >> publish_evidence
         >> cleanup (all_done, ends the lease) >> verdict (with hold_cluster)
 
@@ -13,8 +14,8 @@ Exclusive GPUs: test classes of the same ``gpu_group`` must not hold GPUs, nor q
 Gated pods hold no GPU but count against ResourceQuota from their creation, so a class takes the group's
 lease before its wave is even submitted: ``hold_cluster`` runs in the group's pool of ONE slot with
 ``include_deferred`` and stays deferred (holding the slot, no worker) until the run's ``cleanup`` writes its
-done marker (``gpupoc.dags.lease``). Sensors wait in ``reschedule`` mode, so a class waiting for its turn
-holds no executor slot and classes triggered together cannot starve each other of workers on 2 cores.
+done marker (``gpupoc.dags.lease``). Sensors wait deferred, so a class waiting for its turn holds no executor
+slot and classes triggered together cannot starve each other of workers on 2 cores.
 ``max_active_runs=1`` keeps two runs of one class apart as well.
 
 Parse time does no cluster, Prometheus or GX call: it reads the plan file (``$GPUPOC_PLAN``) for the
@@ -30,7 +31,7 @@ from datetime import datetime, timedelta, timezone
 from airflow.sdk import DAG, Param, get_current_context, task
 
 from gpupoc.assets import evidence_asset
-from gpupoc.dags.lease import ClusterLeaseOperator
+from gpupoc.dags.lease import LEASE_FILE, RELEASE_FILE, ClusterLeaseOperator, MarkerFileSensor
 from gpupoc.pipeline.common import cluster_pool, default_plan_path
 from gpupoc.pipeline.operator import GpuWorkloadOperator
 
@@ -135,25 +136,11 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         def prepare_wave(v: dict) -> list[dict]:
             return _ctx(v, "prepare_wave").items
 
-        @task.sensor(poke_interval=5, mode="reschedule", timeout=WAIT_FOR_CLUSTER_SECONDS, exponential_backoff=True,
-                     max_wait=timedelta(seconds=30))
-        def cluster_acquired(v: dict) -> bool:
-            """True once hold_cluster holds this class's lease (waits without holding a worker)."""
-            from gpupoc.dags.lease import LEASE_FILE
-
-            return _ctx(v, "cluster_acquired").files(LEASE_FILE).is_file()
-
         @task(retries=2)
         def release_gate(v: dict) -> dict:
             from gpupoc.dags import steps
 
             return steps.release_gate(_ctx(v, "release_gate"))
-
-        @task.sensor(poke_interval=3, mode="reschedule", timeout=WAIT_FOR_CLUSTER_SECONDS, exponential_backoff=True,
-                     max_wait=timedelta(seconds=10))
-        def wave_released(v: dict) -> bool:
-            """True once this run's release_gate has lifted the gate (waits without holding a worker)."""
-            return _ctx(v, "wave_released").files("release").is_file()
 
         @task(retries=2)
         def observe(v: dict) -> dict:
@@ -197,7 +184,9 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         access = check_access(v)
         hold = ClusterLeaseOperator(task_id="hold_cluster", plan_path="{{ params.plan }}", test_class=test_class,
                                     pool=pool, pool_slots=1, retries=1)
-        acquired = cluster_acquired(v)
+        acquired = MarkerFileSensor(task_id="cluster_acquired", plan_path="{{ params.plan }}", test_class=test_class,
+                                    marker=LEASE_FILE, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS)
+        v >> acquired
         access >> [hold, acquired]
         items = prepare_wave(v)
         acquired >> items
@@ -207,13 +196,15 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         ).expand_kwargs(items)
         rel = release_gate(v)
         acquired >> rel
-        released = wave_released(v)
+        released = MarkerFileSensor(task_id="wave_released", plan_path="{{ params.plan }}", test_class=test_class,
+                                    marker=RELEASE_FILE, poll_seconds=1.0, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS)
+        v >> released
         obs = observe(v)
-        side = [rel, obs]
-        for task_id, step in classes.probe_steps(test_class):
-            side.append(_probe_task(task_id, step)(v))
+        acquired >> obs  # observing starts before the release: no wait goes unseen
+        probes = [_probe_task(task_id, step)(v) for task_id, step in classes.probe_steps(test_class)]
         acquired >> released
-        released >> side[1:]
+        released >> probes
+        side = [rel, obs, *probes]
         collected = collect_evidence(v)
         [wave, *side] >> collected
         val = validate(v, collected)

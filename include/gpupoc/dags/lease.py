@@ -3,7 +3,10 @@
 ``ClusterLeaseOperator`` runs in the group's pool of ONE slot with ``include_deferred``: it records that it
 holds the lease, then defers (holding the pool slot, but no worker) until the run's ``cleanup`` writes its
 done marker. Gated pods count against ResourceQuota when they are created, so the wave of one class must not
-even be submitted while another class runs: ``prepare_wave`` waits for the lease (a rescheduling sensor).
+even be submitted while another class runs: ``prepare_wave`` waits for the lease (``MarkerFileSensor``).
+
+Waiting is deferral, not rescheduling: a deferred sensor holds no worker and its trigger ends the task in the
+triggerer, while rescheduling sensors were seen killed under load as their worker was reclaimed between pokes.
 """
 
 from __future__ import annotations
@@ -15,39 +18,41 @@ from datetime import timedelta
 from typing import Any, AsyncIterator
 
 from airflow.sdk import BaseOperator
-from airflow.triggers.base import BaseTrigger, TaskSuccessEvent, TriggerEvent
+from airflow.triggers.base import BaseTrigger, TaskFailedEvent, TaskSuccessEvent, TriggerEvent
 
-LEASE_FILE = "lease"
-DONE_FILE = "cluster_done"
-STALE_MARKERS = (LEASE_FILE, DONE_FILE, "release")
+from gpupoc.dags.markers import DONE_FILE, LEASE_FILE, RELEASE_FILE, STALE_MARKERS  # noqa: F401 - re-exported
 
 
 class MarkerFileTrigger(BaseTrigger):
     """Fires once ``path`` exists (status ``done``) or after ``timeout_seconds`` (status ``timeout``).
 
     With ``end_task`` the event ends the task in the triggerer (no resume on a worker): a resumed task
-    would need its pool slot again and would wait behind the next class's lease.
+    would need its pool slot again and would wait behind the next class's lease. With ``timeout_fails`` too,
+    a timeout ends the task failed instead.
     """
 
     def __init__(self, path: str, poll_seconds: float = 2.0, timeout_seconds: float = 7200.0,
-                 end_task: bool = False):
+                 end_task: bool = False, timeout_fails: bool = False):
         super().__init__()
         self.path = path
         self.poll_seconds = poll_seconds
         self.timeout_seconds = timeout_seconds
         self.end_task = end_task
+        self.timeout_fails = timeout_fails
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return ("gpupoc.dags.lease.MarkerFileTrigger",
                 {"path": self.path, "poll_seconds": self.poll_seconds, "timeout_seconds": self.timeout_seconds,
-                 "end_task": self.end_task})
+                 "end_task": self.end_task, "timeout_fails": self.timeout_fails})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         deadline = time.monotonic() + self.timeout_seconds
         while True:
             status = "done" if os.path.exists(self.path) else ("timeout" if time.monotonic() >= deadline else "")
             if status:
-                if self.end_task:
+                if self.end_task and status == "timeout" and self.timeout_fails:
+                    yield TaskFailedEvent()
+                elif self.end_task:
                     yield TaskSuccessEvent(xcoms={"lease_status": status})
                 else:
                     yield TriggerEvent({"status": status, "path": self.path})
@@ -98,3 +103,43 @@ class ClusterLeaseOperator(BaseOperator):
         if (event or {}).get("status") == "timeout":
             self.log.warning("cluster lease released after %.0f s without the run's cleanup", self.max_hold_seconds)
         return lease
+
+
+class MarkerFileSensor(BaseOperator):
+    """Waits, deferred, until the run's file ``marker`` exists (the lease taken, the wave released).
+
+    The task ends in the triggerer when the file appears and fails after ``timeout_seconds``.
+    """
+
+    template_fields = ("plan_path",)
+    ui_color = "#d6eaf8"
+
+    def __init__(self, *, plan_path: str, test_class: str, marker: str, poll_seconds: float = 2.0,
+                 timeout_seconds: float = 3 * 3600, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.plan_path = plan_path
+        self.test_class = test_class
+        self.marker = marker
+        self.poll_seconds = poll_seconds
+        self.timeout_seconds = timeout_seconds
+
+    def execute(self, context):
+        from gpupoc.dags.steps import RunContext
+        from gpupoc.pipeline.common import plan_path
+
+        ctx = RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
+        path = ctx.files(self.marker)
+        if path.is_file():
+            return {"marker": self.marker, "status": "done"}
+        self.log.info("waiting (deferred) for %s", path)
+        self.defer(trigger=MarkerFileTrigger(str(path), self.poll_seconds, self.timeout_seconds, end_task=True,
+                                             timeout_fails=True),
+                   method_name="execute_complete", timeout=timedelta(seconds=self.timeout_seconds + 60))
+
+    def execute_complete(self, context, event: dict | None = None):
+        """Only reached if the trigger resumes the task instead of ending it."""
+        if (event or {}).get("status") != "done":
+            from gpupoc.exceptions import GpupocError
+
+            raise GpupocError(f"{self.marker} did not appear within {self.timeout_seconds:.0f} s")
+        return {"marker": self.marker, "status": "done"}

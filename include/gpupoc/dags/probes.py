@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from gpupoc.dags.markers import RELEASE_FILE
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.common import parse_time
 
@@ -26,7 +27,7 @@ def _wait_released(ctx, timeout_s: float, poll_s: float = 2.0) -> bool:
     """Until the release task has lifted the gate (release.json written), so probes see the wave running."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if ctx.files("release").is_file():
+        if ctx.files(RELEASE_FILE).is_file():
             return True
         time.sleep(poll_s)
     return False

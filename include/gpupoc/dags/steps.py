@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from gpupoc.dags.markers import OBSERVING_FILE, RELEASE_FILE
 from gpupoc.exceptions import ConfigError, GpupocError, SourceUnavailable
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.common import parse_time, plan_path, rfc3339
@@ -151,7 +152,7 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
         raise ConfigError(str(path), [f"test_classes.{test_class}.enabled: false; enable the class in the plan "
                                       "or pause this DAG"])
     ctx = RunContext(str(path), dag_id, run_id, test_class)
-    from gpupoc.dags.lease import STALE_MARKERS
+    from gpupoc.dags.markers import STALE_MARKERS
 
     for marker in STALE_MARKERS:  # a cleared run starts over: no lease, release or done marker of a past try
         ctx.files(marker).unlink(missing_ok=True)
@@ -209,19 +210,26 @@ def check_access(ctx: RunContext) -> dict:
 
 
 # ---- release_gate (under the class's cluster lease) ----
-def release_gate(ctx: RunContext) -> dict:
-    """Wait until every pod of the wave exists, then lift the pipeline's gate of all of them at once."""
+def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
+    """Wait until every pod of the wave exists and the observer has taken its first snapshot, then lift the
+    pipeline's gate of all of them at once (without the observer after ``observer_wait_s``: recorded)."""
     expected = [i["workload_key"] for i in ctx.items]
     admin = ctx.admin("release the wave")
+    deadline = time.monotonic() + observer_wait_s
+    while not ctx.files(OBSERVING_FILE).is_file() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    observer_ready = ctx.files(OBSERVING_FILE).is_file()
     rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds)
-    ctx.writer.write_json("release", rel.to_dict())
+    ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})
     return {"found": rel.found, "missing": rel.missing, "arrival_spread_seconds": rel.arrival_spread_seconds,
-            "release_spread_seconds": rel.release_spread_seconds, "errors": rel.errors[:5]}
+            "release_spread_seconds": rel.release_spread_seconds, "errors": rel.errors[:5],
+            "observer_ready": observer_ready}
 
 
 # ---- observe ----
 def observe(ctx: RunContext) -> dict:
-    """Queue snapshots every few seconds until the wave is terminal; kept as a file and ``queue_snapshots``."""
+    """Queue snapshots every few seconds from before the release until the wave is terminal; kept as a file
+    and ``queue_snapshots``."""
     interval = float(getattr(ctx.spec, "snapshot_interval_seconds", 3))
     earlier = ctx.read_file("observations", []) or []
     acc: list[dict] = list(earlier)
@@ -229,6 +237,8 @@ def observe(ctx: RunContext) -> dict:
 
     def keep(obs) -> None:
         acc.extend(_obs_to_dict(o) for o in obs)
+        if not ctx.files(OBSERVING_FILE).is_file():
+            ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": rfc3339(utcnow())})
         if time.monotonic() - last_write[0] > 15:
             ctx.writer.write_json("observations", acc)
             last_write[0] = time.monotonic()
@@ -269,7 +279,7 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     admin = ctx.admin("collect evidence")
     pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
     ctx.writer.write_json("pods", pods)
-    release = ctx.read_file("release", {}) or {}
+    release = ctx.read_file(RELEASE_FILE, {}) or {}
     timelines, runs = W.timelines(ctx.plan, ctx.test_class, pods, release.get("rows") or [])
     observations = [_obs_from_dict(d) for d in ctx.read_file("observations", []) or []]
     runs += W.gone_rows(ctx.plan, ctx.test_class, [i["workload_key"] for i in ctx.items], pods, observations)
@@ -338,7 +348,7 @@ def _thresholds(ctx: RunContext) -> dict:
 
 def cleanup(ctx: RunContext) -> dict:
     """Delete the pods the wave kept for evidence (the operator keeps them: on_finish_action keep_pod)."""
-    from gpupoc.dags.lease import DONE_FILE
+    from gpupoc.dags.markers import DONE_FILE
 
     admin = ctx.admin("delete the wave's pods after collecting evidence")
     try:

@@ -70,6 +70,7 @@ class Explanation:
     reconstructed_bottleneck: str | None = None
     ahead_count: int | None = None
     explained: bool | None = None
+    explained_from: str | None = None  # snapshots, or events when no snapshot saw the wait
     eta_error_seconds: float | None = None
 
 

@@ -14,7 +14,7 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from enum import Enum
 
 from gpupoc.pipeline.common import PIPELINE_GATE
@@ -162,6 +162,7 @@ class CongestionRow:
     eta_at: datetime | None
     eta_error_seconds: float | None
     eta_within_tolerance: bool | None
+    explained_from: str | None = None  # "snapshots" or "events" (a wait no snapshot saw)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -236,16 +237,44 @@ def _snapshots(observations: list[Observation]) -> list[tuple[datetime, list[Obs
     return sorted(groups.items(), key=lambda kv: kv[0])
 
 
+# Event timestamps carry whole seconds: an event this much before the release may belong to the wait.
+_EVENT_SLACK = timedelta(seconds=1)
+
+
+def snapshot_from_timelines(at: datetime, timelines: list[WorkloadTimeline], own: Observation) -> list[Observation]:
+    """The wave at ``at`` as the timelines tell it (who held GPUs, who waited, who was still gated), with
+    ``own`` standing for its pod: a snapshot rebuilt from a scheduling event when no observer saw the wait."""
+    out = [own]
+    for t in timelines:
+        if (t.namespace, t.pod) == (own.namespace, own.pod):
+            continue
+        if t.scheduled_at and t.scheduled_at <= at and (t.finished_at is None or at < t.finished_at):
+            out.append(Observation(taken_at=at, pod=t.pod, namespace=t.namespace, phase="Running",
+                                   node=t.node or "(node not recorded)"))
+        elif t.ready_at and t.ready_at <= at and (t.scheduled_at is None or at < t.scheduled_at):
+            out.append(Observation(taken_at=at, pod=t.pod, namespace=t.namespace))
+        elif t.released_at and at < t.released_at:
+            out.append(Observation(taken_at=at, pod=t.pod, namespace=t.namespace, gates=(PIPELINE_GATE,)))
+    return out
+
+
 def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observation], cap: Capacity,
-                explain_after_seconds: float = 5.0, eta_tolerance_seconds: float = 30.0) -> list[CongestionRow]:
+                explain_after_seconds: float = 5.0, eta_tolerance_seconds: float = 30.0,
+                events: list[Observation] = ()) -> list[CongestionRow]:
     """One ``CongestionRow`` per workload, in submission order.
 
     A workload needs an explanation when it waited more than ``explain_after_seconds`` after its release.
     Its bottleneck is the most frequent reconstructed cause over the snapshots in which it waited (the later
     one on a tie); the platform explained it when any of those snapshots carried a reason or message other
     than the pipeline's own gate, and named it right when one of those messages names that cause.
+    A wait no snapshot saw (the observer was late or down) is judged from the platform's scheduling
+    ``events`` during the wait (one ``Observation`` per event moment), each in a snapshot rebuilt from the
+    timelines; the row says which source explained it.
     """
     snaps = _snapshots(observations)
+    by_pod: dict[tuple[str, str], list[Observation]] = defaultdict(list)
+    for e in events:
+        by_pod[(e.namespace, e.pod)].append(e)
     rows = []
     for t in sorted(timelines, key=lambda w: (w.submitted_at or _NEVER, w.pod)):
         causes: list[Bottleneck] = []
@@ -254,14 +283,15 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         etas: list[datetime] = []
         ahead_at_release: list[WorkloadTimeline] | None = None
         free_at_release: int | None = None
-        for taken_at, snap in snaps:
-            mine = next((o for o in snap if o.pod == t.pod and o.namespace == t.namespace), None)
-            if mine is None or mine.node or mine.phase != "Pending":
-                continue
-            if t.ready_at and taken_at < t.ready_at:
-                continue
-            if t.scheduled_at and taken_at >= t.scheduled_at:
-                continue
+        source = "snapshots"
+        seen = _waiting_snapshots(t, snaps)
+        if not seen and t.ready_at:
+            source = "events"
+            seen = [(max(e.taken_at, t.ready_at), snapshot_from_timelines(max(e.taken_at, t.ready_at), timelines, e))
+                    for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at)
+                    if e.taken_at >= t.ready_at - _EVENT_SLACK and (t.scheduled_at is None or e.taken_at <= t.scheduled_at)]
+        for taken_at, snap in seen:
+            mine = next(o for o in snap if o.pod == t.pod and o.namespace == t.namespace)
             cause, ahead, free = bottleneck_at(t, mine, snap, timelines, cap)
             if cause is Bottleneck.GATED:
                 continue
@@ -273,9 +303,26 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
                 positions.append(mine.position)
             if mine.eta is not None:
                 etas.append(mine.eta)
-        rows.append(_row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
-                         explain_after_seconds, eta_tolerance_seconds))
+        row = _row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
+                   explain_after_seconds, eta_tolerance_seconds)
+        row.explained_from = source if row.platform_explained else None
+        rows.append(row)
     return rows
+
+
+def _waiting_snapshots(t: WorkloadTimeline, snaps: list[tuple[datetime, list[Observation]]]):
+    """The snapshots in which ``t`` waited: pending, unbound, after its release and before its binding."""
+    out = []
+    for taken_at, snap in snaps:
+        mine = next((o for o in snap if o.pod == t.pod and o.namespace == t.namespace), None)
+        if mine is None or mine.node or mine.phase != "Pending":
+            continue
+        if t.ready_at and taken_at < t.ready_at:
+            continue
+        if t.scheduled_at and taken_at >= t.scheduled_at:
+            continue
+        out.append((taken_at, snap))
+    return out
 
 
 def _only_pipeline_gate(o: Observation, text: str) -> bool:

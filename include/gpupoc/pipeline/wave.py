@@ -180,6 +180,29 @@ def latest_events(caller: KubeCaller, namespaces: Iterable[str], pod_names: set[
     return out
 
 
+SCHEDULING_EVENT_REASONS = frozenset({"FailedScheduling", "Unschedulable", "PodGroupNotReady", "Pending"})
+
+
+def scheduling_event_observations(caller: KubeCaller, namespaces: Iterable[str],
+                                  pod_names: set[str]) -> list[Observation]:
+    """Every moment the platform said why a wave pod could not be scheduled (first and last time of each
+    aggregated event), as observations: what a user reads in ``kubectl describe pod`` after the fact."""
+    out: list[Observation] = []
+    for ns in sorted(set(namespaces)):
+        r = caller.call("GET", f"/api/v1/namespaces/{ns}/events")
+        if not r.ok or not isinstance(r.body, dict):
+            continue
+        for e in r.body.get("items") or []:
+            name = (e.get("involvedObject") or {}).get("name")
+            if name not in pod_names or e.get("reason") not in SCHEDULING_EVENT_REASONS:
+                continue
+            moments = {parse_time(x) for x in (e.get("firstTimestamp"), e.get("lastTimestamp"), e.get("eventTime"))}
+            for at in sorted(m for m in moments if m is not None):
+                out.append(Observation(taken_at=at, pod=name, namespace=ns, event_reason=e.get("reason"),
+                                       event_message=e.get("message") or e.get("note")))
+    return sorted(out, key=lambda o: (o.taken_at, o.namespace, o.pod))
+
+
 def kueue_info(caller: KubeCaller, plan, namespaces: Iterable[str]) -> dict[tuple[str, str], dict]:
     """(namespace, pod) -> {position, queue, reason, message} from Kueue's visibility API and Workloads."""
     out: dict[tuple[str, str], dict] = {}

@@ -153,3 +153,37 @@ def test_platform_messages_are_classified_by_the_cause_they_name():
     assert classify_message('pods "x" is forbidden: exceeded quota: team-a-gpu') == {"quota"}
     assert classify_message("Scheduling is blocked due to non-empty scheduling gates") == {"gated"}
     assert classify_message(None) == set()
+
+
+def test_a_wait_no_snapshot_saw_is_judged_from_the_platforms_scheduling_events():
+    # a and b hold the 8-GPU node until 30 s; c waits from its release at 0 to 31 s; the observer saw nothing
+    tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31)]
+    events = [Observation(taken_at=at(2), pod="c", namespace="team-a", event_reason="FailedScheduling",
+                          event_message=FAILED),
+              Observation(taken_at=at(25), pod="c", namespace="team-a", event_reason="FailedScheduling",
+                          event_message=FAILED),
+              Observation(taken_at=at(40), pod="c", namespace="team-a", event_reason="FailedScheduling",
+                          event_message="after it was bound: not part of the wait")]
+    r = row(reconstruct(tl, [], ONE_NODE, events=events), "c")
+    assert r.needs_explanation and r.platform_explained and r.explained_from == "events"
+    assert r.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value and r.platform_names_bottleneck is True
+    assert r.platform_message == FAILED and r.pool_free_at_release == 0
+
+
+def test_events_outside_the_wait_or_of_another_pod_do_not_explain_it():
+    tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31)]
+    events = [Observation(taken_at=at(-5), pod="c", namespace="team-a", event_reason="FailedScheduling",
+                          event_message=FAILED),
+              Observation(taken_at=at(10), pod="b", namespace="team-a", event_reason="FailedScheduling",
+                          event_message=FAILED)]
+    r = row(reconstruct(tl, [], ONE_NODE, events=events), "c")
+    assert r.needs_explanation and not r.platform_explained and r.explained_from is None
+    assert r.bottleneck == Bottleneck.UNOBSERVED.value
+
+
+def test_snapshots_take_precedence_over_events_when_the_observer_saw_the_wait():
+    tl, obs = three_of_four()
+    events = [Observation(taken_at=at(5), pod="c", namespace="team-a", event_reason="FailedScheduling",
+                          event_message="0/1 nodes are available: 1 node(s) had untolerated taint")]
+    r = row(reconstruct(tl, obs, ONE_NODE, events=events), "c")
+    assert r.explained_from == "snapshots" and r.platform_message == FAILED

@@ -147,3 +147,19 @@ def test_a_pod_gone_before_collection_keeps_its_row_with_the_last_seen_reason():
     assert set(by_phase) == {"Deleted", "NotCreated"}
     assert by_phase["Deleted"]["reason"] == "Preempted" and by_phase["Deleted"]["pod"] == f"{second}-bbbb2222"
     assert by_phase["NotCreated"]["pod"] == items[2]["workload_key"]
+
+
+def test_scheduling_events_become_observations_at_their_first_and_last_moment():
+    def event(name, reason, first, last, message="0/3 nodes are available: 3 Insufficient nvidia.com/gpu."):
+        return {"metadata": {"namespace": "team-nlp"}, "involvedObject": {"kind": "Pod", "name": name},
+                "reason": reason, "message": message, "type": "Warning",
+                "firstTimestamp": first.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "lastTimestamp": last.strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+    api = FakeApi([], events=[event("p1", "FailedScheduling", T0, T0 + timedelta(seconds=9)),
+                              event("p1", "Pulled", T0, T0),
+                              event("other", "FailedScheduling", T0, T0)])
+    obs = wave.scheduling_event_observations(api, ["team-nlp"], {"p1"})
+    assert [(o.taken_at, o.pod, o.event_reason) for o in obs] == [
+        (T0, "p1", "FailedScheduling"), (T0 + timedelta(seconds=9), "p1", "FailedScheduling")]
+    assert all("Insufficient nvidia.com/gpu" in o.event_message and o.node is None for o in obs)

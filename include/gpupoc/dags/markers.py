@@ -1,0 +1,8 @@
+"""Names of the run's marker files (under its evidence ``files/``) that tasks of one run wait on."""
+
+LEASE_FILE = "lease"                # hold_cluster holds the class's cluster lease
+DONE_FILE = "cluster_done"          # cleanup ended the lease
+RELEASE_FILE = "release"            # release_gate lifted the wave's gate
+OBSERVING_FILE = "observing"        # the observer took its first snapshot: the release may go ahead
+# a cleared run starts over: no marker of a past try may count
+STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, OBSERVING_FILE)
