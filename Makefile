@@ -49,9 +49,10 @@ stack-up: venv system-deps
 	$(BIN)/gpupoc stack up
 
 # The whole POC: cluster, monitoring, Airflow under var/airflow, the five test classes, the report.
-# `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; PLAN=file another plan.
+# `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; PLAN=file another plan;
+# CLASSES=tenant_isolation,... only those classes (the report takes the others' latest earlier evidence).
 demo: venv system-deps
-	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(PLAN),--plan $(PLAN))
+	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES))
 
 # Stops every process `make demo` started (var/demo/pids.json), by process id.
 down:

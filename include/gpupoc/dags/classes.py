@@ -17,7 +17,7 @@ EXPECTED_TABLES = {
     "queue_congestion": ("workload_runs", "queue_snapshots", "explanations", "platform_info"),
     "tenant_isolation": ("workload_runs", "queue_snapshots", "access_probes", "quota_samples", "platform_info"),
     "utilization": ("workload_runs", "queue_snapshots", "utilization", "platform_info"),
-    "fault_recovery": ("workload_runs", "queue_snapshots", "failure_records", "platform_info"),
+    "fault_recovery": ("workload_runs", "queue_snapshots", "failure_records", "alerts", "platform_info"),
     "audit_trail": ("workload_runs", "queue_snapshots", "ledger", "audit_matches", "artifacts", "platform_info"),
 }
 

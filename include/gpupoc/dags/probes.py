@@ -122,6 +122,13 @@ def collect_isolation(ctx, timelines, runs) -> dict:
              "at": parse_time(a.at), "http_status": a.http_status, "allowed": a.allowed,
              "expected_allowed": a.expected == "allowed", "access_review_allowed": a.sar_allowed,
              "message": a.message, "audit_matched": a.audit_matched} for a in attempts]
+    from dataclasses import asdict
+
+    from gpupoc.pipeline import evidence_rows
+    from gpupoc.pipeline.quotas import OverQuotaResult
+
+    over_quota = [OverQuotaResult.model_validate(d) for d in ctx.read_file("over_quota", []) or []]
+    rows += [{**asdict(r), "at": parse_time(r.at)} for r in evidence_rows.access_probes([], over_quota)]
     if rows:
         ctx.writer.write("access_probes", rows, source="kubernetes-api (tenant tokens) + audit log")
     else:
@@ -320,11 +327,49 @@ def collect_utilization(ctx, timelines, runs) -> dict:
                                "attribution (kubelet pod-resources) enabled?")
         bucket = f"{int(ctx.spec.bucket_seconds)}s"
         agg = aggregate_utilization_samples(samples, bucket=bucket)
+        agg["tenant"] = agg["namespace"].map({t.namespace: t.name for t in ctx.plan.tenants})
+        task_types = {r["pod"]: r["task_type"] for r in runs if r.get("pod")}
+        agg["task_type"] = [tt if isinstance(tt, str) and tt else task_types.get(p)
+                            for tt, p in zip(agg["task_type"], agg["pod"])]
         ctx.writer.write("utilization", agg.to_dict("records"), source="prometheus (dcgm-exporter)")
         return {"utilization_rows": len(agg)}
     except Exception as exc:  # noqa: BLE001 - a missing source is "not verified", with the reason
         ctx.writer.mark_not_verified("utilization", f"GPU samples not collected: {exc}", "prometheus")
         return {"utilization_rows": 0, "utilization_reason": str(exc)[:200]}
+
+
+def collect_fault_recovery(ctx, timelines, runs) -> dict:
+    """The ``alerts`` table: what operators were told while the failures were provoked (receiver or ALERTS)."""
+    from datetime import timedelta
+
+    from gpupoc.monitoring.results import Window
+    from gpupoc.pipeline.alert_rows import alert_records, collect_alert_history
+    from gpupoc.pipeline.audit import utcnow
+
+    end = utcnow()
+    start = parse_time((ctx.read_file("run_params", {}) or {}).get("started_at")) or end - timedelta(hours=1)
+    try:
+        from gpupoc.monitoring.sources import resolve_sources
+
+        src = resolve_sources(plan_sources=ctx.plan.evidence_sources)
+        record = str(ctx.plan.resolve_path(src.receiver_record)) if src.receiver_record else None
+        prom = src.prometheus_client() if src.prometheus else None
+    except Exception as exc:  # noqa: BLE001 - sources that cannot be resolved are named in the reason
+        record, prom, why = None, None, f"alert sources not resolved: {exc}"
+    else:
+        why = ""
+    result = collect_alert_history(record, prom, Window(start, end, 5.0))
+    if not result.verified:
+        ctx.writer.mark_not_verified("alerts", why or result.reason, result.source or "alerts")
+        return {"alerts": 0, "alerts_reason": (why or result.reason)[:200]}
+    nodes = {n.get("name") for n in ctx.read_file("nodes", []) or [] if n.get("name")}
+    rows = alert_records(result, [t.namespace for t in ctx.plan.tenants], nodes)
+    if rows:
+        ctx.writer.write("alerts", rows, source=result.source)
+    else:
+        ctx.writer.mark_not_verified("alerts", f"{result.source} holds alerts for the window, none about the "
+                                     "tenants' namespaces or the cluster's nodes", result.source)
+    return {"alerts": len(rows), "alert_names": sorted({r["alertname"] for r in rows})}
 
 
 # test class -> [(task id, step)]
@@ -335,7 +380,7 @@ PROBES: dict[str, list] = {
 }
 COLLECTORS = {
     "tenant_isolation": collect_isolation,
-    "fault_recovery": lambda ctx, timelines, runs: {},
+    "fault_recovery": collect_fault_recovery,
     "audit_trail": collect_audit,
     "utilization": collect_utilization,
 }

@@ -172,8 +172,9 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
     data["evidence_root"] = _absolute(data.get("evidence_root") or "../var/evidence", base)
     report = data.setdefault("report", {}) or {}
     data["report"] = report
-    if report.get("output_dir"):
-        report["output_dir"] = _absolute(report["output_dir"], base)
+    for key in ("output_dir", "scorecard"):
+        if report.get(key):
+            report[key] = _absolute(report[key], base)
     previous = None
     if paths.plan.is_file():
         try:

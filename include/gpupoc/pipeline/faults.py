@@ -16,8 +16,8 @@ from typing import Callable
 from gpupoc.exceptions import ApiError, GpupocError
 from gpupoc.pipeline.audit import iso, parse_time, utcnow
 from gpupoc.pipeline.fault_record import (  # noqa: F401 - re-exported for the DAGs
-    IMAGE_ERRORS, P1, WARNING_SCENARIOS, AlertSource, FaultContext, FaultRecord, Scenario, _log, _pod, build_record,
-    container_state, prometheus_alerts, receiver_alerts, wait_released,
+    IMAGE_ERRORS, P1, WARNING_SCENARIOS, AlertSource, FaultContext, FaultRecord, Scenario, _log, _pod,
+    _relevant_alerts, build_record, container_state, prometheus_alerts, receiver_alerts, wait_released,
 )
 from gpupoc.pipeline.injectors import (  # noqa: F401 - re-exported for the DAGs
     CommandInjector, Injection, NodeInjector, SimNodeInjector, kubectl_drain_injector,
@@ -140,11 +140,16 @@ def _provoke(ctx: FaultContext, scenario: Scenario, name: str, injections: list[
              observe_s: float = 0.0) -> Provoked:
     """Wait for (or cause) the failure."""
     ns = ctx.namespace
+    began = utcnow()
     if scenario not in (Scenario.NODE_FAILURE, Scenario.HANG_TIMEOUT):
         pod, ok = _wait(ctx.admin, ns, name, lambda p: failure_seen(scenario, p), fail_timeout_s, ctx.poll_s)
         if ok and scenario is Scenario.MISSING_IMAGE and observe_s > 0:  # let the back-off show, as a user sees it
             pod, _ = _wait(ctx.admin, ns, name, lambda p: container_state(p)[1] == "ImagePullBackOff", observe_s,
                            ctx.poll_s)
+        if ok and scenario is Scenario.MISSING_IMAGE and ctx.alerts is not None and ctx.alert_wait_s > 0:
+            # the stuck pod stays until operators were alerted (or alert_wait_s): deleting it first would
+            # cancel the pending alert, and the record would say operators saw nothing
+            _relevant_alerts(ctx, began, name, ((pod or {}).get("spec") or {}).get("nodeName") or "")
         finished = _finished_at(pod) if scenario is not Scenario.MISSING_IMAGE else None
         return Provoked(pod, ok, _log(ctx.tenant, ns, name), ((pod or {}).get("spec") or {}).get("nodeName") or "",
                         finished)

@@ -119,3 +119,6 @@ class ReportSettings(StrictModel):
     decision_rules: DecisionRules = Field(default_factory=DecisionRules)
     reviewers: list[Reviewer] = Field(default_factory=list)
     output_dir: str | None = Field(default=None, description="defaults to <evidence_root>/report")
+    scorecard: str | None = Field(default=None, description="the reviewers' scorecard file (YAML/JSON, relative to "
+                                  "the plan) for the experience items; scores from the report's trigger form "
+                                  "take precedence")

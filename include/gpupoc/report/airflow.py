@@ -26,7 +26,14 @@ def run_report(plan_path: str | Path, run_id: str, params: dict[str, Any] | None
 
     plan = load_plan(plan_path)
     params = dict(params or {})
-    scorecard = {k: params[k] for k in ("reviewers", "scores") if params.get(k)}
+    scorecard: Any = {k: params[k] for k in ("reviewers", "scores") if params.get(k)}
+    if not scorecard and plan.report.scorecard:
+        scorecard = plan.resolve_path(plan.report.scorecard)
+        if not Path(scorecard).is_file():
+            from gpupoc.exceptions import ConfigError
+
+            raise ConfigError(str(plan_path), [f"report.scorecard: {scorecard} not found; write the reviewers' "
+                                               "scorecard there or remove the field"])
     res = build_report(plan.evidence_root_path, out_dir=report_out_dir(plan, run_id), plan=plan,
                        scorecard=scorecard, language=params.get("language") or None)
     return {"decision": res.report.decision.value,

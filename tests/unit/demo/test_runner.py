@@ -96,3 +96,21 @@ def test_events_left_queued_for_the_report_are_cleared_and_an_empty_queue_is_fin
     assert client.queued == [] and len(lines) == 1
     clear_report_queue(client, lines.append)  # 404: nothing queued, no error
     assert len(lines) == 1
+
+
+def test_classes_are_chosen_by_name_with_or_without_prefix_in_the_demos_order():
+    from gpupoc.demo.runner import CLASS_DAGS, select_classes
+
+    assert select_classes("") == CLASS_DAGS and select_classes(None) == CLASS_DAGS
+    assert select_classes("utilization, poc_tenant_isolation") == ("poc_tenant_isolation", "poc_utilization")
+    with pytest.raises(GpupocError) as exc:
+        select_classes("tenant_isolation,isolaton")
+    assert "poc_isolaton" in str(exc.value) and "tenant_isolation" in str(exc.value)
+
+
+def test_the_cli_refuses_an_unknown_class_before_anything_starts(capsys):
+    from gpupoc.cli import main
+
+    assert main(["demo", "--classes", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "--classes" in err and "poc_nope" in err and "audit_trail" in err

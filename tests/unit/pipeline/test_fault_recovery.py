@@ -382,3 +382,19 @@ def test_node_failure_record_names_the_node_recovery(fake_caller):
                        fail_timeout_s=2, run_before_fail_s=0.01)
     assert rec.recovery_action == "recover node n7 by tester at 2026-03-01T12:00:09Z"
     assert [i["action"] for i in json.loads(rec.injections)] == ["fail", "recover"]
+
+
+def test_the_stuck_image_pull_stays_until_operators_are_alerted_so_the_alert_is_part_of_the_record(fake_caller):
+    cl = ScriptedPodCluster(fake_caller, [pod("Pending", state=PULL)])
+    asked = []
+
+    def alerts(start, end):  # the rule fires after its `for`: the third question sees it
+        asked.append(cl.deleted)
+        return [{"alertname": "ImagePullBackOff", "namespace": "team-a", "pod": "p"}] if len(asked) >= 3 else []
+
+    ctx = FaultContext("team-a", "team-a", cl.tenant, cl.admin, gpu_probes={"api": api_probe(cl.admin)},
+                       poll_s=0.01, release_timeout_s=1, alerts=alerts, alert_wait_s=5)
+    manifest = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "base", "image": "nope:1"}]}}
+    rec = run_scenario(ctx, Scenario.MISSING_IMAGE, manifest, fail_timeout_s=2, airflow_retries=0)
+    assert asked[:3] == [False, False, False], "the pod was not deleted before the alert fired"
+    assert rec.alerts == "ImagePullBackOff" and cl.deleted

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from .conftest import GOOD_SCORES
 from gpupoc.cli import main
 
@@ -62,3 +64,26 @@ def test_airflow_task_function_writes_under_the_plans_report_dir(root_copy, tmp_
     assert html.startswith(str(root_copy / "report" / "manual__2026-11-30T08_00_00_00_00"))
     assert out["items"]["ui_usability"] == "pass"
     assert '<html lang="zh">' in open(html, encoding="utf-8").read()
+
+
+def test_the_plans_scorecard_file_scores_the_experience_items_unless_the_form_gives_scores(root_copy, tmp_path):
+    import yaml
+
+    from gpupoc.exceptions import ConfigError
+    from gpupoc.plan import DEFAULT_PLAN
+    from gpupoc.report.airflow import run_report
+
+    data = yaml.safe_load(DEFAULT_PLAN.read_text())
+    data["evidence_root"] = str(root_copy)
+    data["report"]["scorecard"] = "scores.yaml"
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump(data, allow_unicode=True))
+    with pytest.raises(ConfigError) as exc:
+        run_report(plan, "manual__1", {})
+    assert "report.scorecard" in str(exc.value) and "scores.yaml" in str(exc.value)
+    (tmp_path / "scores.yaml").write_text(yaml.safe_dump({"reviewers": [
+        {"name": "Zhao Min", "role": "business", "scores": {"ui_usability": 2, "documentation": 4, "training_cost": 4}}]}))
+    from_file = run_report(plan, "manual__1", {})
+    assert from_file["items"]["ui_usability"] == "fail" and from_file["items"]["documentation"] == "pass"
+    from_form = run_report(plan, "manual__2", {"reviewers": GOOD_SCORES["reviewers"]})
+    assert from_form["items"]["ui_usability"] == "pass", "the trigger form's scores take precedence"
