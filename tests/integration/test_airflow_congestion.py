@@ -110,6 +110,8 @@ def test_queue_congestion_evidence_holds_what_happened_on_the_cluster(airflow_up
                 "observe", "collect_evidence", "validate", "publish_evidence", "cleanup", "verdict"):
         assert tis[(tid, -1)] == "success", f"{tid}: {tis}"
 
+    scheduler_log = (settings.home / "logs" / "scheduler.out").read_text(errors="replace")
+    assert "gpupoc preload: task modules loaded" in scheduler_log, "the scheduler preloaded the task modules"
     run_dirs = list((plan_file.parent / "evidence" / DAG_ID).iterdir())
     assert len(run_dirs) == 1
     rd = run_dirs[0]

@@ -183,7 +183,12 @@ def test_each_class_kept_the_facts_that_happened_on_the_cluster(env):
     assert matches and all(m["matched"] for m in matches), [m for m in matches if not m["matched"]][:3]
     art = _table(au, "artifacts")
     assert len(art) == 1 and art[0]["verified"] and re.fullmatch(r"[0-9a-f]{64}", art[0]["sha256"])
-    assert art[0]["producer"].startswith("at-train-artifact-")
+    assert art[0]["producer"].startswith("at-train-artifact-") and art[0]["consumer"].startswith("at-eval-artifact-"), \
+        "a consumer pod read the artifact the producer wrote and printed the same sha256"
+    consumer_runs = [r for r in _table(au, "workload_runs") if r["role"] == "artifact-consumer"]
+    assert len(consumer_runs) == 1 and consumer_runs[0]["phase"] == "Succeeded"
+    assert consumer_runs[0]["started_at"] > max(r["finished_at"] for r in _table(au, "workload_runs")
+                                                if r["role"] == "artifact-producer"), "consumed after produced"
 
 
 @pytest.mark.timeout(300)

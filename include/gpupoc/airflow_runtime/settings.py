@@ -20,6 +20,7 @@ DEFAULT_HOME = REPO_ROOT / ".airflow"
 ADMIN_USER = "admin"
 PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 STATE_FILE = "gpupoc-runtime.json"
+PRELOAD_DIR = Path(__file__).resolve().parent / "preload"  # holds the scheduler's sitecustomize.py
 # Pools the pipeline's DAGs use: name -> (slots, description). See gpupoc.dag_factory.cluster_pool().
 POOLS = {"gpupoc_cluster": (1, "one test class at a time holds the cluster's GPUs (gate release to wave end)")}
 
@@ -40,6 +41,7 @@ class RuntimeSettings:
     max_active_runs: int = 4
     parsing_processes: int = 1
     paused_at_creation: bool = False
+    preload: bool = True  # the scheduler preloads the task modules before forking (see preload/sitecustomize.py)
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -168,6 +170,8 @@ def process_env(s: RuntimeSettings) -> dict[str, str]:
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     env["AIRFLOW_HOME"] = str(s.home.resolve())
     env.setdefault("PYTHONUNBUFFERED", "1")
+    if s.preload:  # the scheduler loads the task modules once, before it forks workers (preload/sitecustomize.py)
+        env["PYTHONPATH"] = os.pathsep.join([str(PRELOAD_DIR), *filter(None, [env.get("PYTHONPATH")])])
     # Options set in the environment override airflow.cfg: drop any inherited ones so the file rules.
     for key in [k for k in env if k.startswith("AIRFLOW__")]:
         if key not in s.extra_env:

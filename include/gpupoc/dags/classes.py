@@ -10,7 +10,7 @@ _ROLES = {
     "tenant_isolation": ("wave",),
     "utilization": ("wave",),
     "fault_recovery": ("wave",),  # injections are submitted and watched by inject_faults
-    "audit_trail": ("wave", "artifact-producer", "artifact-consumer"),
+    "audit_trail": ("wave", "artifact-producer"),  # artifact_hand_over starts the consumer once there is an artifact
 }
 
 EXPECTED_TABLES = {

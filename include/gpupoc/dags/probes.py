@@ -252,9 +252,46 @@ def artifact_hand_over(ctx) -> dict:
     if producer is None:
         ctx.writer.write_json("artifact", {"verified": False, "reason": "the producer pod did not finish in time"})
         return {"verified": False}
-    rec = hand_over(caller, t.namespace, producer)
+    consumer, why = _run_consumer(ctx, art, caller, t.namespace, producer, deadline)
+    rec = hand_over(caller, t.namespace, producer, consumer=consumer or "pipeline")
+    if why:
+        rec.reason = "; ".join(x for x in (why, rec.reason) if x)
     ctx.writer.write_json("artifact", rec.model_dump(mode="json"))
-    return {"verified": rec.verified, "sha256": rec.sha256}
+    return {"verified": rec.verified, "sha256": rec.sha256, "consumer": rec.consumer}
+
+
+def _run_consumer(ctx, art, producer_caller, namespace: str, producer: str, deadline: float) -> tuple[str, str]:
+    """Start the plan's consumer workload with ``--artifact <the path the producer reported>`` as the
+    consumer's tenant, and wait for it to end: (its pod name, "") or ("", why the pipeline hashes instead)."""
+    from gpupoc.pipeline.artifacts import parse_artifact_lines
+    from gpupoc.plan import class_items
+    from gpupoc.podspec import labels as L
+
+    log = producer_caller.call("GET", f"/api/v1/namespaces/{namespace}/pods/{producer}/log")
+    lines = parse_artifact_lines(log.text) if log.ok else []
+    item = next((i for i in class_items(ctx.plan, ctx.test_class) if i.role == "artifact-consumer"), None)
+    if not lines or item is None:
+        return "", ("" if lines else "the producer reported no artifact path for a consumer to read")
+    ct = ctx.plan.tenant(art.consumer.tenant)
+    body = _manifest(ctx, art.consumer.workload, ct.name, item.name, role="artifact-consumer")
+    body["metadata"]["name"] = f"{item.name}-{abs(hash(ctx.run_id)) % 10**8:08d}"
+    body["metadata"]["annotations"][L.ITEM] = item.name
+    container = body["spec"]["containers"][0]
+    container["args"] = [*(container.get("args") or []), "--artifact", lines[-1].path]
+    consumer = ctx.tenant(ct.name, "artifact consumer")
+    name = body["metadata"]["name"]
+    r = consumer.call("POST", f"/api/v1/namespaces/{ct.namespace}/pods", body=body)
+    if not r.ok and r.status != 409:  # 409: a retry of this task created it already
+        return "", f"the consumer pod could not be created: HTTP {r.status} {r.message}"
+    while time.monotonic() < deadline:
+        got = consumer.call("GET", f"/api/v1/namespaces/{ct.namespace}/pods/{name}")
+        phase = ((got.body or {}).get("status") or {}).get("phase") if got.ok else None
+        if phase == "Succeeded":
+            return name, ""
+        if phase == "Failed":
+            return name, f"the consumer pod {name} failed; see its log"
+        time.sleep(2)
+    return name, f"the consumer pod {name} did not finish in time"
 
 
 def collect_audit(ctx, timelines, runs) -> dict:
@@ -293,7 +330,9 @@ def collect_audit(ctx, timelines, runs) -> dict:
         ctx.writer.write("artifacts", [{"path": art["path"], "sha256": art.get("sha256") or None,
                                         "producer": art.get("producer_pod"), "consumer": art.get("consumer"),
                                         "namespace": art.get("namespace"), "size_bytes": art.get("size_bytes"),
-                                        "verified": bool(art.get("verified"))}], source="producer log + volume")
+                                        "verified": bool(art.get("verified"))}],
+                         source="producer log + " + ("volume" if art.get("consumer") in (None, "", "pipeline")
+                                                     else "consumer pod log"))
     else:
         ctx.writer.mark_not_verified("artifacts", (art or {}).get("reason") or "no artifact hand-over recorded",
                                      "artifact_hand_over task")

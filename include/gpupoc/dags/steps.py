@@ -314,13 +314,17 @@ def _ledger_submissions(ctx: RunContext, pods: list[dict]) -> None:
     from gpupoc.pipeline.audit import Ledger
     from gpupoc.pipeline.k8s import service_account_actor
 
+    from gpupoc.dags.classes import wave_roles
+    from gpupoc.podspec import labels as L
+
     ledger = Ledger(ctx.run_dir / "ledger" / "wave.jsonl", task="wave")
     by_ns = {t.namespace: t for t in ctx.plan.tenants}
+    operator_roles = {L.safe_label_value(r) for r in wave_roles(ctx.test_class)}
     for p in sorted(pods, key=lambda p: p["metadata"].get("creationTimestamp") or ""):
         m = p["metadata"]
         t = by_ns.get(m["namespace"])
-        if t is None:
-            continue
+        if t is None or (m.get("labels") or {}).get(L.ROLE, "wave") not in operator_roles:
+            continue  # a probe created it and its own task ledgered the request
         ledger.record(service_account_actor(t.kube_context, t.namespace, t.service_account), "create",
                       at=parse_time(m.get("creationTimestamp")), resource="pods", namespace=m["namespace"],
                       name=m["name"], method="POST", path=f"/api/v1/namespaces/{m['namespace']}/pods", status=201,

@@ -61,3 +61,22 @@ def test_processes_get_the_venv_first_on_path_and_no_inherited_airflow_overrides
 def test_a_missing_password_file_says_to_start_airflow_first(tmp_path):
     with pytest.raises(ConfigError, match="gpupoc airflow up"):
         admin_password(tmp_path)
+
+
+def test_only_the_scheduler_preloads_the_task_modules(tmp_path):
+    import importlib.util
+
+    from gpupoc.airflow_runtime.settings import PRELOAD_DIR, RuntimeSettings, process_env
+
+    spec = importlib.util.spec_from_file_location("preload_site", PRELOAD_DIR / "sitecustomize.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # in pytest's process: not the scheduler, so nothing is imported
+    assert mod.should_preload([b"/venv/bin/airflow", b"scheduler", b""])
+    assert mod.should_preload([b"/venv/bin/python3", b"/venv/bin/airflow", b"scheduler"])
+    assert not mod.should_preload([b"/venv/bin/airflow", b"triggerer"])
+    assert not mod.should_preload([b"/venv/bin/airflow", b"api-server", b"--port", b"8080"])
+    assert not mod.should_preload([b"/usr/bin/python3", b"-m", b"pytest"])
+    env = process_env(RuntimeSettings(home=tmp_path, extra_env={"PYTHONPATH": "/elsewhere"}))
+    assert env["PYTHONPATH"].split(":") == [str(PRELOAD_DIR), "/elsewhere"]
+    assert "PYTHONPATH" not in process_env(RuntimeSettings(home=tmp_path, preload=False)) or \
+        str(PRELOAD_DIR) not in process_env(RuntimeSettings(home=tmp_path, preload=False))["PYTHONPATH"]

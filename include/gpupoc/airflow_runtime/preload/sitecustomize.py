@@ -1,0 +1,42 @@
+"""Put on the Airflow scheduler's PYTHONPATH by ``gpupoc.airflow_runtime``: the scheduler imports what every
+task needs (the Task SDK, the KubernetesPodOperator, the DAG factory, the plan) before LocalExecutor forks its
+workers, so a task process starts with them loaded instead of paying the imports itself.
+Any other process (api-server, triggerer, dag-processor, tasks, tools) returns at once.
+"""
+
+
+def should_preload(argv: list) -> bool:
+    """True for ``.../airflow scheduler ...`` (also ``python .../airflow scheduler``)."""
+    names = [a.decode(errors="replace") if isinstance(a, bytes) else str(a) for a in argv[:3]]
+    return any(n.endswith("airflow") for n in names[:2]) and "scheduler" in names[1:3]
+
+
+def _preload() -> None:
+    try:
+        with open("/proc/self/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:
+        return
+    if not should_preload(argv):
+        return
+    import os
+    import sys
+    import time
+
+    t0 = time.perf_counter()
+    try:
+        import airflow.providers.cncf.kubernetes.operators.pod  # noqa: F401
+        import airflow.sdk  # noqa: F401
+
+        import gpupoc.dags.factory  # noqa: F401
+        import gpupoc.dags.steps  # noqa: F401
+        from gpupoc.pipeline.operator import load_plan_file
+
+        if os.environ.get("GPUPOC_PLAN"):
+            load_plan_file(os.environ["GPUPOC_PLAN"])  # what parsing a DAG file reads
+        print(f"gpupoc preload: task modules loaded in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - never keep the scheduler from starting
+        print(f"gpupoc preload skipped: {exc}", file=sys.stderr)
+
+
+_preload()
