@@ -15,18 +15,17 @@ wave task terminal; also when the pods were done and when the DAG run ended), ti
 spread of the moments the platform could first schedule them (direct: pod creations; gated: gate removals; both
 from the API server's audit log), Airflow CPU seconds per wave task (psutil over each component's process tree),
 peak memory, the wall-time ratio, and where the Airflow time goes (scheduler, task start-up, triggerer notice
-and resume). ``--variants`` compares Airflow set-ups in the same run (``as-configured``: the runtime's
-settings; ``tuned``: the cheap fixes, see VARIANTS). Usage::
+and resume). ``--variants`` compares Airflow set-ups in the same run (``as-configured``: the runtime as
+shipped; ``no-preload``: without the scheduler's preload of the task modules, see VARIANTS). Usage::
 
-    python bench/orchestration_overhead.py                          # sizes 40 and 200, as-configured and tuned
-    python bench/orchestration_overhead.py --sizes 40 --variants tuned
+    python bench/orchestration_overhead.py                          # sizes 40 and 200, as-configured
+    python bench/orchestration_overhead.py --sizes 40 --variants as-configured no-preload
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -378,54 +377,6 @@ print(json.dumps(out))
 """
 
 
-PRELOAD_SITECUSTOMIZE = """# Written by bench/orchestration_overhead.py (variants preload, tuned): the scheduler
-# imports what every task process needs before LocalExecutor forks its workers, so each forked task process starts with them loaded.
-def _preload():
-    try:
-        with open("/proc/self/cmdline", "rb") as fh:
-            argv = fh.read().split(b"\\0")
-    except OSError:
-        return
-    if not any(a.endswith(b"airflow") for a in argv[:2]) or b"scheduler" not in argv[1:3]:
-        return
-    import sys
-    import time
-
-    t0 = time.perf_counter()
-    try:
-        import airflow.sdk  # noqa: F401
-        import airflow.providers.cncf.kubernetes.operators.pod  # noqa: F401
-        import gpupoc.dags.factory  # noqa: F401
-        import gpupoc.dags.steps  # noqa: F401
-        import gpupoc.plan  # noqa: F401
-        import os
-        from gpupoc.pipeline.operator import KPO_DEFAULTS, load_plan_file
-
-        if os.environ.get("GPUPOC_PLAN"):
-            load_plan_file(os.environ["GPUPOC_PLAN"])  # what parsing the DAG file reads
-
-        for key in ("poll_interval", "startup_check_interval_seconds"):  # experiment: slower trigger polls
-            value = os.environ.get("GPUPOC_BENCH_" + key.upper())
-            if value:
-                KPO_DEFAULTS[key] = int(value)
-        print(f"gpupoc preload: task modules loaded in {time.perf_counter() - t0:.1f} s; {KPO_DEFAULTS}",
-              file=sys.stderr)
-    except Exception as exc:  # noqa: BLE001 - never stop the scheduler from starting
-        print(f"gpupoc preload skipped: {exc}", file=sys.stderr)
-
-
-_preload()
-"""
-
-
-def preload_dir(work: Path) -> Path:
-    """A directory holding the ``sitecustomize.py`` above (put it on the scheduler's PYTHONPATH)."""
-    d = work / "preload"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "sitecustomize.py").write_text(PRELOAD_SITECUSTOMIZE)
-    return d
-
-
 def import_costs(settings) -> dict:
     """What a fresh task process pays before it does any work: the imports and the DAG file (one cold run)."""
     from gpupoc.airflow_runtime.settings import process_env
@@ -439,21 +390,10 @@ def import_costs(settings) -> dict:
 
 
 VARIANTS = {
-    "as-configured": "the runtime settings as they are",
-    "preload": "the scheduler preloads the operator, the DAG factory and the plan before forking its workers",
-    "tuned": "preload + DAG files re-parsed every 300 s (not 30 s) + trigger polls every 5 s (Pending: 2 s), not 1 s",
+    "as-configured": "the runtime as shipped: the scheduler preloads the task modules before forking workers "
+                     "(airflow_runtime/preload), DAG files re-parsed every 300 s, operator polls 2 s pending / 5 s running",
+    "no-preload": "as shipped but without the scheduler's preload: every task process imports the operator itself",
 }
-
-
-def variant_env(variant: str, work: Path) -> dict[str, str]:
-    """Environment of the Airflow processes for one variant (options as AIRFLOW__* override airflow.cfg)."""
-    env: dict[str, str] = {}
-    if variant == "tuned":
-        env.update({"AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "300",
-                    "GPUPOC_BENCH_POLL_INTERVAL": "5", "GPUPOC_BENCH_STARTUP_CHECK_INTERVAL_SECONDS": "2"})
-    if variant in ("preload", "tuned"):
-        env["PYTHONPATH"] = os.pathsep.join([str(preload_dir(work)), *filter(None, [os.environ.get("PYTHONPATH")])])
-    return env
 
 
 def print_report(rows: list[dict], imports: dict | None = None) -> None:
@@ -492,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", type=int, default=32)
     p.add_argument("--gpus-per-node", type=int, default=8)
     p.add_argument("--parallelism", type=int, default=12, help="Airflow [core] parallelism")
-    p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=["as-configured", "tuned"],
+    p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=["as-configured"],
                    help="Airflow set-ups to compare, each on a fresh deployment: " +
                         "; ".join(f"{k}: {v}" for k, v in VARIANTS.items()))
     p.add_argument("--timeout", type=float, default=1800.0, help="per wave")
@@ -520,9 +460,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({**run_direct(sim, plans[n], n, args.timeout), "duration": args.duration})
             print(json.dumps(rows[-1]), flush=True)
         for variant in args.variants:
-            env = {"GPUPOC_PLAN": str(plans[args.sizes[0]]), **variant_env(variant, work)}
+            env = {"GPUPOC_PLAN": str(plans[args.sizes[0]])}
             settings = RuntimeSettings(home=work / f"airflow-{variant}", port=free_port(),
-                                       parallelism=args.parallelism, paused_at_creation=True, extra_env=env)
+                                       parallelism=args.parallelism, paused_at_creation=True, extra_env=env,
+                                       preload=variant != "no-preload")
             t0 = time.monotonic()
             state = up(settings)
             print(f"airflow [{variant}] up in {time.monotonic() - t0:.0f} s", flush=True)
