@@ -96,7 +96,8 @@ def isolation_tables(sim, f: ClientFactory, tmp_path) -> dict[str, pd.DataFrame]
                              lambda name, gpus: pod(name, "team-serving", gpus=gpus), observe_s=2)
     samples = sample_quotas(admin, TENANTS)
     admin.call("DELETE", "/api/v1/namespaces/team-nlp/pods/victim", body={"gracePeriodSeconds": 0})
-    return {"access_probes": frame(ER.access_probes(attempts, [over])), "quota_samples": frame(ER.quota_samples(samples))}
+    return {"access_probes": frame(ER.access_probes(attempts, [over])),
+            "quota_samples": frame(ER.quota_samples(samples))}
 
 
 def pod_failed_alerts(admin, ns: str):
@@ -244,7 +245,7 @@ def test_fault_profile_fails_its_item_from_real_probe_evidence(start_sim, good_r
     report = report_with(good_root, tmp_path, run_probes(sim, [test_class], tmp_path))
     it = report.item(item)
     assert it.verdict is Verdict.FAIL, f"{fault}: {item} {it.verdict.value} ({it.reason})"
-    assert check in {c.check_id for c in it.checks if c.verdict is Verdict.FAIL}, it.reason
+    assert check in {c.check_id for c in it.checks if c.verdict is Verdict.FAIL} and check in it.reason, it.reason
     assert it.failure_class is FailureClass.PRODUCT_GAP and it.reason
     kinds = {e.kind for e in it.evidence}
     assert {"validation", "table"} <= kinds, kinds

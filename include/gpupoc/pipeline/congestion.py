@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 
@@ -128,26 +128,10 @@ class Capacity:
     node_pool: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class CongestionRow:
-    """One row of the ``workload_runs`` table: moments, wait, bottleneck and the explanation's score."""
+@dataclass(frozen=True, kw_only=True)
+class CongestionRow(WorkloadTimeline):
+    """One workload's timeline with its wait's bottleneck and the score of the platform's explanation."""
 
-    workload_key: str
-    pod: str
-    namespace: str
-    tenant: str
-    pool: str
-    priority_class: str
-    priority: int
-    gpus: int
-    submitted_at: datetime | None
-    released_at: datetime | None
-    scheduled_at: datetime | None
-    started_at: datetime | None
-    finished_at: datetime | None
-    phase: str
-    node: str | None
-    wait_seconds: float | None
     needs_explanation: bool
     bottleneck: str
     ahead_at_release: int
@@ -165,7 +149,7 @@ class CongestionRow:
     explained_from: str | None = None  # "snapshots" or "events" (a wait no snapshot saw)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "wait_seconds": self.wait_seconds}
 
 
 def classify_message(text: str | None) -> set[str]:
@@ -303,10 +287,8 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
                 positions.append(mine.position)
             if mine.eta is not None:
                 etas.append(mine.eta)
-        row = _row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
-                   explain_after_seconds, eta_tolerance_seconds)
-        row.explained_from = source if row.platform_explained else None
-        rows.append(row)
+        rows.append(_row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
+                         explain_after_seconds, eta_tolerance_seconds, source))
     return rows
 
 
@@ -332,7 +314,7 @@ def _only_pipeline_gate(o: Observation, text: str) -> bool:
 
 def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | None, str]], positions: list[int],
          etas: list[datetime], ahead: list[WorkloadTimeline], free: int | None, explain_after: float,
-         eta_tol: float) -> CongestionRow:
+         eta_tol: float, source: str) -> CongestionRow:
     wait = t.wait_seconds
     needs = (wait is not None and wait > explain_after) or (t.scheduled_at is None and t.ready_at is not None)
     if causes:
@@ -352,15 +334,14 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
     if eta_at is not None and t.scheduled_at is not None:
         eta_err = (eta_at - t.scheduled_at).total_seconds()
     return CongestionRow(
-        workload_key=t.workload_key, pod=t.pod, namespace=t.namespace, tenant=t.tenant, pool=t.pool,
-        priority_class=t.priority_class, priority=t.priority, gpus=t.gpus, submitted_at=t.submitted_at,
-        released_at=t.released_at, scheduled_at=t.scheduled_at, started_at=t.started_at, finished_at=t.finished_at,
-        phase=t.phase, node=t.node, wait_seconds=wait, needs_explanation=needs, bottleneck=bottleneck.value,
+        **{f.name: getattr(t, f.name) for f in fields(WorkloadTimeline)},
+        needs_explanation=needs, bottleneck=bottleneck.value,
         ahead_at_release=len(ahead), ahead_higher_priority=sum(1 for a in ahead if a.priority > t.priority),
         pool_free_at_release=free, platform_reason=reason, platform_message=message, platform_explained=explained,
         platform_names_bottleneck=names, first_position=positions[0] if positions else None,
         eta_offered=eta_at is not None, eta_at=eta_at, eta_error_seconds=eta_err,
         eta_within_tolerance=None if eta_err is None else abs(eta_err) <= eta_tol,
+        explained_from=source if explained else None,
     )
 
 
