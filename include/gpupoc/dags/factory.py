@@ -31,7 +31,8 @@ from datetime import datetime, timedelta, timezone
 from airflow.sdk import DAG, Param, get_current_context, task
 
 from gpupoc.assets import evidence_asset
-from gpupoc.dags.lease import LEASE_FILE, RELEASE_FILE, ClusterLeaseOperator, MarkerFileSensor
+from gpupoc.dags.lease import ClusterLeaseOperator, MarkerFileSensor
+from gpupoc.dags.markers import LEASE_FILE, RELEASE_FILE
 from gpupoc.pipeline.common import cluster_pool, default_plan_path
 from gpupoc.pipeline.operator import GpuWorkloadOperator
 

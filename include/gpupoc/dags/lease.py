@@ -20,7 +20,7 @@ from typing import Any, AsyncIterator
 from airflow.sdk import BaseOperator
 from airflow.triggers.base import BaseTrigger, TaskFailedEvent, TaskSuccessEvent, TriggerEvent
 
-from gpupoc.dags.markers import DONE_FILE, LEASE_FILE, RELEASE_FILE, STALE_MARKERS  # noqa: F401 - re-exported
+from gpupoc.dags.markers import DONE_FILE, LEASE_FILE
 
 
 class MarkerFileTrigger(BaseTrigger):

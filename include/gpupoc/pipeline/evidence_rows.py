@@ -84,7 +84,9 @@ def failure_records(rows: Iterable[FaultRecord]) -> list[t.FailureRecord]:
         out.append(t.FailureRecord(
             scenario=r.scenario, trigger=trigger, pod=r.pod, namespace=r.namespace, platform_behaviour=platform,
             user_visible=user, operator_visible=operator or None, recovery=recovery,
-            logs_readable=r.user_log_readable_after, events=r.events, airflow_retries=r.airflow_retries,
+            # the failure itself missing from the events (events-dropped) leaves the column empty: FR-08 fails
+            logs_readable=r.user_log_readable_after, events=None if r.failure_event_missing else r.events,
+            airflow_retries=r.airflow_retries,
             platform_restarts=r.platform_restarts, alerts=r.alerts or None, gpu_release_seconds=r.release_s,
             verified=r.verified, reason=_join(r.reason, r.user_log_note if r.user_log_readable_after is None else "",
                                               f"findings: {r.findings}" if r.findings else "") or None))

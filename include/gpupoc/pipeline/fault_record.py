@@ -78,6 +78,7 @@ class FaultRecord(BaseModel):
     user_log_note: str = ""  # why the log check does not apply (e.g. no container ever started)
     # what operators saw
     warning_events: int = 0
+    failure_event_missing: bool = False  # a pull error or node loss that no Warning event recorded
     warning_reasons: str = ""
     alerts: str = ""
     # recovery
@@ -305,6 +306,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
     rec.warning_events = len(warnings)
     rec.warning_reasons = ",".join(sorted({e.get("reason", "") for e in warnings}))
     if scenario in WARNING_SCENARIOS and not warnings:
+        rec.failure_event_missing = True
         findings.append("no Warning event recorded the failure: operators see nothing in the events")
     if ctx.alerts is None:
         reasons.append("no alert source configured: alerts not verified")

@@ -251,7 +251,11 @@ def test_a_pull_error_without_warning_events_is_a_finding(fake_caller):
     ctx.admin.on("GET", r".*/events", Response(200, {"items": []}))
     rec = build_record(ctx, Scenario.MISSING_IMAGE, "p", trigger="bad image", injections=[], failure_at=utcnow(),
                        pod=pod("Pending", state=PULL), airflow_retries=0)
-    assert "no Warning event recorded the failure" in rec.findings
+    assert "no Warning event recorded the failure" in rec.findings and rec.failure_event_missing
+    from gpupoc.pipeline.evidence_rows import failure_records
+
+    row = failure_records([rec])[0]
+    assert row.events is None, "the failure is missing from the platform's events: FR-08 must not pass"
 
 
 def test_prometheus_probe_counts_gpus_under_either_label_spelling():

@@ -1,0 +1,137 @@
+"""Audit trail: an administrator's quota change, the artifact hand-over from producer to consumer pod,
+and the pipeline's ledger matched against the platform's audit log."""
+
+from __future__ import annotations
+
+import time
+
+from gpupoc.dags.probes.common import gpu_quota_name, probe_manifest, wait_for_release
+from gpupoc.exceptions import SourceUnavailable
+from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.common import parse_time
+
+
+def quota_change(ctx) -> dict:
+    """An administrator changes a tenant's GPU quota and restores it; both land in the ledger."""
+    from gpupoc.pipeline.audit import change_quota, restore_quota
+
+    qc = ctx.spec.quota_change
+    if qc is None:
+        return {"skipped": "no quota_change in the plan"}
+    t = ctx.plan.tenant(qc.tenant)
+    admin = ctx.admin("quota change by an administrator")
+    change = change_quota(admin, t.namespace, gpu_quota_name(admin, t.namespace), qc.gpus)
+    if qc.restore:
+        time.sleep(2)
+        change = restore_quota(admin, change)
+    ctx.writer.write_json("quota_change", change.model_dump(mode="json"))
+    return {"changed": change.change_status, "restored": change.restored}
+
+
+def artifact_hand_over(ctx) -> dict:
+    """Once the producer has finished, record its artifact: path, sha256, producer and consumer."""
+    from gpupoc.pipeline.artifacts import hand_over
+
+    art = ctx.spec.artifact
+    if art is None:
+        return {"skipped": "no artifact in the plan"}
+    wait_for_release(ctx, ctx.spec.gate_timeout_seconds)
+    t = ctx.plan.tenant(art.producer.tenant)
+    caller = ctx.tenant(t.name, "artifact hand-over")
+    deadline = time.monotonic() + ctx.hold_timeout_s()
+    producer = None
+    while time.monotonic() < deadline:
+        pods = W.list_pods(caller, [t.namespace], ctx.selector + ",gpupoc.io/role=artifact-producer")
+        done = [p for p in pods if (p.get("status") or {}).get("phase") in W.TERMINAL]
+        if done:
+            producer = done[-1]["metadata"]["name"]
+            break
+        time.sleep(2)
+    if producer is None:
+        ctx.writer.write_json("artifact", {"verified": False, "reason": "the producer pod did not finish in time"})
+        return {"verified": False}
+    consumer, why = _run_consumer(ctx, art, caller, t.namespace, producer, deadline)
+    rec = hand_over(caller, t.namespace, producer, consumer=consumer or "pipeline")
+    if why:
+        rec.reason = "; ".join(x for x in (why, rec.reason) if x)
+    ctx.writer.write_json("artifact", rec.model_dump(mode="json"))
+    return {"verified": rec.verified, "sha256": rec.sha256, "consumer": rec.consumer}
+
+
+def _run_consumer(ctx, art, producer_caller, namespace: str, producer: str, deadline: float) -> tuple[str, str]:
+    """Start the plan's consumer workload with ``--artifact <the path the producer reported>`` as the
+    consumer's tenant, and wait for it to end: (its pod name, "") or ("", why the pipeline hashes instead)."""
+    from gpupoc.pipeline.artifacts import parse_artifact_lines
+    from gpupoc.plan import class_items
+    from gpupoc.podspec import labels as L
+
+    log = producer_caller.call("GET", f"/api/v1/namespaces/{namespace}/pods/{producer}/log")
+    lines = parse_artifact_lines(log.text) if log.ok else []
+    item = next((i for i in class_items(ctx.plan, ctx.test_class) if i.role == "artifact-consumer"), None)
+    if not lines or item is None:
+        return "", ("" if lines else "the producer reported no artifact path for a consumer to read")
+    ct = ctx.plan.tenant(art.consumer.tenant)
+    body = probe_manifest(ctx, art.consumer.workload, ct.name, item.name, role="artifact-consumer")
+    body["metadata"]["name"] = f"{item.name}-{abs(hash(ctx.run_id)) % 10**8:08d}"
+    body["metadata"]["annotations"][L.ITEM] = item.name
+    container = body["spec"]["containers"][0]
+    container["args"] = [*(container.get("args") or []), "--artifact", lines[-1].path]
+    consumer = ctx.tenant(ct.name, "artifact consumer")
+    name = body["metadata"]["name"]
+    r = consumer.call("POST", f"/api/v1/namespaces/{ct.namespace}/pods", body=body)
+    if not r.ok and r.status != 409:  # 409: a retry of this task created it already
+        return "", f"the consumer pod could not be created: HTTP {r.status} {r.message}"
+    while time.monotonic() < deadline:
+        got = consumer.call("GET", f"/api/v1/namespaces/{ct.namespace}/pods/{name}")
+        phase = ((got.body or {}).get("status") or {}).get("phase") if got.ok else None
+        if phase == "Succeeded":
+            return name, ""
+        if phase == "Failed":
+            return name, f"the consumer pod {name} failed; see its log"
+        time.sleep(2)
+    return name, f"the consumer pod {name} did not finish in time"
+
+
+def collect_audit(ctx, timelines, runs) -> dict:
+    """The pipeline's ledger (every task's actions) matched against the platform's audit log."""
+    from gpupoc.pipeline.audit import match_ledger, read_audit_lines, read_ledger
+
+    entries = read_ledger(ctx.run_dir / "ledger")
+    ctx.writer.write("ledger", [{"at": parse_time(e.at), "actor": e.username, "verb": e.verb,
+                                 "resource": e.resource or None, "subresource": e.subresource or None,
+                                 "namespace": e.namespace or None, "name": e.name or None, "http_status": e.status,
+                                 "purpose": e.purpose or None, "task": e.task or None} for e in entries],
+                     source="pipeline ledger")
+    audit_path = ctx.plan.evidence_sources.audit_log_path
+    if not audit_path:
+        ctx.writer.mark_not_verified("audit_matches", "evidence_sources.audit_log_path is not set in the plan; "
+                                     "point it at the API server's audit log", "plan")
+        matched = None
+    else:
+        try:
+            events = read_audit_lines(ctx.plan.resolve_path(audit_path))
+        except (OSError, SourceUnavailable) as exc:
+            ctx.writer.mark_not_verified("audit_matches", f"audit log unreadable: {exc}", str(audit_path))
+            events = None
+        matched = None
+        if events is not None:
+            ms = match_ledger(entries, events, verbs={"create", "patch", "update", "delete"})
+            ctx.writer.write("audit_matches", [{
+                "ledger_action": f"{m.verb} {m.resource} {m.namespace}/{m.name}".strip(), "actor": m.username,
+                "verb": m.verb, "resource": m.resource, "namespace": m.namespace or None, "name": m.name or None,
+                "at": parse_time(m.at), "audit_event_id": m.audit_id or None, "matched": m.matched,
+                "delay_seconds": m.delay_s, "decision": m.audit_decision or None, "code": m.audit_code}
+                for m in ms], source=str(audit_path))
+            matched = sum(1 for m in ms if m.matched)
+    art = ctx.read_file("artifact")
+    if art and art.get("path"):
+        ctx.writer.write("artifacts", [{"path": art["path"], "sha256": art.get("sha256") or None,
+                                        "producer": art.get("producer_pod"), "consumer": art.get("consumer"),
+                                        "namespace": art.get("namespace"), "size_bytes": art.get("size_bytes"),
+                                        "verified": bool(art.get("verified"))}],
+                         source="producer log + " + ("volume" if art.get("consumer") in (None, "", "pipeline")
+                                                     else "consumer pod log"))
+    else:
+        ctx.writer.mark_not_verified("artifacts", (art or {}).get("reason") or "no artifact hand-over recorded",
+                                     "artifact_hand_over task")
+    return {"ledger_entries": len(entries), "audit_matched": matched}

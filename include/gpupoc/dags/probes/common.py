@@ -1,0 +1,63 @@
+"""Helpers the class probes share: waiting for the wave, the tenant's GPU quota, plain pod manifests,
+the monitoring sources."""
+
+from __future__ import annotations
+
+import time
+
+from gpupoc.dags.markers import RELEASE_FILE
+from gpupoc.pipeline import wave as W
+
+
+GPU_QUOTA_KEY = "requests.nvidia.com/gpu"
+
+
+def wave_ended(ctx) -> bool:
+    pods = W.latest_per_item(W.list_pods(ctx.factory.caller(ctx.plan.platform.admin_context), ctx.namespaces,
+                                         ctx.selector))
+    return len(pods) >= len(ctx.items) and all((p.get("status") or {}).get("phase") in W.TERMINAL
+                                               for p in pods.values())
+
+
+def wait_for_release(ctx, timeout_s: float, poll_s: float = 2.0) -> bool:
+    """Until the release task has lifted the gate (release.json written), so probes see the wave running."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if ctx.files(RELEASE_FILE).is_file():
+            return True
+        time.sleep(poll_s)
+    return False
+
+
+def gpu_quota_name(admin, namespace: str) -> str:
+    r = admin.call("GET", f"/api/v1/namespaces/{namespace}/resourcequotas")
+    for q in (r.body or {}).get("items") or [] if r.ok else []:
+        if GPU_QUOTA_KEY in ((q.get("spec") or {}).get("hard") or {}):
+            return q["metadata"]["name"]
+    return f"{namespace}-gpu"
+
+
+def probe_manifest(ctx, workload: str, tenant: str, name: str, gpus: int | None = None, role: str = "probe") -> dict:
+    """A plain pod manifest from the plan's pod builder (no wave gate: probes submit and watch directly)."""
+    from kubernetes.client import ApiClient
+
+    from gpupoc.podspec.build import build_pod
+
+    pod = build_pod(ctx.plan.workload(workload), ctx.plan.tenant(tenant), ctx.plan, run_id=ctx.run_id,
+                    test_class=ctx.test_class, wave_gate=False, name=name, role=role)
+    body = ApiClient().sanitize_for_serialization(pod)
+    if gpus is not None:
+        res = body["spec"]["containers"][0].setdefault("resources", {})
+        for k in ("requests", "limits"):
+            res.setdefault(k, {})["nvidia.com/gpu"] = str(gpus)
+    return body
+
+
+def monitoring_sources(ctx):
+    """The monitoring locations (plan, Airflow connections, local stack), or None when none resolve."""
+    try:
+        from gpupoc.monitoring.sources import resolve_sources
+
+        return resolve_sources(plan_sources=ctx.plan.evidence_sources)
+    except Exception:  # noqa: BLE001 - no monitoring: what needs it is recorded as not verified
+        return None

@@ -1,0 +1,92 @@
+"""Tenant isolation: cross-tenant attempts with each tenant's own token, over-quota submissions, usage
+against quota through the run, and each tenant's share."""
+
+from __future__ import annotations
+
+import time
+
+from gpupoc.dags.probes.common import GPU_QUOTA_KEY, gpu_quota_name, probe_manifest, wait_for_release, wave_ended
+from gpupoc.exceptions import SourceUnavailable
+from gpupoc.pipeline.common import parse_time
+
+
+def isolation_probes(ctx) -> dict:
+    """Every cross-tenant attempt with each tenant's own token, then the over-quota submissions."""
+    from gpupoc.pipeline.isolation import run_isolation_probes
+    from gpupoc.pipeline.k8s import service_account_actor
+    from gpupoc.pipeline.quotas import submit_over_quota
+
+    wait_for_release(ctx, ctx.spec.gate_timeout_seconds)
+    actors = [service_account_actor(t.kube_context, t.namespace, t.service_account) for t in ctx.plan.tenants]
+    rows = run_isolation_probes(ctx.factory.caller, ctx.plan.platform.admin_context, actors)
+    ctx.writer.write_json("access_attempts", [r.model_dump(mode="json") for r in rows])
+    admin = ctx.admin("over-quota probe: find the quota")
+    results = []
+    for i, oq in enumerate(ctx.spec.over_quota):
+        t = ctx.plan.tenant(oq.tenant)
+        res = submit_over_quota(
+            ctx.tenant(t.name, "over-quota submission"), t.name, t.namespace, gpu_quota_name(admin, t.namespace),
+            lambda name, gpus, _oq=oq, _t=t: probe_manifest(ctx, _oq.workload, _t.name, name, gpus, "over_quota"))
+        results.append(res.model_dump(mode="json"))
+    ctx.writer.write_json("over_quota", results)
+    allowed = sum(1 for r in rows if r.allowed)
+    return {"attempts": len(rows), "allowed": allowed, "over_quota": [r["outcome"] for r in results]}
+
+
+def sample_quotas(ctx) -> dict:
+    """Usage against quota every few seconds until the wave has ended."""
+    from gpupoc.pipeline.quotas import sample_quotas as sample
+
+    interval = float(getattr(ctx.spec, "quota_sample_interval_seconds", 5))
+    admin = ctx.factory.caller(ctx.plan.platform.admin_context)
+    tenants = {t.namespace: t.name for t in ctx.plan.tenants}
+    rows: list[dict] = []
+    deadline = time.monotonic() + ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
+    while True:
+        for s in sample(admin, list(tenants)):
+            rows.append({"ts": parse_time(s.at), "tenant": tenants.get(s.namespace, s.namespace),
+                         "namespace": s.namespace, "resource": GPU_QUOTA_KEY, "hard": s.hard_gpus, "used": s.used_gpus,
+                         "quota": s.quota, "source": "resourcequota status"})
+        if wave_ended(ctx) or time.monotonic() >= deadline:
+            break
+        time.sleep(interval)
+    ctx.writer.write("quota_samples", rows, source="kubernetes-api resourcequotas")
+    return {"samples": len(rows)}
+
+
+def collect_isolation(ctx, timelines, runs) -> dict:
+    """access_probes (with the audit record of each attempt) and each tenant's share of the GPUs."""
+    from gpupoc.pipeline.isolation import AccessAttempt, attach_audit
+    from gpupoc.pipeline.quotas import tenant_shares
+
+    attempts = [AccessAttempt(**d) for d in ctx.read_file("access_attempts", []) or []]
+    audit_path = ctx.plan.evidence_sources.audit_log_path
+    if attempts and audit_path:
+        from gpupoc.pipeline.audit import read_audit_lines
+
+        try:
+            attach_audit(attempts, read_audit_lines(ctx.plan.resolve_path(audit_path)))
+        except (OSError, SourceUnavailable):
+            pass  # audit_matched stays unknown: the audit suite's checks name the missing log
+    tenants_by_ns = {t.namespace: t.name for t in ctx.plan.tenants}
+    rows = [{"actor_tenant": a.actor, "target_namespace": a.target_namespace, "action": a.action,
+             "resource": a.resource, "verb": a.verb, "subresource": a.subresource or None, "name": a.name or None,
+             "at": parse_time(a.at), "http_status": a.http_status, "allowed": a.allowed,
+             "expected_allowed": a.expected == "allowed", "access_review_allowed": a.sar_allowed,
+             "message": a.message, "audit_matched": a.audit_matched} for a in attempts]
+    from dataclasses import asdict
+
+    from gpupoc.pipeline import evidence_rows
+    from gpupoc.pipeline.quotas import OverQuotaResult
+
+    over_quota = [OverQuotaResult.model_validate(d) for d in ctx.read_file("over_quota", []) or []]
+    rows += [{**asdict(r), "at": parse_time(r.at)} for r in evidence_rows.access_probes([], over_quota)]
+    if rows:
+        ctx.writer.write("access_probes", rows, source="kubernetes-api (tenant tokens) + audit log")
+    else:
+        ctx.writer.mark_not_verified("access_probes", "the isolation_probes task recorded no attempt; see its log",
+                                     "kubernetes-api")
+    shares = tenant_shares(runs, {t.name: t.quota.gpus for t in ctx.plan.tenants})
+    ctx.writer.write_json("tenant_shares", [s.model_dump(mode="json") for s in shares])
+    return {"attempts": len(rows), "cross_tenant_allowed": sum(1 for r in rows if r["allowed"]),
+            "tenants": sorted(tenants_by_ns.values())}
