@@ -72,9 +72,6 @@ def airflow(work_dir, sim):
         down(settings.home)
 
 
-# Tables fed by the observer's snapshots: a wait that happened while the scheduler (and so the observer task
-# it ran) was down has no snapshot, so its platform reason may be missing from these tables.
-OBSERVED_TABLES = {"queue_snapshots", "explanations"}
 
 
 def _failed_checks(summary_path: Path) -> list[dict]:
@@ -194,14 +191,11 @@ def test_killing_scheduler_and_triggerer_mid_wave_loses_and_duplicates_nothing(a
     release = json.loads((rd / "files" / "release.json").read_text())
     assert release["found"] == WAVE and release["missing"] == [] and not release["errors"], release
     assert release["release_spread_seconds"] is not None and release["release_spread_seconds"] < 1.0
-    # 6. the run succeeds, or its verdict fails only on what nobody could observe while the observer was down
+    # 6. the run succeeds: a wait the observer missed while the scheduler was down is judged from the
+    #    platform's scheduling events, so no check fails for what nobody watched
     failed = _failed_checks(rd / "validation" / "summary.json")
-    if final["state"] != "success":
-        assert [k for k, s in states.items() if s != "success"] == [("verdict", -1)], states
-        assert failed and {c["table"] for c in failed} <= OBSERVED_TABLES, \
-            f"only observation evidence may be missing after the restart: {failed}"
-        print(f"verdict failed on observation gaps only: {[(c['check_id'], c['table'], c['reason']) for c in failed]}")
-    else:
-        assert failed == [], failed
+    assert final["state"] == "success" and failed == [], (final["state"], failed)
+    expl = pq.read_table(rd / "tables" / "explanations.parquet").to_pylist()
+    assert all(e["explained"] is not False for e in expl), expl
     left = core.list_pod_for_all_namespaces(label_selector=SELECTOR).items
     assert [p.metadata.name for p in left] == [], "cleanup deleted the wave's pods"
