@@ -54,16 +54,21 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
 
 
 def tenant_share(ev: RunEvidence) -> pd.DataFrame:
-    """Per tenant: GPU-seconds held during the run and its share of the total."""
+    """Per pool where two or more tenants ran (they competed for its GPUs), per tenant: GPU-seconds held
+    during the run and its share of that pool's total. A tenant alone in its pool competed with nobody."""
+    cols = ["pool", "tenant", "gpu_seconds", "share"]
     runs = ev.load("workload_runs")
     if runs.empty:
-        return pd.DataFrame(columns=["tenant", "gpu_seconds", "share"])
+        return pd.DataFrame(columns=cols)
     start, end = _ts(runs["started_at"]), _ts(runs["finished_at"])
     held = (end - start).dt.total_seconds().clip(lower=0).fillna(0) * pd.to_numeric(runs["gpus"], errors="coerce")
-    df = pd.DataFrame({"tenant": runs["tenant"], "gpu_seconds": held}).groupby("tenant", as_index=False).sum()
-    total = df["gpu_seconds"].sum()
-    df["share"] = df["gpu_seconds"] / total if total else 0.0
-    return df
+    pool = runs["pool"].fillna("") if "pool" in runs else pd.Series("", index=runs.index)
+    df = pd.DataFrame({"pool": pool, "tenant": runs["tenant"], "gpu_seconds": held})
+    df = df.groupby(["pool", "tenant"], as_index=False).sum()
+    df = df[df.groupby("pool")["tenant"].transform("nunique") >= 2].copy()
+    totals = df.groupby("pool")["gpu_seconds"].transform("sum")
+    df["share"] = (df["gpu_seconds"] / totals).where(totals > 0, 0.0)
+    return df.reindex(columns=cols).reset_index(drop=True)
 
 
 DERIVED: dict[str, Callable[[RunEvidence], pd.DataFrame]] = {

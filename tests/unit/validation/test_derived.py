@@ -37,3 +37,19 @@ def test_aggregate_utilization_samples_keeps_gpu_hours():
     expected_used = float((samples["util"].astype(float) / 100 * 60 / 3600).sum())
     assert abs(out["used_gpu_hours"].sum() - expected_used) < 1e-3
     assert (out["util_p95"] >= out["util_avg"]).all()
+
+
+def test_tenant_share_is_counted_within_each_pool_two_or_more_tenants_competed_for(tmp_path):
+    from gpupoc.validation.derived import tenant_share
+
+    runs = syn.workload_runs(5)
+    t0 = pd.Timestamp(syn.T0)
+    runs["tenant"] = ["team-a", "team-a", "team-b", "team-c", "team-c"]
+    runs["pool"] = ["training", "training", "training", "inference", "inference"]
+    runs["gpus"] = [4, 4, 8, 1, 1]
+    runs["started_at"] = [t0] * 5
+    runs["finished_at"] = [t0 + pd.Timedelta(seconds=10)] * 5
+    share = tenant_share(_run(tmp_path, runs))
+    assert list(zip(share["pool"], share["tenant"], share["share"])) == [
+        ("training", "team-a", 0.5), ("training", "team-b", 0.5)], "team-c alone in its pool competed with nobody"
+    assert share["gpu_seconds"].tolist() == [80.0, 80.0]
