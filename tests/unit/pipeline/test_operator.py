@@ -111,3 +111,63 @@ def test_resuming_after_deferral_restores_the_tenant_identity_before_reading_the
     assert op.config_file is None
     assert op.trigger_reentry(ctx(), {"status": "success", "name": "p", "namespace": "team-nlp"}) == "resumed"
     assert seen == {"config_file": str(load_plan_file(PLAN).kubeconfig_path), "cluster_context": "team-nlp"}
+
+
+def _wave_trigger(monkeypatch, events, logs=("epoch 1 loss 0.3", "done")):
+    from datetime import datetime, timezone
+
+    from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
+    from airflow.triggers.base import TriggerEvent
+
+    from gpupoc.pipeline.operator import WavePodTrigger
+
+    async def parent_run(self):
+        for payload in events:
+            yield TriggerEvent(payload)
+
+    class Hook:
+        async def read_logs(self, name, namespace, container_name=None, since_seconds=None):
+            return list(logs)
+
+    monkeypatch.setattr(KubernetesPodTrigger, "run", parent_run)
+    monkeypatch.setattr(WavePodTrigger, "hook", Hook(), raising=False)
+    return WavePodTrigger(pod_name="p", pod_namespace="team-a", trigger_start_time=datetime.now(timezone.utc),
+                          base_container_name="base", poll_interval=5)
+
+
+def _events(trigger):
+    import asyncio
+
+    async def collect():
+        return [e async for e in trigger.run()]
+    return asyncio.run(collect())
+
+
+def test_a_succeeded_pod_ends_its_task_in_the_triggerer_and_anything_else_resumes_it(monkeypatch):
+    from airflow.triggers.base import TaskSuccessEvent, TriggerEvent
+
+    done = _events(_wave_trigger(monkeypatch, [{"status": "success", "name": "p"}]))
+    assert len(done) == 1 and isinstance(done[0], TaskSuccessEvent)
+    failed = _events(_wave_trigger(monkeypatch, [{"status": "failed", "name": "p", "message": "exit 3"}]))
+    assert len(failed) == 1 and type(failed[0]) is TriggerEvent and failed[0].payload["status"] == "failed"
+    path, kwargs = _wave_trigger(monkeypatch, []).serialize()
+    assert path == "gpupoc.pipeline.operator.WavePodTrigger" and kwargs["pod_name"] == "p"
+
+
+def test_the_operator_defers_with_the_wave_trigger():
+    from datetime import datetime, timezone
+
+    import pytest
+    from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
+    from airflow.sdk.exceptions import TaskDeferred
+
+    from gpupoc.pipeline.operator import GpuWorkloadOperator, WavePodTrigger
+
+    op = GpuWorkloadOperator(task_id="wave", workload_key="qc-x-000", plan_path="plans/default.yaml",
+                             test_class="queue_congestion")
+    plain = KubernetesPodTrigger(pod_name="p", pod_namespace="team-a", trigger_start_time=datetime.now(timezone.utc),
+                                 base_container_name="base")
+    with pytest.raises(TaskDeferred) as deferred:
+        op.defer(trigger=plain, method_name="trigger_reentry")
+    assert type(deferred.value.trigger) is WavePodTrigger
+    assert deferred.value.trigger.serialize()[1] == plain.serialize()[1]
