@@ -2,9 +2,10 @@
 
 A mapped task receives only ``workload_key``, ``name``, ``namespace`` and ``cluster_context``; the pod itself
 is built in ``build_pod_request_obj`` from the plan (``plan_path``, a template field) by the pure
-``gpupoc.podspec`` functions, so no task fetches the whole catalogue from XCom. After a deferral the task
-resumes in a fresh operator: ``trigger_reentry`` restores the tenant's identity (kubeconfig and context)
-from the plan before it reads the pod, its logs and its events.
+``gpupoc.podspec`` functions, so no task fetches the whole catalogue from XCom. A pod that succeeds ends its
+task in the triggerer (``WavePodTrigger``). Any other outcome resumes the task in a fresh operator:
+``trigger_reentry`` restores the tenant's identity (kubeconfig and context) from the plan before it reads
+the pod, its logs and its events.
 """
 
 from __future__ import annotations
