@@ -273,7 +273,8 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
             source = "events"
             seen = [(max(e.taken_at, t.ready_at), snapshot_from_timelines(max(e.taken_at, t.ready_at), timelines, e))
                     for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at)
-                    if e.taken_at >= t.ready_at - _EVENT_SLACK and (t.scheduled_at is None or e.taken_at <= t.scheduled_at)]
+                    if e.taken_at >= t.ready_at - _EVENT_SLACK
+                    and (t.scheduled_at is None or e.taken_at <= t.scheduled_at)]
         for taken_at, snap in seen:
             mine = next(o for o in snap if o.pod == t.pod and o.namespace == t.namespace)
             cause, ahead, free = bottleneck_at(t, mine, snap, timelines, cap)

@@ -80,7 +80,7 @@ def test_operator_settings_are_deferrable_keep_pod_durable_with_one_second_polls
     op = operator(items[0])
     assert op.deferrable is True and op.do_xcom_push is False
     assert op.on_finish_action.value == "keep_pod" and op.durable is True
-    assert (op.startup_check_interval_seconds, op.poll_interval) == (2, 5)
+    assert (op.startup_check_interval_seconds, op.poll_interval) == (5, 5)
 
 
 def test_an_unknown_workload_key_names_the_key_and_the_fix(items):

@@ -78,7 +78,7 @@ def test_operator_pod_equals_build_pod_apart_from_name_suffix_and_airflow_labels
 def test_operator_settings_for_a_waiting_wave(plan):
     _, kw = request_pod(plan)
     assert kw["deferrable"] is True and kw["durable"] is True
-    assert kw["startup_check_interval_seconds"] == 2 and kw["poll_interval"] == 5
+    assert kw["startup_check_interval_seconds"] == 5 and kw["poll_interval"] == 5
     assert isinstance(kw["poll_interval"], int) and isinstance(kw["startup_timeout_seconds"], int)
     assert kw["get_logs"] is True and kw["do_xcom_push"] is False
     assert kw["on_finish_action"] == "keep_pod"
