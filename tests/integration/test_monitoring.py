@@ -196,11 +196,14 @@ def test_node_failure_alert_reaches_the_receiver_and_its_resolution_is_kept(sim_
           f"{(datetime.now(timezone.utc) - t0).total_seconds():.1f}s")
     assert names & {"GpuNodeNotReady", "GpuXidError"}
 
-    history = alerts.alerts_from_prometheus(prom, Window(t0 - timedelta(seconds=5), datetime.now(timezone.utc),
-                                                         SCRAPE))
-    assert history.verified, history.reason
-    firing = history.frame[history.frame["alertstate"] == "firing"]
-    assert set(firing["alertname"]) & names
+    def in_history():
+        # the range query's step grid must reach past the evaluation that wrote ALERTS: ask again until it does
+        res = alerts.alerts_from_prometheus(prom, Window(t0 - timedelta(seconds=5), datetime.now(timezone.utc), SCRAPE))
+        if not res.verified:
+            return None
+        return set(res.frame[res.frame["alertstate"] == "firing"]["alertname"]) & names or None
+
+    assert _wait(in_history, 30, f"{sorted(names)} firing in Prometheus' ALERTS history", interval=1)
 
     _node_action(sim_server, "recover")
 
