@@ -139,3 +139,15 @@ def start_sim(tmp_path):
     yield _start
     for s in started:
         s.stop()
+
+
+def wait_for(what: str, predicate, timeout: float = 30.0, poll: float = 0.3):
+    """``predicate()``'s first truthy value within ``timeout`` seconds, else AssertionError naming ``what``."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:g}s waiting for {what}; last: {last!r}")

@@ -27,11 +27,12 @@ from gpupoc.pipeline.isolation import attach_audit, run_isolation_probes, sample
 from gpupoc.pipeline.k8s import Actor, ClientFactory, service_account_actor
 from gpupoc.pipeline.wave import TERMINAL, pod_moments
 from gpupoc.report import build_report
-from gpupoc.report.items import TEST_CLASSES
 from gpupoc.report.models import Decision
 from gpupoc.validation import synthetic as syn
 from gpupoc.validation import validate_run
 from gpupoc.validation.models import FailureClass, Verdict
+
+from .conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -52,16 +53,6 @@ def pod(name: str, ns: str, image: str = "gpupoc/virtual:1", gpus: int = 1, env:
     if node:
         spec["nodeSelector"] = {"kubernetes.io/hostname": node}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": spec}
-
-
-def wait_for(what: str, predicate, timeout: float = 30.0, poll: float = 0.3):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
 
 
 def get_pod(caller, ns: str, name: str) -> dict:
@@ -203,10 +194,7 @@ def run_probes(sim, classes, tmp_path) -> dict[str, dict[str, pd.DataFrame]]:
 @pytest.fixture(scope="module")
 def good_root(tmp_path_factory):
     """A validated evidence root of a correctly behaving platform (synthetic), one run per class."""
-    root = tmp_path_factory.mktemp("good") / "evidence"
-    for tc in TEST_CLASSES:
-        validate_run(syn.write_run(root, tc, "scheduled__1", syn.good_tables(tc)))
-    return root
+    return syn.write_good_root(tmp_path_factory.mktemp("good") / "evidence")
 
 
 def report_with(good_root, tmp_path, real: dict[str, dict[str, pd.DataFrame]]):

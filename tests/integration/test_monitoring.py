@@ -18,6 +18,8 @@ from gpupoc.monitoring import alerts, collectors
 from gpupoc.monitoring.promclient import PrometheusClient
 from gpupoc.monitoring.results import Window
 
+from .conftest import wait_for
+
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(not os.access("/usr/bin/prometheus", os.X_OK) or
@@ -82,14 +84,7 @@ def _pod_manifest(name, ns, node, gpus, util, mem, task_type):
 
 
 def _wait(predicate, timeout: float, what: str, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
+    return wait_for(what, predicate, timeout, interval)
 
 
 def _node_action(sim_server, action: str) -> None:

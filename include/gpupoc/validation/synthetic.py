@@ -204,3 +204,13 @@ def utilization_samples(gpus: int = 64, days: float = 7, step_seconds: int = 15,
     for c in ("gpu_uuid", "namespace", "pod", "task_type", "pool", "node"):
         df[c] = df[c].astype("category")
     return df
+
+
+def write_good_root(root, run_id: str = "scheduled__1"):
+    """An evidence root of a correctly behaving platform: one validated run of every test class."""
+    from gpupoc.report.items import TEST_CLASSES
+    from gpupoc.validation import validate_run
+
+    for tc in TEST_CLASSES:
+        validate_run(write_run(root, tc, run_id, good_tables(tc)))
+    return root

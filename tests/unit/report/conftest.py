@@ -5,9 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from gpupoc.report.items import TEST_CLASSES
 from gpupoc.validation import synthetic as syn
-from gpupoc.validation import validate_run
 
 GOOD_SCORES = {"reviewers": [
     {"name": "Wang Fang", "role": "business", "scores": {"ui_usability": 4, "documentation": 4, "training_cost": 3},
@@ -17,10 +15,7 @@ GOOD_SCORES = {"reviewers": [
 
 @pytest.fixture(scope="session")
 def good_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("good") / "evidence"
-    for tc in TEST_CLASSES:
-        validate_run(syn.write_run(root, tc, "scheduled__1", syn.good_tables(tc)))
-    return root
+    return syn.write_good_root(tmp_path_factory.mktemp("good") / "evidence")
 
 
 @pytest.fixture

@@ -48,17 +48,24 @@ def test_default_plan_supplies_language_rules_and_thresholds(root_copy, tmp_path
     assert verdicts["permission_isolation"] == "pass" and verdicts["failure_evidence"] == "pass", verdicts
 
 
-def test_airflow_task_function_writes_under_the_plans_report_dir(root_copy, tmp_path):
+def _plan_over(root, tmp_path, **report):
+    """The default plan reading ``root``, with ``report`` settings replaced, written to tmp_path."""
     import yaml
 
     from gpupoc.plan import DEFAULT_PLAN
-    from gpupoc.report.airflow import run_report
 
     data = yaml.safe_load(DEFAULT_PLAN.read_text())
-    data["evidence_root"] = str(root_copy)
-    data["report"]["language"] = "zh"
+    data["evidence_root"] = str(root)
+    data["report"].update(report)
     plan = tmp_path / "plan.yaml"
     plan.write_text(yaml.safe_dump(data, allow_unicode=True))
+    return plan
+
+
+def test_airflow_task_function_writes_under_the_plans_report_dir(root_copy, tmp_path):
+    from gpupoc.report.airflow import run_report
+
+    plan = _plan_over(root_copy, tmp_path, language="zh")
     out = run_report(plan, "manual__2026-11-30T08:00:00+00:00", {"reviewers": GOOD_SCORES["reviewers"]})
     html = out["paths"]["html"]
     assert html.startswith(str(root_copy / "report" / "manual__2026-11-30T08_00_00_00_00"))
@@ -70,14 +77,9 @@ def test_the_plans_scorecard_file_scores_the_experience_items_unless_the_form_gi
     import yaml
 
     from gpupoc.exceptions import ConfigError
-    from gpupoc.plan import DEFAULT_PLAN
     from gpupoc.report.airflow import run_report
 
-    data = yaml.safe_load(DEFAULT_PLAN.read_text())
-    data["evidence_root"] = str(root_copy)
-    data["report"]["scorecard"] = "scores.yaml"
-    plan = tmp_path / "plan.yaml"
-    plan.write_text(yaml.safe_dump(data, allow_unicode=True))
+    plan = _plan_over(root_copy, tmp_path, scorecard="scores.yaml")
     with pytest.raises(ConfigError) as exc:
         run_report(plan, "manual__1", {})
     assert "report.scorecard" in str(exc.value) and "scores.yaml" in str(exc.value)

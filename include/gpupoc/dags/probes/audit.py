@@ -3,6 +3,7 @@ and the pipeline's ledger matched against the platform's audit log."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 from gpupoc.dags.probes.common import gpu_quota_name, probe_manifest, wait_for_release
@@ -72,7 +73,8 @@ def _run_consumer(ctx, art, producer_caller, namespace: str, producer: str, dead
         return "", ("" if lines else "the producer reported no artifact path for a consumer to read")
     ct = ctx.plan.tenant(art.consumer.tenant)
     body = probe_manifest(ctx, art.consumer.workload, ct.name, item.name, role="artifact-consumer")
-    body["metadata"]["name"] = f"{item.name}-{abs(hash(ctx.run_id)) % 10**8:08d}"
+    # stable per run (str hash() is salted per process): a retry finds its pod (409) instead of making another
+    body["metadata"]["name"] = f"{item.name}-{hashlib.sha256(ctx.run_id.encode()).hexdigest()[:8]}"
     body["metadata"]["annotations"][L.ITEM] = item.name
     container = body["spec"]["containers"][0]
     container["args"] = [*(container.get("args") or []), "--artifact", lines[-1].path]
