@@ -37,3 +37,27 @@ class Decision(str, Enum):
     LIMITED_GO_LIVE = "limited-go-live"
     POSTPONE = "postpone"
     LATER_OPTIMIZATION = "later-optimization"
+
+
+class WorkloadOutcome(str, Enum):
+    """How one attempt of a wave item ended. Only LOST fails "no task lost": preemption and eviction are
+    platform behaviour, judged under scheduling policy and queue explainability."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"          # the container ended non-zero (exit code and reason kept)
+    PREEMPTED = "preempted"    # the platform took its GPUs for another workload (who, when)
+    EVICTED = "evicted"        # node failure, taint manager, pressure, drain
+    REJECTED = "rejected"      # refused at admission (quota or webhook message)
+    DELETED = "deleted"        # deleted by an identity the audit log names
+    PENDING = "pending"        # not finished at its deadline
+    LOST = "lost"              # vanished and neither objects, events nor the audit log say why
+
+    @property
+    def resubmittable(self) -> bool:
+        """Users (a Job controller, an Airflow retry) submit such a workload again."""
+        return self in (WorkloadOutcome.PREEMPTED, WorkloadOutcome.EVICTED)
+
+    @property
+    def final(self) -> bool:
+        """The attempt is over (PENDING is only final at the deadline)."""
+        return self is not WorkloadOutcome.PENDING

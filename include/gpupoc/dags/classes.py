@@ -49,18 +49,17 @@ def collect_class(ctx, timelines, runs) -> dict:
 
 def _collect_congestion(ctx, timelines) -> dict:
     """Reconstruct each wait's bottleneck and score the platform's explanation of it."""
-    from gpupoc.dags.steps import _obs_from_dict, _obs_to_dict
     from gpupoc.pipeline import wave as W
-    from gpupoc.pipeline.congestion import reconstruct, summarize
+    from gpupoc.pipeline.congestion import Observation, reconstruct, summarize
+    from gpupoc.pipeline.observe import scheduling_event_observations
 
     th = ctx.spec.thresholds
     nodes = ctx.read_file("nodes", []) or []
     cap = W.capacity(ctx.plan, [{"metadata": {"name": n["name"], "labels": n.get("labels") or {}},
                                  "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes])
-    obs = [_obs_from_dict(d) for d in ctx.read_file("observations", []) or []]
-    reader = ctx.factory.caller(ctx.plan.platform.admin_context or "in-cluster")  # reads only: not ledgered
-    events = W.scheduling_event_observations(reader, ctx.namespaces, {t.pod for t in timelines})
-    ctx.writer.write_json("scheduling_events", [_obs_to_dict(e) for e in events])
+    obs = [Observation.from_dict(d) for d in ctx.read_file("observations", []) or []]
+    events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines})
+    ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
     rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
                        eta_tolerance_seconds=th.eta_tolerance_seconds, events=events)
     ctx.writer.write("explanations", [{

@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 # How long observers and probes may wait (rescheduled, holding no worker) for this class's turn on the cluster.
 WAIT_FOR_CLUSTER_SECONDS = 3 * 3600
 FALLBACK_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+# A preempted or evicted wave pod is submitted again this soon (a user's retry, not a backoff).
+WAVE_RETRY_DELAY_SECONDS = 5
 TAGS = {
     "queue_congestion": ["congestion", "queue"],
     "tenant_isolation": ["isolation", "quota", "rbac"],
@@ -73,7 +75,7 @@ def parse_settings(test_class: str) -> ParseSettings:
         plan = load_plan_file(path)
         spec = plan.test_class(test_class)
         w = plan.window
-        retries = int(getattr(spec, "airflow_retries", 0) or 0)
+        retries = spec.resubmission.limit  # a preempted or evicted pod is submitted again by an Airflow retry
         return ParseSettings(path, w.schedule, w.aware(w.start), w.aware(w.end), spec.gpu_group or "gpus", retries,
                              tuple(r.name for r in plan.report.reviewers))
     except Exception as exc:  # noqa: BLE001 - the DAG must still import; validate_plan reports the problem
@@ -193,7 +195,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         acquired >> items
         wave = GpuWorkloadOperator.partial(
             task_id="wave", plan_path="{{ params.plan }}", test_class=test_class, wave_gate=True,
-            retries=s.wave_retries,
+            retries=s.wave_retries, retry_delay=timedelta(seconds=WAVE_RETRY_DELAY_SECONDS),
         ).expand_kwargs(items)
         rel = release_gate(v)
         acquired >> rel

@@ -20,7 +20,11 @@ from typing import Any, AsyncIterator
 from airflow.sdk import BaseOperator
 from airflow.triggers.base import BaseTrigger, TaskFailedEvent, TaskSuccessEvent, TriggerEvent
 
-from gpupoc.dags.markers import DONE_FILE, LEASE_FILE
+from gpupoc.dags.markers import DONE_FILE, LEASE_FILE, RELEASE_FILE
+
+# What a sensor waiting for each marker waits for, in the words of the demo's progress line.
+MARKER_WAITS = {LEASE_FILE: "the cluster lease (another test class may hold the GPUs)",
+                RELEASE_FILE: "the wave's release (every pod created, the observer ready)"}
 
 
 class MarkerFileTrigger(BaseTrigger):
@@ -32,24 +36,30 @@ class MarkerFileTrigger(BaseTrigger):
     """
 
     def __init__(self, path: str, poll_seconds: float = 2.0, timeout_seconds: float = 7200.0,
-                 end_task: bool = False, timeout_fails: bool = False):
+                 end_task: bool = False, timeout_fails: bool = False, wait_note: str = ""):
         super().__init__()
         self.path = path
         self.poll_seconds = poll_seconds
         self.timeout_seconds = timeout_seconds
         self.end_task = end_task
         self.timeout_fails = timeout_fails
+        self.wait_note = wait_note  # the task's wait note (gpupoc.pipeline.waits), removed when the wait ends
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return ("gpupoc.dags.lease.MarkerFileTrigger",
                 {"path": self.path, "poll_seconds": self.poll_seconds, "timeout_seconds": self.timeout_seconds,
-                 "end_task": self.end_task, "timeout_fails": self.timeout_fails})
+                 "end_task": self.end_task, "timeout_fails": self.timeout_fails, "wait_note": self.wait_note})
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         deadline = time.monotonic() + self.timeout_seconds
         while True:
             status = "done" if os.path.exists(self.path) else ("timeout" if time.monotonic() >= deadline else "")
             if status:
+                if self.wait_note:
+                    try:
+                        os.unlink(self.wait_note)
+                    except OSError:
+                        pass
                 if self.end_task and status == "timeout" and self.timeout_fails:
                     yield TaskFailedEvent()
                 elif self.end_task:
@@ -127,13 +137,18 @@ class MarkerFileSensor(BaseOperator):
         from gpupoc.dags.steps import RunContext
         from gpupoc.pipeline.common import plan_path
 
+        from gpupoc.pipeline import waits
+
         ctx = RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
         path = ctx.files(self.marker)
         if path.is_file():
             return {"marker": self.marker, "status": "done"}
         self.log.info("waiting (deferred) for %s", path)
+        note = waits.write_note(ctx.run_dir, self.task_id, MARKER_WAITS.get(self.marker, self.marker),
+                                self.timeout_seconds)
         self.defer(trigger=MarkerFileTrigger(str(path), self.poll_seconds, self.timeout_seconds, end_task=True,
-                                             timeout_fails=True),
+                                             timeout_fails=True, wait_note=str(waits.note_path(ctx.run_dir,
+                                                                                                note.task))),
                    method_name="execute_complete", timeout=timedelta(seconds=self.timeout_seconds + 60))
 
     def execute_complete(self, context, event: dict | None = None):

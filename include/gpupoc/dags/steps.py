@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
@@ -19,6 +20,7 @@ from gpupoc.dags.markers import OBSERVING_FILE, RELEASE_FILE
 from gpupoc.exceptions import ConfigError, GpupocError, SourceUnavailable
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.common import parse_time, plan_path, rfc3339
+from gpupoc.pipeline.congestion import Observation
 
 SNAPSHOT_SOURCE = "kubernetes-api"
 # kubeadm's name for the cluster administrator: used when the API server cannot say who we are.
@@ -125,6 +127,41 @@ class RunContext:
         durations = [self.plan.workload(i.workload).duration_seconds for i in _items(self)]
         return self.plan.longest_acceptable_wait_seconds() + max(durations, default=0) + 120
 
+    def observe_timeout_s(self) -> float:
+        """The observer's deadline: the gate's hold, the wave, and every resubmission the plan allows."""
+        durations = [self.plan.workload(i.workload).duration_seconds for i in _items(self)]
+        policy = self.spec.resubmission
+        again = policy.limit * (policy.wait_seconds + max(durations, default=0))
+        return self.spec.gate_timeout_seconds + self.hold_timeout_s() + again
+
+    def reader(self):
+        """The administrator's client for reads the ledger does not record (observing, collecting)."""
+        return self.factory.caller(self.plan.platform.admin_context or "in-cluster")
+
+    def observed_pods(self) -> dict[tuple[str, str], dict]:
+        """The last state of every pod the observer saw, by (namespace, name)."""
+        pods = self.read_file("observed_pods", []) or []
+        return {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+
+    def submissions(self):
+        """The operator's records of every pod it submitted (or whose creation was refused)."""
+        from gpupoc.pipeline.attempts import Submission
+
+        files = sorted(self.writer.files_dir.glob("submission-*.json")) if self.writer.files_dir.is_dir() else []
+        return [Submission.from_dict(json.loads(p.read_text(encoding="utf-8"))) for p in files]
+
+    def platform_records(self):
+        """What the platform recorded about the wave's pods: events, owners' conditions, audited deletes."""
+        from gpupoc.pipeline.attempts import Evidence
+        from gpupoc.pipeline.audit_deletes import pod_deletions
+        from gpupoc.pipeline.observe import list_events, owner_statements
+
+        reader = self.reader()
+        owner, uids = owner_statements(reader, self.plan, self.namespaces)
+        audit = self.plan.evidence_sources.audit_log_path
+        deletions = pod_deletions(self.plan.resolve_path(audit), self.namespaces) if audit else {}
+        return Evidence(list_events(reader, self.namespaces), owner, deletions, uids)
+
     def files(self, name: str) -> Path:
         return self.run_dir / "files" / f"{name}.json"
 
@@ -173,7 +210,7 @@ def check_access(ctx: RunContext) -> dict:
     version = server_version(admin)
     rows = [{"key": "kubernetes.gitVersion", "value": version.get("gitVersion"), "source": "/version"},
             {"key": "kubernetes.platform", "value": version.get("platform"), "source": "/version"},
-            {"key": "adapter", "value": W._adapter(ctx.plan), "source": "plan"},
+            {"key": "adapter", "value": W.adapter_name(ctx.plan), "source": "plan"},
             {"key": "admin.username", "value": who["username"], "source": who["source"]},
             {"key": "scheduler_name", "value": ctx.plan.platform.scheduler_name or "default-scheduler",
              "source": "plan"}]
@@ -213,13 +250,28 @@ def check_access(ctx: RunContext) -> dict:
 def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
     """Wait until every pod of the wave exists and the observer has taken its first snapshot, then lift the
     pipeline's gate of all of them at once (without the observer after ``observer_wait_s``: recorded)."""
+    from gpupoc.pipeline import waits
+
     expected = [i["workload_key"] for i in ctx.items]
     admin = ctx.admin("release the wave")
     deadline = time.monotonic() + observer_wait_s
+    waits.write_note(ctx.run_dir, "release_gate", "the observer's first snapshot", observer_wait_s)
     while not ctx.files(OBSERVING_FILE).is_file() and time.monotonic() < deadline:
         time.sleep(0.5)
     observer_ready = ctx.files(OBSERVING_FILE).is_file()
-    rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds)
+
+    def refused() -> set[str]:
+        return {s.item for s in ctx.submissions() if s.rejection is not None}
+
+    def waiting(missing: list[str], left_s: float) -> None:
+        waits.write_note(ctx.run_dir, "release_gate", f"{len(missing)} of {len(expected)} wave pods to be created "
+                         f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''})", left_s)
+
+    try:
+        rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds,
+                             refused=refused, on_waiting=waiting)
+    finally:
+        waits.clear_note(ctx.run_dir, "release_gate")
     ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})
     return {"found": rel.found, "missing": rel.missing, "arrival_spread_seconds": rel.arrival_spread_seconds,
             "release_spread_seconds": rel.release_spread_seconds, "errors": rel.errors[:5],
@@ -228,66 +280,82 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
 
 # ---- observe ----
 def observe(ctx: RunContext) -> dict:
-    """Queue snapshots every few seconds from before the release until the wave is terminal; kept as a file
-    and ``queue_snapshots``."""
+    """Queue snapshots every few seconds from before the release until every wave item has an outcome;
+    kept as files (observations, the last state of every pod seen) and ``queue_snapshots``."""
+    from gpupoc.pipeline import waits
+    from gpupoc.pipeline.observe import observe_wave, snapshot_rows
+
     interval = float(getattr(ctx.spec, "snapshot_interval_seconds", 3))
-    earlier = ctx.read_file("observations", []) or []
-    acc: list[dict] = list(earlier)
+    policy = ctx.spec.resubmission
+    acc: list[dict] = list(ctx.read_file("observations", []) or [])
+    seen_pods: dict[str, dict] = {_pod_key(p): p for p in ctx.read_file(OBSERVED_PODS, []) or []}
     last_write = [time.monotonic()]
 
-    def keep(obs) -> None:
-        acc.extend(_obs_to_dict(o) for o in obs)
+    def keep(snap) -> None:
+        acc.extend(o.to_dict() for o in snap.observations)
+        seen_pods.update({_pod_key(p): p for p in snap.pods})
         if not ctx.files(OBSERVING_FILE).is_file():
             ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": rfc3339(utcnow())})
         if time.monotonic() - last_write[0] > 15:
-            ctx.writer.write_json("observations", acc)
+            _save_observed(ctx, acc, seen_pods)
             last_write[0] = time.monotonic()
 
-    caller = ctx.factory.caller(ctx.plan.platform.admin_context or "in-cluster")  # reads only: not ledgered
-    W.observe_wave(caller, ctx.namespaces, ctx.selector, len(ctx.items), interval_s=interval,
-                   timeout_s=ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s(), plan=ctx.plan, on_snapshot=keep)
-    ctx.writer.write_json("observations", acc)
-    obs = [_obs_from_dict(d) for d in acc]
+    def waiting(open_items, left_s: float) -> None:
+        names = ", ".join(o.item for o in open_items[:4]) + (" ..." if len(open_items) > 4 else "")
+        waits.write_note(ctx.run_dir, "observe", f"{len(open_items)} wave item outcome(s) ({names})", left_s)
+
+    caller = ctx.reader()  # reads only: not ledgered
+    items = {i["workload_key"]: i["namespace"] for i in ctx.items}
+    try:
+        result = observe_wave(caller, ctx.namespaces, ctx.selector, items, interval_s=interval,
+                              timeout_s=ctx.observe_timeout_s(), plan=ctx.plan, resubmit_limit=policy.limit,
+                              resubmit_wait_s=policy.wait_seconds, on_snapshot=keep, on_waiting=waiting)
+    finally:
+        waits.clear_note(ctx.run_dir, "observe")
+    _save_observed(ctx, acc, seen_pods)
+    obs = [Observation.from_dict(d) for d in acc]
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
-    rows = W.snapshot_rows(obs, tenants, SNAPSHOT_SOURCE)
+    rows = snapshot_rows(obs, tenants, SNAPSHOT_SOURCE)
     ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
-    return {"snapshots": len({d["taken_at"] for d in acc}), "rows": len(rows)}
+    return {"snapshots": len({d["taken_at"] for d in acc}), "rows": len(rows),
+            "open_at_deadline": [o.item for o in result.open]}
 
 
-def _obs_to_dict(o) -> dict:
-    from dataclasses import asdict
-
-    d = asdict(o)
-    d["taken_at"] = rfc3339(o.taken_at)
-    d["eta"] = rfc3339(o.eta) if o.eta else None
-    d["gates"] = list(o.gates)
-    return d
+OBSERVED_PODS = "observed_pods"
 
 
-def _obs_from_dict(d: dict):
-    from gpupoc.pipeline.congestion import Observation
+def _pod_key(p: dict) -> str:
+    return f"{p['metadata']['namespace']}/{p['metadata']['name']}"
 
-    return Observation(**{**d, "taken_at": parse_time(d["taken_at"]), "eta": parse_time(d.get("eta")),
-                          "gates": tuple(d.get("gates") or ())})
+
+def _save_observed(ctx: RunContext, observations: list[dict], pods: dict[str, dict]) -> None:
+    ctx.writer.write_json("observations", observations)
+    ctx.writer.write_json(OBSERVED_PODS, [pods[k] for k in sorted(pods)])
 
 
 # ---- collect_evidence ----
 def collect(ctx: RunContext, started_at: str | None) -> dict:
-    """Read every pod of the wave back, build the class's tables and write the manifest."""
+    """Read every attempt of every wave item back with its outcome, build the class's tables, write the
+    manifest."""
     from gpupoc.dags.classes import collect_class, expected_tables
+    from gpupoc.pipeline.attempts import gather
+    from gpupoc.pipeline.runs import attempt_runs
 
     admin = ctx.admin("collect evidence")
     pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
     ctx.writer.write_json("pods", pods)
     release = ctx.read_file(RELEASE_FILE, {}) or {}
-    timelines, runs = W.timelines(ctx.plan, ctx.test_class, pods, release.get("rows") or [])
-    observations = [_obs_from_dict(d) for d in ctx.read_file("observations", []) or []]
-    runs += W.gone_rows(ctx.plan, ctx.test_class, [i["workload_key"] for i in ctx.items], pods, observations)
+    items = {i["workload_key"]: i["namespace"] for i in ctx.items}
+    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), ctx.platform_records())
+    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [])
     for r in runs:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
     _ledger_submissions(ctx, pods)
-    summary = {"pods": len(pods), "expected": len(ctx.items),
+    outcomes = Counter(a.outcome.outcome.value for a in attempts)
+    summary = {"pods": len(pods), "expected": len(ctx.items), "attempts": len(attempts),
+               "outcomes": dict(sorted(outcomes.items())),
+               "resubmitted": sum(1 for a in attempts if a.number > 1),
                "release_spread_seconds": release.get("release_spread_seconds"),
                "arrival_spread_seconds": release.get("arrival_spread_seconds")}
     summary.update(collect_class(ctx, timelines, runs) or {})
@@ -346,8 +414,10 @@ def validate(ctx: RunContext, run_dir: str) -> dict:
 
 
 def _thresholds(ctx: RunContext) -> dict:
+    """The suites' parameters: the class's thresholds and its resubmission expectation."""
     th = getattr(ctx.spec, "thresholds", None)
-    return th.model_dump(mode="json") if th is not None else {}
+    params = th.model_dump(mode="json") if th is not None else {}
+    return {**params, "platform_requeues": ctx.spec.resubmission.platform_requeues}
 
 
 def cleanup(ctx: RunContext) -> dict:

@@ -23,6 +23,8 @@ from gpupoc.demo.outcome import Outcome, read_outcome, summary_lines
 from gpupoc.demo.pids import PidFile
 from gpupoc.demo.progress import ProgressTracker, elapsed, normalise_states
 from gpupoc.demo.services import DemoPaths, start_airflow, start_sim, start_stack, write_demo_plan
+from gpupoc.evidence.writer import run_dir_for
+from gpupoc.plan import load_plan
 from gpupoc.exceptions import ApiError, GpupocError
 
 CLASS_DAGS = ("poc_queue_congestion", "poc_tenant_isolation", "poc_utilization", "poc_fault_recovery",
@@ -71,21 +73,45 @@ def _iso(value: str | None) -> datetime | None:
 
 
 class Monitor:
-    """Polls runs through the REST API and prints a line whenever a run's state or task counts change."""
+    """Polls runs through the REST API and prints a line whenever a run's state or task counts change; when
+    nothing changed for ``quiet_seconds``, it prints what the run's tasks wait for (their wait notes)."""
 
-    def __init__(self, client, started: float, out: Callable[[str], None], poll: float):
+    def __init__(self, client, started: float, out: Callable[[str], None], poll: float,
+                 run_dir: Callable[[str, str], Path | None] = lambda dag_id, run_id: None,
+                 quiet_seconds: float = 30.0):
         self.client = client
         self.tracker = ProgressTracker(started, width=max(len(d) for d in (*CLASS_DAGS, REPORT_DAG)))
         self.out = out
         self.poll = poll
+        self.run_dir = run_dir
+        self.quiet_seconds = quiet_seconds
+        self.last_output = time.monotonic()
 
     def tick(self, dag_id: str, run_id: str) -> str:
         run = self.client.get_run(dag_id, run_id)
         states = normalise_states(self.client.task_instances(dag_id, run_id))
-        line = self.tracker.update(time.monotonic(), dag_id, str(run.get("state")), states)
+        now = time.monotonic()
+        line = self.tracker.update(now, dag_id, str(run.get("state")), states)
         if line:
             self.out(line)
+            self.last_output = now
+        elif now - self.last_output >= self.quiet_seconds:
+            self.out_waits(dag_id, run_id, now)
         return str(run.get("state"))
+
+    def out_waits(self, dag_id: str, run_id: str, now: float) -> None:
+        """What the run waits for, from its tasks' wait notes (``gpupoc.pipeline.waits``)."""
+        from gpupoc.pipeline.waits import read_notes
+
+        run_dir = self.run_dir(dag_id, run_id)
+        notes = read_notes(run_dir) if run_dir else []
+        stamp = f"[{elapsed(now - self.tracker.started):>5}]"
+        if not notes:
+            self.out(f"{stamp} {dag_id}: no change for {now - self.last_output:.0f} s; its tasks are working "
+                     "(no task is waiting on a deadline)")
+        for n in notes:
+            self.out(f"{stamp} {dag_id}: {n.line()}")
+        self.last_output = now
 
     def wait(self, runs: dict[str, str], timeout: float) -> dict[str, str]:
         """Until every run (dag -> run id) is terminal; returns dag -> final state."""
@@ -211,7 +237,8 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     clear_report_queue(client, out)
 
     since = datetime.now(timezone.utc)
-    monitor = Monitor(client, t0, out, opts.poll)
+    root = load_plan(plan).evidence_root_path
+    monitor = Monitor(client, t0, out, opts.poll, run_dir=lambda dag_id, run_id: run_dir_for(root, dag_id, run_id))
     conf = {"plan": str(plan), "faults_note": opts.faults or "none"}
     t_runs = time.monotonic()
     which = "the five test classes" if set(opts.classes) == set(CLASS_DAGS) else ", ".join(opts.classes)
@@ -232,7 +259,6 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     if report_state != "success":
         raise GpupocError(f"{REPORT_DAG}/{report_run} ended {report_state}; see its compile_report log in the "
                           f"Airflow UI ({af['url']})")
-    from gpupoc.plan import load_plan
     from gpupoc.report.airflow import report_out_dir
 
     outcome = read_outcome(report_out_dir(load_plan(plan), report_run))

@@ -38,6 +38,18 @@ class WorkloadRun:
     attempt: int | None = None
     role: str | None = None
     scenario: str | None = None
+    item: str | None = None                     # the wave item; an item has one row per attempt
+    outcome: str | None = None                  # gpupoc.common.outcomes.WorkloadOutcome
+    outcome_reason: str | None = None           # the platform's reason word for it
+    outcome_message: str | None = None          # the platform's message
+    outcome_by: str | None = None               # the preemptor, the deleting identity, the evicting component
+    outcome_at: datetime | None = None
+    outcome_source: str | None = None           # pod status, condition, event, audit log, admission, none
+    outcome_explained: bool | None = None       # the platform's own records say why
+    final_attempt: bool | None = None           # the item's last attempt
+    submitted_by: str | None = None             # pipeline or platform (a controller's requeue)
+    requeued_by_platform: bool | None = None    # preempted/evicted: the platform submitted the next attempt
+    preempted_by_higher: bool | None = None     # preempted: the preemptor had a higher priority (None: unknown)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 
-from gpupoc.pipeline.common import PIPELINE_GATE
+from gpupoc.pipeline.common import PIPELINE_GATE, parse_time, rfc3339
 
 _NEVER = datetime.max.replace(tzinfo=timezone.utc)
 
@@ -108,10 +108,23 @@ class Observation:
     event_message: str | None = None
     position: int | None = None   # queue position if the platform offers one (Kueue visibility API)
     eta: datetime | None = None   # expected start if the platform offers one
+    item: str = ""                # the wave item the pod runs
 
     @property
     def holds_gpus(self) -> bool:
         return bool(self.node) and self.phase not in ("Succeeded", "Failed")
+
+    def to_dict(self) -> dict:
+        """JSON-able (times as RFC 3339)."""
+        d = asdict(self)
+        d.update(taken_at=rfc3339(self.taken_at), eta=rfc3339(self.eta) if self.eta else None, gates=list(self.gates))
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Observation":
+        known = {f.name for f in fields(cls)}
+        return cls(**{**{k: v for k, v in d.items() if k in known}, "taken_at": parse_time(d["taken_at"]),
+                      "eta": parse_time(d.get("eta")), "gates": tuple(d.get("gates") or ())})
 
     @property
     def texts(self) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
 from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
+from airflow.sdk.exceptions import AirflowFailException
 from airflow.triggers.base import TaskSuccessEvent
 
 from gpupoc.exceptions import ConfigError
@@ -91,7 +92,14 @@ class WavePodTrigger(KubernetesPodTrigger):
 
 
 class GpuWorkloadOperator(KubernetesPodOperator):
-    """Runs one wave item of a test class as its tenant; the pod is built from the plan, gated if asked."""
+    """Runs one wave item of a test class as its tenant; the pod is built from the plan, gated if asked.
+
+    Every pod it submits (or whose creation is refused) is recorded in the run's evidence
+    (``files/submission-*.json``), so an attempt the platform removes between two snapshots is still known.
+    A pod the platform preempted or evicted fails the task so that Airflow retries it (the plan's
+    ``resubmission.limit`` is the task's retries): a retry after the wave's release submits the pod without
+    the gate. Any other failure fails the task for good (no retry).
+    """
 
     template_fields = (*KubernetesPodOperator.template_fields, "plan_path", "workload_key")
 
@@ -105,16 +113,39 @@ class GpuWorkloadOperator(KubernetesPodOperator):
         self.test_class = test_class
         self.wave_gate = wave_gate
 
-    def _plan_kwargs(self, run_id: str) -> dict[str, Any]:
-        from gpupoc.podspec.kpo import kpo_kwargs
-
+    def _plan(self):
         from gpupoc.pipeline.common import plan_path
 
-        plan = load_plan_file(plan_path(self.plan_path))
+        return load_plan_file(plan_path(self.plan_path))
+
+    def _writer(self, context: Any):
+        from gpupoc.evidence import EvidenceWriter
+
+        return EvidenceWriter(self._plan().evidence_root_path, context["ti"].dag_id, context["run_id"])
+
+    def _released(self, context: Any) -> bool:
+        """The wave's gate was lifted already: a resubmission must not wait for a release that is over."""
+        from gpupoc.dags.markers import RELEASE_FILE
+
+        return bool(context) and (self._writer(context).files_dir / f"{RELEASE_FILE}.json").is_file()
+
+    def _plan_kwargs(self, run_id: str, gated: bool | None = None) -> dict[str, Any]:
+        from gpupoc.podspec.kpo import kpo_kwargs
+
+        plan = self._plan()
         item = find_item(plan, self.test_class, self.workload_key)
         return kpo_kwargs(plan.workload(item.workload), plan.tenant(item.tenant), plan, run_id=run_id,
-                          test_class=self.test_class, wave_gate=self.wave_gate, name=item.name,
-                          priority_class=item.priority_class, role=item.role)
+                          test_class=self.test_class, wave_gate=self.wave_gate if gated is None else gated,
+                          name=item.name, priority_class=item.priority_class, role=item.role)
+
+    def _record(self, context: Any, pod_name: str | None, namespace: str, rejection=None) -> None:
+        from datetime import datetime, timezone
+
+        from gpupoc.pipeline.attempts import Submission
+
+        try_number = int(getattr(context["ti"], "try_number", 1) or 1)
+        sub = Submission(self.workload_key, namespace, pod_name, datetime.now(timezone.utc), try_number, rejection)
+        self._writer(context).write_json(f"submission-{self.workload_key}-try{try_number}", sub.to_dict())
 
     def _apply(self, kwargs: dict[str, Any], fields: tuple[str, ...]) -> None:
         for f in fields:
@@ -132,7 +163,7 @@ class GpuWorkloadOperator(KubernetesPodOperator):
     def build_pod_request_obj(self, context: Any = None, *, dry_run: bool = False):
         """The plan's pod for this item, plus the labels Airflow adds to find it again after a restart."""
         run_id = context["run_id"] if context else "dry-run"
-        kwargs = self._plan_kwargs(run_id)
+        kwargs = self._plan_kwargs(run_id, gated=self.wave_gate and not self._released(context))
         self._apply(kwargs, _POD_FIELDS + _IDENTITY_FIELDS)
         for cached in ("hook", "client", "pod_manager"):
             self.__dict__.pop(cached, None)
@@ -145,6 +176,92 @@ class GpuWorkloadOperator(KubernetesPodOperator):
             trigger = WavePodTrigger(**trigger.serialize()[1])
         super().defer(trigger=trigger, method_name=method_name, kwargs=kwargs, timeout=timeout)
 
+    def get_or_create_pod(self, pod_request_obj, context: Any):
+        """Create (or find again) the pod and record the submission; an admission refusal is recorded and
+        ends the task for good (resubmitting the same request would be refused again)."""
+        from kubernetes.client.exceptions import ApiException
+
+        from gpupoc.pipeline.workload_outcome import Rejection
+
+        ns = pod_request_obj.metadata.namespace
+        self._await_platform_requeue(context, ns)
+        try:
+            pod = super().get_or_create_pod(pod_request_obj, context)
+        except ApiException as exc:
+            if exc.status in (400, 403, 409, 422):
+                message = _status_message(exc.body) or str(exc.reason)
+                self._record(context, None, ns, Rejection(exc.status, message))
+                raise AirflowFailException(f"the platform refused the pod at admission (HTTP {exc.status}): "
+                                           f"{message}") from exc
+            raise
+        self._record(context, pod.metadata.name, pod.metadata.namespace or ns)
+        return pod
+
+    # A retry first looks for a pod the platform itself requeued (same labels, new name) for this long.
+    REQUEUE_GRACE_SECONDS = 5.0
+
+    def _await_platform_requeue(self, context: Any, namespace: str) -> None:
+        """On a retry, wait for the platform's own replacement pod before submitting a new one: the plan's
+        ``resubmission.wait_seconds`` when the platform is expected to requeue (then none is submitted: the
+        task fails naming the expectation), else a short grace so both never run the same item."""
+        import time
+
+        if int(getattr(context["ti"], "try_number", 1) or 1) <= 1 or not self.reattach_on_restart:
+            return
+        policy = self._plan().test_class(self.test_class).resubmission
+        deadline = time.monotonic() + (policy.wait_seconds if policy.platform_requeues
+                                       else self.REQUEUE_GRACE_SECONDS)
+        while time.monotonic() < deadline:
+            if self.find_pod(namespace, context=context) is not None:
+                return
+            time.sleep(1.0)
+        if policy.platform_requeues:
+            raise AirflowFailException(
+                f"{self.workload_key}: the plan expects the platform to requeue preempted or evicted workloads "
+                f"(resubmission.platform_requeues), and no requeued pod appeared within {policy.wait_seconds} s")
+
     def trigger_reentry(self, context: Any, event: dict[str, Any]) -> Any:
         self._restore_identity(context["run_id"])
-        return super().trigger_reentry(context, event)
+        try:
+            return super().trigger_reentry(context, event)
+        except AirflowFailException:
+            raise
+        except Exception as exc:
+            outcome = self._outcome(event)
+            if outcome.outcome.resubmittable:
+                self.log.warning("pod %s %s; Airflow retries the task if the plan's resubmission limit allows",
+                                 event.get("name"), outcome.evidence())
+                raise
+            raise AirflowFailException(f"pod {event.get('name')}: {outcome.evidence()}") from exc
+
+    def _outcome(self, event: dict[str, Any]):
+        """How the pod ended, from the platform's own records (pod status, events), any wording."""
+        from kubernetes.client import ApiClient
+
+        from gpupoc.pipeline.workload_outcome import classify, event_statements
+
+        name, ns = event.get("name"), event.get("namespace")
+        api = ApiClient()
+        try:
+            pod = api.sanitize_for_serialization(self.client.read_namespaced_pod(name, ns))
+        except Exception:  # noqa: BLE001 - gone (404) or unreadable: judged from its events
+            pod = None
+        try:
+            events = api.sanitize_for_serialization(self.client.list_namespaced_event(
+                ns, field_selector=f"involvedObject.name={name}").items)
+        except Exception:  # noqa: BLE001 - no events readable: the pod alone decides
+            events = []
+        for e in events:
+            e.setdefault("metadata", {}).setdefault("namespace", ns)
+        return classify(pod, present=pod is not None, events=event_statements(events, ns, name))
+
+
+def _status_message(body: Any) -> str:
+    """The ``message`` of a Kubernetes Status body, if the body is one."""
+    import json
+
+    try:
+        data = json.loads(body) if isinstance(body, (str, bytes)) else body
+    except ValueError:
+        return ""
+    return str((data or {}).get("message") or "") if isinstance(data, dict) else ""

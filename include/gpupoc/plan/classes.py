@@ -35,6 +35,18 @@ class WaveEntry(StrictModel):
     priority_class: str | None = Field(default=None, description="overrides the workload's priority class")
 
 
+class Resubmission(StrictModel):
+    """What happens to a wave item the platform preempts or evicts: users submit it again."""
+
+    limit: int = Field(default=2, ge=0, le=10,
+                       description="new attempts after a preemption or eviction (Airflow retries of its task)")
+    platform_requeues: bool = Field(
+        default=False, description="the platform is expected to requeue preempted or evicted workloads itself "
+                                   "(Kueue re-admits them); checked, and the pipeline then never resubmits")
+    wait_seconds: PositiveInt = Field(
+        default=60, description="how long the observer waits for an item's next attempt after it was preempted")
+
+
 class ClassSpec(StrictModel):
     """What every test class has: whether it runs, its wave and how long the gate may hold the wave."""
 
@@ -43,6 +55,7 @@ class ClassSpec(StrictModel):
     gate_timeout_seconds: PositiveInt = Field(
         default=600, description="longest time the wave may be held by the scheduling gate before release")
     gpu_group: str = Field(default="gpus", description="classes in the same group never hold GPUs at the same time")
+    resubmission: Resubmission = Field(default_factory=Resubmission)
 
 
 # ---- queue congestion ----

@@ -34,7 +34,9 @@ def workload_runs(n: int = 12, test_class: str = "queue_congestion") -> pd.DataF
             else "inference", priority_class=prio_class, priority=prio, gpus=1 + i % 2, pool=pool,
             node=f"{pool}-0", submitted_at=_t(0), released_at=_t(10), scheduled_at=_t(10 + wait),
             started_at=_t(11 + wait), finished_at=_t(40 + wait), wait_seconds=float(wait), phase="Succeeded",
-            exit_code=0, reason="Completed", attempt=1, role="wave"))
+            exit_code=0, reason="Completed", attempt=1, role="wave", item=f"wave-{i}", outcome="succeeded",
+            outcome_reason="Completed", outcome_source="pod status", outcome_explained=False, final_attempt=True,
+            submitted_by="pipeline"))
     return pd.DataFrame(rows)
 
 
@@ -126,7 +128,9 @@ def fault_runs() -> pd.DataFrame:
                          pod=f"fault-{sc}", workload=sc, task_type="failing", priority_class="gpupoc-normal",
                          priority=100, gpus=1, pool="training", node="training-0", submitted_at=_t(5 * k),
                          started_at=started, finished_at=_t(5 * k + 20 + 5 * k), phase="Failed", exit_code=code,
-                         reason=reason, attempt=1, role=f"injection:{sc}", scenario=sc))
+                         reason=reason, attempt=1, role=f"injection:{sc}", scenario=sc, item=f"fault-{sc}",
+                         outcome="evicted" if sc == "node-failure" else "failed", outcome_reason=reason,
+                         outcome_source="pod status", final_attempt=True, submitted_by="pipeline"))
     return pd.DataFrame(rows)
 
 

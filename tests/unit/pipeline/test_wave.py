@@ -2,59 +2,12 @@
 
 from __future__ import annotations
 
-import copy
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 from gpupoc.pipeline import wave
-from gpupoc.pipeline.common import PIPELINE_GATE, RELEASED_AT, repo_root
-from gpupoc.pipeline.k8s import Response
-from gpupoc.pipeline.operator import load_plan_file
-from gpupoc.podspec import labels as L
+from gpupoc.pipeline.common import PIPELINE_GATE, RELEASED_AT
 
-PLAN = load_plan_file(repo_root() / "plans" / "default.yaml")
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
-
-
-def pod(name, ns, item, gates=(PIPELINE_GATE,), created=T0, **status):
-    return {"metadata": {"name": name, "namespace": ns, "creationTimestamp": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                         "labels": {L.RUN_ID: "r1"}, "annotations": {L.ITEM: item}},
-            "spec": {"schedulingGates": [{"name": g} for g in gates],
-                     "containers": [{"name": "base", "resources": {"limits": {"nvidia.com/gpu": "4"}}}]},
-            "status": {"phase": "Pending", **status}}
-
-
-class FakeApi:
-    """Namespaced pod lists, strategic-merge gate removal and events, recording every call."""
-
-    context = "admin"
-
-    def __init__(self, pods, appear_after=0, events=()):
-        self.pods = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
-        self.hidden = appear_after
-        self.events = list(events)
-        self.calls = []
-
-    def call(self, method, path, *, query=None, body=None, content_type=None, timeout=None):
-        self.calls.append((method, path, content_type, copy.deepcopy(body)))
-        parts = path.strip("/").split("/")
-        if method == "GET" and parts[-1] == "pods":
-            ns = parts[3]
-            visible = [p for (n, _), p in self.pods.items() if n == ns]
-            if self.hidden:
-                self.hidden -= 1
-                visible = visible[:1]
-            return Response(200, {"kind": "PodList", "items": copy.deepcopy(visible)})
-        if method == "GET" and parts[-1] == "events":
-            return Response(200, {"items": [e for e in self.events if e["metadata"]["namespace"] == parts[3]]})
-        if method == "PATCH":
-            p = self.pods[(parts[3], parts[5])]
-            drop = {g["name"] for g in body["spec"]["schedulingGates"] if g.get("$patch") == "delete"}
-            p["spec"]["schedulingGates"] = [g for g in p["spec"]["schedulingGates"] if g["name"] not in drop]
-            p["metadata"]["annotations"].update(body["metadata"]["annotations"])
-            return Response(200, p)
-        if method == "DELETE":
-            return Response(200 if self.pods.pop((parts[3], parts[5]), None) else 404, {})
-        return Response(404, {"kind": "Status", "message": "not found"})
+from .fake_api import PLAN, T0, FakeApi, pod
 
 
 def test_prepare_wave_gives_small_dicts_with_the_tenants_identity():
@@ -104,62 +57,6 @@ def test_release_after_the_timeout_releases_what_exists_and_names_the_missing():
     assert api.pods[("team-a", "a-x1")]["spec"]["schedulingGates"] == []
 
 
-def test_a_snapshot_carries_the_condition_and_the_failed_scheduling_event():
-    msg = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
-    p = pod("a-x1", "team-a", "a", gates=(),
-            conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": msg}])
-    ev = {"metadata": {"namespace": "team-a", "uid": "1"}, "involvedObject": {"name": "a-x1"}, "type": "Warning",
-          "reason": "FailedScheduling", "message": msg, "lastTimestamp": "2026-11-30T09:00:03Z"}
-    obs, _ = wave.observe_once(FakeApi([p], events=[ev]), ["team-a"], "sel", PLAN)
-    o = obs[0]
-    assert (o.reason, o.message, o.event_reason) == ("Unschedulable", msg, "FailedScheduling")
-    rows = wave.snapshot_rows(obs, {"team-a": "team-a"}, "kubernetes-api")
-    assert rows[0]["reason"] == "Unschedulable" and rows[0]["message"] == msg
-
-
-def test_moments_come_from_the_pod_status():
-    p = pod("a-x1", "team-a", "a", gates=(), phase="Succeeded",
-            conditions=[{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-11-30T09:00:12Z"}],
-            containerStatuses=[{"name": "base", "state": {"terminated": {
-                "exitCode": 0, "reason": "Completed", "startedAt": "2026-11-30T09:00:13Z",
-                "finishedAt": "2026-11-30T09:00:43Z"}}}])
-    mo = wave.pod_moments(p)
-    assert mo["scheduled_at"] == T0 + timedelta(seconds=12) and mo["finished_at"] == T0 + timedelta(seconds=43)
-    assert (mo["exit_code"], mo["reason"]) == (0, "Completed")
-
-
 def test_delete_tolerates_pods_already_gone():
     api = FakeApi([pod("a-x1", "team-a", "a")])
     assert wave.delete_pods(api, [pod("a-x1", "team-a", "a"), pod("gone", "team-a", "g")]) == []
-
-
-def test_a_pod_gone_before_collection_keeps_its_row_with_the_last_seen_reason():
-    from gpupoc.pipeline.congestion import Observation
-
-    items = wave.prepare_wave(PLAN, "queue_congestion")
-    first, second = items[0]["workload_key"], items[1]["workload_key"]
-    present = [pod(f"{first}-aaaa1111", items[0]["namespace"], first, gates=())]
-    obs = [Observation(taken_at=T0, pod=f"{second}-bbbb2222", namespace=items[1]["namespace"], phase="Running",
-                       node="training-node-1", event_reason="Preempted",
-                       event_message="Preempted by pod 1234 on node training-node-1")]
-    rows = wave.gone_rows(PLAN, "queue_congestion", [first, second, items[2]["workload_key"]], present, obs)
-    by_phase = {r["phase"]: r for r in rows}
-    assert set(by_phase) == {"Deleted", "NotCreated"}
-    assert by_phase["Deleted"]["reason"] == "Preempted" and by_phase["Deleted"]["pod"] == f"{second}-bbbb2222"
-    assert by_phase["NotCreated"]["pod"] == items[2]["workload_key"]
-
-
-def test_scheduling_events_become_observations_at_their_first_and_last_moment():
-    def event(name, reason, first, last, message="0/3 nodes are available: 3 Insufficient nvidia.com/gpu."):
-        return {"metadata": {"namespace": "team-nlp"}, "involvedObject": {"kind": "Pod", "name": name},
-                "reason": reason, "message": message, "type": "Warning",
-                "firstTimestamp": first.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "lastTimestamp": last.strftime("%Y-%m-%dT%H:%M:%SZ")}
-
-    api = FakeApi([], events=[event("p1", "FailedScheduling", T0, T0 + timedelta(seconds=9)),
-                              event("p1", "Pulled", T0, T0),
-                              event("other", "FailedScheduling", T0, T0)])
-    obs = wave.scheduling_event_observations(api, ["team-nlp"], {"p1"})
-    assert [(o.taken_at, o.pod, o.event_reason) for o in obs] == [
-        (T0, "p1", "FailedScheduling"), (T0 + timedelta(seconds=9), "p1", "FailedScheduling")]
-    assert all("Insufficient nvidia.com/gpu" in o.event_message and o.node is None for o in obs)

@@ -24,7 +24,9 @@ def test_suite_file_loads_with_gx_and_has_meta(path: Path):
     data = json.loads(path.read_text())
     assert lint_suite(path, data, set(ITEMS)) == []
     suite_file = next(s for s in load_suites() if s.path == path)
-    suite = gx.ExpectationSuite(**suite_file.gx_suite_dict(suite_file.parameters()))
+    required = {(e.get("meta") or {}).get("requires") for e in data["expectations"]} - {None}
+    params = suite_file.parameters({r: True for r in required})  # every check applies
+    suite = gx.ExpectationSuite(**suite_file.gx_suite_dict(params))
     assert suite.name == data["name"]
     assert len(suite.expectations) == len(data["expectations"]), "GX dropped or rejected an expectation"
     for exp in suite.expectations:

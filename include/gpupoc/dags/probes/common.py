@@ -13,8 +13,8 @@ GPU_QUOTA_KEY = "requests.nvidia.com/gpu"
 
 
 def wave_ended(ctx) -> bool:
-    pods = W.latest_per_item(W.list_pods(ctx.factory.caller(ctx.plan.platform.admin_context), ctx.namespaces,
-                                         ctx.selector))
+    """Every wave item's latest pod is terminal (a preempted item's next attempt counts, not the victim)."""
+    pods = W.latest_per_item(W.list_pods(ctx.reader(), ctx.namespaces, ctx.selector))
     return len(pods) >= len(ctx.items) and all((p.get("status") or {}).get("phase") in W.TERMINAL
                                                for p in pods.values())
 

@@ -1,0 +1,248 @@
+"""The observer: snapshots of the wave from before its release until every wave item has an outcome.
+
+Each snapshot records every wave pod with the platform's own reason, message, queue position and ETA (if
+offered), and keeps the last state of every pod it saw, so a pod the platform deletes later (preemption,
+eviction) still has its record. The observer ends as soon as no item lacks an outcome (``attempts.open_items``)
+or at its deadline, and reports what it still waits for while it runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Iterable
+
+from gpupoc.pipeline.attempts import Open, open_items
+from gpupoc.pipeline.common import PIPELINE_GATE, parse_time
+from gpupoc.pipeline.congestion import Observation
+from gpupoc.pipeline.k8s import KubeCaller
+from gpupoc.pipeline.wave import TERMINAL, adapter_name, item_key, list_pods
+from gpupoc.pipeline.workload_outcome import Statement
+
+KUEUE_VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+KUEUE_API = "/apis/kueue.x-k8s.io/v1beta1"
+SCHEDULING_EVENT_REASONS = frozenset({"FailedScheduling", "Unschedulable", "PodGroupNotReady", "Pending"})
+ETA_ANNOTATION = "gpupoc.io/platform-eta"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _condition(pod: dict, type_: str) -> dict:
+    return next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == type_), {})
+
+
+def _gates(pod: dict) -> list[str]:
+    return [g.get("name", "") for g in (pod.get("spec") or {}).get("schedulingGates") or []]
+
+
+def _event_time(e: dict) -> str:
+    return e.get("eventTime") or e.get("lastTimestamp") or e.get("firstTimestamp") or ""
+
+
+def list_events(caller: KubeCaller, namespaces: Iterable[str]) -> list[dict]:
+    """Every event of the namespaces (a namespace whose events cannot be read contributes none)."""
+    out: list[dict] = []
+    for ns in sorted(set(namespaces)):
+        r = caller.call("GET", f"/api/v1/namespaces/{ns}/events")
+        if r.ok and isinstance(r.body, dict):
+            out += [{**e, "metadata": {**(e.get("metadata") or {}), "namespace": (e.get("metadata") or {}).get(
+                "namespace") or ns}} for e in r.body.get("items") or []]
+    return out
+
+
+def latest_events(events: list[dict], pod_names: set[str]) -> dict[tuple[str, str], dict]:
+    """(namespace, pod) -> the newest event about it (a Warning if any, else the newest)."""
+    out: dict[tuple[str, str], dict] = {}
+    for e in sorted(events, key=_event_time):
+        name = (e.get("involvedObject") or {}).get("name")
+        if name not in pod_names:
+            continue
+        key = (e["metadata"]["namespace"], name)
+        if e.get("type") == "Warning" or key not in out or out[key].get("type") != "Warning":
+            out[key] = e
+    return out
+
+
+def scheduling_event_observations(caller: KubeCaller, namespaces: Iterable[str],
+                                  pod_names: set[str]) -> list[Observation]:
+    """Every moment the platform said why a wave pod could not be scheduled (first and last time of each
+    aggregated event), as observations: what a user reads in ``kubectl describe pod`` after the fact."""
+    out: list[Observation] = []
+    for e in list_events(caller, namespaces):
+        name = (e.get("involvedObject") or {}).get("name")
+        if name not in pod_names or e.get("reason") not in SCHEDULING_EVENT_REASONS:
+            continue
+        moments = {parse_time(x) for x in (e.get("firstTimestamp"), e.get("lastTimestamp"), e.get("eventTime"))}
+        for at in sorted(m for m in moments if m is not None):
+            out.append(Observation(taken_at=at, pod=name, namespace=e["metadata"]["namespace"],
+                                   event_reason=e.get("reason"), event_message=e.get("message") or e.get("note")))
+    return sorted(out, key=lambda o: (o.taken_at, o.namespace, o.pod))
+
+
+def _kueue_queue(plan, namespace: str) -> str | None:
+    tenant = next((t for t in plan.tenants if t.namespace == namespace), None)
+    lq = (tenant.queues or {}).get("kueue") if tenant else None
+    return getattr(lq, "value", lq)
+
+
+def kueue_workloads(caller: KubeCaller, namespaces: Iterable[str]) -> list[dict]:
+    out: list[dict] = []
+    for ns in sorted(set(namespaces)):
+        r = caller.call("GET", f"{KUEUE_API}/namespaces/{ns}/workloads")
+        if r.ok and isinstance(r.body, dict):
+            out += r.body.get("items") or []
+    return out
+
+
+def _owned_pods(obj: dict) -> list[str]:
+    return [ref.get("name") for ref in (obj.get("metadata") or {}).get("ownerReferences") or []
+            if ref.get("kind") == "Pod"]
+
+
+def kueue_info(caller: KubeCaller, plan, namespaces: Iterable[str]) -> dict[tuple[str, str], dict]:
+    """(namespace, pod) -> {position, queue, reason, message} from Kueue's visibility API and Workloads."""
+    out: dict[tuple[str, str], dict] = {}
+    for ns in sorted(set(namespaces)):
+        lq = _kueue_queue(plan, ns)
+        if lq:
+            r = caller.call("GET", f"{KUEUE_VISIBILITY}/namespaces/{ns}/localqueues/{lq}/pendingworkloads")
+            for it in (r.body or {}).get("items") or [] if r.ok and isinstance(r.body, dict) else []:
+                for name in _owned_pods(it):
+                    out.setdefault((ns, name), {}).update(position=it.get("positionInClusterQueue"), queue=lq)
+    for wl in kueue_workloads(caller, namespaces):
+        cond = next((c for c in (wl.get("status") or {}).get("conditions") or []
+                     if c.get("type") == "QuotaReserved" and c.get("status") == "False"), None)
+        if cond:
+            for name in _owned_pods(wl):
+                out.setdefault((wl["metadata"]["namespace"], name), {}).update(reason=cond.get("reason"),
+                                                                              message=cond.get("message"))
+    return out
+
+
+# Conditions of an owning object that say why its pod ended (Kueue Workload; Volcano/KAI pod groups).
+_OWNER_CONDITIONS = ("Evicted", "Preempted", "Requeued", "Unschedulable")
+
+
+def owner_statements(caller: KubeCaller, plan, namespaces: Iterable[str]) -> tuple[
+        dict[tuple[str, str], list[Statement]], dict[str, str]]:
+    """(namespace, pod) -> what the objects owning the pod say (Kueue Workload conditions), and
+    owner uid -> ``ns/pod`` so a preemptor named by its workload's uid can be resolved."""
+    out: dict[tuple[str, str], list[Statement]] = {}
+    uids: dict[str, str] = {}
+    if plan is None or adapter_name(plan) != "kueue":
+        return out, uids
+    for wl in kueue_workloads(caller, namespaces):
+        ns, pods = wl["metadata"]["namespace"], _owned_pods(wl)
+        for name in pods:
+            if wl["metadata"].get("uid"):
+                uids[wl["metadata"]["uid"]] = f"{ns}/{name}"
+            for c in (wl.get("status") or {}).get("conditions") or []:
+                if c.get("type") in _OWNER_CONDITIONS and str(c.get("status")) == "True":
+                    out.setdefault((ns, name), []).append(Statement(
+                        c.get("reason"), c.get("message"), parse_time(c.get("lastTransitionTime")),
+                        f"Workload condition {c.get('type')}", "kueue"))
+    return out, uids
+
+
+@dataclass
+class Snapshot:
+    """One look at the wave: observations, the pods themselves and the namespaces' events."""
+
+    observations: list[Observation]
+    pods: list[dict]
+    events: list[dict]
+
+
+def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str, plan=None,
+                 clock: Callable[[], datetime] = utcnow) -> Snapshot:
+    """Every wave pod with the platform's own reason, message, position and ETA (if any)."""
+    pods = list_pods(caller, namespaces, label_selector)
+    taken = clock()
+    events = list_events(caller, namespaces)
+    latest = latest_events(events, {p["metadata"]["name"] for p in pods})
+    kueue = kueue_info(caller, plan, namespaces) if plan is not None and adapter_name(plan) == "kueue" else {}
+    obs = []
+    for p in pods:
+        m, spec, st = p["metadata"], p.get("spec") or {}, p.get("status") or {}
+        key = (m["namespace"], m["name"])
+        cond = _condition(p, "PodScheduled")
+        waiting = cond.get("status") != "True"
+        ev, kq = latest.get(key, {}), kueue.get(key, {})
+        obs.append(Observation(
+            taken_at=taken, pod=m["name"], namespace=m["namespace"], phase=st.get("phase") or "Pending",
+            node=spec.get("nodeName"), gates=tuple(_gates(p)),
+            reason=(cond.get("reason") if waiting else None) or kq.get("reason"),
+            message=(cond.get("message") if waiting else None) or kq.get("message"),
+            event_reason=ev.get("reason"), event_message=ev.get("message"), position=kq.get("position"),
+            eta=parse_time((m.get("annotations") or {}).get(ETA_ANNOTATION)), item=item_key(p)))
+    return Snapshot(obs, pods, events)
+
+
+@dataclass
+class Observed:
+    """What the observer saw: every snapshot, the last state of every pod, the attempts per item."""
+
+    observations: list[Observation] = field(default_factory=list)
+    last_seen: dict[tuple[str, str], dict] = field(default_factory=dict)
+    seen: dict[str, list[str]] = field(default_factory=dict)      # item -> pod names in order of appearance
+    open: list[Open] = field(default_factory=list)                # items without an outcome at the end
+    events: list[dict] = field(default_factory=list)
+
+
+def _track(result: Observed, snap: Snapshot, items: dict[str, str], gone_at: dict, now: float) -> dict:
+    present = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in snap.pods}
+    for key, p in sorted(present.items(), key=lambda kv: kv[1]["metadata"].get("creationTimestamp") or ""):
+        result.last_seen[key] = p
+        item = item_key(p)
+        if item in items and key[1] not in result.seen.setdefault(item, []):
+            result.seen[item].append(key[1])
+    for key in result.last_seen:
+        if key not in present:
+            gone_at.setdefault(key, now)
+    return present
+
+
+def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str, items: dict[str, str], *,
+                 interval_s: float, timeout_s: float, plan=None, resubmit_limit: int = 0,
+                 resubmit_wait_s: float = 60.0, on_snapshot: Callable[[Snapshot], None] | None = None,
+                 on_waiting: Callable[[list[Open], float], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> Observed:
+    """Snapshots every ``interval_s`` until every item (key -> namespace) has its outcome, or ``timeout_s``.
+
+    ``on_waiting(open items, seconds left)`` is called after every snapshot that leaves items open."""
+    start = time.monotonic()
+    deadline = start + timeout_s
+    result, gone_at = Observed(), {}
+    while True:
+        snap = observe_once(caller, namespaces, label_selector, plan)
+        now = time.monotonic()
+        result.observations.extend(snap.observations)
+        result.events = snap.events
+        present = _track(result, snap, items, gone_at, now)
+        if on_snapshot:
+            on_snapshot(snap)
+        result.open = open_items(items, result.seen, present, result.last_seen, snap.events, gone_at, now,
+                                 resubmit_limit, resubmit_wait_s)
+        if not result.open or now >= deadline:
+            return result
+        if on_waiting:
+            on_waiting(result.open, deadline - now)
+        sleep(interval_s)
+
+
+def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source: str) -> list[dict]:
+    """``queue_snapshots`` rows (only pods not yet bound: the ones waiting)."""
+    rows = []
+    for o in obs:
+        if o.node or o.phase in TERMINAL:
+            continue
+        rows.append({"ts": o.taken_at, "pod": o.pod, "namespace": o.namespace, "phase": o.phase,
+                     "reason": o.reason or o.event_reason, "message": o.message or o.event_message,
+                     "position": o.position,
+                     "eta_seconds": (o.eta - o.taken_at).total_seconds() if o.eta else None,
+                     "source": source, "tenant": tenants_by_ns.get(o.namespace),
+                     "queue": ",".join(g for g in o.gates if g != PIPELINE_GATE) or ",".join(o.gates) or None})
+    return rows

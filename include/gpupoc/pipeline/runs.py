@@ -1,0 +1,104 @@
+"""``workload_runs``: one row per attempt of every wave item, with its moments and its outcome.
+
+The timelines of the attempts that reached the platform feed the congestion reconstruction. A resubmitted
+attempt was never gated, so its wait starts at its submission; the first attempt's at the gate's release.
+"""
+
+from __future__ import annotations
+
+from gpupoc.pipeline.attempts import Attempt
+from gpupoc.pipeline.common import parse_time
+from gpupoc.pipeline.congestion import WorkloadTimeline
+from gpupoc.pipeline.k8s import pod_gpus
+
+OUTCOME_COLUMNS = ("outcome", "outcome_reason", "outcome_message", "outcome_by", "outcome_at", "outcome_source",
+                   "outcome_explained", "final_attempt", "submitted_by", "requeued_by_platform",
+                   "preempted_by_higher")
+
+
+def _condition(pod: dict, type_: str) -> dict:
+    return next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == type_), {})
+
+
+def _container(pod: dict) -> dict:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return next((c for c in statuses if c.get("name") == "base"), statuses[0] if statuses else {})
+
+
+def pod_moments(pod: dict) -> dict:
+    """submitted, scheduled, started, finished (UTC) plus phase, node, exit code, reason, message."""
+    m, st = pod.get("metadata") or {}, pod.get("status") or {}
+    sched = _condition(pod, "PodScheduled")
+    c = _container(pod)
+    state = c.get("state") or {}
+    last = c.get("lastState") or {}
+    term = state.get("terminated") or last.get("terminated") or {}
+    run = state.get("running") or {}
+    waiting = state.get("waiting") or {}
+    return {
+        "submitted_at": parse_time(m.get("creationTimestamp")),
+        "scheduled_at": parse_time(sched.get("lastTransitionTime")) if sched.get("status") == "True" else None,
+        "started_at": parse_time(run.get("startedAt") or term.get("startedAt")),
+        "finished_at": parse_time(term.get("finishedAt")),
+        "phase": st.get("phase"),
+        "node": (pod.get("spec") or {}).get("nodeName"),
+        "exit_code": term.get("exitCode"),
+        "reason": term.get("reason") or waiting.get("reason") or st.get("reason"),
+        "message": term.get("message") or waiting.get("message") or st.get("message"),
+        "restarts": c.get("restartCount"),
+    }
+
+
+def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: list[dict]
+                 ) -> tuple[list[WorkloadTimeline], list[dict]]:
+    """Timelines (attempts that reached the platform) and ``workload_runs`` rows (every attempt)."""
+    from gpupoc.plan import class_items
+
+    items = {i.name: i for i in class_items(plan, test_class)}
+    released = {(r.get("namespace"), r.get("pod")): parse_time(r.get("released_at")) for r in release_rows}
+    priority_of: dict[str, int] = {}
+    timelines, rows = [], []
+    for a in attempts:
+        item = items.get(a.item)
+        if item is None:
+            continue
+        wl, tenant = plan.workload(item.workload), plan.tenant(item.tenant)
+        pod = a.pod or {}
+        mo = pod_moments(pod) if a.pod else {}
+        priority = (pod.get("spec") or {}).get("priority")
+        priority = int(plan.priority_value(item.priority_class) if priority is None else priority)
+        gpus = (pod_gpus(a.pod) if a.pod else 0) or wl.gpus
+        name = a.pod_name or f"{a.item} (never created)"
+        priority_of[f"{a.namespace}/{name}"] = priority
+        t = None
+        if a.pod is not None:
+            t = WorkloadTimeline(
+                workload_key=a.item, pod=name, namespace=a.namespace, tenant=tenant.name, pool=wl.pool,
+                priority_class=item.priority_class, priority=priority, gpus=gpus, submitted_at=mo["submitted_at"],
+                released_at=released.get((a.namespace, a.pod_name)), scheduled_at=mo["scheduled_at"],
+                started_at=mo["started_at"], finished_at=mo["finished_at"] or _ended_at(a),
+                phase=mo["phase"] or "", node=mo["node"])
+            timelines.append(t)
+        o = a.outcome
+        rows.append({
+            "test_class": test_class, "tenant": tenant.name, "namespace": a.namespace, "pod": name,
+            "workload": wl.name, "task_type": wl.task_type, "priority_class": item.priority_class,
+            "priority": priority, "gpus": gpus, "pool": wl.pool, "node": mo.get("node"),
+            "submitted_at": mo.get("submitted_at") or a.created_at or (o.at if a.pod is None else None), "released_at": t.released_at if t else None,
+            "scheduled_at": mo.get("scheduled_at"), "started_at": mo.get("started_at"),
+            "finished_at": t.finished_at if t else None, "wait_seconds": t.wait_seconds if t else None,
+            "phase": mo.get("phase"), "exit_code": mo.get("exit_code"), "reason": mo.get("reason"),
+            "message": mo.get("message"), "attempt": a.number, "role": item.role, "scenario": item.scenario,
+            "item": a.item, "outcome": o.outcome.value, "outcome_reason": o.reason, "outcome_message": o.message,
+            "outcome_by": o.by, "outcome_at": o.at, "outcome_source": o.source, "outcome_explained": o.explained,
+            "final_attempt": a.final, "submitted_by": a.submitted_by, "requeued_by_platform": a.requeued_by_platform,
+            "preempted_by_higher": None})
+    for r in rows:
+        if r["outcome"] == "preempted" and r["outcome_by"] in priority_of:
+            r["preempted_by_higher"] = priority_of[r["outcome_by"]] > r["priority"]
+    return timelines, rows
+
+
+def _ended_at(a: Attempt):
+    """When a preempted, evicted or deleted attempt stopped holding its GPUs (as the platform recorded it)."""
+    return a.outcome.at if a.outcome.outcome.value in ("preempted", "evicted", "deleted") else None

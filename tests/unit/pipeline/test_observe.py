@@ -1,0 +1,116 @@
+"""The observer: snapshots with the platform's own words, and an end as soon as every item has an outcome."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from gpupoc.pipeline import observe
+from gpupoc.pipeline.congestion import Observation
+
+from .fake_api import PLAN, T0, FakeApi, pod
+
+MSG = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+
+
+def ev(name, reason, message, ns="team-a", at=T0):
+    return {"metadata": {"namespace": ns, "uid": f"{name}-{reason}"}, "involvedObject": {"name": name, "namespace": ns},
+            "type": "Warning" if reason == "FailedScheduling" else "Normal", "reason": reason, "message": message,
+            "firstTimestamp": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "lastTimestamp": at.strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def done(name, ns, item, phase="Succeeded"):
+    return pod(name, ns, item, gates=(), phase=phase)
+
+
+def test_a_snapshot_carries_the_condition_the_failed_scheduling_event_and_the_item():
+    p = pod("a-x1", "team-a", "a", gates=(),
+            conditions=[{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": MSG}])
+    snap = observe.observe_once(FakeApi([p], events=[ev("a-x1", "FailedScheduling", MSG)]), ["team-a"], "sel", PLAN)
+    o = snap.observations[0]
+    assert (o.reason, o.message, o.event_reason, o.item) == ("Unschedulable", MSG, "FailedScheduling", "a")
+    rows = observe.snapshot_rows(snap.observations, {"team-a": "team-a"}, "kubernetes-api")
+    assert rows[0]["reason"] == "Unschedulable" and rows[0]["message"] == MSG
+
+
+def test_an_observation_survives_its_json_round_trip():
+    o = Observation(taken_at=T0, pod="p", namespace="n", gates=("g",), eta=T0 + timedelta(seconds=5), item="i")
+    assert Observation.from_dict(o.to_dict()) == o
+
+
+def test_scheduling_events_become_observations_at_their_first_and_last_moment():
+    def event(name, reason, first, last):
+        e = ev(name, reason, MSG, ns="team-nlp", at=first)
+        e["lastTimestamp"] = last.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return e
+
+    api = FakeApi([], events=[event("p1", "FailedScheduling", T0, T0 + timedelta(seconds=9)),
+                              event("p1", "Pulled", T0, T0), event("other", "FailedScheduling", T0, T0)])
+    obs = observe.scheduling_event_observations(api, ["team-nlp"], {"p1"})
+    assert [(o.taken_at, o.pod, o.event_reason) for o in obs] == [
+        (T0, "p1", "FailedScheduling"), (T0 + timedelta(seconds=9), "p1", "FailedScheduling")]
+
+
+class Script:
+    """Runs one step of a scenario at each of the observer's sleeps."""
+
+    def __init__(self, api, steps):
+        self.api, self.steps, self.sleeps = api, list(steps), 0
+
+    def __call__(self, _seconds):
+        self.sleeps += 1
+        if self.steps:
+            self.steps.pop(0)(self.api)
+
+
+def test_the_observer_ends_as_soon_as_every_item_has_an_outcome():
+    api = FakeApi([pod("a-1", "team-a", "a", gates=()), pod("b-1", "team-a", "b", gates=())])
+    script = Script(api, [lambda a: a.pods.update({("team-a", "a-1"): done("a-1", "team-a", "a")}),
+                          lambda a: a.pods.update({("team-a", "b-1"): done("b-1", "team-a", "b", "Failed")})])
+    seen = []
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a", "b": "team-a"}, interval_s=1, timeout_s=60,
+                               sleep=script, on_waiting=lambda open_, left: seen.append([o.item for o in open_]))
+    assert script.sleeps == 2 and res.open == []
+    assert seen == [["a", "b"], ["b"]]
+
+
+def test_a_preempted_item_is_awaited_until_its_next_attempt_ends():
+    api = FakeApi([pod("a-1", "team-a", "a", gates=())])
+    preempted = ev("a-1", "Preempted", "Preempted by pod 1234 on node training-node-1")
+
+    def preempt(a):
+        a.pods.clear()
+        a.events.append(preempted)
+
+    def resubmit(a):
+        a.pods[("team-a", "a-2")] = pod("a-2", "team-a", "a", gates=(), created=T0 + timedelta(seconds=20))
+
+    script = Script(api, [preempt, lambda a: None, resubmit,
+                          lambda a: a.pods.update({("team-a", "a-2"): done("a-2", "team-a", "a")})])
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
+                               resubmit_limit=2, resubmit_wait_s=600, sleep=script)
+    assert res.open == [] and res.seen["a"] == ["a-1", "a-2"] and script.sleeps == 4
+    assert ("team-a", "a-1") in res.last_seen, "the vanished attempt keeps its last state"
+
+
+def test_a_preempted_item_without_attempts_left_ends_at_once():
+    api = FakeApi([pod("a-1", "team-a", "a", gates=())])
+    script = Script(api, [lambda a: (a.pods.clear(), a.events.append(ev("a-1", "Preempted", "Preempted by pod x")))])
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
+                               resubmit_limit=0, sleep=script)
+    assert res.open == [] and script.sleeps == 1
+
+
+def test_a_vanished_pod_nothing_explains_is_not_awaited():
+    api = FakeApi([pod("a-1", "team-a", "a", gates=())])
+    script = Script(api, [lambda a: a.pods.clear()])
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
+                               resubmit_limit=3, sleep=script)
+    assert res.open == [] and script.sleeps == 1
+
+
+def test_at_its_deadline_the_observer_names_the_items_still_open():
+    api = FakeApi([pod("a-1", "team-a", "a", gates=())])
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a", "b": "team-a"}, interval_s=1, timeout_s=0,
+                               sleep=lambda s: None)
+    assert sorted(o.item for o in res.open) == ["a", "b"]
+    assert "created" in next(o.waiting_for for o in res.open if o.item == "b")

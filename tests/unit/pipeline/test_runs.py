@@ -1,0 +1,69 @@
+"""``workload_runs``: one row per attempt, with its moments and its outcome."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from gpupoc.common.outcomes import WorkloadOutcome as O
+from gpupoc.pipeline import runs, wave
+from gpupoc.pipeline.attempts import Attempt
+from gpupoc.pipeline.workload_outcome import OutcomeRecord
+
+from .fake_api import PLAN, T0, pod
+
+
+def test_moments_come_from_the_pod_status():
+    p = pod("a-x1", "team-a", "a", gates=(), phase="Succeeded",
+            conditions=[{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-11-30T09:00:12Z"}],
+            containerStatuses=[{"name": "base", "state": {"terminated": {
+                "exitCode": 0, "reason": "Completed", "startedAt": "2026-11-30T09:00:13Z",
+                "finishedAt": "2026-11-30T09:00:43Z"}}}])
+    mo = runs.pod_moments(p)
+    assert mo["scheduled_at"] == T0 + timedelta(seconds=12) and mo["finished_at"] == T0 + timedelta(seconds=43)
+    assert (mo["exit_code"], mo["reason"]) == (0, "Completed")
+
+
+def scheduled(name, ns, item, at, priority, phase="Running"):
+    p = pod(name, ns, item, gates=(), created=T0, phase=phase,
+            conditions=[{"type": "PodScheduled", "status": "True",
+                         "lastTransitionTime": (T0 + timedelta(seconds=at)).strftime("%Y-%m-%dT%H:%M:%SZ")}])
+    p["spec"]["priority"] = priority
+    return p
+
+
+def test_each_attempt_is_a_row_the_first_waits_from_the_release_and_a_preemption_names_a_higher_preemptor():
+    items = wave.prepare_wave(PLAN, "queue_congestion")
+    low = next(i for i in items if "sweep" in i["workload_key"])
+    high = next(i for i in items if "8g" in i["workload_key"])
+    ns_low, ns_high = low["namespace"], high["namespace"]
+    victim = scheduled("low-1", ns_low, low["workload_key"], 2, 100)
+    preemptor = scheduled("high-1", ns_high, high["workload_key"], 9, 10000, "Succeeded")
+    retry = scheduled("low-2", ns_low, low["workload_key"], 40, 100, "Succeeded")
+    attempts = [
+        Attempt(low["workload_key"], 1, ns_low, "low-1", victim, False, "pipeline",
+                OutcomeRecord(O.PREEMPTED, T0 + timedelta(seconds=8), f"{ns_high}/high-1", "Preempted", "by pod x",
+                              "event"), requeued_by_platform=False),
+        Attempt(low["workload_key"], 2, ns_low, "low-2", retry, True, "pipeline", OutcomeRecord(O.SUCCEEDED),
+                final=True),
+        Attempt(high["workload_key"], 1, ns_high, "high-1", preemptor, True, "pipeline", OutcomeRecord(O.SUCCEEDED),
+                final=True),
+    ]
+    release = [{"namespace": ns_low, "pod": "low-1", "released_at": "2026-11-30T09:00:01Z"},
+               {"namespace": ns_high, "pod": "high-1", "released_at": "2026-11-30T09:00:01Z"}]
+    timelines, rows = runs.attempt_runs(PLAN, "queue_congestion", attempts, release)
+    by = {r["pod"]: r for r in rows}
+    assert (by["low-1"]["attempt"], by["low-1"]["outcome"], by["low-1"]["final_attempt"]) == (1, "preempted", False)
+    assert by["low-1"]["preempted_by_higher"] is True and by["low-1"]["outcome_explained"] is True
+    assert by["low-1"]["wait_seconds"] == 1.0 and by["low-1"]["finished_at"] == T0 + timedelta(seconds=8)
+    assert by["low-2"]["released_at"] is None and by["low-2"]["wait_seconds"] == 40.0, \
+        "a resubmission was never gated: it waits from its submission"
+    assert len(timelines) == 3
+
+
+def test_an_attempt_never_created_keeps_its_row_without_a_timeline():
+    items = wave.prepare_wave(PLAN, "queue_congestion")
+    a = Attempt(items[0]["workload_key"], 1, items[0]["namespace"], None, None, False, "pipeline",
+                OutcomeRecord(O.REJECTED, T0, None, "HTTP 403", "exceeded quota", "admission"), final=True)
+    timelines, rows = runs.attempt_runs(PLAN, "queue_congestion", [a], [])
+    assert timelines == [] and rows[0]["outcome"] == "rejected" and "never created" in rows[0]["pod"]
+    assert rows[0]["submitted_at"] == T0
