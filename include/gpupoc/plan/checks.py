@@ -23,20 +23,21 @@ def check_plan(plan: Plan) -> list[str]:
     _check_classes(plan, errors)
     if not errors:  # needs every reference resolved
         _check_quota_fit(plan, errors)
-    return errors
+    return list(dict.fromkeys(errors))  # each problem once, in the order found
 
 
-def _unique(errors: list[str], path: str, names: list[str]) -> None:
+def _unique(errors: list[str], path: str, values: list[str], field: str = "name", note: str = "") -> None:
+    """One error per repeated value, at ``path[i].field`` of the repeat."""
     seen: set[str] = set()
-    for i, n in enumerate(names):
-        if n in seen:
-            errors.append(f"{path}[{i}]: duplicate name {n!r}; names must be unique")
-        seen.add(n)
+    for i, v in enumerate(values):
+        if v in seen:
+            errors.append(f"{path}[{i}].{field}: duplicate {field} {v!r}; {field}s must be unique{note}")
+        seen.add(v)
 
 
 def _check_names(plan: Plan, errors: list[str]) -> None:
     _unique(errors, "tenants", [t.name for t in plan.tenants])
-    _unique(errors, "tenants", [t.namespace for t in plan.tenants])
+    _unique(errors, "tenants", [t.namespace for t in plan.tenants], "namespace")
     _unique(errors, "pools", [p.name for p in plan.pools])
     _unique(errors, "workloads", [w.name for w in plan.workloads])
     _unique(errors, "priority_classes", [p.name for p in plan.priority_classes])
@@ -144,7 +145,8 @@ def _check_classes(plan: Plan, errors: list[str]) -> None:
             if inj.node is not None and known_nodes and inj.node not in known_nodes:
                 errors.append(f"{path}.node: unknown node {inj.node!r}; one of {sorted(known_nodes)}")
     scen = [inj.name or inj.kind for inj in tc.fault_recovery.injections]
-    _unique(errors, "test_classes.fault_recovery.injections", scen)
+    _unique(errors, "test_classes.fault_recovery.injections", scen,
+            note=" (an injection without a name is named after its kind)")
     at = tc.audit_trail
     if at.quota_change is not None and at.quota_change.tenant not in names:
         errors.append(f"test_classes.audit_trail.quota_change.tenant: unknown tenant "

@@ -12,7 +12,8 @@ def register(subparsers) -> None:
     """Add the ``plan`` area to the top-level ``gpupoc`` parser."""
     plan = subparsers.add_parser("plan", help="work with POC plans")
     sub = plan.add_subparsers(dest="plan_command", required=True)
-    validate = sub.add_parser("validate", help="check a plan file; exit 2 and list every error if invalid")
+    validate = sub.add_parser("validate", help="check a plan file; exit 2 and list every error if invalid "
+                              "(warnings about files that appear later leave it valid)")
     validate.add_argument("file", help="the plan YAML file")
     validate.set_defaults(func=cmd_validate)
     show = sub.add_parser("hash", help="print the plan's sha256 (of its canonical JSON)")
@@ -33,6 +34,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         return 2
     print("\n".join(summary(plan)))
+    if plan.warnings:
+        sys.stdout.flush()  # the summary first, then the warnings, when both go to one terminal
+        print(f"{args.file}: {len(plan.warnings)} warning(s):", file=sys.stderr)
+        for line in plan.warnings:
+            print(f"  {line}", file=sys.stderr)
     return 0
 
 

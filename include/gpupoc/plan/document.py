@@ -31,6 +31,7 @@ class Plan(StrictModel):
     evidence_root: str = Field(min_length=1, description="relative paths resolve against the plan file")
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+    _warnings: tuple[str, ...] = PrivateAttr(default=())
 
     # ---- look-ups (names are checked at load time, so a miss here is a programming error) ----
     def tenant(self, name: str) -> Tenant:
@@ -51,6 +52,11 @@ class Plan(StrictModel):
     def longest_acceptable_wait_seconds(self) -> int:
         """The wait no workload should exceed: the congestion threshold (other classes are smaller waves)."""
         return int(round(self.test_classes.queue_congestion.thresholds.max_wait_seconds))
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """``path: message`` lines about what the plan names but is not there yet (set by ``load_plan``)."""
+        return self._warnings
 
     # ---- paths ----
     @property

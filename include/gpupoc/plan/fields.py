@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
@@ -74,6 +75,23 @@ def _quantity(v: object) -> str:
     return v
 
 
+def _service_url(v: object) -> str:
+    if not isinstance(v, str):
+        raise ValueError("expected an http:// or https:// URL such as 'http://prometheus:9090'")
+    if "://" not in v:
+        raise ValueError(f"expected an http:// or https:// URL with its scheme, such as 'http://{v}'")
+    parts = urlsplit(v)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"expected an http:// or https:// URL, not {parts.scheme}://")
+    if not parts.hostname:
+        raise ValueError("expected a host after the scheme, such as 'http://prometheus:9090'")
+    try:
+        parts.port  # noqa: B018 - raises when the port is not a number from 0 to 65535
+    except ValueError:
+        raise ValueError("expected a port from 1 to 65535 after the host, such as 'http://prometheus:9090'") from None
+    return v
+
+
 PositiveInt = Annotated[int, BeforeValidator(_positive_int)]
 NonNegativeInt = Annotated[int, BeforeValidator(_non_negative_int)]
 PositiveNumber = Annotated[float, BeforeValidator(_positive_number)]
@@ -81,6 +99,7 @@ NonNegativeNumber = Annotated[float, BeforeValidator(_non_negative_number)]
 Ratio = Annotated[float, BeforeValidator(_ratio)]
 DnsLabel = Annotated[str, BeforeValidator(_dns_label)]
 Quantity = Annotated[str, BeforeValidator(_quantity)]
+ServiceUrl = Annotated[str, BeforeValidator(_service_url)]
 
 
 def quantity_value(q: str) -> Decimal:

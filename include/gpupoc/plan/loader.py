@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 
 from gpupoc.common.validation import load_yaml_model, parse_model
 from gpupoc.exceptions import ConfigError
 from gpupoc.plan.checks import check_plan
 from gpupoc.plan.document import Plan
+from gpupoc.plan.files import check_files
 from gpupoc.plan.waves import class_items
 
 DEFAULT_PLAN = Path(__file__).resolve().parents[3] / "plans" / "default.yaml"
 
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())  # warnings reach the caller's logging (Airflow's task log), never stderr twice
+
 
 def load_plan(path: str | Path) -> Plan:
-    """Read and fully check a plan file; raise ConfigError listing every problem with its path."""
+    """Read and fully check a plan file; raise ConfigError listing every problem with its path.
+
+    Files the plan names that appear later (the simulated cluster's kubeconfig, logs) are ``plan.warnings``.
+    """
     p = Path(path)
     plan = load_yaml_model(Plan, p, "POC plan")
     return _checked(plan, str(p), p.resolve().parent)
@@ -29,10 +37,14 @@ def parse_plan(data: dict, source: str = "plan", base_dir: str | Path | None = N
 
 
 def _checked(plan: Plan, source: str, base_dir: Path) -> Plan:
-    errors = check_plan(plan)
+    plan._base_dir = base_dir
+    files = check_files(plan)
+    errors = check_plan(plan) + files.errors
     if errors:
         raise ConfigError(source, errors)
-    plan._base_dir = base_dir
+    plan._warnings = tuple(files.warnings)
+    for line in plan.warnings:
+        log.warning("%s: %s", source, line)
     return plan
 
 

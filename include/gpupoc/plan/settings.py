@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, field_validator, model_validator
 
 from gpupoc.common.outcomes import Decision, Tier
-from gpupoc.plan.fields import StrictModel
+from gpupoc.plan.fields import ServiceUrl, StrictModel
 
 _PRESETS = {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous", "@midnight"}
 _CRON_FIELD = re.compile(r"^[0-9*/,\-A-Za-z?LW#]+$")
@@ -70,9 +70,9 @@ class EvidenceSources(StrictModel):
     Unset sources fall back to the local monitoring stack's ``stack.json`` (gpupoc.monitoring.sources).
     """
 
-    prometheus_url: str | None = None
+    prometheus_url: ServiceUrl | None = None
     prometheus_conn_id: str | None = None
-    alertmanager_url: str | None = None
+    alertmanager_url: ServiceUrl | None = None
     alertmanager_conn_id: str | None = None
     audit_log_path: str | None = Field(default=None, description="API server audit log (JSON lines)")
     alert_receiver_record: str | None = Field(default=None, description="webhook receiver's alert record (JSON lines)")

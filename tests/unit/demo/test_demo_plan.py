@@ -56,7 +56,8 @@ def test_a_second_demo_inside_the_window_keeps_it_and_one_after_it_starts_a_new_
 def test_the_reviewers_scorecard_of_the_base_plan_stays_found_from_the_demo_plan(tmp_path):
     base = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
     base["report"]["scorecard"] = "reviews/scores.yaml"
-    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "reviews").mkdir(parents=True)
+    (tmp_path / "plans" / "reviews" / "scores.yaml").write_text("reviewers: []\n")  # a missing one is refused
     (tmp_path / "plans" / "p.yaml").write_text(yaml.safe_dump(base))
     out = write_demo_plan(DemoPaths(tmp_path), tmp_path / "plans" / "p.yaml", SIM, STACK, now=NOW)
     assert yaml.safe_load(out.read_text())["report"]["scorecard"] == str(tmp_path / "plans" / "reviews" / "scores.yaml")

@@ -75,12 +75,28 @@ def test_kueue_priority_label_only_with_kueue(data):
                for e in errors_of(data))
 
 
-def test_duplicate_names_are_refused(data):
+def test_duplicate_names_are_refused_at_the_repeated_field(data):
     data["tenants"][2]["name"] = "team-vision"
     data["workloads"][1]["name"] = data["workloads"][0]["name"]
     errs = errors_of(data)
-    assert "tenants[2]: duplicate name 'team-vision'; names must be unique" in errs
-    assert "workloads[1]: duplicate name 'v-train-1g'; names must be unique" in errs
+    assert "tenants[2].name: duplicate name 'team-vision'; names must be unique" in errs
+    assert "workloads[1].name: duplicate name 'v-train-1g'; names must be unique" in errs
+
+
+def test_a_tenant_repeating_both_name_and_namespace_gets_one_line_for_each(data):
+    data["tenants"].append(dict(data["tenants"][0]))
+    errs = errors_of(data)
+    assert errs == ["tenants[3].name: duplicate name 'team-vision'; names must be unique",
+                    "tenants[3].namespace: duplicate namespace 'team-vision'; namespaces must be unique"]
+
+
+def test_injections_named_after_the_same_kind_are_duplicates(data):
+    inj = data["test_classes"]["fault_recovery"]["injections"]
+    inj.append(dict(inj[2]))
+    assert errors_of(data) == ["test_classes.fault_recovery.injections[5].name: duplicate name 'oom'; names must "
+                               "be unique (an injection without a name is named after its kind)"]
+    inj[5]["name"] = "oom-again"
+    assert parse_plan(data).test_classes.fault_recovery.injections[5].name == "oom-again"
 
 
 def test_wave_beyond_tenant_quota_is_refused_because_pending_pods_count(data):

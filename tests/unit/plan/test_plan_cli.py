@@ -31,6 +31,38 @@ def test_validate_lists_every_error_and_exits_2(tmp_path, default_data, capsys):
     assert "tenants[2].quota.pods: expected a positive integer, got 0" in err
 
 
+def test_validate_prints_warnings_about_files_that_appear_later_and_exits_0(tmp_path, default_data, capsys):
+    f = tmp_path / "plans" / "plan.yaml"  # its ../var/sim/kubeconfig does not exist yet
+    f.parent.mkdir()
+    f.write_text(yaml.safe_dump(default_data))
+    assert main(["plan", "validate", str(f)]) == 0
+    captured = capsys.readouterr()
+    assert "plan 'gpupoc-sim-default'" in captured.out
+    assert f"{f}: 2 warning(s):" in captured.err
+    assert "  platform.kubeconfig: '../var/sim/kubeconfig'" in captured.err
+    assert "`gpupoc sim serve` writes it when the simulated cluster starts" in captured.err
+
+
+def test_validate_refuses_a_schemeless_url_then_a_missing_kubeconfig_and_scorecard(tmp_path, default_data, capsys):
+    data = default_data | {"platform": dict(default_data["platform"], kubeconfig="prod.kubeconfig"),
+                           "report": dict(default_data["report"], scorecard="scores.yaml"),
+                           "evidence_sources": dict(default_data["evidence_sources"], prometheus_url="prom:9090")}
+    f = tmp_path / "plan.yaml"
+    f.write_text(yaml.safe_dump(data))
+    assert main(["plan", "validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "invalid POC plan, 1 error(s)" in err, "files are checked once the structure is valid"
+    assert "  evidence_sources.prometheus_url: expected an http:// or https:// URL with its scheme, such as " \
+           "'http://prom:9090', got 'prom:9090'" in err
+    data["evidence_sources"]["prometheus_url"] = "http://prom:9090"
+    f.write_text(yaml.safe_dump(data))
+    assert main(["plan", "validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "invalid POC plan, 2 error(s)" in err
+    assert f"  platform.kubeconfig: 'prod.kubeconfig' ({tmp_path}/prod.kubeconfig) not found;" in err
+    assert f"  report.scorecard: 'scores.yaml' ({tmp_path}/scores.yaml) not found;" in err
+
+
 def test_validate_as_a_command(tmp_path):
     f = tmp_path / "plan.yaml"
     f.write_text("name: x\n")
