@@ -346,8 +346,9 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     ctx.writer.write_json("pods", pods)
     release = ctx.read_file(RELEASE_FILE, {}) or {}
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
-    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), ctx.platform_records())
-    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [])
+    records = ctx.platform_records()
+    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records)
+    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events)
     for r in runs:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)

@@ -6,10 +6,14 @@ attempt was never gated, so its wait starts at its submission; the first attempt
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+
 from gpupoc.pipeline.attempts import Attempt
 from gpupoc.pipeline.common import parse_time
 from gpupoc.pipeline.congestion import WorkloadTimeline
 from gpupoc.pipeline.k8s import pod_gpus
+from gpupoc.pipeline.workload_outcome import event_statements
 
 OUTCOME_COLUMNS = ("outcome", "outcome_reason", "outcome_message", "outcome_by", "outcome_at", "outcome_source",
                    "outcome_explained", "final_attempt", "submitted_by", "requeued_by_platform",
@@ -49,9 +53,23 @@ def pod_moments(pod: dict) -> dict:
     }
 
 
-def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: list[dict]
-                 ) -> tuple[list[WorkloadTimeline], list[dict]]:
-    """Timelines (attempts that reached the platform) and ``workload_runs`` rows (every attempt)."""
+_ASSIGNED = re.compile(r"\bto (?:node )?(?P<node>[a-z0-9][a-z0-9.-]*)", re.I)
+
+
+def scheduled_from_events(events: list[dict], namespace: str, pod: str) -> tuple[datetime | None, str | None]:
+    """When and where the platform said it placed the pod (its ``Scheduled`` event), for a pod last seen
+    before it was bound: "Successfully assigned ns/p to node-1" (kube-scheduler, Volcano, KAI)."""
+    for s in event_statements(events, namespace, pod):
+        if s.reason == "Scheduled":
+            m = _ASSIGNED.search(s.message or "")
+            return s.at, (m.group("node") if m else None)
+    return None, None
+
+
+def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: list[dict],
+                 events: list[dict] = ()) -> tuple[list[WorkloadTimeline], list[dict]]:
+    """Timelines (attempts that reached the platform) and ``workload_runs`` rows (every attempt); ``events``
+    tell when a pod seen only before its binding was scheduled."""
     from gpupoc.plan import class_items
 
     items = {i.name: i for i in class_items(plan, test_class)}
@@ -65,6 +83,9 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
         wl, tenant = plan.workload(item.workload), plan.tenant(item.tenant)
         pod = a.pod or {}
         mo = pod_moments(pod) if a.pod else {}
+        if a.pod and mo["scheduled_at"] is None and not a.present:
+            mo["scheduled_at"], node = scheduled_from_events(list(events), a.namespace, a.pod_name)
+            mo["node"] = mo["node"] or node
         priority = (pod.get("spec") or {}).get("priority")
         priority = int(plan.priority_value(item.priority_class) if priority is None else priority)
         gpus = (pod_gpus(a.pod) if a.pod else 0) or wl.gpus

@@ -28,7 +28,12 @@ _DISRUPTION = {
     "TerminationByKubelet": WorkloadOutcome.EVICTED,
     "DeletionByPodGC": WorkloadOutcome.EVICTED,
 }
-_PREEMPTION_WORDS = re.compile(r"preempt", re.I)
+# "preempted", "preempting", "because of preempt" - not kube-scheduler's "preemption: ..." post-filter note
+# inside a FailedScheduling message, which says the pod itself could NOT preempt.
+_PREEMPTION_WORDS = re.compile(r"preempted|preempting|\bpreempt\b|PreemptionBy", re.I)
+# Statements about a pod waiting to be scheduled never say how a running pod ended.
+_SCHEDULING_REASONS = {"FailedScheduling", "Unschedulable", "SchedulingGated", "PodGroupNotReady", "NotEnoughResources",
+                       "Scheduled", "Pending", "WaitingForQuota", "QuotaReserved"}
 _EVICTION_WORDS = re.compile(r"evict|taint|node ?lost|node(\s+\S+)?\s+is\s+not\s+ready|NodeNotReady|"
                              r"marking for deletion|node failure|drain|NodeShutdown|low on resource", re.I)
 # Status reasons of a pod the kubelet or node lifecycle ended (phase Failed, no container exit to blame).
@@ -128,6 +133,7 @@ def event_statements(events: list[dict], namespace: str, pod: str) -> list[State
 
 def _disruption(statements: list[Statement]) -> tuple[WorkloadOutcome, Statement] | None:
     """The first statement that says the pod was preempted, else the first that says it was evicted."""
+    statements = [s for s in statements if s.reason not in _SCHEDULING_REASONS]
     for s in statements:
         if s.reason in _DISRUPTION and _DISRUPTION[s.reason] is WorkloadOutcome.PREEMPTED:
             return WorkloadOutcome.PREEMPTED, s

@@ -59,8 +59,13 @@ def test_the_pod_carries_the_pipeline_labels_and_the_labels_airflow_finds_it_by(
     assert labels["kubernetes_pod_operator"] == "True"
 
 
+def plan_workload_priority(item) -> str:
+    return load_plan_file(PLAN).workload(item.workload).priority_class
+
+
 def test_a_wave_entry_priority_override_reaches_the_pod(items):
-    item = next(i for i in items if i.workload == "v-train-2g" and i.tenant == "team-nlp")
+    item = next(i for i in items if i.workload == "v-train-2g" and i.priority_class == "gpupoc-high")
+    assert plan_workload_priority(item) != "gpupoc-high", "the override differs from the catalogue's class"
     pod = operator(item).build_pod_request_obj(ctx(), dry_run=True)
     assert pod.spec.priority_class_name == "gpupoc-high" and item.priority_class == "gpupoc-high"
 

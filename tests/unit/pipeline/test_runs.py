@@ -67,3 +67,18 @@ def test_an_attempt_never_created_keeps_its_row_without_a_timeline():
     timelines, rows = runs.attempt_runs(PLAN, "queue_congestion", [a], [])
     assert timelines == [] and rows[0]["outcome"] == "rejected" and "never created" in rows[0]["pod"]
     assert rows[0]["submitted_at"] == T0
+
+
+def test_a_pod_last_seen_before_its_binding_takes_its_schedule_from_the_scheduled_event():
+    items = wave.prepare_wave(PLAN, "queue_congestion")
+    it = items[0]
+    seen = pod("p-1", it["namespace"], it["workload_key"], gates=())
+    ev = {"metadata": {"namespace": it["namespace"]}, "involvedObject": {"name": "p-1", "namespace": it["namespace"]},
+          "reason": "Scheduled", "message": f"Successfully assigned {it['namespace']}/p-1 to training-node-2",
+          "lastTimestamp": "2026-11-30T09:00:05Z"}
+    a = Attempt(it["workload_key"], 1, it["namespace"], "p-1", seen, False, "pipeline",
+                OutcomeRecord(O.PREEMPTED, T0 + timedelta(seconds=9), None, "Preempted", "x", "event"), final=True)
+    release = [{"namespace": it["namespace"], "pod": "p-1", "released_at": "2026-11-30T09:00:01Z"}]
+    timelines, rows = runs.attempt_runs(PLAN, "queue_congestion", [a], release, [ev])
+    assert rows[0]["scheduled_at"] == T0 + timedelta(seconds=5) and rows[0]["node"] == "training-node-2"
+    assert rows[0]["wait_seconds"] == 4.0

@@ -139,3 +139,14 @@ def test_preemptor_reads_a_pod_name_or_a_known_uid_or_keeps_the_uid():
 
 def test_only_preempted_and_evicted_are_resubmitted():
     assert {o for o in O if o.resubmittable} == {O.PREEMPTED, O.EVICTED}
+
+
+def test_a_failed_scheduling_note_that_the_pod_could_not_preempt_is_not_a_preemption():
+    msg = ("0/5 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: not eligible due to "
+           "preemptionPolicy=Never..")
+    events = event_statements([ev("FailedScheduling", msg)], "team-a", "p")
+    assert classify(pod(), present=False, events=events).outcome is O.LOST
+    later = event_statements([ev("FailedScheduling", msg), ev("Preempted", "Preempted by pod x on node n",
+                                                               at="2026-11-30T09:01:00Z")], "team-a", "p")
+    r = classify(pod(), present=False, events=later)
+    assert r.outcome is O.PREEMPTED and r.reason == "Preempted"
