@@ -51,7 +51,9 @@ def build_app(state: ClusterState, audit: AuditLog | None = None) -> web.Applica
     """One catch-all route: the path is parsed like the API server's RequestInfoFactory does."""
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app[STATE] = state
-    app[AUDIT] = audit or AuditLog(state.audit_log_path, state.has(Fault.AUDIT_GAPS))
+    if audit is not None:
+        state.audit = audit  # the controllers' own writes go to the same log
+    app[AUDIT] = state.audit
     app.router.add_route("*", "/{tail:.*}", handle)
 
     async def _close_audit(app: web.Application) -> None:
