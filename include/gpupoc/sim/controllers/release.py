@@ -9,7 +9,9 @@ the pod's namespace and name (so a seed gives the same order on every run, and o
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from gpupoc.sim.behaviours import seeded
 
@@ -24,13 +26,14 @@ def release_delay(seed: int, key: Key) -> float:
 
 @dataclass
 class StaggeredRelease:
-    """Pods seen gated, and the ungated ones held back until their arrival time (monotonic seconds)."""
+    """Pods seen gated, and the ungated ones held back until their arrival time (``clock`` seconds)."""
 
     seed: int
+    clock: Callable[[], float] = time.monotonic
     gated: set[Key] = field(default_factory=set)
     held: dict[Key, float] = field(default_factory=dict)
 
-    def hold(self, key: Key, gated_now: bool, schedulable: bool, now: float) -> bool:
+    def hold(self, key: Key, gated_now: bool, schedulable: bool) -> bool:
         """Track one pod change; True when the pod must stay out of the scheduling queue for now."""
         if gated_now:
             self.gated.add(key)
@@ -44,12 +47,13 @@ class StaggeredRelease:
             return True
         if key in self.gated:
             self.gated.discard(key)
-            self.held[key] = now + release_delay(self.seed, key)
+            self.held[key] = self.clock() + release_delay(self.seed, key)
             return True
         return False
 
-    def due(self, now: float) -> list[Key]:
+    def due(self) -> list[Key]:
         """The held pods whose time has come (no longer held), earliest first."""
+        now = self.clock()
         ready = sorted((t, k) for k, t in self.held.items() if t <= now)
         for _, k in ready:
             del self.held[k]

@@ -94,7 +94,7 @@ class Scheduler:
         self._last_free_total = -1
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
         self.wording = wording_for(state.behaviours)
-        self._release = StaggeredRelease(state.behaviour_seed) if state.behaves(Behaviour.RELEASE_STAGGERED) \
+        self.release = StaggeredRelease(state.behaviour_seed) if state.behaves(Behaviour.RELEASE_STAGGERED) \
             else None
         for pod in self.store.list("pods"):
             self._track_pod("ADDED", pod)
@@ -116,8 +116,8 @@ class Scheduler:
         schedulable = (not deleted and not node and status.get("phase", "Pending") == "Pending"
                        and not meta.get("deletionTimestamp") and ours)
         pending = schedulable and not spec.get("schedulingGates")
-        if self._release is not None and self._release.hold(
-                key, schedulable and bool(spec.get("schedulingGates")), pending, time.monotonic()):
+        if self.release is not None and self.release.hold(
+                key, schedulable and bool(spec.get("schedulingGates")), pending):
             pending = False  # its gate was lifted: it reaches the queue after its staggered delay
         if pending:
             if key not in self._pending:
@@ -199,8 +199,8 @@ class Scheduler:
     def run_pass(self) -> int:
         if self._nodes_dirty:
             self._rebuild_nodes()
-        if self._release is not None:
-            for key in self._release.due(time.monotonic()):
+        if self.release is not None:
+            for key in self.release.due():
                 pod = self.store.get("pods", key[0], key[1])
                 if pod is not None:
                     self._track_pod("MODIFIED", pod)
