@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FAULTS ?=
+BEHAVIOUR ?=
+BEHAVIOUR_SEED ?= 0
 PYTEST_ARGS ?=
 
 .PHONY: help venv system-deps test-deps test unit integration demo down sim stack-up stack-down bench clean
@@ -43,16 +45,17 @@ integration: venv system-deps test-deps
 	$(BIN)/pytest -m integration $(PYTEST_ARGS)
 
 sim: venv
-	$(BIN)/gpupoc sim serve --port 6443 $(if $(FAULTS),--faults $(FAULTS))
+	$(BIN)/gpupoc sim serve --port 6443 $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED))
 
 stack-up: venv system-deps
 	$(BIN)/gpupoc stack up
 
 # The whole POC: cluster, monitoring, Airflow under var/airflow, the five test classes, the report.
-# `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; PLAN=file another plan;
+# `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; BEHAVIOUR=release-staggered
+# (BEHAVIOUR_SEED=n) on a correct cluster with that behaviour profile; PLAN=file another plan;
 # CLASSES=tenant_isolation,... only those classes (the report takes the others' latest earlier evidence).
 demo: venv system-deps
-	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES))
+	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES))
 
 # Stops every process `make demo` started (var/demo/pids.json), by process id.
 down:

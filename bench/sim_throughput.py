@@ -25,7 +25,7 @@ from pathlib import Path
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.config import ClusterConfig
-from gpupoc.sim.controllers import loop_stats, run_controllers
+from gpupoc.sim.controllers.loop import loop_stats, run_controllers
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import Change
 

@@ -2,7 +2,8 @@
 
 - ``sim_server``: one server per test module (faults via ``@pytest.mark.parametrize("sim_server",
   ["cross-tenant-logs"], indirect=True)``).
-- ``start_sim``: a factory, ``start_sim(faults="gpus-leak", config=path)``, for servers of one test.
+- ``start_sim``: a factory, ``start_sim(faults="gpus-leak", config=path, behaviours="throttled",
+  behaviour_seed=0)``, for servers of one test.
 Both give a :class:`SimServer` with url, kubeconfig, data_dir, tokens and helpers (``client()``,
 ``kubectl()``, ``audit_events()``).
 """
@@ -83,12 +84,15 @@ class SimServer:
                 self.process.wait(timeout=10)
 
 
-def launch(data_dir: Path, faults: str = "", config: str | Path | None = None, port: int = 0) -> SimServer:
+def launch(data_dir: Path, faults: str = "", config: str | Path | None = None, port: int = 0,
+           behaviours: str = "", behaviour_seed: int = 0) -> SimServer:
     """Start a server in ``data_dir`` and wait until it has written ``sim.json``."""
     data_dir.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "gpupoc.cli", "sim", "serve", "--port", str(port), "--data-dir", str(data_dir)]
     if faults:
         cmd += ["--faults", faults]
+    if behaviours:
+        cmd += ["--behaviour", behaviours, "--behaviour-seed", str(behaviour_seed)]
     if config:
         cmd += ["--config", str(config)]
     log = open(data_dir / "server.log", "w")  # noqa: SIM115
@@ -128,11 +132,14 @@ def sim_server(request, tmp_path_factory):
 
 @pytest.fixture
 def start_sim(tmp_path):
-    """Factory: ``start_sim(faults="a,b", config=None)`` starts a server stopped after the test."""
+    """Factory: ``start_sim(faults="a,b", config=None, behaviours="c,d", behaviour_seed=0)`` starts a server
+    stopped after the test."""
     started: list[SimServer] = []
 
-    def _start(faults: str = "", config: str | Path | None = None) -> SimServer:
-        server = launch(tmp_path / f"sim{len(started)}", faults=faults, config=config)
+    def _start(faults: str = "", config: str | Path | None = None, behaviours: str = "",
+               behaviour_seed: int = 0) -> SimServer:
+        server = launch(tmp_path / f"sim{len(started)}", faults=faults, config=config, behaviours=behaviours,
+                        behaviour_seed=behaviour_seed)
         started.append(server)
         return server
 

@@ -1,4 +1,5 @@
-"""``gpupoc demo [--faults NAME,...] [--plan FILE]``; ``gpupoc down`` (``register_down``) stops what it started."""
+"""``gpupoc demo [--faults NAME,...] [--behaviour NAME,...] [--plan FILE]``; ``gpupoc down`` (``register_down``)
+stops what it started."""
 
 from __future__ import annotations
 
@@ -15,14 +16,17 @@ def _repo() -> Path:
 
 def _demo(args: argparse.Namespace) -> int:
     from gpupoc.demo.runner import DemoOptions, main_demo, select_classes
+    from gpupoc.sim.behaviours import parse_behaviours
     from gpupoc.sim.faults import parse_faults
 
     parse_faults(args.faults or "")  # an unknown profile or class is refused before anything starts
+    parse_behaviours(args.behaviour or "")
     classes = select_classes(args.classes)
     repo = _repo()
     plan = Path(args.plan) if args.plan else repo / "plans" / "default.yaml"
     plan = plan if plan.is_absolute() else Path.cwd() / plan
     return main_demo(DemoOptions(repo=repo, plan=plan.resolve(), faults=args.faults or "",
+                                 behaviours=args.behaviour or "", behaviour_seed=args.behaviour_seed,
                                  classes=classes, sequential=not args.together, port=args.port,
                                  timeout=args.timeout))
 
@@ -42,6 +46,9 @@ def register(subparsers) -> None:
                               "classes and the report; every process is recorded in var/demo/pids.json.")
     p.add_argument("--faults", default="", help="fault profiles of the cluster, comma-separated "
                    "(e.g. cross-tenant-logs); default: a correctly behaving cluster")
+    p.add_argument("--behaviour", default="", help="behaviour profiles of the correct cluster, comma-separated "
+                   "(e.g. release-staggered,throttled); default: none")
+    p.add_argument("--behaviour-seed", type=int, default=0, help="seed of the seeded behaviours (default 0)")
     p.add_argument("--plan", help="POC plan (default plans/default.yaml); its cluster settings are pointed at the "
                    "demo's cluster in var/demo/plan.yaml")
     p.add_argument("--classes", default="", help="run only these test classes, comma-separated (e.g. "

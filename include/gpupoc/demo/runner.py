@@ -39,6 +39,8 @@ class DemoOptions:
     repo: Path
     plan: Path
     faults: str = ""
+    behaviours: str = ""  # behaviour profiles of the (correct) cluster, comma-separated
+    behaviour_seed: int = 0
     classes: tuple[str, ...] = CLASS_DAGS  # a subset: the report takes the others' latest earlier evidence
     sequential: bool = True
     port: int = 8080
@@ -212,14 +214,16 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     table = PidFile.load(paths.pids)
     phases: dict[str, float] = {}
 
-    out(f"[{elapsed(0):>5}] starting the simulated cluster (faults: {opts.faults or 'none'})")
-    sim = start_sim(paths, table, opts.faults)
+    out(f"[{elapsed(0):>5}] starting the simulated cluster (faults: {opts.faults or 'none'}, behaviours: "
+        f"{opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
+    sim = start_sim(paths, table, opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed)
     out(f"        cluster {sim['url']}  kubeconfig {sim['kubeconfig']} (Airflow: {sim.get('kubeconfig_http')})")
     stack_state = start_stack(paths, table)
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
         f"alertmanager {stack_state['alertmanager']['url']}")
     plan = write_demo_plan(paths, opts.plan, sim, stack_state)
-    table.meta.update(faults=opts.faults, plan=str(plan), base_plan=str(opts.plan))
+    table.meta.update(faults=opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed,
+                      plan=str(plan), base_plan=str(opts.plan))
     table.save()
     phases["cluster_and_monitoring"] = time.monotonic() - t0
     out(f"[{elapsed(time.monotonic() - t0):>5}] starting Airflow under {paths.airflow} (plan {plan})")

@@ -68,8 +68,10 @@ class DemoPaths:
         return self.var / "airflow"
 
 
-def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path | None = None) -> dict:
-    """A fresh ``gpupoc sim serve`` (the previous one of the demo is stopped); returns its ``sim.json``."""
+def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path | None = None,
+              behaviours: str = "", behaviour_seed: int = 0) -> dict:
+    """A fresh ``gpupoc sim serve`` (the previous one of the demo is stopped) with the given fault and behaviour
+    profiles; returns its ``sim.json``."""
     old = table.entries.get("sim")
     if old:
         stop(old)
@@ -80,6 +82,8 @@ def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path |
     cmd = [sys.executable, "-m", "gpupoc.cli", "sim", "serve", "--port", "0", "--data-dir", str(paths.sim)]
     if faults:
         cmd += ["--faults", faults]
+    if behaviours:
+        cmd += ["--behaviour", behaviours, "--behaviour-seed", str(behaviour_seed)]
     if config:
         cmd += ["--config", str(config)]
     log = paths.sim / "server.log"

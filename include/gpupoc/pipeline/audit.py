@@ -3,7 +3,9 @@
 Every request the pipeline makes goes through a ``LedgerCaller``, which writes one JSON line per action
 (who, what, when) under the run directory. ``match_ledger`` then finds each action in the platform's audit
 log (user, verb, objectRef, time window); an action with no audit record is a finding. The same matcher
-(``find_audit_event``) proves the isolation probes' denials. Also here: an administrator's quota change
+(``find_audit_event``) proves the isolation probes' denials. Matching reads only fields every audit level
+keeps (user, impersonatedUser, verb, objectRef, responseStatus, timestamps, annotations), never
+requestObject/responseObject, so a log written at the Metadata level serves as well. Also here: an administrator's quota change
 (made, recorded and restored) and the artifact hand-over record.
 """
 

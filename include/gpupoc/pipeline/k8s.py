@@ -3,6 +3,8 @@
 The probes need the answer exactly as the API server gave it (403 bodies, 404s, quota messages), so
 ``KubeCaller.call`` never raises on an HTTP status: it returns a ``Response``. Only an unreachable cluster,
 a rejected token or a broken kubeconfig raise ``SourceUnavailable`` with the endpoint and the fix.
+Like client-go, ``ApiCaller`` retries an answer 429 or 5xx that carries ``Retry-After`` (a throttled or
+briefly unavailable API server) up to ``MAX_RETRIES`` times, waiting as the header says.
 Tokens are never put into messages or logs.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 from urllib.parse import urlsplit
@@ -17,6 +20,21 @@ from urllib.parse import urlsplit
 from gpupoc.exceptions import SourceUnavailable
 
 IN_CLUSTER = "in-cluster"
+MAX_RETRIES = 5
+MAX_RETRY_AFTER_SECONDS = 10.0
+
+
+def retry_after(status: int, headers: Any) -> float | None:
+    """Seconds to wait before sending the request again, as client-go decides: only for 429 and 5xx answers
+    whose ``Retry-After`` header holds whole seconds; None otherwise."""
+    if status != 429 and not 500 <= status <= 599:
+        return None
+    raw = headers.get("Retry-After") if headers is not None else None
+    try:
+        seconds = int(str(raw).strip())
+    except (TypeError, ValueError):
+        return None
+    return min(float(seconds), MAX_RETRY_AFTER_SECONDS) if seconds >= 0 else None
 
 
 @dataclass(frozen=True)
@@ -112,6 +130,28 @@ class ApiCaller:
 
     def call(self, method: str, path: str, *, query: dict | list | None = None, body: Any = None,
              content_type: str | None = None, timeout: float | None = None) -> Response:
+        for attempt in range(MAX_RETRIES + 1):
+            status, data, headers = self._send(method, path, query, body, content_type, timeout)
+            wait = retry_after(status, headers)
+            if wait is None or attempt == MAX_RETRIES:
+                break
+            time.sleep(wait)
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
+        if status == 401:
+            raise SourceUnavailable(
+                f"{self.endpoint} (context {self.context})",
+                "401 Unauthorized: the API server rejected the context's credentials",
+                f"renew the token of context {self.context!r} in the kubeconfig (or re-run `gpupoc sim serve`, "
+                "which writes fresh tokens)")
+        try:
+            parsed = json.loads(text) if text.strip()[:1] in ("{", "[") else None
+        except ValueError:
+            parsed = None
+        return Response(status, parsed, text)
+
+    def _send(self, method: str, path: str, query: dict | list | None, body: Any, content_type: str | None,
+              timeout: float | None) -> tuple[int, Any, Any]:
+        """One request: (status, body bytes, headers)."""
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
@@ -126,25 +166,13 @@ class ApiCaller:
                 path, method.upper(), query_params=params, header_params=headers, body=body,
                 auth_settings=["BearerToken"], _preload_content=False,
                 _request_timeout=timeout or self.timeout)
-            status, data = r.status, r.data
+            return r.status, r.data, r.headers
         except ApiException as e:
             if e.status == 0:
                 raise self._unreachable(str(e.reason)) from None
-            status, data = e.status, e.body
+            return e.status, e.body, e.headers
         except urllib3.exceptions.HTTPError as e:
             raise self._unreachable(type(e).__name__ + ": " + _strip_secrets(str(e))) from None
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
-        if status == 401:
-            raise SourceUnavailable(
-                f"{self.endpoint} (context {self.context})",
-                "401 Unauthorized: the API server rejected the context's credentials",
-                f"renew the token of context {self.context!r} in the kubeconfig (or re-run `gpupoc sim serve`, "
-                "which writes fresh tokens)")
-        try:
-            parsed = json.loads(text) if text.strip()[:1] in ("{", "[") else None
-        except ValueError:
-            parsed = None
-        return Response(status, parsed, text)
 
     def _unreachable(self, reason: str) -> SourceUnavailable:
         return SourceUnavailable(

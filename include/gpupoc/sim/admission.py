@@ -12,6 +12,7 @@ from gpupoc.sim import clock, quota
 from gpupoc.sim.api import shapes
 from gpupoc.sim.api.status import StatusError, forbidden, invalid
 from gpupoc.sim.cluster import GPU, ClusterState
+from gpupoc.sim.controllers import kueue
 from gpupoc.sim.faults import Fault
 
 log = logging.getLogger(__name__)
@@ -219,25 +220,9 @@ def check_quota(state: ClusterState, pod: dict) -> None:
                 f"limited: {fmt((k, hard[k]) for k, _ in exceeded)}"))
 
 
-def _kueue_hook(state: ClusterState, pod: dict) -> None:
-    try:
-        from gpupoc.sim.controllers import kueue
-    except ImportError:
-        return
-    hook = getattr(kueue, "on_pod_create", None)
-    if hook is not None:
-        hook(state, pod)
-
-
 def after_pod_created(state: ClusterState, pod: dict) -> None:
     """The Kueue hook that runs once the pod is stored (creates its Workload)."""
-    try:
-        from gpupoc.sim.controllers import kueue
-    except ImportError:
-        return
-    hook = getattr(kueue, "after_pod_created", None)
-    if hook is not None:
-        hook(state, pod)
+    kueue.after_pod_created(state, pod)
 
 
 def admit_pod(state: ClusterState, pod: dict, namespace: str, dry_run: bool = False) -> dict:
@@ -261,7 +246,7 @@ def admit_pod(state: ClusterState, pod: dict, namespace: str, dry_run: bool = Fa
     resolve_priority(state, pod)
     check_quota(state, pod)
     if not dry_run:
-        _kueue_hook(state, pod)
+        kueue.on_pod_create(state, pod)
     if pod["spec"].get("schedulingGates") and not any(
             c.get("type") == "PodScheduled" for c in pod["status"].get("conditions") or []):
         pod["status"].setdefault("conditions", []).append({

@@ -1,4 +1,8 @@
-"""Kubernetes audit log: audit.k8s.io/v1 Event JSON lines, with a typical cluster's audit policy."""
+"""Kubernetes audit log: audit.k8s.io/v1 Event JSON lines, with a typical cluster's audit policy.
+
+The ``audit-metadata`` behaviour profile writes every logged request at the Metadata level (no
+requestObject / responseObject), as clusters with a metadata-only policy do.
+"""
 
 from __future__ import annotations
 
@@ -117,15 +121,18 @@ def _scrub(obj: object) -> object:
 class AuditLog:
     """Appends one JSON line per audited request to ``path`` (opened lazily, flushed per line)."""
 
-    def __init__(self, path: Path, audit_gaps: bool = False):
+    def __init__(self, path: Path, audit_gaps: bool = False, metadata_only: bool = False):
         self.path = Path(path)
         self.audit_gaps = audit_gaps
+        self.metadata_only = metadata_only
         self._fh = None
 
     def record(self, rec: AuditRecord) -> dict | None:
         level = level_for(rec, self.audit_gaps)
         if level is None:
             return None
+        if self.metadata_only:
+            level = "Metadata"
         ev = event_for(rec, level)
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)

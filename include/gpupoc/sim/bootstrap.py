@@ -8,12 +8,13 @@ import secrets
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ADMIN_USER, GPU, TENANT_ROLE, ClusterState
 from gpupoc.sim.config import ClusterConfig, Pool
+from gpupoc.sim.controllers.loop import build_controllers
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "gpupoc-system")
 
 
 def bootstrap(state: ClusterState) -> None:
-    """Fill an empty store with everything the config declares."""
+    """Fill an empty store with everything the config declares, then build the controllers."""
     cfg = state.config
     s = state.store
     for ns in SYSTEM_NAMESPACES + tuple(t.namespace for t in cfg.tenants):
@@ -51,6 +52,7 @@ def bootstrap(state: ClusterState) -> None:
             "data": {},
         })
     _kueue(state)
+    build_controllers(state)
 
 
 def namespace_obj(name: str, tenant: bool) -> dict:

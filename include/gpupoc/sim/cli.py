@@ -25,6 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--kubeconfig", type=Path, default=None,
                        help="where to write it (default <data-dir>/kubeconfig)")
     serve.add_argument("--faults", default="", help="fault profiles, comma-separated (default: none)")
+    serve.add_argument("--behaviour", default="", help="behaviour profiles of a correct platform, comma-separated "
+                       "(release-staggered, kueue-requeue, ...; default: none)")
+    serve.add_argument("--behaviour-seed", type=int, default=0,
+                       help="seed of the seeded behaviours (release order, throttling, latency; default 0)")
     serve.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="state directory (default var/sim)")
     serve.add_argument("--log-level", default="INFO")
     serve.set_defaults(func=cmd_serve)
@@ -45,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from gpupoc.sim.behaviours import parse_behaviours
     from gpupoc.sim.config import load_cluster_config
     from gpupoc.sim.faults import parse_faults
     from gpupoc.sim.server import serve
@@ -53,7 +58,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = load_cluster_config(args.config)
     faults = parse_faults(args.faults)
-    asyncio.run(serve(config, args.data_dir, args.port, args.kubeconfig, faults))
+    behaviours = parse_behaviours(args.behaviour)
+    asyncio.run(serve(config, args.data_dir, args.port, args.kubeconfig, faults, behaviours, args.behaviour_seed))
     return 0
 
 

@@ -1,4 +1,6 @@
-"""The whole simulated cluster's state: store, events, logs, GPUs, identities, faults, and the wake-up."""
+"""The whole simulated cluster's state: store, events, logs, GPUs, identities, faults, behaviours, the audit
+log, the controllers (declared fields, built by ``controllers.build_controllers`` from ``bootstrap``) and the
+wake-up."""
 
 from __future__ import annotations
 
@@ -6,13 +8,25 @@ import asyncio
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from gpupoc.sim.audit import AuditLog
+from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.config import ClusterConfig
 from gpupoc.sim.events import EventRecorder
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Inventory
 from gpupoc.sim.logs import LogStore
 from gpupoc.sim.store import Store
+
+if TYPE_CHECKING:  # the controllers import this module; their types are only named here
+    from gpupoc.sim.api.indexes import EventIndex
+    from gpupoc.sim.controllers.kubelet import Kubelet
+    from gpupoc.sim.controllers.kueue import Kueue
+    from gpupoc.sim.controllers.nodes import Failure as NodeFailure
+    from gpupoc.sim.controllers.recreate import Recreator
+    from gpupoc.sim.controllers.scheduler import Scheduler
+    from gpupoc.sim.quota import UsageTracker
 
 ADMIN_USER = "kubernetes-admin"
 ADMIN_GROUPS = ["kubeadm:cluster-admins", "system:authenticated"]
@@ -38,19 +52,37 @@ class ClusterState:
     config: ClusterConfig
     data_dir: Path
     faults: frozenset[Fault] = frozenset()
+    behaviours: frozenset[Behaviour] = frozenset()
+    behaviour_seed: int = 0  # fixes every seeded behaviour (release order, throttling, latency, watch cuts)
     store: Store = field(default_factory=Store)
     logs: LogStore = field(default_factory=LogStore)
     inventory: Inventory | None = None
     identities: dict[str, Identity] = field(default_factory=dict)  # token -> identity
     events: EventRecorder | None = None
+    audit: AuditLog | None = None  # the API server's audit log; controllers' own writes go there too
+    # -- controllers and indexes (``build_controllers``) ---------------------------------------------
+    scheduler: Scheduler | None = None
+    kueue: Kueue | None = None
+    kubelet: Kubelet | None = None
+    recreator: Recreator | None = None  # the Job controller of the recreating behaviours
+    event_index: EventIndex | None = None
+    quota_usage: UsageTracker | None = None
+    quota_rv: int = -1  # store resourceVersion of the last ResourceQuota status refresh
+    node_failures: dict[str, NodeFailure] = field(default_factory=dict)  # failed node -> since when
+    controller_stats: dict[str, list[float]] = field(default_factory=dict)  # step -> [calls, seconds]
     _wakeup: asyncio.Event | None = None
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
+        self.faults = frozenset(self.faults)
+        self.behaviours = frozenset(self.behaviours)
         if self.inventory is None:
             self.inventory = Inventory.from_config(self.config)
         if self.events is None:
             self.events = EventRecorder(self.store, drop_warnings=Fault.EVENTS_DROPPED in self.faults)
+        if self.audit is None:
+            self.audit = AuditLog(self.audit_log_path, audit_gaps=Fault.AUDIT_GAPS in self.faults,
+                                  metadata_only=Behaviour.AUDIT_METADATA in self.behaviours)
 
     # -- controller wake-up ------------------------------------------------------------------
     def kick(self) -> None:
@@ -70,6 +102,9 @@ class ClusterState:
 
     def has(self, fault: Fault) -> bool:
         return fault in self.faults
+
+    def behaves(self, behaviour: Behaviour) -> bool:
+        return behaviour in self.behaviours
 
     @property
     def audit_log_path(self) -> Path:

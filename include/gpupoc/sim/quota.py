@@ -131,11 +131,9 @@ class UsageTracker:
 
 def tracker(state: ClusterState) -> UsageTracker:
     """The state's usage tracker, created (with a full scan) on first use."""
-    t = state.__dict__.get("_gpupoc_quota_usage")
-    if t is None:
-        t = UsageTracker(state)
-        state.__dict__["_gpupoc_quota_usage"] = t
-    return t
+    if state.quota_usage is None:
+        state.quota_usage = UsageTracker(state)
+    return state.quota_usage
 
 
 def namespace_usage(state: ClusterState, namespace: str, keys: list[str],
@@ -158,7 +156,7 @@ def refresh(state: ClusterState) -> int:
     """
     store = state.store
     t = tracker(state)
-    if state.__dict__.get("_gpupoc_quota_rv") == store.rv:
+    if state.quota_rv == store.rv:
         return 0
     changed = 0
     for q in store.list("resourcequotas"):
@@ -170,5 +168,5 @@ def refresh(state: ClusterState) -> int:
             status["hard"], status["used"] = hard, used
             store.update("resourcequotas", q)
             changed += 1
-    state.__dict__["_gpupoc_quota_rv"] = store.rv
+    state.quota_rv = store.rv
     return changed

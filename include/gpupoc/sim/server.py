@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import os
@@ -20,6 +19,8 @@ from gpupoc.sim.api.tls import Pki, ensure_pki
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState, make_identities
 from gpupoc.sim.config import ClusterConfig
+from gpupoc.sim.controllers import loop
+from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.kubeconfig import write_kubeconfig
 
@@ -51,30 +52,19 @@ class RunningServer:
         await self.runner.cleanup()
 
 
-def make_state(config: ClusterConfig, data_dir: Path, faults: frozenset[Fault] = frozenset()) -> ClusterState:
+def make_state(config: ClusterConfig, data_dir: Path, faults: frozenset[Fault] = frozenset(),
+               behaviours: frozenset[Behaviour] = frozenset(), behaviour_seed: int = 0) -> ClusterState:
     """A bootstrapped cluster state with fresh tokens."""
-    state = ClusterState(config=config, data_dir=Path(data_dir), faults=faults)
+    state = ClusterState(config=config, data_dir=Path(data_dir), faults=faults, behaviours=behaviours,
+                         behaviour_seed=behaviour_seed)
     state.identities = make_identities(config)
     bootstrap(state)
     quota.refresh(state)
     return state
 
 
-async def _fallback_controllers(state: ClusterState, stop: asyncio.Event) -> None:
-    """Used only when the controller package is absent: keeps quota status current."""
-    while not stop.is_set():
-        quota.refresh(state)
-        await state.wait_kick(0.5)
-
-
 def _controller_loop(state: ClusterState, stop: asyncio.Event):
-    try:
-        from gpupoc.sim.controllers import run_controllers
-    except ImportError:
-        log.warning("controllers not available: pods will not be scheduled or run")
-        return _fallback_controllers(state, stop)
-    params = inspect.signature(run_controllers).parameters
-    return run_controllers(state, stop) if len(params) >= 2 else run_controllers(state)
+    return loop.run_controllers(state, stop)
 
 
 async def start_server(state: ClusterState, port: int = 0, host: str = "127.0.0.1",
@@ -105,12 +95,13 @@ async def start_server(state: ClusterState, port: int = 0, host: str = "127.0.0.
 
 
 async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig: Path | None = None,
-                faults: frozenset[Fault] = frozenset()) -> None:
+                faults: frozenset[Fault] = frozenset(), behaviours: frozenset[Behaviour] = frozenset(),
+                behaviour_seed: int = 0) -> None:
     """``gpupoc sim serve``: run until SIGTERM/SIGINT; writes the kubeconfig and ``<data-dir>/sim.json``."""
     data_dir = Path(data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     kubeconfig = Path(kubeconfig or data_dir / "kubeconfig").resolve()
-    state = make_state(config, data_dir, faults)
+    state = make_state(config, data_dir, faults, behaviours, behaviour_seed)
     pki = ensure_pki(data_dir / "pki")
     try:
         server = await start_server(state, port, pki=pki)
@@ -124,11 +115,13 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
     info_path = data_dir / "sim.json"
     info = {"url": server.url, "pid": os.getpid(), "kubeconfig": str(kubeconfig), "http_url": server.http_url,
             "kubeconfig_http": str(kubeconfig_http), "ca_cert": str(pki.ca_cert),
-            "audit_log": str(state.audit_log_path), "faults": sorted(f.value for f in faults)}
+            "audit_log": str(state.audit_log_path), "faults": sorted(f.value for f in faults),
+            "behaviours": sorted(b.value for b in behaviours), "behaviour_seed": behaviour_seed}
     tmp = info_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, info_path)
-    log.info("serving %s (kubeconfig %s, faults %s)", server.url, kubeconfig, info["faults"] or "none")
+    log.info("serving %s (kubeconfig %s, faults %s, behaviours %s, seed %d)", server.url, kubeconfig,
+             info["faults"] or "none", info["behaviours"] or "none", behaviour_seed)
     print(f"gpupoc sim: serving {server.url}  kubeconfig {kubeconfig}", flush=True)
     loop = asyncio.get_running_loop()
     done = asyncio.Event()

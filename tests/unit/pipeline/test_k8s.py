@@ -12,8 +12,8 @@ import yaml
 
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.k8s import (
-    ClientFactory, Response, holds_gpus, pod_gpus, request_info, server_version, service_account_actor,
-    service_account_groups,
+    MAX_RETRIES, ClientFactory, Response, holds_gpus, pod_gpus, request_info, retry_after, server_version,
+    service_account_actor, service_account_groups,
 )
 
 TOKEN = "s3cr3t-token-value-never-printed"
@@ -32,12 +32,21 @@ def write_kubeconfig(path, server: str, token: str = TOKEN, context: str = "team
 
 class _Handler(BaseHTTPRequestHandler):
     answers: dict[str, tuple[int, dict]] = {}
+    scripts: dict[str, list[tuple[int, dict, dict]]] = {}  # path -> answers given in turn (code, body, headers)
+    hits: list[str] = []
 
     def do_GET(self):  # noqa: N802
-        code, body = self.answers.get(self.path.split("?")[0], (404, {"kind": "Status", "code": 404,
-                                                                       "message": "not found"}))
+        path = self.path.split("?")[0]
+        self.hits.append(path)
+        headers: dict = {}
+        if self.scripts.get(path):
+            code, body, headers = self.scripts[path].pop(0)
+        else:
+            code, body = self.answers.get(path, (404, {"kind": "Status", "code": 404, "message": "not found"}))
         data = json.dumps(body).encode()
         self.send_response(code)
+        for k, v in headers.items():
+            self.send_header(k, v)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -65,6 +74,42 @@ def test_caller_returns_forbidden_answers_instead_of_raising(tmp_path, api_serve
     kc = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}")
     r = ClientFactory(kc).caller("team-a").call("GET", "/api/v1/namespaces/b/pods/x")
     assert (r.status, r.ok, r.message) == (403, False, msg)
+
+
+def _status(code: int, reason: str) -> dict:
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
+            "message": reason, "details": {"retryAfterSeconds": 0}}
+
+
+def test_caller_retries_throttled_and_unavailable_answers_that_carry_retry_after(tmp_path, api_server):
+    ok = {"kind": "PodList", "items": []}
+    _Handler.hits = []
+    _Handler.scripts = {"/api/v1/namespaces/a/pods": [(429, _status(429, "TooManyRequests"), {"Retry-After": "0"}),
+                                                      (503, _status(503, "ServiceUnavailable"), {"Retry-After": "0"}),
+                                                      (200, ok, {})]}
+    kc = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}")
+    r = ClientFactory(kc).caller("team-a").call("GET", "/api/v1/namespaces/a/pods")
+    assert (r.status, r.body) == (200, ok) and len(_Handler.hits) == 3
+
+
+def test_caller_returns_5xx_without_retry_after_and_gives_up_after_its_retries(tmp_path, api_server):
+    _Handler.hits = []
+    _Handler.scripts = {"/x": [(500, _status(500, "InternalError"), {})],
+                        "/y": [(429, _status(429, "TooManyRequests"), {"Retry-After": "0"})] * 30}
+    kc = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}")
+    caller = ClientFactory(kc).caller("team-a")
+    assert caller.call("GET", "/x").status == 500 and _Handler.hits == ["/x"], "client-go retries only with Retry-After"
+    assert caller.call("GET", "/y").status == 429
+    # each try may be sent twice: urllib3 (retries=1) honours one Retry-After on its own
+    assert MAX_RETRIES + 1 <= _Handler.hits.count("/y") <= 2 * (MAX_RETRIES + 1)
+    _Handler.scripts = {}
+
+
+def test_retry_after_follows_client_go():
+    assert retry_after(429, {"Retry-After": "3"}) == 3.0
+    assert retry_after(503, {"Retry-After": "1000"}) == 10.0, "long waits are capped"
+    assert retry_after(404, {"Retry-After": "1"}) is None
+    assert retry_after(500, {}) is None and retry_after(429, {"Retry-After": "soon"}) is None
 
 
 def test_unauthorized_token_raises_source_unavailable_naming_context_and_fix_without_the_token(tmp_path, api_server):

@@ -66,3 +66,14 @@ def test_unaudited_request_writes_nothing(tmp_path):
     log = AuditLog(tmp_path / "b.log")
     assert log.record(rec(resource="nodes", subresource="", verb="list")) is None
     assert not (tmp_path / "b.log").exists()
+
+
+def test_metadata_only_log_keeps_every_event_but_writes_no_bodies(tmp_path):
+    log = AuditLog(tmp_path / "m.log", metadata_only=True)
+    ev = log.record(rec(subresource="", verb="create", code=201, request_object={"kind": "Pod"},
+                        response_object={"kind": "Pod", "metadata": {"name": "x"}}))
+    assert ev["level"] == "Metadata" and "requestObject" not in ev and "responseObject" not in ev
+    assert ev["objectRef"] == {"resource": "pods", "namespace": "team-b", "name": "x", "apiVersion": "v1"}
+    assert log.record(rec(subresource="", verb="get", code=200)) is None, "the policy still decides what is logged"
+    lines = (tmp_path / "m.log").read_text().splitlines()
+    assert len(lines) == 1 and "requestObject" not in lines[0]

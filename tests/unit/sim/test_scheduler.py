@@ -403,7 +403,7 @@ def test_two_preemptors_free_two_different_nodes_and_each_lands_on_its_own(tmp_p
 def test_controller_loop_survives_a_failing_pass_and_stops_on_request(tmp_path, caplog):
     import asyncio
 
-    from gpupoc.sim.controllers import run_controllers
+    from gpupoc.sim.controllers.loop import run_controllers
 
     state = make_state(tmp_path)
     sched = scheduler_for(state)

@@ -47,3 +47,15 @@ def test_serve_refuses_a_bad_config_before_starting(tmp_path, capsys):
 def test_serve_refuses_an_unknown_fault(tmp_path, capsys):
     assert main(["sim", "serve", "--faults", "nope", "--data-dir", str(tmp_path / "d")]) == 2
     assert "unknown fault profile 'nope'" in capsys.readouterr().err
+
+
+def test_serve_refuses_an_unknown_behaviour_before_starting(tmp_path, capsys):
+    assert main(["sim", "serve", "--behaviour", "release-staggered,lazy", "--data-dir", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown behaviour profile 'lazy'" in err and "watch-cuts" in err
+    assert not (tmp_path / "d" / "sim.json").exists()
+
+
+def test_demo_refuses_an_unknown_behaviour_before_starting_anything(capsys):
+    assert main(["demo", "--behaviour", "nope"]) == 2
+    assert "unknown behaviour profile 'nope'" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from aiohttp import web
 from gpupoc.sim import clock, rbac
 from gpupoc.sim.api import admin, discovery, pods, resources, reviews, visibility, watch
 from gpupoc.sim.api.context import Caller, Ctx, error_response, json_response, parse_request_info
+from gpupoc.sim.api.manners import MANNERS, ApiManners
 from gpupoc.sim.api.registry import AUTHZ, SIM, VISIBILITY, ResourceSpec, lookup
 from gpupoc.sim.api.status import StatusError, unauthorized
 from gpupoc.sim.audit import MUTATING, REQUEST_RESPONSE, AuditLog, AuditRecord
@@ -51,7 +52,10 @@ def build_app(state: ClusterState, audit: AuditLog | None = None) -> web.Applica
     """One catch-all route: the path is parsed like the API server's RequestInfoFactory does."""
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app[STATE] = state
-    app[AUDIT] = audit or AuditLog(state.audit_log_path, state.has(Fault.AUDIT_GAPS))
+    if audit is not None:
+        state.audit = audit  # the controllers' own writes go to the same log
+    app[AUDIT] = state.audit
+    app[MANNERS] = ApiManners.of(state)
     app.router.add_route("*", "/{tail:.*}", handle)
 
     async def _close_audit(app: web.Application) -> None:
@@ -173,6 +177,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
     resp: web.StreamResponse | None = None
     try:
         ctx.caller = authenticate(ctx)
+        await _manners(request, ctx)
         authorize(ctx)
         resp = await dispatch(ctx)
         rec.code = resp.status
@@ -190,6 +195,19 @@ async def handle(request: web.Request) -> web.StreamResponse:
     finally:
         _audit(request, ctx, resp)
     return resp
+
+
+async def _manners(request: web.Request, ctx: Ctx) -> None:
+    """The API behaviour profiles (``manners``): refuse the request (throttled) or delay it (slow-api)."""
+    if ctx.info.group == SIM:
+        return
+    manners = request.app[MANNERS]
+    refusal = manners.refusal(ctx.caller.username, request.method, request.path_qs)
+    if refusal is not None:
+        raise refusal
+    delay = manners.latency()
+    if delay:
+        await asyncio.sleep(delay)
 
 
 def _audit(request: web.Request, ctx: Ctx, resp: web.StreamResponse | None) -> None:

@@ -176,4 +176,7 @@ def json_response(obj: Any, status: int = 200) -> web.Response:
 
 
 def error_response(exc: StatusError) -> web.Response:
-    return json_response(exc.status, exc.code)
+    resp = json_response(exc.status, exc.code)
+    if exc.retry_after is not None:
+        resp.headers["Retry-After"] = str(exc.retry_after)
+    return resp

@@ -53,8 +53,7 @@ class EventIndex:
 
 
 def event_index(state: ClusterState) -> EventIndex:
-    idx = state.__dict__.get("_gpupoc_event_index")
-    if idx is None:
-        idx = EventIndex(state)
-        state.__dict__["_gpupoc_event_index"] = idx
-    return idx
+    """The state's event index, created (with a full scan) when ``build_controllers`` has not made it."""
+    if state.event_index is None:
+        state.event_index = EventIndex(state)
+    return state.event_index

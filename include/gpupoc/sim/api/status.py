@@ -34,6 +34,7 @@ class StatusError(Exception):
         super().__init__(message)
         self.code = code
         self.status = status_obj(code, message, reason, details)
+        self.retry_after: int | None = None  # seconds, sent as the Retry-After header
 
 
 def qualified(resource: str, group: str = "") -> str:

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from gpupoc.sim import tables
 from gpupoc.sim.api.context import Ctx, int_param, truthy
+from gpupoc.sim.api.manners import MANNERS
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import matching, selector_of
 from gpupoc.sim.api.status import bad_request, status_obj
@@ -28,6 +29,9 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
     sel = selector_of(ctx, spec.plural)
     q = ctx.query
     timeout = int_param(q, "timeoutSeconds", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT
+    cut = ctx.request.app[MANNERS].watch_cut() if MANNERS in ctx.request.app else None
+    if cut is not None:
+        timeout = min(timeout, cut)  # watch-cuts: the server ends the stream early
     bookmarks = truthy(q.get("allowWatchBookmarks"))
     table = ctx.wants_table()
     include = q.get("includeObject", "Metadata")

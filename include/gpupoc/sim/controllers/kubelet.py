@@ -35,8 +35,7 @@ STOP_WAIT_AFTER_KILL = 2.0
 
 def kubelet_for(state: ClusterState) -> "Kubelet":
     """The state's kubelet, created (and subscribed to the store) on first use."""
-    kubelet = state.__dict__.get("_gpupoc_kubelet")
-    return kubelet if kubelet is not None else Kubelet(state)
+    return state.kubelet if state.kubelet is not None else Kubelet(state)
 
 
 class Kubelet:
@@ -44,11 +43,11 @@ class Kubelet:
     again for the same state returns the existing one (two would run every pod twice)."""
 
     def __new__(cls, state: ClusterState):
-        existing = state.__dict__.get("_gpupoc_kubelet")
+        existing = state.kubelet
         return existing if isinstance(existing, cls) else super().__new__(cls)
 
     def __init__(self, state: ClusterState):
-        if state.__dict__.get("_gpupoc_kubelet") is self:
+        if state.kubelet is self:
             return
         self.state = state
         self.store = state.store
@@ -69,7 +68,7 @@ class Kubelet:
         self._primed = False
         self._telemetry_due = 0.0
         state.store.add_listener(self._on_change)
-        state.__dict__["_gpupoc_kubelet"] = self
+        state.kubelet = self
 
     # -- change tracking ---------------------------------------------------------------------------
     def _on_change(self, change: Change) -> None:

@@ -260,6 +260,9 @@ class Kueue:
             "name": POD_SET, "flavors": {GPU: flavor}, "resourceUsage": {GPU: str(entry.gpus)}, "count": 1}]}
         set_condition(wl, "QuotaReserved", "True", "QuotaReserved", f"Quota reserved in ClusterQueue {cq}")
         set_condition(wl, "Admitted", "True", "Admitted", "The workload is admitted")
+        for cond in list(wl["status"].get("conditions") or []):  # a requeued Workload keeps its eviction as history
+            if cond["type"] in ("Evicted", "Preempted") and cond["status"] == "True":
+                set_condition(wl, cond["type"], "False", "QuotaReserved", "Previously: " + cond["message"])
         store.update("workloads", wl)
         entry.admitted = True
         self.state.events.record(wl, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}, wait time since "
@@ -347,11 +350,9 @@ def _age(created: str) -> int:
 # -- module API used by the API server and the controller loop -------------------------------------
 def kueue_for(state: ClusterState) -> Kueue:
     """The state's queue manager, created on first use."""
-    kq = state.__dict__.get("_gpupoc_kueue")
-    if kq is None:
-        kq = Kueue(state)
-        state.__dict__["_gpupoc_kueue"] = kq
-    return kq
+    if state.kueue is None:
+        state.kueue = Kueue(state)
+    return state.kueue
 
 
 def on_pod_create(state: ClusterState, pod: dict) -> None:

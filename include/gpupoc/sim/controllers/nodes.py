@@ -5,7 +5,9 @@ Unknown, it gets the ``node.kubernetes.io/unreachable`` taints, NodeNotReady eve
 node and its pods, and its GPUs report XID 79 (fallen off the bus). After
 ``timing.node_eviction_grace_seconds`` ``reconcile`` evicts the pods (TaintManagerEviction, DisruptionTarget,
 phase Failed, reason NodeLost): their containers are killed, their logs stay readable, their GPUs are freed
-(unless the ``gpus-leak`` fault holds them). ``recover_node`` undoes the node's side.
+(unless the ``gpus-leak`` fault holds them); the evictions are audited as the node-controller service account
+and, under a recreating behaviour profile, the pods are replaced (``disruption.evicted``). ``recover_node``
+undoes the node's side.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.controllers import disruption
 from gpupoc.sim.controllers import kubelet_status as ks
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
@@ -24,7 +27,6 @@ UNREACHABLE = "node.kubernetes.io/unreachable"
 XID_FALLEN_OFF_BUS = 79
 NODE_CONTROLLER = "node-controller"
 TAINT_EVICTION = "taint-eviction-controller"
-_FAILURES = "_gpupoc_node_failures"
 
 # condition type -> (status, reason, message) of a healthy node, as the kubelet posts them
 HEALTHY = {
@@ -50,7 +52,7 @@ class Failure:
 
 def failures(state: ClusterState) -> dict[str, Failure]:
     """Nodes failed with ``fail_node`` and not yet recovered."""
-    return state.__dict__.setdefault(_FAILURES, {})
+    return state.node_failures
 
 
 def _node(state: ClusterState, name: str) -> dict:
@@ -135,7 +137,7 @@ def _tolerates_forever(pod: dict) -> bool:
 
 def reconcile(state: ClusterState) -> None:
     """Evict the pods of nodes unreachable for longer than the grace period. Cheap when none failed."""
-    fails = state.__dict__.get(_FAILURES)
+    fails = state.node_failures
     if not fails:
         return
     grace = state.config.timing.node_eviction_grace_seconds
@@ -176,7 +178,7 @@ def evict_pod(state: ClusterState, pod: dict, node: str) -> None:
     status["phase"] = "Failed"
     status["reason"] = "NodeLost"
     status["message"] = f"Node {node} which was running pod {key[1]} is unresponsive"
-    kubelet = state.__dict__.get("_gpupoc_kubelet")
+    kubelet = state.kubelet
     if kubelet is not None:
         kubelet.evict(key)  # kill the containers before the status says they are gone
     state.store.update("pods", pod)
@@ -188,3 +190,4 @@ def evict_pod(state: ClusterState, pod: dict, node: str) -> None:
         state.inventory.telemetry.pop(key, None)
     else:
         state.inventory.release(key)
+    disruption.evicted(state, pod)

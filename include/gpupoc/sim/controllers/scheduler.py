@@ -1,7 +1,9 @@
 """The simulated kube-scheduler: queue order, filters, GPU bin-packing, binding, failure reports, preemption.
 
+Its texts are kube-scheduler's, or Volcano's or KAI's under those behaviour profiles (``wording``); what a
+preempted pod goes through is in ``disruption``; ``release-staggered`` holds lifted pods back (``release``).
 One ``Scheduler`` per cluster state (``scheduler_for(state)``) keeps indexes current from store changes:
-the pending pods (unbound, Pending, ungated, not terminating, for "default-scheduler"), the active pods
+the pending pods (unbound, Pending, ungated, not terminating, for the scheduler's names), the active pods
 bound to each node, and per class of identical nodes (same labels except the hostname, taints,
 cordon, readiness) buckets of nodes by free GPUs. A pass only looks at pending pods, and only at the
 new ones unless capacity was freed, nodes changed or the retry interval passed, so an idle pass is a
@@ -14,12 +16,14 @@ import itertools
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import timedelta
 
-from gpupoc.sim import clock
+from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.controllers import disruption
 from gpupoc.sim.controllers import scheduling as S
+from gpupoc.sim.controllers.release import StaggeredRelease
 from gpupoc.sim.controllers.scheduling import NameBucket, set_condition
+from gpupoc.sim.controllers.wording import wording_for
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import Change
@@ -30,11 +34,9 @@ TERMINAL = ("Succeeded", "Failed")
 
 def scheduler_for(state: ClusterState) -> "Scheduler":
     """The state's scheduler, created (and subscribed to the store) on first use."""
-    sched = state.__dict__.get("_gpupoc_scheduler")
-    if sched is None:
-        sched = Scheduler(state)
-        state.__dict__["_gpupoc_scheduler"] = sched
-    return sched
+    if state.scheduler is None:
+        state.scheduler = Scheduler(state)
+    return state.scheduler
 
 
 def schedule_pass(state: ClusterState) -> int:
@@ -76,6 +78,7 @@ class Scheduler:
         self._node_pods: dict[str, set[Key]] = defaultdict(set)
         self._prio_count: Counter = Counter()  # priorities of active bound pods
         self._nominated: dict[Key, tuple[str, int, int]] = {}  # preemptor -> (node, priority, gpus)
+        self._victims: set[Key] = set()  # preempted pods still terminating
         self._reports: dict[Key, tuple[float, str]] = {}  # last FailedScheduling (time, message)
         self._shown: dict[Key, str] = {}  # message last written to the PodScheduled condition
         self._pod_info: dict[str, tuple] = {}  # uid -> (signature, node_specific, gpus)
@@ -90,6 +93,9 @@ class Scheduler:
         self._last_full = 0.0
         self._last_free_total = -1
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
+        self.wording = wording_for(state.behaviours)
+        self.release = StaggeredRelease(state.behaviour_seed) if state.behaves(Behaviour.RELEASE_STAGGERED) \
+            else None
         for pod in self.store.list("pods"):
             self._track_pod("ADDED", pod)
         self.store.add_listener(self._on_change)
@@ -106,9 +112,13 @@ class Scheduler:
         key = (meta.get("namespace", ""), meta["name"])
         deleted = type_ == "DELETED"
         node = spec.get("nodeName")
-        pending = (not deleted and not node and status.get("phase", "Pending") == "Pending"
-                   and not spec.get("schedulingGates") and not meta.get("deletionTimestamp")
-                   and spec.get("schedulerName", S.DEFAULT_SCHEDULER) == S.DEFAULT_SCHEDULER)
+        ours = spec.get("schedulerName", S.DEFAULT_SCHEDULER) in self.wording.scheduler_names
+        schedulable = (not deleted and not node and status.get("phase", "Pending") == "Pending"
+                       and not meta.get("deletionTimestamp") and ours)
+        pending = schedulable and not spec.get("schedulingGates")
+        if self.release is not None and self.release.hold(
+                key, schedulable and bool(spec.get("schedulingGates")), pending):
+            pending = False  # its gate was lifted: it reaches the queue after its staggered delay
         if pending:
             if key not in self._pending:
                 self._pending[key] = S.queue_key(pod, next(self._seq), self.state.has(Fault.PRIORITY_IGNORED))
@@ -123,6 +133,7 @@ class Scheduler:
                 self._capacity_freed = True  # its reservation is gone
         if deleted:
             self._pod_info.pop(meta.get("uid", ""), None)
+            self._victims.discard(key)
         active_node = node if node and not deleted and status.get("phase") not in TERMINAL else None
         old = self._node_of.get(key)
         if old != active_node:
@@ -188,6 +199,11 @@ class Scheduler:
     def run_pass(self) -> int:
         if self._nodes_dirty:
             self._rebuild_nodes()
+        if self.release is not None:
+            for key in self.release.due():
+                pod = self.store.get("pods", key[0], key[1])
+                if pod is not None:
+                    self._track_pod("MODIFIED", pod)
         if not self._pending:
             self._last_free_total = -1
             return 0
@@ -336,8 +352,8 @@ class Scheduler:
         set_condition(pod, "PodScheduled", "True")
         self._nominated.pop(key, None)
         self.store.update("pods", pod)
-        self.state.events.record(pod, "Scheduled", f"Successfully assigned {key[0]}/{key[1]} to {node}",
-                                 NORMAL, component=S.DEFAULT_SCHEDULER)
+        self.state.events.record(pod, "Scheduled", self.wording.scheduled(key[0], key[1], node), NORMAL,
+                                 component=self.wording.component)
 
     def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure", now: float) -> None:
         post, nominated = self._preempt(key, pod, need, prio, reasons)
@@ -346,7 +362,7 @@ class Scheduler:
             counts: Counter = Counter(reasons.unresolvable)
             for r, names in reasons.resolvable.items():
                 counts[r] += len(names)
-            message = reasons.messages[post] = S.fit_error(self._node_count, counts, post)
+            message = reasons.messages[post] = self.wording.unschedulable(self._node_count, counts, post)
         if self._shown.get(key) != message or nominated:
             self._shown[key] = message
             set_condition(pod, "PodScheduled", "False", "Unschedulable", message)
@@ -354,7 +370,8 @@ class Scheduler:
         last = self._reports.get(key)
         if last is None or now - last[0] >= self.retry_seconds:
             self._reports[key] = (now, message)
-            self.state.events.record(pod, "FailedScheduling", message, WARNING, component=S.DEFAULT_SCHEDULER)
+            self.state.events.record(pod, self.wording.failed_reason, message, WARNING,
+                                     component=self.wording.component)
 
     def _preempt(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure") -> tuple[str | None, bool]:
         """DefaultPreemption post-filter: evict lower-priority pods where that makes room. Returns the
@@ -408,27 +425,13 @@ class Scheduler:
         for k in self._node_pods.get(node, ()):
             if self._prio_of.get(k, 0) >= prio:
                 continue
-            p = self.store.get("pods", k[0], k[1])
-            if p and p["metadata"].get("deletionTimestamp") and any(
-                    c.get("type") == "DisruptionTarget" and c.get("reason") == "PreemptionByScheduler"
-                    for c in p.get("status", {}).get("conditions") or []):
+            if k in self._victims:
                 return True
         return False
 
     def _evict(self, preemptor: dict, choice: S.NodeChoice) -> None:
-        scheduler = preemptor.get("spec", {}).get("schedulerName", S.DEFAULT_SCHEDULER)
-        uid = preemptor["metadata"].get("uid", "")
         for v in choice.victims:
             victim = self.store.get("pods", v.key[0], v.key[1])
-            if victim is None:
-                continue
-            set_condition(victim, "DisruptionTarget", "True", "PreemptionByScheduler",
-                          S.DISRUPTION_MESSAGE.format(scheduler=scheduler))
-            self.store.update("pods", victim)
-            self.state.events.record(victim, "Preempted", f"Preempted by pod {uid} on node {choice.node}",
-                                     NORMAL, component=S.DEFAULT_SCHEDULER)
-            grace = victim.get("spec", {}).get("terminationGracePeriodSeconds")
-            grace = 30 if grace is None else int(grace)
-            victim["metadata"]["deletionTimestamp"] = clock.rfc3339(clock.now() + timedelta(seconds=grace))
-            victim["metadata"]["deletionGracePeriodSeconds"] = grace
-            self.store.update("pods", victim)
+            if victim is not None:
+                self._victims.add(v.key)
+                disruption.preempt(self.state, victim, preemptor, choice.node, self.wording)

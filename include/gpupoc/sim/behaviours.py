@@ -1,0 +1,54 @@
+"""Behaviour profiles: variations of a correct platform (timing, wording, API manners), not defects.
+
+A POC's verdict must not depend on them: each is how some real platform behaves. The defects a POC must
+catch are the fault profiles (``faults.py``). No profile chosen is the simulated cluster's plain behaviour.
+"""
+
+from __future__ import annotations
+
+import random
+from enum import Enum
+
+from gpupoc.exceptions import ConfigError
+
+
+class Behaviour(str, Enum):
+    RELEASE_STAGGERED = "release-staggered"  # lifted gates take effect one by one after a seeded 0-2 s delay
+    KUEUE_REQUEUE = "kueue-requeue"  # Kueue stops preempted pods, a controller requeues them under new names
+    VOLCANO_WORDING = "volcano-wording"  # the scheduler speaks Volcano's events and conditions
+    KAI_WORDING = "kai-wording"  # the scheduler speaks KAI's events and conditions
+    CONTROLLER_RECREATES = "controller-recreates"  # a Job controller recreates pods the platform took away
+    THROTTLED = "throttled"  # 429 with Retry-After now and then, bursts of 503/500
+    WATCH_CUTS = "watch-cuts"  # the server closes every watch stream after a few seconds
+    SLOW_API = "slow-api"  # 50-250 ms added to every API request
+    AUDIT_METADATA = "audit-metadata"  # the audit log is written at the Metadata level only
+
+
+# Profiles that decide, each its own way, how a preempted pod is stopped: at most one of them at a time.
+EVICTION_WORDING = (Behaviour.KUEUE_REQUEUE, Behaviour.VOLCANO_WORDING, Behaviour.KAI_WORDING)
+
+
+def parse_behaviours(value: str | None) -> frozenset[Behaviour]:
+    """Parse ``--behaviour a,b``; an unknown name is refused with the list of known ones."""
+    if not value:
+        return frozenset()
+    out = set()
+    for name in (v.strip() for v in value.split(",")):
+        if not name:
+            continue
+        try:
+            out.add(Behaviour(name))
+        except ValueError:
+            known = ", ".join(b.value for b in Behaviour)
+            raise ConfigError("--behaviour", [f"behaviours: unknown behaviour profile {name!r}; known: {known}"]) \
+                from None
+    clash = sorted(b.value for b in EVICTION_WORDING if b in out)
+    if len(clash) > 1:
+        raise ConfigError("--behaviour", [f"behaviours: {' and '.join(clash)} each decide how a preempted pod is "
+                                          "stopped; choose one of them"])
+    return frozenset(out)
+
+
+def seeded(seed: int, *parts: object) -> random.Random:
+    """A random generator fixed by the behaviour seed and ``parts`` (e.g. a pod's namespace and name)."""
+    return random.Random("/".join([str(seed), *map(str, parts)]))

@@ -1,0 +1,98 @@
+"""API behaviour profiles: throttling (429 and bursts of 5xx with Retry-After, never more than a bounded number
+of refusals in a row), added latency and watch streams cut by the server, served by the real aiohttp app."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp.test_utils import TestClient, TestServer
+
+from gpupoc.sim.api.app import build_app
+from gpupoc.sim.api.manners import (
+    BURST_EVERY, LATENCY_SECONDS, MAX_REFUSALS_IN_A_ROW, WATCH_CUT_SECONDS, ApiManners,
+)
+from gpupoc.sim.cluster import make_identities
+
+from .behaviour_helpers import make_state
+
+PODS = "/api/v1/namespaces/team-vision/pods"
+
+
+def test_refusals_in_a_row_are_bounded_for_the_same_request_even_in_a_burst():
+    m = ApiManners(throttled=True, seed=1)
+    in_burst = m.started + BURST_EVERY + 0.1
+    for i in range(100):
+        refused = 0
+        while m.refusal("u", "GET", f"{PODS}/{i}", now=in_burst) is not None:
+            refused += 1
+            assert refused <= MAX_REFUSALS_IN_A_ROW, "refused more times in a row than bounded"
+        assert refused == MAX_REFUSALS_IN_A_ROW, "a burst lets requests through before the bound"
+    assert any(m.refusal("u", "GET", f"{PODS}/x{i}", now=m.started + 1) for i in range(200)), "never throttled"
+    assert not all(m.refusal("u", "GET", f"{PODS}/y{i}", now=m.started + 1) for i in range(200)), "always throttled"
+
+
+def test_a_refusal_is_a_kubernetes_status_with_retry_after():
+    m = ApiManners(throttled=True, seed=3)
+    throttled = next(e for e in (m.refusal("u", "GET", f"/x/{i}", now=m.started + 1) for i in range(500)) if e)
+    assert throttled.code == 429 and throttled.retry_after == 1
+    assert throttled.status["reason"] == "TooManyRequests"
+    assert throttled.status["message"] == "Too many requests, please try again later."
+    assert throttled.status["details"] == {"retryAfterSeconds": 1}
+    burst = m.refusal("u", "POST", "/y", now=m.started + BURST_EVERY + 0.2)
+    assert burst is not None and burst.code in (500, 503) and burst.retry_after == 1
+
+
+def test_without_profiles_nothing_is_refused_delayed_or_cut():
+    m = ApiManners()
+    assert all(m.refusal("u", "GET", f"/x/{i}") is None for i in range(100))
+    assert m.latency() == 0.0 and m.watch_cut() is None
+    slow = ApiManners(slow=True, watch_cuts=True)
+    assert all(LATENCY_SECONDS[0] <= slow.latency() <= LATENCY_SECONDS[1] for _ in range(50))
+    assert WATCH_CUT_SECONDS[0] <= slow.watch_cut() <= WATCH_CUT_SECONDS[1]
+
+
+def _serve(state, body):
+    async def run():
+        async with TestClient(TestServer(build_app(state))) as client:
+            return await body(client)
+    return asyncio.run(run())
+
+
+def _token(state) -> dict:
+    token = next(t for t, ident in state.identities.items() if ident.context == "admin")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_the_throttled_server_answers_429_with_retry_after_and_a_retried_request_gets_through(tmp_path):
+    state = make_state(tmp_path, behaviours=["throttled"], seed=5)
+    state.identities = make_identities(state.config)
+
+    async def body(client):
+        seen = []
+        for i in range(60):
+            path = f"{PODS}?limit={i}"
+            for _ in range(MAX_REFUSALS_IN_A_ROW + 1):
+                r = await client.get(path, headers=_token(state))
+                seen.append((r.status, r.headers.get("Retry-After"), (await r.json()).get("reason")))
+                if r.status == 200:
+                    break
+            assert r.status == 200, f"{path} still refused after {MAX_REFUSALS_IN_A_ROW + 1} tries"
+        return seen
+
+    seen = _serve(state, body)
+    assert (429, "1", "TooManyRequests") in seen
+
+
+def test_watch_cuts_end_a_watch_stream_within_seconds(tmp_path):
+    state = make_state(tmp_path, behaviours=["watch-cuts"], seed=2)
+    state.identities = make_identities(state.config)
+
+    async def body(client):
+        r = await client.get(f"{PODS}?watch=true&timeoutSeconds=600", headers=_token(state))
+        try:
+            await asyncio.wait_for(r.read(), 30)  # returns only when the server ends the stream
+        except asyncio.TimeoutError:
+            raise AssertionError("the server did not end a watch asked for 600 s") from None
+        return r.status
+
+    assert _serve(state, body) == 200
