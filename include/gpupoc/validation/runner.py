@@ -195,6 +195,8 @@ def validate_run(run_dir: str | Path, suites_dir: str | Path | None = None, docs
                                                result_path=str(result_path), checks=checks))
         summary.data_docs_index = str(data_docs_index(docs))
     summary.suites.sort(key=lambda so: so.suite)
+    for c in summary.checks:
+        c.test_class = ev.test_class
     _write_json(vdir / "summary.json", summary.model_dump(mode="json"))
     return summary
 
