@@ -22,8 +22,7 @@ from typing import Iterator
 
 import pytest
 
-from gpupoc.common.chromium import chromium_binary
-from gpupoc.common.chromium import headless_command
+from gpupoc.common.chromium import chromium_binary, headless_command
 from gpupoc.exceptions import ToolMissing
 
 REPO = Path(__file__).resolve().parents[2]
