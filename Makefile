@@ -9,7 +9,7 @@ BEHAVIOUR ?=
 BEHAVIOUR_SEED ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: help venv system-deps test-deps test unit integration demo down sim stack-up stack-down bench clean
+.PHONY: help venv docs-assets system-deps test-deps test unit integration demo down sim stack-up stack-down bench clean
 
 help:
 	@echo "make demo    - install what is needed, run the whole POC on the simulated cluster, write the report"
@@ -26,6 +26,10 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
+# npm packages (exact versions, package-lock.json) that the Data Docs site copies instead of loading from CDNs.
+docs-assets:
+	@bash scripts/install-docs-assets.sh
+
 # Debian packages: real Prometheus and Alertmanager.
 system-deps:
 	@bash scripts/install-monitoring.sh
@@ -35,13 +39,13 @@ test-deps:
 	@bash scripts/install-browser.sh
 	@bash scripts/install-postgres.sh
 
-test: venv system-deps test-deps
+test: venv docs-assets system-deps test-deps
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-unit: venv
+unit: venv docs-assets
 	$(BIN)/pytest -m "not integration" $(PYTEST_ARGS)
 
-integration: venv system-deps test-deps
+integration: venv docs-assets system-deps test-deps
 	$(BIN)/pytest -m integration $(PYTEST_ARGS)
 
 sim: venv
@@ -54,7 +58,7 @@ stack-up: venv system-deps
 # `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; BEHAVIOUR=release-staggered
 # (BEHAVIOUR_SEED=n) on a correct cluster with that behaviour profile; PLAN=file another plan;
 # CLASSES=tenant_isolation,... only those classes (the report takes the others' latest earlier evidence).
-demo: venv system-deps
+demo: venv docs-assets system-deps
 	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES))
 
 # Stops every process `make demo` started (var/demo/pids.json), by process id.

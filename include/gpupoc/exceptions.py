@@ -55,3 +55,12 @@ class ValidationFailed(GpupocError):
             f"suite {suite}: {len(self.failed_checks)} check(s) failed: {', '.join(self.failed_checks)}; "
             f"full result: {result_path}"
         )
+
+
+class ToolMissing(GpupocError):
+    """A program or installed asset the step needs is not on this machine; names it and how to install it."""
+
+    def __init__(self, what: str, fix: str):
+        self.what = what
+        self.fix = fix
+        super().__init__(f"{what} (fix: {fix})")

@@ -3,93 +3,24 @@
 Evidence of a correctly behaving platform is validated (building the Data Docs site) and turned into a
 report with ``gpupoc report``; the api-server loads the repository's plugins/ folder; the browser logs in
 on Airflow's login form, opens the "GPU POC" entry, the report and the Data Docs, and saves screenshots
-(also copied to var/screenshots/). Chromium is driven over the DevTools protocol.
+(also copied to var/screenshots/). Chromium is driven over the DevTools protocol (tests/integration/browser.py).
 """
 
 from __future__ import annotations
 
-import base64
-import itertools
 import json
-import os
-import re
-import shutil
-import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.integration.browser import REPO, launch
+
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = REPO / "var" / "screenshots"
 RUN_ID = "manual__ui_test"
-
-
-class Page:
-    """One Chromium tab over the DevTools protocol (websocket, JSON commands with ids)."""
-
-    def __init__(self, ws_url: str):
-        import websocket  # websocket-client, a dependency of the kubernetes client
-
-        # no Origin header: Chromium refuses DevTools connections from other origins
-        self.ws = websocket.create_connection(ws_url, timeout=10, suppress_origin=True)
-        self.ids = itertools.count(1)
-        self.call("Page.enable")
-        self.call("Runtime.enable")
-        self.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
-
-    def call(self, method: str, timeout: float = 30.0, **params) -> dict:
-        msg_id = next(self.ids)
-        self.ws.send(json.dumps({"id": msg_id, "method": method, "params": params}))
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.ws.settimeout(max(0.1, deadline - time.monotonic()))
-            msg = json.loads(self.ws.recv())
-            if msg.get("id") == msg_id:
-                if "error" in msg:
-                    raise AssertionError(f"{method}: {msg['error']}")
-                return msg.get("result", {})
-        raise TimeoutError(f"{method}: no answer in {timeout} s")
-
-    def js(self, expression: str):
-        res = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-        if "exceptionDetails" in res:
-            raise AssertionError(f"{expression[:80]}: {res['exceptionDetails'].get('text')}")
-        return res["result"].get("value")
-
-    def wait(self, expression: str, what: str, timeout: float = 30.0):
-        deadline = time.monotonic() + timeout
-        value = None
-        while time.monotonic() < deadline:
-            try:  # a DOM node comes back as {}: report it as found
-                value = self.js(f"(() => {{ const v = ({expression}); return v && v.nodeType ? true : v; }})()")
-            except AssertionError:
-                value = None
-            if value:
-                return value
-            time.sleep(0.25)
-        raise AssertionError(f"timed out after {timeout} s waiting for {what}; page {self.js('location.href')}:\n"
-                             f"{(self.js('document.body && document.body.innerText') or '')[:1500]}")
-
-    def goto(self, url: str) -> None:
-        self.call("Page.navigate", url=url)
-        self.wait("document.readyState === 'complete' && location.href !== 'about:blank'", f"load of {url}")
-
-    def screenshot(self, path: Path) -> Path:
-        data = self.call("Page.captureScreenshot", format="png", timeout=60)["data"]
-        path.write_bytes(base64.b64decode(data))
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, SCREENSHOTS / path.name)
-        return path
-
-    def close(self) -> None:
-        self.ws.close()
 
 
 @pytest.fixture(scope="module")
@@ -127,39 +58,9 @@ def airflow(evidence_root, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} missing: run `bash scripts/install-browser.sh` (Debian chromium)")
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    proc = subprocess.Popen(
-        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--window-size=1280,900", f"--user-data-dir={profile}",
-         # no internet here: public CDN requests (the Data Docs site's CSS) fail at once instead of hanging
-         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-         "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        port = None
-        deadline = time.monotonic() + 30
-        while port is None and time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line and proc.poll() is not None:
-                break
-            m = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
-            port = int(m.group(1)) if m else None
-        assert port, f"chromium did not start (exit {proc.poll()})"
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as resp:
-            targets = [t for t in json.load(resp) if t.get("type") == "page"]
-        p = Page(targets[0]["webSocketDebuggerUrl"])
+    # no internet here: a page asking a public host for anything fails at once instead of hanging
+    with launch(tmp_path_factory.mktemp("chromium-profile")) as p:
         yield p
-        p.close()
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +125,8 @@ def test_data_docs_site_and_a_suite_page_render(page, logged_in, tmp_path):
     page.wait("document.title.includes('Data Docs')", "the Data Docs index")
     assert "tenant_isolation-access_probes" in page.js("document.documentElement.outerHTML"), \
         "the Data Docs index does not list the tenant_isolation suites"
+    assert page.js("getComputedStyle(document.querySelector('.navbar')).display") == "flex", \
+        "the Data Docs index is unstyled: Bootstrap did not load from the site's own copy"
     page.screenshot(tmp_path / "ui-data-docs-index.png")
     page.goto(f"{logged_in}/gpupoc/data-docs/expectations/tenant_isolation/access_probes.html")
     page.wait("document.body.innerText.includes('tenant_isolation.access_probes')", "the suite page")

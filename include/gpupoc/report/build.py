@@ -12,6 +12,7 @@ from typing import Any
 from gpupoc.exceptions import GpupocError
 from gpupoc.report import figures, rules as rules_mod
 from gpupoc.report.items import TEST_CLASSES, check_items, experience_items
+from gpupoc.report.junit import write_junit
 from gpupoc.report.models import EvidenceRef, ItemResult, Report, SourceRun
 from gpupoc.report.render import check_signals, strings, write_outputs
 from gpupoc.report.scorecard import load_scorecard, parse_scorecard
@@ -161,6 +162,7 @@ def build_report(path: str | Path, out_dir: str | Path | None = None, plan: Any 
         findings=rules_mod.findings(items), failure_records=figures.failure_records_table(sel.latest),
         stability=stab, data_docs=_rel(docs, out) if docs.is_file() else None, notes=notes, charts=charts)
     paths = write_outputs(report, out)
+    paths["junit"] = write_junit(report, out)
     (out / "scorecard.json").write_text(json.dumps([s.model_dump() for s in scores], indent=1, ensure_ascii=False),
                                         encoding="utf-8")
     (out / INPUTS).write_text(json.dumps({

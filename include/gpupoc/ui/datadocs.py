@@ -1,7 +1,8 @@
 """The Data Docs site's expectation suites and their validation pages, read from the site's files.
 
-The site's own index builds its tables with JavaScript from public CDNs; this listing needs neither,
-so the suites stay reachable from the Airflow UI on a machine without internet access.
+The site's own index builds its tables with JavaScript (served from the site's own copies, see
+``gpupoc.validation.offline_docs``); this listing needs none, so the suites stay reachable even from a
+site built before its assets were installed.
 """
 
 from __future__ import annotations

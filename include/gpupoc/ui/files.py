@@ -18,7 +18,8 @@ EVIDENCE_PATTERNS = (
     re.compile(r"^[^/]+/[^/]+/validation/[^/]+\.json$"),
 )
 _TYPES = {".parquet": "application/vnd.apache.parquet", ".jsonl": "application/x-ndjson",
-          ".md": "text/markdown; charset=utf-8", ".svg": "image/svg+xml", ".json": "application/json"}
+          ".md": "text/markdown; charset=utf-8", ".svg": "image/svg+xml", ".json": "application/json",
+          ".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf"}  # Data Docs' local Font Awesome
 
 
 class Refused(ValueError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 
 from gpupoc.common.outcomes import FailureClass, Tier, Verdict  # noqa: F401  (re-exported)
@@ -25,6 +25,7 @@ class CheckOutcome(BaseModel):
     failure_class: FailureClass | None = None
     reason: str = ""
     observed: dict[str, Any] = Field(default_factory=dict)
+    test_class: str = Field(default="", description="the test class whose run this check validated")
 
 
 class SuiteOutcome(BaseModel):
@@ -52,6 +53,13 @@ class ValidationSummary(BaseModel):
     data_docs_index: str | None = None
     suites: list[SuiteOutcome] = Field(default_factory=list)
     gx_seconds: float = 0.0
+
+    @model_validator(mode="after")
+    def _checks_know_their_test_class(self) -> "ValidationSummary":
+        """Summaries stored before checks carried their test class get the run's."""
+        for c in self.checks:
+            c.test_class = c.test_class or self.test_class
+        return self
 
     @property
     def checks(self) -> list[CheckOutcome]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import time
 from contextlib import contextmanager
@@ -16,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from gpupoc.exceptions import ValidationFailed
+from gpupoc.exceptions import ToolMissing, ValidationFailed
 from gpupoc.validation.derived import DERIVED
 from gpupoc.validation.evidence import RunEvidence
 from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
@@ -25,6 +26,7 @@ from gpupoc.validation.suites import DERIVED_PREFIX, SuiteFile, load_suites
 
 DERIVED_SOURCES = {"priority_order": ["workload_runs"], "tenant_share": ["workload_runs"]}
 SITE = "local_site"
+log = logging.getLogger(__name__)
 
 
 def data_docs_index(docs_dir: str | Path) -> Path:
@@ -193,6 +195,8 @@ def validate_run(run_dir: str | Path, suites_dir: str | Path | None = None, docs
                                                result_path=str(result_path), checks=checks))
         summary.data_docs_index = str(data_docs_index(docs))
     summary.suites.sort(key=lambda so: so.suite)
+    for c in summary.checks:
+        c.test_class = ev.test_class
     _write_json(vdir / "summary.json", summary.model_dump(mode="json"))
     return summary
 
@@ -242,11 +246,26 @@ def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, di
             actions=[gx.checkpoint.UpdateDataDocsAction(name="update_data_docs", site_names=[SITE])]))
         run_id = RunIdentifier(run_name=f"{ev.dag_id}__{ev.run_id}", run_time=_run_time(ev))
         result = cp.run(expectation_parameters=params_all, run_id=run_id)
+        _offline_site(docs)
         out = {}
         for vr in result.run_results.values():
             d = vr.to_json_dict()
             out[d["suite_name"]] = d
         return out
+
+
+def _offline_site(docs: Path) -> None:
+    """Point the rebuilt Data Docs pages at the site's own copies of their CDN assets (offline_docs)."""
+    from gpupoc.validation.offline_docs import AssetMismatch, make_site_offline
+
+    try:
+        res = make_site_offline(data_docs_index(docs).parent)
+    except (ToolMissing, AssetMismatch) as exc:  # styling never stops a validation
+        log.warning("Data Docs pages still load their styles from public CDNs: %s", exc)
+        return
+    if res.unknown:
+        log.warning("Data Docs pages load %d URL(s) with no local copy: %s; add them to "
+                    "validation/docs_assets/assets.json", len(res.unknown), ", ".join(res.unknown))
 
 
 def validate_run_or_raise(run_dir: str | Path, suites_dir: str | Path | None = None,
