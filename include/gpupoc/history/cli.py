@@ -82,7 +82,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     cluster = None
     if args.cluster_gpus is not None:
         if args.cluster_gpus < 1:
-            raise ConfigError("--cluster-gpus", [f"--cluster-gpus: expected a positive integer, got {args.cluster_gpus}"])
+            raise ConfigError("--cluster-gpus",
+                              [f"--cluster-gpus: expected a positive integer, got {args.cluster_gpus}"])
         cluster = ClusterShape.of_gpus(args.cluster_gpus)
     elif args.plan:
         from gpupoc.plan.loader import load_plan

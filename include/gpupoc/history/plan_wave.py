@@ -1,7 +1,8 @@
 """``gpupoc history plan``: turn a window of a history into a replay wave for the plan's cluster.
 
 - Window: jobs submitted in ``[start, end)``, or from the first job to the N-th job the plan's cluster can
-  run (``first``; the selection's end is then that job's submission). Jobs in the window that cannot be replayed are counted per reason (``dropped``).
+  run (``first``; the selection's end is then that job's submission). Jobs in the window that cannot be
+  replayed are counted per reason (``dropped``).
 - Tenants: ``tenants.map_groups`` (users or vcs -> tenants by share of GPU time; a job too large for its
   group's tenant moves to one that can run it).
 - Shape: one pod per node of the job (``replicas = node_num``) with ``gpu_num / node_num`` GPUs each, in the

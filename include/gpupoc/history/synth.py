@@ -146,7 +146,8 @@ def _arrivals(rng, n: int, rate_per_day: float, p: SynthParams, start: datetime)
     while len(offsets) < n:
         t += rng.exponential(1 / peak)
         hour = (hour0 + t / 3600) % 24
-        if rng.random() * (1 + DIURNAL_AMPLITUDE) > 1 + DIURNAL_AMPLITUDE * math.cos(2 * math.pi * (hour - PEAK_HOUR) / 24):
+        rate = 1 + DIURNAL_AMPLITUDE * math.cos(2 * math.pi * (hour - PEAK_HOUR) / 24)
+        if rng.random() * (1 + DIURNAL_AMPLITUDE) > rate:  # thinning: keep with probability rate / peak
             continue
         user = int(rng.choice(p.users, p=user_share))
         at = t
