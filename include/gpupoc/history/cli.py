@@ -132,10 +132,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from gpupoc.plan.loader import load_plan
 
     plan = load_plan(args.plan_file)
-    history, source = _load(args)
+    path = Path(args.file)
+    if args.window and not args.format and path.suffix == ".parquet":  # read only the window's jobs
+        from gpupoc.evidence.writer import sha256_file
+        from gpupoc.history.table import parquet_zone, read_parquet
+
+        window = parse_window(args.window, parquet_zone(path))
+        history = read_parquet(path, submitted=window)
+        source = wave_source(path, history, sha256_file(path))
+    else:
+        history, source = _load(args)
+        window = parse_window(args.window, history.timezone) if args.window else None
     options = WaveOptions(
         compression=args.compress, first=args.first, group_by=args.group_by, test_class=args.test_class,
-        window=parse_window(args.window, history.timezone) if args.window else None,
+        window=window,
         min_duration_s=args.min_duration, short_run_s=args.short_run, cut_share=args.cut_share,
     )
     wave = plan_wave(history, plan, options, source)

@@ -65,8 +65,8 @@ def import_history(path: str | Path, fmt: str, *, columns: str | None = None, ti
                          f"({parsed.bad_rows} bad rows in all): --errors FILE lists them all")
         lines.append("fix the rows, or pass --skip-bad-rows to import the good rows (the bad ones are counted)")
         raise ConfigError(str(path), lines)
-    records = [r.with_skip(skip_reason(r, cluster)) for r in parsed.records]
-    history = History(records=records, timezone=parsed.timezone, metadata=_metadata(path, fmt, columns, parsed))
+    parsed.records[:] = [r.with_skip(skip_reason(r, cluster)) for r in parsed.records]  # one list, not two
+    history = History(records=parsed.records, timezone=parsed.timezone, metadata=_metadata(path, fmt, columns, parsed))
     result = ImportResult(history=history, parsed=parsed, cluster=cluster)
     history.metadata.update(not_replayable=dict(sorted(result.skip_counts.items())),
                             cluster=cluster.describe() if cluster else None)

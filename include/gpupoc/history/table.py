@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -37,13 +38,15 @@ def schema(zone: str) -> pa.Schema:
 
 
 def to_arrow(history: History) -> pa.Table:
-    rows = {name: [] for name in COLUMNS}
-    for r in history.records:
-        for name in COLUMNS:
-            value = getattr(r, name)
-            rows[name].append(value.value if name in _ENUMS and value is not None else value)
+    target = schema(history.timezone)
+    columns = []
+    for name in COLUMNS:  # one column at a time: a long history is not held twice as Python lists
+        values = [getattr(r, name) for r in history.records]
+        if name in _ENUMS:
+            values = [v.value if v is not None else None for v in values]
+        columns.append(pa.array(values, type=target.field(name).type))
     meta = dict(history.metadata, timezone=history.timezone)
-    table = pa.table(rows, schema=schema(history.timezone))
+    table = pa.Table.from_arrays(columns, schema=target)
     return table.replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True, default=str).encode()})
 
 
@@ -68,16 +71,28 @@ def write_parquet(path: str | Path, history: History) -> Path:
     return p
 
 
-def read_parquet(path: str | Path) -> History:
+def parquet_zone(path: str | Path) -> str:
+    """The time zone of a history table, read from its schema alone."""
+    return _checked_schema(Path(path)).field("submit_time").type.tz or "UTC"
+
+
+def read_parquet(path: str | Path, submitted: tuple[datetime, datetime] | None = None) -> History:
+    """The history in ``path``; with ``submitted`` only the jobs submitted in ``[start, end)`` are read."""
     p = Path(path)
+    _checked_schema(p)
+    filters = [("submit_time", ">=", submitted[0]), ("submit_time", "<", submitted[1])] if submitted else None
+    return from_arrow(pq.read_table(p, filters=filters))
+
+
+def _checked_schema(p: Path) -> pa.Schema:
     if not p.is_file():
         raise ConfigError(str(p), ["(file): job history not found; pass a file written by `gpupoc history import`"])
-    table = pq.read_table(p)
-    missing = [c for c in ("job_id", "gpu_num", "state", "submit_time") if c not in table.column_names]
+    found = pq.read_schema(p)
+    missing = [c for c in ("job_id", "gpu_num", "state", "submit_time") if c not in found.names]
     if missing:
         raise ConfigError(str(p), [f"(columns): not a job history table, missing {', '.join(missing)}; "
                                    "write it with `gpupoc history import` or `gpupoc history synth`"])
-    return from_arrow(table)
+    return found
 
 
 def sidecar_path(path: str | Path) -> Path:

@@ -43,3 +43,14 @@ def test_the_sidecar_sits_beside_the_csv(tmp_path):
     assert read_sidecar(csv) is None
     write_sidecar(csv, {"synthetic": True})
     assert read_sidecar(csv) == {"synthetic": True}
+
+
+def test_a_window_reads_only_the_jobs_submitted_in_it(tmp_path, data_dir):
+    from datetime import datetime, timedelta, timezone
+
+    parsed = read_history_file(data_dir / "acme_seren.csv", "acme")
+    path = write_parquet(tmp_path / "h.parquet", History(parsed.records, parsed.timezone))
+    start = datetime(2023, 3, 1, 0, 30, tzinfo=timezone(timedelta(hours=8)))
+    back = read_parquet(path, submitted=(start, start + timedelta(minutes=11)))
+    assert [r.job_id for r in back.records] == ["5778470", "5778471", "5778472"]  # 5778473 at 00:41 is out
+    assert back.timezone == "+08:00"
