@@ -44,6 +44,7 @@ def register(subparsers) -> None:
     plan.add_argument("--format", choices=FORMATS, help="read FILE in this format (not needed for .parquet)")
     plan.add_argument("--columns", help="--format csv: field=Column,...")
     plan.add_argument("--timezone", default="UTC", help="zone of times without an offset (default UTC)")
+    plan.add_argument("--skip-bad-rows", action="store_true", help="with --format: leave bad rows out (counted)")
     which = plan.add_mutually_exclusive_group(required=True)
     which.add_argument("--window", help="START/END (ISO 8601): jobs submitted in [START, END)")
     which.add_argument("--first", type=int, help="from the first job to the N-th job the plan's cluster can run")
@@ -199,7 +200,7 @@ def _load(args: argparse.Namespace):
     path = Path(args.file)
     if args.format:
         history = import_history(path, args.format, columns=args.columns, timezone=args.timezone,
-                                 skip_bad_rows=getattr(args, "skip_bad_rows", False)).history
+                                 skip_bad_rows=args.skip_bad_rows).history
     elif path.suffix == ".parquet":
         history = read_parquet(path)
     else:
