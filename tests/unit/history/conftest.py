@@ -20,9 +20,28 @@ def data_dir() -> Path:
     return DATA
 
 
+# The tenant quotas these tests were written against (the default plan's may change with its waves).
+QUOTAS = {"team-vision": 16, "team-nlp": 12, "team-serving": 8}
+
+
 @pytest.fixture(scope="session")
-def plan():
-    return load_plan(DEFAULT_PLAN)
+def plan(tmp_path_factory):
+    """The default plan with fixed tenant GPU quotas (16, 12, 8), written beside a copy so paths resolve."""
+    import yaml
+
+    data = yaml.safe_load(DEFAULT_PLAN.read_text(encoding="utf-8"))
+    for t in data["tenants"]:
+        t["quota"]["gpus"] = QUOTAS[t["name"]]
+    for entry in data["test_classes"]["queue_congestion"]["wave"]:  # keep the wave within those quotas
+        entry["count"] = 1
+    data["platform"]["kubeconfig"] = str(DEFAULT_PLAN.parent / data["platform"]["kubeconfig"])
+    data["evidence_root"] = str(DEFAULT_PLAN.parent / data["evidence_root"])
+    for key in ("audit_log_path",):
+        if data["evidence_sources"].get(key):
+            data["evidence_sources"][key] = str(DEFAULT_PLAN.parent / data["evidence_sources"][key])
+    path = tmp_path_factory.mktemp("plan") / "plan.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return load_plan(path)
 
 
 @pytest.fixture(scope="session")

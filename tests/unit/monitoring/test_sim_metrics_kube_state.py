@@ -113,12 +113,13 @@ def test_node_conditions_follow_the_node_object(state, expo):
 
 def test_resourcequota_hard_and_used(state, expo):
     rq = state.store.get("resourcequotas", "team-nlp", "team-nlp-gpu")
+    hard = int(rq["spec"]["hard"]["requests.nvidia.com/gpu"])
     rq["status"]["used"]["requests.nvidia.com/gpu"] = "11"
     state.store.update("resourcequotas", rq)
     samples, _, _ = _render(state, expo)
     rows = {l["type"]: v for l, v in expo.series(samples, "kube_resourcequota", namespace="team-nlp",
                                                  resource="requests.nvidia.com/gpu")}
-    assert rows == {"hard": 12, "used": 11}
+    assert rows == {"hard": hard, "used": 11}
     assert list(expo.series(samples, "kube_resourcequota", namespace="team-nlp")[0][0]) == \
         ["namespace", "resourcequota", "resource", "type"]
 

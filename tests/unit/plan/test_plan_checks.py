@@ -100,8 +100,10 @@ def test_injections_named_after_the_same_kind_are_duplicates(data):
 
 
 def test_wave_beyond_tenant_quota_is_refused_because_pending_pods_count(data):
-    data["test_classes"]["queue_congestion"]["wave"].append(
-        {"workload": "v-train-8g", "tenant": "team-vision", "count": 1})
+    vision = next(t for t in data["tenants"] if t["name"] == "team-vision")
+    vision["quota"]["gpus"] = 16
+    data["test_classes"]["queue_congestion"]["wave"] = [
+        {"workload": "v-train-8g", "tenant": "team-vision", "count": 3}]
     errs = errors_of(data)
     assert errs == ["test_classes.queue_congestion.wave: tenant 'team-vision' would hold 24 GPUs of pods at once, "
                     "above its quota of 16 (quota counts pending pods, so the platform refuses the excess at "

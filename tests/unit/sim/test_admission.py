@@ -73,24 +73,26 @@ def test_unknown_priority_class_is_forbidden(tmp_path):
 
 
 def test_quota_exceeded_message_is_the_api_servers(tmp_path):
-    state = make_state(tmp_path)  # team-serving: 8 GPUs
-    store_running(state, gpu_pod("a", 8), "team-serving")
+    state = make_state(tmp_path)
+    quota = next(t.quota.gpus for t in state.config.tenants if t.namespace == "team-serving")
+    store_running(state, gpu_pod("a", quota), "team-serving")
     with pytest.raises(StatusError) as exc:
         admit_pod(state, gpu_pod("gpu-job-0", 2), "team-serving")
     assert exc.value.code == 403
     assert exc.value.status["message"] == (
         'pods "gpu-job-0" is forbidden: exceeded quota: team-serving-gpu, requested: requests.nvidia.com/gpu=2, '
-        "used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8")
+        f"used: requests.nvidia.com/gpu={quota}, limited: requests.nvidia.com/gpu={quota}")
     assert exc.value.status["details"] == {"name": "gpu-job-0", "kind": "pods"}
 
 
 def test_quota_ignores_finished_pods(tmp_path):
     state = make_state(tmp_path)
-    store_running(state, gpu_pod("a", 8), "team-serving")
+    quota = next(t.quota.gpus for t in state.config.tenants if t.namespace == "team-serving")
+    store_running(state, gpu_pod("a", quota), "team-serving")
     done = state.store.get("pods", "team-serving", "a")
     done["status"]["phase"] = "Succeeded"
     state.store.update("pods", done)
-    assert admit_pod(state, gpu_pod("b", 8), "team-serving")["metadata"]["name"] == "b"
+    assert admit_pod(state, gpu_pod("b", quota), "team-serving")["metadata"]["name"] == "b"
 
 
 def test_quota_not_enforced_fault_lets_the_pod_in(tmp_path):
