@@ -89,8 +89,8 @@ class ClusterLeaseOperator(BaseOperator):
         return RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
 
     def execute(self, context):
-        from gpupoc.dags.steps import utcnow
-        from gpupoc.pipeline.common import rfc3339
+        from gpupoc.common.timefmt import utcnow
+        from gpupoc.common.timefmt import rfc3339
 
         ctx = self._ctx(context)
         done = ctx.files(DONE_FILE)
@@ -103,8 +103,8 @@ class ClusterLeaseOperator(BaseOperator):
 
     def execute_complete(self, context, event: dict | None = None):
         """Only reached if a trigger without ``end_task`` resumes the task."""
-        from gpupoc.dags.steps import utcnow
-        from gpupoc.pipeline.common import rfc3339
+        from gpupoc.common.timefmt import utcnow
+        from gpupoc.common.timefmt import rfc3339
 
         ctx = self._ctx(context)
         lease = ctx.read_file(LEASE_FILE, {}) or {}

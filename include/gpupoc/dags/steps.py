@@ -11,7 +11,6 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,8 @@ from typing import Any
 from gpupoc.dags.markers import OBSERVING_FILE, RELEASE_FILE
 from gpupoc.exceptions import ConfigError, GpupocError, SourceUnavailable
 from gpupoc.pipeline import wave as W
-from gpupoc.pipeline.common import parse_time, plan_path, rfc3339
+from gpupoc.pipeline.common import plan_path
+from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.congestion import Observation
 
 SNAPSHOT_SOURCE = "kubernetes-api"
@@ -35,10 +35,6 @@ def whoami(caller) -> dict:
     if info.get("username"):
         return {"username": info["username"], "groups": info.get("groups") or [], "source": "selfsubjectreviews"}
     return {"username": DEFAULT_ADMIN_USER, "groups": [], "source": f"default (selfsubjectreviews: HTTP {r.status})"}
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.pipeline.audit import ARTIFACT_INDEX, ARTIFACT_LINE, iso, utcnow
+from gpupoc.pipeline.audit import ARTIFACT_INDEX, ARTIFACT_LINE
+
+from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline.k8s import KubeCaller
 
 # "sha256=<hex>" (the workload's format) or "<hex>  <path>" (sha256sum's)
@@ -85,7 +87,7 @@ def hand_over(tenant: KubeCaller, namespace: str, producer_pod: str, *, consumer
     sha256 it read, or ``"pipeline"``: the pipeline hashes the file itself, where the volume is visible
     (``local_root`` replaces the part of the path before ``/<producer_pod>/``; None reads the path as is).
     """
-    rec = ArtifactRecord(namespace=namespace, producer_pod=producer_pod, consumer=consumer, recorded_at=iso(utcnow()))
+    rec = ArtifactRecord(namespace=namespace, producer_pod=producer_pod, consumer=consumer, recorded_at=rfc3339(utcnow()))
     pod = tenant.call("GET", f"/api/v1/namespaces/{namespace}/pods/{producer_pod}")
     if pod.ok:
         rec.producer_node = (pod.body.get("spec") or {}).get("nodeName", "") or ""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from gpupoc.common.outcomes import WorkloadOutcome
-from gpupoc.pipeline.common import parse_time, rfc3339
+from gpupoc.common.timefmt import parse_time, rfc3339
 from gpupoc.pipeline.workload_outcome import (Deletion, OutcomeRecord, Rejection, Statement, classify,
                                               event_statements)
 from gpupoc.pipeline.wave import TERMINAL, item_key as item_of

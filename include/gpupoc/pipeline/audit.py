@@ -14,43 +14,21 @@ from __future__ import annotations
 import json
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from gpupoc.common.constants import GPU_QUOTA_KEY  # noqa: F401  (quota changes name it)
+from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.k8s import Actor, KubeCaller, Response, request_info
 
-GPU_QUOTA_KEY = "requests.nvidia.com/gpu"
 ARTIFACT_INDEX = "artifact-index"
 MUTATING_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 ARTIFACT_LINE = re.compile(r"artifact:\s+(?P<path>\S+)\s+sha256=(?P<sha>[0-9a-f]{64})"
                            r"(?:\s+size=(?P<size>\d+))?(?:\s+manifest=(?P<manifest>\S+))?")
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def iso(t: datetime | None) -> str:
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if t else ""
-
-
-def parse_time(value: str | datetime | None) -> datetime | None:
-    """RFC3339 with any number of fraction digits (audit logs use micro, logs nano); None when empty."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    m = re.match(r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$", value.strip())
-    if not m:
-        raise ValueError(f"timestamp: expected RFC3339 like 2026-01-01T00:00:00.000000Z, got {value!r}")
-    frac = (m.group(2) or ".0")[:7].ljust(7, "0")
-    tz = m.group(3) or "Z"
-    tz = "+00:00" if tz == "Z" else (tz if ":" in tz else tz[:3] + ":" + tz[3:])
-    return datetime.fromisoformat(m.group(1).replace(" ", "T") + frac + tz)
 
 
 class _Row(BaseModel):
@@ -100,7 +78,7 @@ class Ledger:
         """Append one action (also for actions made outside a LedgerCaller, e.g. KPO pod submissions)."""
         with self._lock:
             entry = LedgerEntry(
-                seq=len(self.entries) + 1, at=iso(at or utcnow()), finished_at=iso(finished_at),
+                seq=len(self.entries) + 1, at=rfc3339(at or utcnow()), finished_at=rfc3339(finished_at),
                 context=actor.context, username=actor.username, verb=verb, resource=resource,
                 subresource=subresource, api_group=api_group, namespace=namespace, name=name, method=method,
                 path=path, status=status, outcome=outcome, purpose=purpose, task=self.task)
@@ -277,7 +255,7 @@ def match_ledger(entries: Iterable[LedgerEntry], audit_events: list[dict], *, sk
             row.audit_user = (ev.get("user") or {}).get("username", "")
             row.audit_code = (ev.get("responseStatus") or {}).get("code")
             row.audit_decision = (ev.get("annotations") or {}).get("authorization.k8s.io/decision", "")
-            row.audit_at = iso(stage_t)
+            row.audit_at = rfc3339(stage_t)
             row.delay_s = round((stage_t - at).total_seconds(), 6) if stage_t else None
         rows.append(row)
     return rows
@@ -319,7 +297,7 @@ def audit_events(source: Any) -> list[dict]:
 def _event_from_row(r: dict) -> dict:
     """One row of the monitoring audit table back in the audit.k8s.io/v1 shape the matcher reads."""
     ts = r.get("timestamp")
-    ts = iso(ts.to_pydatetime() if hasattr(ts, "to_pydatetime") else parse_time(ts)) if ts is not None and \
+    ts = rfc3339(ts.to_pydatetime() if hasattr(ts, "to_pydatetime") else parse_time(ts)) if ts is not None and \
         str(ts) not in ("NaT", "") else ""
     code = r.get("code")
     ev = {"auditID": r.get("audit_id", ""), "stage": r.get("stage", ""), "verb": r.get("verb", ""),

@@ -8,7 +8,7 @@ from typing import Iterable
 
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.audit import read_audit_lines
-from gpupoc.pipeline.common import parse_time
+from gpupoc.common.timefmt import parse_time
 from gpupoc.pipeline.workload_outcome import Deletion
 
 log = logging.getLogger(__name__)

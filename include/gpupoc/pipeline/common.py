@@ -1,4 +1,4 @@
-"""What every DAG's tasks share: the plan's location, the wave's small per-task arguments, time parsing.
+"""What every DAG's tasks share: the plan's location, the wave's small per-task arguments, the cluster pool.
 
 Kept free of Airflow and Kubernetes imports so DAG files can import it at parse time cheaply.
 """
@@ -7,14 +7,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 PLAN_ENV = "GPUPOC_PLAN"
-# The scheduling gate the pipeline owns: pods are created held by it, the release task lifts it for all.
-PIPELINE_GATE = "gpupoc.io/wave-release"
-# Annotation the release task writes on each pod: when its gate was lifted (kept across task reruns).
-RELEASED_AT = "gpupoc.io/released-at"
 # Pool of one slot (include_deferred) that serialises the GPU-holding part of the test classes.
 CLUSTER_POOL = "gpupoc_cluster"
 
@@ -54,24 +49,3 @@ class WaveTask:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def parse_time(value: object) -> datetime | None:
-    """An RFC 3339 string (``Z``, offsets, nanoseconds), a datetime or None -> aware UTC datetime or None."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    text = str(value).strip().replace("Z", "+00:00")
-    if "." in text:
-        head, _, rest = text.partition(".")
-        digits = "".join(ch for ch in rest if ch.isdigit())
-        tz = rest[len(digits):]
-        text = f"{head}.{digits[:6].ljust(6, '0')}{tz}"
-    dt = datetime.fromisoformat(text)
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
-
-
-def rfc3339(dt: datetime) -> str:
-    """``2026-01-01T00:00:00.123456Z``."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

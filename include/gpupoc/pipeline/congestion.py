@@ -17,7 +17,9 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 
-from gpupoc.pipeline.common import PIPELINE_GATE, parse_time, rfc3339
+from gpupoc.common.constants import PIPELINE_GATE
+
+from gpupoc.common.timefmt import parse_time, rfc3339
 
 _NEVER = datetime.max.replace(tzinfo=timezone.utc)
 

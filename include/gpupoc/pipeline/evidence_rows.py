@@ -11,6 +11,7 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
+from gpupoc.common.constants import GPU_QUOTA_KEY
 from gpupoc.evidence import tables as t
 from gpupoc.pipeline.artifacts import ArtifactRecord as Artifact
 from gpupoc.pipeline.audit import AuditMatch as Match, LedgerEntry
@@ -18,7 +19,6 @@ from gpupoc.pipeline.faults import FaultRecord
 from gpupoc.pipeline.isolation import AccessAttempt
 from gpupoc.pipeline.quotas import OverQuotaResult, QuotaSample as Sample
 
-GPU_QUOTA = "requests.nvidia.com/gpu"
 
 
 def access_probes(rows: Iterable[AccessAttempt], over_quota: Iterable[OverQuotaResult] = ()) -> list[t.AccessProbe]:
@@ -44,7 +44,7 @@ def quota_samples(rows: Iterable[Sample], tenants: Mapping[str, str] | None = No
             continue
         tenant = (tenants or {}).get(r.namespace, r.namespace)
         base = dict(ts=r.at, tenant=tenant, namespace=r.namespace, quota=r.quota)
-        out.append(t.QuotaSample(resource=GPU_QUOTA, hard=r.hard_gpus, used=r.used_gpus, source="resourcequota",
+        out.append(t.QuotaSample(resource=GPU_QUOTA_KEY, hard=r.hard_gpus, used=r.used_gpus, source="resourcequota",
                                  **base))
         if r.hard_pods is not None:
             out.append(t.QuotaSample(resource="pods", hard=r.hard_pods, used=r.used_pods, source="resourcequota",

@@ -18,7 +18,7 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.pipeline.audit import iso, parse_time, utcnow
+from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.gpus import GpuProbe
 from gpupoc.pipeline.injectors import Injection, NodeInjector
 from gpupoc.pipeline.k8s import KubeCaller, pod_gpus
@@ -264,7 +264,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
         trigger_method=first.method if first else "workload-spec", triggered_at=first.at if first else submitted_at,
         triggered_by=first.by if first else (ctx.by or f"{ctx.tenant_name} (pod submitted with its own token)"),
         injections=json.dumps([i.model_dump() for i in injections]),
-        submitted_at=submitted_at, failure_at=iso(failure_at), airflow_retries=airflow_retries)
+        submitted_at=submitted_at, failure_at=rfc3339(failure_at), airflow_retries=airflow_retries)
     reasons, findings = [], []
     if pod is not None:
         st = pod.get("status") or {}

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Callable
 
 from gpupoc.exceptions import ApiError, GpupocError
-from gpupoc.pipeline.audit import iso, parse_time, utcnow
+from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.fault_record import (  # noqa: F401 - re-exported for the DAGs
     IMAGE_ERRORS, P1, WARNING_SCENARIOS, AlertSource, FaultContext, FaultRecord, Scenario, _log, _pod,
     _relevant_alerts, build_record, container_state, prometheus_alerts, receiver_alerts, wait_released,
@@ -86,7 +86,7 @@ def run_scenario(ctx: FaultContext, scenario: Scenario, manifest: dict, *, fail_
         action = (lambda: _pipeline_delete(ctx, pod_name, why)) if pv.ok and why else None
         rec = build_record(ctx, scenario, pod_name, trigger=_trigger(scenario, manifest, task_timeout_s),
                            injections=injections, failure_at=pv.failed_at or utcnow(), pod=pv.pod,
-                           submitted_at=iso(submitted), log_during=pv.log_during, airflow_retries=airflow_retries,
+                           submitted_at=rfc3339(submitted), log_during=pv.log_during, airflow_retries=airflow_retries,
                            release_action=action, held_at_failure=pv.held)
         ok = pv.ok
         if name:
@@ -185,7 +185,7 @@ def _finished_at(pod: dict | None) -> datetime | None:
 
 
 def _pipeline_delete(ctx: FaultContext, name: str, why: str) -> Injection:
-    at = iso(utcnow())
+    at = rfc3339(utcnow())
     r = ctx.tenant.call("DELETE", f"/api/v1/namespaces/{ctx.namespace}/pods/{name}", body={})
     return Injection(method="pipeline-delete", action="delete pod", target=f"{ctx.namespace}/{name}", at=at,
                      by=ctx.tenant_name, command=f"DELETE pods/{name}", ok=r.ok or r.status == 404,

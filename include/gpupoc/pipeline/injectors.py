@@ -10,7 +10,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from gpupoc.pipeline.audit import iso, utcnow
+from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline.k8s import KubeCaller
 
 
@@ -41,7 +41,7 @@ class SimNodeInjector:
     by: str = "kubernetes-admin"
 
     def _do(self, node: str, action: str) -> Injection:
-        at = iso(utcnow())
+        at = rfc3339(utcnow())
         path = f"/apis/sim.gpupoc.io/v1/nodes/{node}/{action}"
         r = self.admin.call("POST", path, body={})
         return Injection(method="sim-endpoint", action=action, target=node, at=at, by=self.by,
@@ -66,7 +66,7 @@ class CommandInjector:
     timeout_s: float = 300.0
 
     def _run(self, template: str, node: str, action: str) -> Injection:
-        at = iso(utcnow())
+        at = rfc3339(utcnow())
         if not template:
             return Injection(method=self.method, action=action, target=node, at=at, by=self.by, ok=False,
                              detail=f"no {action} command configured")

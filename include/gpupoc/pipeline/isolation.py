@@ -14,7 +14,11 @@ from typing import Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.pipeline.audit import GPU_QUOTA_KEY, find_audit_event, iso, parse_time, utcnow
+from gpupoc.pipeline.audit import find_audit_event
+
+from gpupoc.common.constants import GPU_QUOTA_KEY
+
+from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.k8s import Actor, KubeCaller, Response, request_info
 
 P1 = "P1"
@@ -180,7 +184,7 @@ def attempt(actor_caller: KubeCaller, admin: KubeCaller, actor: Actor, target: T
         actor=actor.context, actor_username=actor.username, actor_namespace=actor.namespace or "",
         target_namespace=target.namespace, action=probe.action, verb=info.verb, resource=info.resource,
         subresource=info.subresource, name=info.name or ((body or {}).get("metadata") or {}).get("name", ""),
-        at=iso(at), http_status=r.status, allowed=None if denied is None else not denied, message=r.message,
+        at=rfc3339(at), http_status=r.status, allowed=None if denied is None else not denied, message=r.message,
         sar_allowed=sar_allowed, sar_reason=sar_reason)
     if row.allowed is not None and sar_allowed is not None:
         row.sar_agrees = row.allowed == sar_allowed

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Callable, Iterable
 
 from gpupoc.pipeline.attempts import Open, open_items
-from gpupoc.pipeline.common import PIPELINE_GATE, parse_time
+from gpupoc.common.constants import PIPELINE_GATE
+from gpupoc.common.timefmt import utcnow, parse_time
 from gpupoc.pipeline.congestion import Observation
 from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.pipeline.wave import TERMINAL, adapter_name, item_key, list_pods
@@ -24,10 +25,6 @@ KUEUE_VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 KUEUE_API = "/apis/kueue.x-k8s.io/v1beta1"
 SCHEDULING_EVENT_REASONS = frozenset({"FailedScheduling", "Unschedulable", "PodGroupNotReady", "Pending"})
 ETA_ANNOTATION = "gpupoc.io/platform-eta"
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def _condition(pod: dict, type_: str) -> dict:

@@ -12,7 +12,9 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.pipeline.audit import GPU_QUOTA_KEY, iso, parse_time, utcnow
+from gpupoc.common.constants import GPU_QUOTA_KEY
+
+from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.k8s import KubeCaller, holds_gpus, pod_gpus
 
 P1 = "P1"
@@ -109,7 +111,7 @@ def submit_over_quota(tenant: KubeCaller, tenant_name: str, namespace: str, quot
                     break
             time.sleep(poll_s)
     outcome, said = classify_submission(r.status, r.message, pod)
-    row = OverQuotaResult(tenant=tenant_name, namespace=namespace, quota=quota, pod=name, at=iso(at),
+    row = OverQuotaResult(tenant=tenant_name, namespace=namespace, quota=quota, pod=name, at=rfc3339(at),
                           hard_gpus=hard, used_gpus=used, remaining_gpus=remaining, requested_gpus=gpus,
                           http_status=r.status, outcome=outcome, user_message=said,
                           phase=((pod or {}).get("status") or {}).get("phase", ""),
@@ -148,7 +150,7 @@ def sample_quotas(admin: KubeCaller, namespaces: Iterable[str]) -> list[QuotaSam
     """One sample per GPU quota in each namespace."""
     rows = []
     for ns in namespaces:
-        at = iso(utcnow())
+        at = rfc3339(utcnow())
         qs = admin.call("GET", f"/api/v1/namespaces/{ns}/resourcequotas")
         pods = admin.call("GET", f"/api/v1/namespaces/{ns}/pods")
         held = sum(pod_gpus(p) for p in (pods.body or {}).get("items") or [] if holds_gpus(p)) if pods.ok else None

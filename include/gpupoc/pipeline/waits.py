@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from gpupoc.pipeline.common import parse_time, rfc3339
+from gpupoc.common.timefmt import parse_time, rfc3339
 
 WAITS_DIR = "waits"
 

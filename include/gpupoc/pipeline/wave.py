@@ -11,20 +11,20 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Callable, Iterable
 
-from gpupoc.pipeline.common import PIPELINE_GATE, RELEASED_AT, WaveTask, parse_time, rfc3339
+from gpupoc.pipeline.common import WaveTask
+
+from gpupoc.common.constants import PIPELINE_GATE, RELEASED_AT
+
+from gpupoc.common.timefmt import utcnow, parse_time, rfc3339
 from gpupoc.pipeline.congestion import Capacity
-from gpupoc.pipeline.k8s import KubeCaller, pod_gpus
+from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.podspec import labels as L
 
 STRATEGIC = "application/strategic-merge-patch+json"
 TERMINAL = ("Succeeded", "Failed")
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 # ---- prepare ----

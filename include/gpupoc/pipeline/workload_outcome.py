@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gpupoc.common.outcomes import WorkloadOutcome
-from gpupoc.pipeline.common import parse_time
+from gpupoc.common.timefmt import parse_time
 
 # DisruptionTarget reasons (Kubernetes >= 1.26) and what they mean.
 _DISRUPTION = {

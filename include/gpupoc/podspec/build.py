@@ -18,12 +18,11 @@ from kubernetes.client import (
 )
 
 from gpupoc.plan.document import Plan
+from gpupoc.common.constants import GPU, PIPELINE_GATE
 from gpupoc.plan.model import Tenant, Workload
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.adapters import decorate
 
-GPU = "nvidia.com/gpu"
-WAVE_GATE = "gpupoc.io/wave-release"
 BASE_CONTAINER = "base"  # KubernetesPodOperator reads logs and exit codes of this container
 
 
@@ -73,7 +72,7 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
             node_selector=dict(pool.node_selector),
             tolerations=[V1Toleration(key=t.key, operator=t.operator, value=t.value, effect=t.effect,
                                       toleration_seconds=t.toleration_seconds) for t in pool.tolerations] or None,
-            scheduling_gates=[V1PodSchedulingGate(name=WAVE_GATE)] if wave_gate else None,
+            scheduling_gates=[V1PodSchedulingGate(name=PIPELINE_GATE)] if wave_gate else None,
             active_deadline_seconds=workload.active_deadline_seconds,
         ),
     )

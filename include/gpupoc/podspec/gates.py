@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from gpupoc.podspec.build import WAVE_GATE
+from gpupoc.common.constants import PIPELINE_GATE
 
 
-def release_gate_patch(gate: str = WAVE_GATE) -> dict:
+def release_gate_patch(gate: str = PIPELINE_GATE) -> dict:
     """Strategic-merge patch (``application/strategic-merge-patch+json``) deleting only ``gate``.
 
     ``spec.schedulingGates`` merges on ``name``, so the ``$patch: delete`` directive removes that one entry.
@@ -31,7 +31,7 @@ def gate_names(gates: Iterable[Any] | None) -> list[str]:
     return out
 
 
-def release_gate_json_patch(current_gates: Iterable[Any] | None, gate: str = WAVE_GATE) -> list[dict]:
+def release_gate_json_patch(current_gates: Iterable[Any] | None, gate: str = PIPELINE_GATE) -> list[dict]:
     """JSON patch (``application/json-patch+json``) removing ``gate`` from the pod's current gates.
 
     Each remove is preceded by a ``test`` of the name at that index, so a pod whose gates changed since
@@ -46,7 +46,7 @@ def release_gate_json_patch(current_gates: Iterable[Any] | None, gate: str = WAV
     return ops
 
 
-def is_gated(pod: Any, gate: str = WAVE_GATE) -> bool:
+def is_gated(pod: Any, gate: str = PIPELINE_GATE) -> bool:
     """True while ``pod`` (API dict or V1Pod) still carries ``gate``."""
     if isinstance(pod, dict):
         gates = (pod.get("spec") or {}).get("schedulingGates")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from gpupoc.plan.settings import DecisionRules
 from gpupoc.report.models import (Decision, Finding, FindingTarget, ItemResult, ScenarioScope, ScopeStatus)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import copy
 from datetime import datetime, timezone
 
-from gpupoc.pipeline.common import PIPELINE_GATE, repo_root
+from gpupoc.pipeline.common import repo_root
+
+from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.k8s import Response
 from gpupoc.pipeline.operator import load_plan_file
 from gpupoc.podspec import labels as L

@@ -1,26 +1,11 @@
-"""Shared helpers: plan location, pool names, RFC 3339 parsing."""
+"""Shared helpers: plan location, pool names."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 
 import pytest
 
 from gpupoc.pipeline import common
-
-
-def test_kubernetes_timestamps_with_z_and_nanoseconds_parse_to_aware_utc():
-    dt = common.parse_time("2026-03-02T09:00:01.123456789Z")
-    assert dt == datetime(2026, 3, 2, 9, 0, 1, 123456, tzinfo=timezone.utc)
-    assert common.parse_time("2026-03-02T09:00:01Z").tzinfo is not None
-    assert common.parse_time("2026-03-02T11:00:01+02:00") == datetime(2026, 3, 2, 9, 0, 1, tzinfo=timezone.utc)
-    assert common.parse_time(None) is None and common.parse_time("") is None
-
-
-def test_rfc3339_round_trips_through_parse_time():
-    dt = datetime(2026, 3, 2, 9, 0, 1, 5, tzinfo=timezone.utc)
-    assert common.rfc3339(dt) == "2026-03-02T09:00:01.000005Z"
-    assert common.parse_time(common.rfc3339(dt)) == dt
 
 
 def test_the_plan_comes_from_the_trigger_parameter_then_the_environment_then_the_default(monkeypatch, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from gpupoc.pipeline.common import PIPELINE_GATE
+from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.congestion import (
     Bottleneck,
     Capacity,

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from gpupoc.pipeline.audit import utcnow
+from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline.faults import (
     CommandInjector, FaultContext, Injection, Scenario, SimNodeInjector, build_record, container_state, failure_seen,
     kubectl_drain_injector, run_scenario, wait_released,

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pandas as pd
 import pytest
 
-from gpupoc.pipeline.audit import iso
+from gpupoc.common.timefmt import rfc3339
 from gpupoc.pipeline.isolation import (
     P1, Targets, attach_audit, classify_submission, observe_quotas, probes_for, rbac_denied, run_isolation_probes,
     sample_quotas, submit_over_quota, tenant_shares,
@@ -113,7 +113,7 @@ def _forbid(actor, verb, resource, ns, name, at, sub=""):
     return {"auditID": f"{verb}{resource}{sub}{name}", "stage": "ResponseComplete", "verb": verb,
             "user": {"username": actor.username},
             "objectRef": {"resource": resource, "namespace": ns, "name": name, "subresource": sub},
-            "responseStatus": {"code": 403}, "requestReceivedTimestamp": iso(at), "stageTimestamp": iso(at),
+            "responseStatus": {"code": 403}, "requestReceivedTimestamp": rfc3339(at), "stageTimestamp": rfc3339(at),
             "annotations": {"authorization.k8s.io/decision": "forbid"}}
 
 
@@ -194,8 +194,8 @@ def test_tenant_shares_split_gpu_seconds_and_report_wait_percentiles():
         {"tenant": "a", "gpus": 4, "submitted_at": t, "started_at": t, "finished_at": t + timedelta(seconds=100)},
         {"tenant": "a", "gpus": 4, "submitted_at": t, "started_at": t + timedelta(seconds=10),
          "finished_at": t + timedelta(seconds=110)},
-        {"tenant": "b", "gpus": 2, "submitted_at": iso(t), "started_at": iso(t + timedelta(seconds=50)),
-         "finished_at": iso(t + timedelta(seconds=150))},
+        {"tenant": "b", "gpus": 2, "submitted_at": rfc3339(t), "started_at": rfc3339(t + timedelta(seconds=50)),
+         "finished_at": rfc3339(t + timedelta(seconds=150))},
         {"tenant": "b", "gpus": 2, "submitted_at": t, "started_at": None, "finished_at": None},
     ]
     shares = {s.tenant: s for s in tenant_shares(pd.DataFrame(rows), quotas={"a": 8, "b": 8},

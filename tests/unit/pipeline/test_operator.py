@@ -8,7 +8,8 @@ import pytest
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
 
 from gpupoc.exceptions import ConfigError
-from gpupoc.pipeline.common import PIPELINE_GATE, repo_root
+from gpupoc.pipeline.common import repo_root
+from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.operator import GpuWorkloadOperator, load_plan_file
 from gpupoc.plan import class_items
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpupoc.pipeline import wave
-from gpupoc.pipeline.common import PIPELINE_GATE, RELEASED_AT
+from gpupoc.common.constants import PIPELINE_GATE, RELEASED_AT
 
 from .fake_api import PLAN, T0, FakeApi, pod
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from kubernetes.client import ApiClient, V1Pod
 
-from gpupoc.podspec import WAVE_GATE, build_pod, safe_label_value
+from gpupoc.podspec import build_pod, safe_label_value
+
+from gpupoc.common.constants import PIPELINE_GATE
 
 RUN_ID = "manual__2026-11-30T07:00:00+00:00"
 
@@ -29,7 +31,7 @@ def test_pod_carries_pool_priority_gpus_gate_and_evidence_labels(plan):
     assert spec.priority_class_name == "gpupoc-high"
     assert spec.node_selector == {"gpupoc.io/pool": "training"}
     assert [(t.key, t.operator, t.effect) for t in spec.tolerations] == [("nvidia.com/gpu", "Exists", "NoSchedule")]
-    assert [g.name for g in spec.scheduling_gates] == [WAVE_GATE] == ["gpupoc.io/wave-release"]
+    assert [g.name for g in spec.scheduling_gates] == [PIPELINE_GATE] == ["gpupoc.io/wave-release"]
     assert spec.restart_policy == "Never" and spec.scheduler_name is None
     c = spec.containers[0]
     assert c.name == "base" and c.image == "gpupoc/virtual:1.0"

@@ -9,7 +9,7 @@ import time
 from gpupoc.dags.probes.common import gpu_quota_name, probe_manifest, wait_for_release
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline import wave as W
-from gpupoc.pipeline.common import parse_time
+from gpupoc.common.timefmt import parse_time
 
 
 def quota_change(ctx) -> dict:

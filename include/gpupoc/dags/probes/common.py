@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import time
 
+from gpupoc.common.constants import GPU_QUOTA_KEY
 from gpupoc.dags.markers import RELEASE_FILE
 from gpupoc.pipeline import wave as W
 
-
-GPU_QUOTA_KEY = "requests.nvidia.com/gpu"
 
 
 def wave_ended(ctx) -> bool:

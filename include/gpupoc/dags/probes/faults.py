@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpupoc.dags.probes.common import probe_manifest, monitoring_sources
-from gpupoc.pipeline.common import parse_time
+from gpupoc.common.timefmt import parse_time
 
 
 _SCENARIO = {"nonzero_exit": "NON_ZERO_EXIT", "missing_image": "MISSING_IMAGE", "oom": "OOM_KILL",
@@ -87,7 +87,7 @@ def collect_fault_recovery(ctx, timelines, runs) -> dict:
 
     from gpupoc.monitoring.results import Window
     from gpupoc.pipeline.alert_rows import alert_records, collect_alert_history
-    from gpupoc.pipeline.audit import utcnow
+    from gpupoc.common.timefmt import utcnow
 
     end = utcnow()
     start = parse_time((ctx.read_file("run_params", {}) or {}).get("started_at")) or end - timedelta(hours=1)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import time
 
-from gpupoc.dags.probes.common import GPU_QUOTA_KEY, gpu_quota_name, probe_manifest, wait_for_release, wave_ended
+from gpupoc.dags.probes.common import gpu_quota_name, probe_manifest, wait_for_release, wave_ended
+
+from gpupoc.common.constants import GPU_QUOTA_KEY
 from gpupoc.exceptions import SourceUnavailable
-from gpupoc.pipeline.common import parse_time
+from gpupoc.common.timefmt import parse_time
 
 
 def isolation_probes(ctx) -> dict:
