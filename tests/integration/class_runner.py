@@ -1,0 +1,138 @@
+"""A test class's run without Airflow: the DAG's own steps (``gpupoc.dags.steps``) in threads, and the wave
+submitted as ``GpuWorkloadOperator`` would submit it.
+
+What stands in for Airflow is only the wave's tasks: each item's pod is built by the plan's pod builder and
+created with its tenant's identity (gated until the release), its submission recorded as the operator records
+it, and an attempt the platform preempted or evicted is submitted again ungated, as the task's Airflow retry
+would, when ``WorkloadOutcome.resubmittable`` and the plan's ``resubmission.limit`` allow. A pod the platform
+requeued itself is followed instead. Everything else (observer, release, collection, validation) is the
+pipeline's real code.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kubernetes.client import ApiClient
+
+from gpupoc.common.timefmt import utcnow
+from gpupoc.dags import steps
+from gpupoc.dags.markers import RELEASE_FILE
+from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.attempts import Submission
+from gpupoc.pipeline.observe import list_events
+from gpupoc.pipeline.workload_outcome import Rejection, classify, event_statements
+from gpupoc.podspec.build import build_pod
+
+
+@dataclass
+class ClassRun:
+    """What one headless run produced."""
+
+    run_dir: Path
+    verdicts: dict[str, str]            # check id -> pass | fail | not_verified
+    summary: dict
+    errors: list[str] = field(default_factory=list)
+
+
+class Wave:
+    """The wave's tasks: submit every item gated, then resubmit what the platform preempted or evicted."""
+
+    def __init__(self, ctx: steps.RunContext):
+        self.ctx = ctx
+        self.plan = ctx.plan
+        self.items = {i.name: i for i in steps._items(ctx)}
+        self.tries: dict[str, int] = {}
+        self.pods: dict[str, str] = {}     # item -> latest pod name
+        self.errors: list[str] = []
+
+    def submit(self, key: str, gated: bool) -> None:
+        item, try_number = self.items[key], self.tries.get(key, 0) + 1
+        self.tries[key] = try_number
+        tenant = self.plan.tenant(item.tenant)
+        name = f"{key}-{secrets.token_hex(4)}"
+        pod = build_pod(self.plan.workload(item.workload), tenant, self.plan, run_id=self.ctx.run_id,
+                        test_class=self.ctx.test_class, wave_gate=gated, name=key,
+                        priority_class=item.priority_class, role=item.role)
+        body = ApiClient().sanitize_for_serialization(pod)
+        body["metadata"]["name"] = name  # the operator adds a random suffix to the item's name
+        r = self.ctx.tenant(item.tenant, "submit workload").call(
+            "POST", f"/api/v1/namespaces/{tenant.namespace}/pods", body=body)
+        rejection = None if r.ok else Rejection(r.status, r.message, utcnow())
+        self.ctx.writer.write_json(f"submission-{key}-try{try_number}", Submission(
+            key, tenant.namespace, name if r.ok else None, utcnow(), try_number, rejection).to_dict())
+        if r.ok:
+            self.pods[key] = name
+        elif r.status not in (400, 403, 409, 422):
+            self.errors.append(f"{key}: HTTP {r.status} {r.message}")
+
+    def retry_loop(self, stop: threading.Event, grace_s: float = 2.0, poll_s: float = 1.0) -> None:
+        """The Airflow retries: an item whose latest pod the platform preempted or evicted is submitted
+        again (after a short grace in which the platform's own requeue would be followed)."""
+        policy = self.ctx.spec.resubmission
+        reader = self.ctx.reader()
+        gone_since: dict[str, float] = {}
+        while not stop.wait(poll_s):
+            if not self.ctx.files(RELEASE_FILE).is_file():
+                continue
+            present = {W.item_key(p): p for p in W.list_pods(reader, self.ctx.namespaces, self.ctx.selector)
+                       if not (p.get("metadata") or {}).get("deletionTimestamp")}
+            events = None
+            for key, name in list(self.pods.items()):
+                latest = present.get(key)
+                if latest is not None and latest["metadata"]["name"] != name:
+                    self.pods[key] = latest["metadata"]["name"]  # the platform requeued it: follow its pod
+                    continue
+                if latest is not None and (latest.get("status") or {}).get("phase") != "Failed":
+                    continue
+                events = events if events is not None else list_events(reader, self.ctx.namespaces)
+                ns = self.plan.tenant(self.items[key].tenant).namespace
+                outcome = classify(latest, present=latest is not None,
+                                   events=event_statements(events, ns, name)).outcome
+                if not outcome.resubmittable or policy.platform_requeues or self.tries[key] > policy.limit:
+                    continue
+                since = gone_since.setdefault(name, time.monotonic())
+                if time.monotonic() - since >= grace_s:
+                    self.submit(key, gated=False)
+
+
+def run_class(plan_file: Path, test_class: str, run_id: str) -> ClassRun:
+    """validate_plan, check_access, the wave, observe and release_gate together, collect, validate."""
+    dag_id = f"poc_{test_class}"
+    v = steps.validate_plan(str(plan_file), dag_id, run_id, test_class, {})
+    ctx = steps.RunContext(v["plan"], dag_id, run_id, test_class, task="headless")
+    steps.check_access(ctx)
+    wave = Wave(ctx)
+    for key in wave.items:
+        wave.submit(key, gated=True)
+    stop = threading.Event()
+    failures: list[str] = []
+
+    def run(step, name):
+        try:
+            step(steps.RunContext(v["plan"], dag_id, run_id, test_class, task=name))
+        except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
+            failures.append(f"{name}: {exc!r}")
+
+    observer = threading.Thread(target=run, args=(steps.observe, "observe"))
+    retries = threading.Thread(target=wave.retry_loop, args=(stop,))
+    observer.start()
+    retries.start()
+    run(steps.release_gate, "release_gate")
+    observer.join()
+    stop.set()
+    retries.join()
+    collected = steps.collect(steps.RunContext(v["plan"], dag_id, run_id, test_class, task="collect_evidence"),
+                              v["started_at"])
+    result = steps.validate(steps.RunContext(v["plan"], dag_id, run_id, test_class, task="validate"),
+                            collected["run_dir"])
+    import json
+
+    summary = json.loads(Path(result["summary_path"]).read_text())
+    verdicts = {c["check_id"]: c["verdict"] for s in summary["suites"] for c in s.get("checks", [])}
+    manifest = json.loads((Path(collected["run_dir"]) / "manifest.json").read_text())
+    return ClassRun(Path(collected["run_dir"]), verdicts, manifest.get("summary", {}), failures + wave.errors)

@@ -1,0 +1,123 @@
+"""Verdicts that hold: a correct platform reaches the same verdicts whatever its timing and wording, and a
+defective one fails its check whatever they are.
+
+The congestion class runs through the pipeline's own steps (``class_runner``: observer, release, collection,
+validation; only Airflow's wave tasks are stood in for) against the simulated cluster under each behaviour
+profile of a correct platform (``gpupoc sim serve --behaviour``): the order and timing of gate releases and
+the preemptions that follow, Kueue-style eviction and requeue, Volcano's and KAI's wording, controllers that
+recreate pods under new names, throttling, cut watches, a slow API, a Metadata-only audit log. Every item
+verdict of its report must equal the plain cluster's, and no workload may be lost. The defective side is
+``test_fault_profiles_reach_the_report.py``, where each fault profile runs together with a behaviour profile.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpupoc.pipeline.common import repo_root
+from gpupoc.validation.suites import load_suites
+
+from .class_runner import run_class
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+# Twice the training pool (48 GPUs asked of 24) with every priority: high 8- and 4-GPU jobs, normal 2-GPU
+# jobs, low 1-GPU sweeps that wait for a second round; short virtual workloads.
+WAVE = [
+    {"workload": "v-train-8g", "tenant": "team-vision", "count": 2},
+    {"workload": "v-train-4g", "tenant": "team-nlp", "count": 2},
+    {"workload": "v-train-2g", "tenant": "team-vision", "count": 2},
+    {"workload": "v-train-2g", "tenant": "team-nlp", "count": 2},
+    {"workload": "v-sweep-1g", "tenant": "team-vision", "count": 8},
+    {"workload": "v-sweep-1g", "tenant": "team-nlp", "count": 8},
+]
+DURATIONS = {"v-train-8g": 10, "v-train-4g": 8, "v-train-2g": 8, "v-sweep-1g": 8}
+
+
+def congestion_plan(tmp: Path, sim) -> Path:
+    plan = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
+    plan["platform"]["kubeconfig"] = str(sim.kubeconfig_http)
+    plan["evidence_root"] = str(tmp / "evidence")
+    plan["evidence_sources"]["audit_log_path"] = str(sim.audit_log)
+    tomorrow = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=1)
+    plan["window"].update(start=tomorrow.isoformat(), end=(tomorrow + timedelta(days=7)).isoformat())
+    for w in plan["workloads"]:
+        if w["name"] in DURATIONS:
+            w["duration_seconds"] = DURATIONS[w["name"]]
+    qc = plan["test_classes"]["queue_congestion"]
+    qc.update(wave=WAVE, snapshot_interval_seconds=1, gate_timeout_seconds=60)
+    qc["resubmission"] = {"limit": 2, "platform_requeues": False, "wait_seconds": 20}
+    qc["thresholds"]["max_wait_seconds"] = 120
+    path = tmp / "plan.yaml"
+    path.write_text(yaml.safe_dump(plan, sort_keys=False))
+    return path
+
+
+def item_verdicts(verdicts: dict[str, str]) -> dict[str, str]:
+    """Check verdicts folded into item verdicts as the report does: a failed check fails its item; a
+    not-verified check that is not optional leaves it not verified."""
+    meta = {(e.get("meta") or {})["check_id"]: e["meta"] for s in load_suites() for e in s.data["expectations"]}
+    out: dict[str, str] = {}
+    for cid, v in verdicts.items():
+        m = meta[cid]
+        if v == "not_verified" and m.get("optional"):
+            continue
+        rank = {"pass": 0, "not_verified": 1, "fail": 2}
+        item = m["item"]
+        out[item] = max(out.get(item, "pass"), v, key=rank.__getitem__)
+    return out
+
+
+def congestion(start_sim, tmp_path: Path, behaviours: str = "", seed: int = 0, faults: str = ""):
+    sim = start_sim(behaviours=behaviours, behaviour_seed=seed, faults=faults)
+    run = run_class(congestion_plan(tmp_path, sim), "queue_congestion", f"stability__{behaviours or 'plain'}_{seed}")
+    assert not run.errors, run.errors
+    return run
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """The plain cluster's verdicts: the reference every behaviour profile must reach."""
+    from .conftest import launch
+
+    tmp = tmp_path_factory.mktemp("plain")
+    sim = launch(tmp / "sim")
+    try:
+        run = run_class(congestion_plan(tmp, sim), "queue_congestion", "stability__plain")
+    finally:
+        sim.stop()
+    assert not run.errors, run.errors
+    return run
+
+
+def test_the_plain_cluster_passes_every_congestion_item_and_loses_nothing(plain):
+    items = item_verdicts(plain.verdicts)
+    assert set(items.values()) == {"pass"}, (items, plain.verdicts)
+    assert "lost" not in plain.summary["outcomes"], plain.summary
+    assert plain.summary["needing_explanation"] >= 3, f"the wave made workloads wait: {plain.summary}"
+
+
+# Every behaviour profile at least once; profiles that vary different layers (release timing, the scheduler's
+# wording and requeueing, the API's manners, the audit level) share a cluster to keep the suite short. Three
+# seeds of the staggered release give three different release orders and preemption patterns.
+BEHAVIOURS = [
+    ("release-staggered,kueue-requeue", 1),
+    ("release-staggered,volcano-wording,watch-cuts", 2),
+    ("release-staggered,kai-wording,throttled", 3),
+    ("controller-recreates,slow-api,audit-metadata", 0),
+]
+
+
+@pytest.mark.parametrize("behaviour, seed", BEHAVIOURS, ids=[f"{b}:{s}" for b, s in BEHAVIOURS])
+def test_a_correct_platform_reaches_the_plain_clusters_verdicts_whatever_its_behaviour(
+        plain, start_sim, tmp_path, behaviour, seed):
+    run = congestion(start_sim, tmp_path, behaviour, seed)
+    assert item_verdicts(run.verdicts) == item_verdicts(plain.verdicts), \
+        f"{behaviour} (seed {seed}): {run.verdicts} against the plain cluster's {plain.verdicts}; {run.summary}"
+    assert "lost" not in run.summary["outcomes"], run.summary
+    print(f"\n{behaviour} (seed {seed}): outcomes {run.summary['outcomes']}, waits explained "
+          f"{run.summary['explained']}/{run.summary['needing_explanation']}, resubmitted {run.summary['resubmitted']}")
