@@ -84,6 +84,9 @@ class Explanation:
     explained: bool | None = None
     explained_from: str | None = None  # snapshots, or events when no snapshot saw the wait
     eta_error_seconds: float | None = None
+    expected_wait_seconds: float | None = None  # the pipeline's estimate: queue at release, plan's durations
+    priority_class: str | None = None
+    gpus: int | None = None
 
 
 @dataclass

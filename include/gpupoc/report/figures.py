@@ -47,12 +47,16 @@ def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure],
             t.append(_table("quota_usage", agg))
     elif item == "task_records":
         total = lost = 0
+        outcomes: dict[str, int] = {}
         for ev in runs.values():
             wr = ev.load("workload_runs")
-            if not wr.empty and "phase" in wr:
+            if not wr.empty and "outcome" in wr:
                 total += len(wr)
-                lost += int((~wr["phase"].isin(TERMINAL)).sum())
+                lost += int((wr["outcome"].isna() | (wr["outcome"] == "lost")).sum())
+                for k, n in wr["outcome"].value_counts().items():
+                    outcomes[str(k)] = outcomes.get(str(k), 0) + int(n)
         f += [Figure(label="workloads", value=total), Figure(label="lost", value=lost)]
+        f += [Figure(label=f"outcome_{k}", value=n) for k, n in sorted(outcomes.items()) if k != "lost"]
         am = _load(runs, "audit_trail", "audit_matches")
         if not am.empty:
             f.append(Figure(label="audit_matched", value=f"{int(am['matched'].sum())}/{len(am)}"))
@@ -70,6 +74,18 @@ def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure],
             cols = [c for c in ("pod", "platform_reason", "platform_message", "reconstructed_bottleneck", "ahead_count",
                                 "explained") if c in ex]
             t.append(_table("explanations", need[cols], 10))
+            if "expected_wait_seconds" in ex:  # the queue in the order it was served, expected against actual
+                order = ex.sort_values(["wait_seconds", "pod"], na_position="last")
+                cols = [c for c in ("pod", "priority_class", "gpus", "reconstructed_bottleneck", "expected_wait_seconds",
+                                    "wait_seconds", "platform_reason") if c in order]
+                t.append(_table("queue_order", order[cols], 40))
+        wr = _load(runs, "queue_congestion", "workload_runs")
+        if not wr.empty and "outcome" in wr:
+            moved = wr[wr["outcome"].isin(["preempted", "evicted"])]
+            f.append(Figure(label="preempted_or_evicted", value=len(moved)))
+            if len(moved):
+                t.append(_table("preemptions", moved[[c for c in ("pod", "priority_class", "outcome", "outcome_by",
+                                                                  "outcome_message", "outcome_at") if c in moved]]))
     elif item == "failure_evidence":
         fr = _load(runs, "fault_recovery", "failure_records")
         if not fr.empty:
@@ -106,6 +122,8 @@ def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure],
             g = wr.groupby(["priority_class", "priority"], as_index=False).agg(
                 workloads=("pod", "count"), wait_p50=("wait_seconds", "median"), wait_max=("wait_seconds", "max"))
             t.append(_table("wait_by_priority", g.sort_values("priority", ascending=False)))
+            if "attempt" in wr:
+                f.append(Figure(label="resubmitted", value=int((wr["attempt"].fillna(1) > 1).sum())))
         po = runs.get("queue_congestion")
         po_path = po.run_dir / "validation" / "derived" / "priority_order.parquet" if po else None
         if po_path and po_path.is_file():

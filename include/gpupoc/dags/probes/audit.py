@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 
-from gpupoc.dags.probes.common import gpu_quota_name, probe_manifest, wait_for_release
+from gpupoc.dags.probes.common import waiting, gpu_quota_name, probe_manifest, wait_for_release
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline import wave as W
 from gpupoc.common.timefmt import parse_time
@@ -41,17 +41,18 @@ def artifact_hand_over(ctx) -> dict:
     caller = ctx.tenant(t.name, "artifact hand-over")
     deadline = time.monotonic() + ctx.hold_timeout_s()
     producer = None
-    while time.monotonic() < deadline:
-        pods = W.list_pods(caller, [t.namespace], ctx.selector + ",gpupoc.io/role=artifact-producer")
-        done = [p for p in pods if (p.get("status") or {}).get("phase") in W.TERMINAL]
-        if done:
-            producer = done[-1]["metadata"]["name"]
-            break
-        time.sleep(2)
-    if producer is None:
-        ctx.writer.write_json("artifact", {"verified": False, "reason": "the producer pod did not finish in time"})
-        return {"verified": False}
-    consumer, why = _run_consumer(ctx, art, caller, t.namespace, producer, deadline)
+    with waiting(ctx, "the artifact producer to finish, then its consumer", ctx.hold_timeout_s()):
+        while time.monotonic() < deadline:
+            pods = W.list_pods(caller, [t.namespace], ctx.selector + ",gpupoc.io/role=artifact-producer")
+            done = [p for p in pods if (p.get("status") or {}).get("phase") in W.TERMINAL]
+            if done:
+                producer = done[-1]["metadata"]["name"]
+                break
+            time.sleep(2)
+        if producer is None:
+            ctx.writer.write_json("artifact", {"verified": False, "reason": "the producer pod did not finish in time"})
+            return {"verified": False}
+        consumer, why = _run_consumer(ctx, art, caller, t.namespace, producer, deadline)
     rec = hand_over(caller, t.namespace, producer, consumer=consumer or "pipeline")
     if why:
         rec.reason = "; ".join(x for x in (why, rec.reason) if x)

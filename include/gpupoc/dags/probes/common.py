@@ -4,6 +4,7 @@ the monitoring sources."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 from gpupoc.common.constants import GPU_QUOTA_KEY
 from gpupoc.dags.markers import RELEASE_FILE
@@ -60,3 +61,15 @@ def monitoring_sources(ctx):
         return resolve_sources(plan_sources=ctx.plan.evidence_sources)
     except Exception:  # noqa: BLE001 - no monitoring: what needs it is recorded as not verified
         return None
+
+
+@contextmanager
+def waiting(ctx, what: str, seconds: float):
+    """Tell the demo (``gpupoc.pipeline.waits``) that this task waits for ``what`` at most ``seconds``."""
+    from gpupoc.pipeline import waits
+
+    waits.write_note(ctx.run_dir, ctx.task or "probe", what, seconds)
+    try:
+        yield
+    finally:
+        waits.clear_note(ctx.run_dir, ctx.task or "probe")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpupoc.dags.probes.common import probe_manifest, monitoring_sources
+from gpupoc.dags.probes.common import monitoring_sources, probe_manifest, waiting
 from gpupoc.common.timefmt import parse_time
 
 
+# What one scenario may take beyond its own timeouts: pulling up the pod, the failure, GPU release, the alert.
+SCENARIO_BUDGET_SECONDS = 120.0
 _SCENARIO = {"nonzero_exit": "NON_ZERO_EXIT", "missing_image": "MISSING_IMAGE", "oom": "OOM_KILL",
              "hang": "HANG_TIMEOUT", "node_failure": "NODE_FAILURE"}
 
@@ -39,9 +41,13 @@ def inject_faults(ctx) -> dict:
             kw["observe_s"] = inj.observe_seconds
         if inj.kind == "node_failure":
             kw.update(node=inj.node, run_before_fail_s=inj.at_seconds, recover_after_s=inj.recover_after_seconds)
+        budget = SCENARIO_BUDGET_SECONDS + float(kw.get("task_timeout_s") or kw.get("observe_s") or 0) + float(
+            (kw.get("run_before_fail_s") or 0) + (kw.get("recover_after_s") or 0))
         try:
-            rec = F.run_scenario(fctx, F.Scenario[_SCENARIO[inj.kind]],
-                                 probe_manifest(ctx, inj.workload, t.name, name, role=f"injection.{inj.kind}"), **kw)
+            with waiting(ctx, f"fault scenario {i + 1} of {len(ctx.spec.injections)} ({inj.kind}): the failure, the "
+                              "platform's reaction, the GPUs' release and the alert", budget):
+                rec = F.run_scenario(fctx, F.Scenario[_SCENARIO[inj.kind]],
+                                     probe_manifest(ctx, inj.workload, t.name, name, role=f"injection.{inj.kind}"), **kw)
             records.append(rec.model_dump(mode="json"))
         except Exception as exc:  # noqa: BLE001 - one scenario's failure must not hide the others
             records.append({"scenario": inj.name or inj.kind, "tenant": t.name, "namespace": t.namespace, "pod": name,

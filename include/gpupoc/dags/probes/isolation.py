@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from gpupoc.dags.probes.common import gpu_quota_name, probe_manifest, wait_for_release, wave_ended
+from gpupoc.dags.probes.common import gpu_quota_name, probe_manifest, wait_for_release, waiting, wave_ended
 
 from gpupoc.common.constants import GPU_QUOTA_KEY
 from gpupoc.exceptions import SourceUnavailable
@@ -43,17 +43,24 @@ def sample_quotas(ctx) -> dict:
     admin = ctx.factory.caller(ctx.plan.platform.admin_context)
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
     rows: list[dict] = []
-    deadline = time.monotonic() + ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
+    budget = ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
+    deadline = time.monotonic() + budget
+    with waiting(ctx, "the wave's end (quota usage sampled every "
+                      f"{interval:.0f} s)", budget):
+        _sample_until(ctx, admin, tenants, rows, interval, deadline, sample)
+    ctx.writer.write("quota_samples", rows, source="kubernetes-api resourcequotas")
+    return {"samples": len(rows)}
+
+
+def _sample_until(ctx, admin, tenants, rows, interval, deadline, sample) -> None:
     while True:
         for s in sample(admin, list(tenants)):
             rows.append({"ts": parse_time(s.at), "tenant": tenants.get(s.namespace, s.namespace),
                          "namespace": s.namespace, "resource": GPU_QUOTA_KEY, "hard": s.hard_gpus, "used": s.used_gpus,
                          "quota": s.quota, "source": "resourcequota status"})
         if wave_ended(ctx) or time.monotonic() >= deadline:
-            break
+            return
         time.sleep(interval)
-    ctx.writer.write("quota_samples", rows, source="kubernetes-api resourcequotas")
-    return {"samples": len(rows)}
 
 
 def collect_isolation(ctx, timelines, runs) -> dict:
