@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from airflow.sdk import DAG, Param, get_current_context, task
 
-from gpupoc.assets import EVIDENCE
+from gpupoc.dags.assets import EVIDENCE
 from gpupoc.demo.report_form import fields
 from gpupoc.pipeline.common import default_plan_path
 

@@ -60,7 +60,7 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
 
 @pytest.mark.parametrize("dag_id", DAG_IDS)
 def test_each_dag_is_documented_scheduled_from_the_plan_window_and_owned(dagbag, dag_id):
-    from gpupoc.pipeline.operator import load_plan_file
+    from gpupoc.plan import load_plan_file
     from gpupoc.pipeline.common import default_plan_path
 
     dag = dagbag.dags[dag_id]
@@ -85,10 +85,8 @@ def test_the_wave_is_mapped_deferrable_pods_under_a_lease_on_the_one_slot_pool(d
     assert dag.task_dict["publish_evidence"].outlets, "the evidence Asset is published"
 
 
-_TIMER = r"""
-import json, sys, time
-import airflow.sdk
-from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator  # pre-imported by the dag-processor
+_NO_NETWORK = r"""
+import json, sys
 import socket, urllib.request
 calls = []
 def forbid(*a, **k):
@@ -96,22 +94,22 @@ def forbid(*a, **k):
 socket.create_connection = forbid
 urllib.request.urlopen = forbid
 import runpy
-t = time.perf_counter()
-g = runpy.run_path(sys.argv[1])
-elapsed = time.perf_counter() - t
-print(json.dumps({"seconds": elapsed, "dag_id": g["dag"].dag_id, "calls": calls}))
+dag_ids = [runpy.run_path(path)["dag"].dag_id for path in sys.argv[1:]]
+print(json.dumps({"dag_ids": dag_ids, "calls": calls}))
 """
 
 
-@pytest.mark.parametrize("dag_file", sorted(p.name for p in DAGS.glob("poc_*.py")))
-def test_a_dag_file_parses_in_under_a_second_without_network_calls(dag_file):
+def test_dag_files_parse_without_network_calls():
+    """Parsing reads the plan file only: no cluster, Prometheus or GX call (the parse time is a figure that
+    bench/dag_parse.py prints, not a test)."""
+    files = sorted(str(p) for p in DAGS.glob("poc_*.py"))
     env = {**os.environ, "KUBECONFIG": "/nonexistent/kubeconfig"}
-    res = subprocess.run([sys.executable, "-c", _TIMER, str(DAGS / dag_file)], capture_output=True, text=True,
-                         timeout=120, env=env)
+    res = subprocess.run([sys.executable, "-c", _NO_NETWORK, *files], capture_output=True, text=True, timeout=180,
+                         env=env)
     assert res.returncode == 0, res.stderr[-2000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
-    assert out["calls"] == [], f"{dag_file} touched the network at parse time: {out['calls']}"
-    assert out["seconds"] < 1.0, f"{dag_file} took {out['seconds']:.2f} s to parse (limit 1 s)"
+    assert out["calls"] == [], f"a DAG file touched the network at parse time: {out['calls']}"
+    assert len(out["dag_ids"]) == len(files) == 6, out
 
 
 def test_an_invalid_plan_still_imports_and_names_the_problem(tmp_path):

@@ -68,7 +68,7 @@ def test_the_marker_sensor_defers_until_its_file_exists_and_returns_at_once_when
     from airflow.sdk.exceptions import TaskDeferred
 
     from gpupoc.dags.lease import MarkerFileSensor
-    from gpupoc.dags.steps import RunContext
+    from gpupoc.steps.context import RunContext
 
     import pytest
     import yaml

@@ -1,4 +1,4 @@
-"""A test class's run without Airflow: the DAG's own steps (``gpupoc.dags.steps``) in threads, and the wave
+"""A test class's run without Airflow: the DAG's own steps (``gpupoc.steps``) in threads, and the wave
 submitted as ``GpuWorkloadOperator`` would submit it.
 
 What stands in for Airflow is only the wave's tasks: each item's pod is built by the plan's pod builder and
@@ -17,16 +17,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubernetes.client import ApiClient
-
 from gpupoc.common.timefmt import utcnow
-from gpupoc.dags import steps
-from gpupoc.dags.markers import RELEASE_FILE
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.attempts import Submission
 from gpupoc.pipeline.observe import list_events
 from gpupoc.pipeline.workload_outcome import Rejection, classify, event_statements
 from gpupoc.podspec.build import build_pod
+from gpupoc.steps import collect, finish, setup
+from gpupoc.steps import wave as wave_steps
+from gpupoc.steps.context import RunContext
+from gpupoc.steps.markers import RELEASE_FILE
+from kubernetes.client import ApiClient
 
 
 @dataclass
@@ -42,10 +43,10 @@ class ClassRun:
 class Wave:
     """The wave's tasks: submit every item gated, then resubmit what the platform preempted or evicted."""
 
-    def __init__(self, ctx: steps.RunContext):
+    def __init__(self, ctx: RunContext):
         self.ctx = ctx
         self.plan = ctx.plan
-        self.items = {i.name: i for i in steps._items(ctx)}
+        self.items = {i.name: i for i in ctx.wave_items()}
         self.tries: dict[str, int] = {}
         self.pods: dict[str, str] = {}     # item -> latest pod name
         self.errors: list[str] = []
@@ -103,9 +104,9 @@ class Wave:
 def run_class(plan_file: Path, test_class: str, run_id: str) -> ClassRun:
     """validate_plan, check_access, the wave, observe and release_gate together, collect, validate."""
     dag_id = f"poc_{test_class}"
-    v = steps.validate_plan(str(plan_file), dag_id, run_id, test_class, {})
-    ctx = steps.RunContext(v["plan"], dag_id, run_id, test_class, task="headless")
-    steps.check_access(ctx)
+    v = setup.validate_plan(str(plan_file), dag_id, run_id, test_class, {})
+    ctx = RunContext(v["plan"], dag_id, run_id, test_class, task="headless")
+    setup.check_access(ctx)
     wave = Wave(ctx)
     for key in wave.items:
         wave.submit(key, gated=True)
@@ -114,21 +115,21 @@ def run_class(plan_file: Path, test_class: str, run_id: str) -> ClassRun:
 
     def run(step, name):
         try:
-            step(steps.RunContext(v["plan"], dag_id, run_id, test_class, task=name))
+            step(RunContext(v["plan"], dag_id, run_id, test_class, task=name))
         except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
             failures.append(f"{name}: {exc!r}")
 
-    observer = threading.Thread(target=run, args=(steps.observe, "observe"))
+    observer = threading.Thread(target=run, args=(wave_steps.observe, "observe"))
     retries = threading.Thread(target=wave.retry_loop, args=(stop,))
     observer.start()
     retries.start()
-    run(steps.release_gate, "release_gate")
+    run(wave_steps.release_gate, "release_gate")
     observer.join()
     stop.set()
     retries.join()
-    collected = steps.collect(steps.RunContext(v["plan"], dag_id, run_id, test_class, task="collect_evidence"),
+    collected = collect.collect(RunContext(v["plan"], dag_id, run_id, test_class, task="collect_evidence"),
                               v["started_at"])
-    result = steps.validate(steps.RunContext(v["plan"], dag_id, run_id, test_class, task="validate"),
+    result = finish.validate(RunContext(v["plan"], dag_id, run_id, test_class, task="validate"),
                             collected["run_dir"])
     import json
 

@@ -26,7 +26,7 @@ import pytest
 from gpupoc.airflow_runtime.client import AirflowClient
 from gpupoc.airflow_runtime.processes import _alive, down, kill_component, start_component, up
 from gpupoc.airflow_runtime.settings import RuntimeSettings, config_sections, free_port
-from gpupoc.dags.classes import expected_tables
+from gpupoc.steps.profiles import profile
 
 from .test_airflow_congestion import small_plan
 
@@ -182,8 +182,8 @@ def test_killing_scheduler_and_triggerer_mid_wave_loses_and_duplicates_nothing(a
     assert len(run_dirs) == 1
     rd = run_dirs[0]
     manifest = json.loads((rd / "manifest.json").read_text())
-    assert set(expected_tables("queue_congestion")) <= set(manifest["tables"]), manifest["tables"]
-    for table in expected_tables("queue_congestion"):
+    assert set(profile("queue_congestion").tables) <= set(manifest["tables"]), manifest["tables"]
+    for table in profile("queue_congestion").tables:
         assert (rd / "tables" / f"{table}.parquet").is_file(), table
     runs = pq.read_table(rd / "tables" / "workload_runs.parquet").to_pylist()
     assert len(runs) == WAVE and {r["pod"] for r in runs} == {c["name"] for c in creates}, runs

@@ -30,11 +30,12 @@ from datetime import datetime, timedelta, timezone
 
 from airflow.sdk import DAG, Param, get_current_context, task
 
-from gpupoc.assets import evidence_asset
+from gpupoc.dags.assets import evidence_asset
 from gpupoc.dags.lease import ClusterLeaseOperator, MarkerFileSensor
-from gpupoc.dags.markers import LEASE_FILE, RELEASE_FILE
+from gpupoc.dags.operator import GpuWorkloadOperator
 from gpupoc.pipeline.common import cluster_pool, default_plan_path
-from gpupoc.pipeline.operator import GpuWorkloadOperator
+from gpupoc.steps.markers import LEASE_FILE, RELEASE_FILE
+from gpupoc.steps.profiles import profile
 
 log = logging.getLogger(__name__)
 # How long observers and probes may wait (rescheduled, holding no worker) for this class's turn on the cluster.
@@ -42,15 +43,6 @@ WAIT_FOR_CLUSTER_SECONDS = 3 * 3600
 FALLBACK_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 # A preempted or evicted wave pod is submitted again this soon (a user's retry, not a backoff).
 WAVE_RETRY_DELAY_SECONDS = 5
-TAGS = {
-    "queue_congestion": ["congestion", "queue"],
-    "tenant_isolation": ["isolation", "quota", "rbac"],
-    "utilization": ["utilization", "capacity"],
-    "fault_recovery": ["faults", "recovery"],
-    "audit_trail": ["audit", "operations"],
-}
-
-
 @dataclass(frozen=True)
 class ParseSettings:
     """What a DAG needs from the plan at parse time; defaults when the plan cannot be read."""
@@ -70,7 +62,7 @@ def parse_settings(test_class: str) -> ParseSettings:
     ``validate_plan`` task then reports every problem with its path."""
     path = str(default_plan_path())
     try:
-        from gpupoc.pipeline.operator import load_plan_file
+        from gpupoc.plan import load_plan_file
 
         plan = load_plan_file(path)
         spec = plan.test_class(test_class)
@@ -85,7 +77,7 @@ def parse_settings(test_class: str) -> ParseSettings:
 
 
 def _ctx(v: dict, task_id: str):
-    from gpupoc.dags.steps import RunContext
+    from gpupoc.steps.context import RunContext
 
     c = get_current_context()
     return RunContext(v["plan"], c["dag"].dag_id, c["run_id"], c["dag"].dag_id.removeprefix("poc_"), task=task_id)
@@ -93,11 +85,10 @@ def _ctx(v: dict, task_id: str):
 
 def build_dag(test_class: str, doc_md: str) -> DAG:
     """The DAG ``poc_<test_class>``: the shared steps plus the class's probes."""
-    from gpupoc.dags import classes
-
     s = parse_settings(test_class)
     pool = cluster_pool(s.gpu_group)
     asset = evidence_asset(test_class)
+    prof = profile(test_class)
     doc = doc_md + (f"\n\n**Plan problem at parse time:** {s.problem}" if s.problem else "")
     params = {
         "plan": Param(s.plan_file, type="string", title="POC plan",
@@ -116,24 +107,24 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         end_date=s.end,
         catchup=False,
         max_active_runs=1,
-        tags=["gpupoc", "poc", *TAGS[test_class]],
+        tags=["gpupoc", "poc", *prof.tags],
         default_args={"owner": "gpupoc", "retries": 1, "retry_delay": timedelta(seconds=10)},
         params=params,
     ) as dag:
 
         @task
         def validate_plan() -> dict:
-            from gpupoc.dags import steps
+            from gpupoc.steps import setup
 
             c = get_current_context()
-            return steps.validate_plan(c["params"].get("plan"), c["dag"].dag_id, c["run_id"], test_class,
+            return setup.validate_plan(c["params"].get("plan"), c["dag"].dag_id, c["run_id"], test_class,
                                        dict(c["params"]))
 
         @task
         def check_access(v: dict) -> dict:
-            from gpupoc.dags import steps
+            from gpupoc.steps import setup
 
-            return steps.check_access(_ctx(v, "check_access"))
+            return setup.check_access(_ctx(v, "check_access"))
 
         @task
         def prepare_wave(v: dict) -> list[dict]:
@@ -141,27 +132,27 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
         @task(retries=2)
         def release_gate(v: dict) -> dict:
-            from gpupoc.dags import steps
+            from gpupoc.steps import wave as wave_steps
 
-            return steps.release_gate(_ctx(v, "release_gate"))
+            return wave_steps.release_gate(_ctx(v, "release_gate"))
 
         @task(retries=2)
         def observe(v: dict) -> dict:
-            from gpupoc.dags import steps
+            from gpupoc.steps import wave as wave_steps
 
-            return steps.observe(_ctx(v, "observe"))
+            return wave_steps.observe(_ctx(v, "observe"))
 
         @task(trigger_rule="all_done")
         def collect_evidence(v: dict) -> dict:
-            from gpupoc.dags import steps
+            from gpupoc.steps import collect
 
-            return steps.collect(_ctx(v, "collect_evidence"), v.get("started_at"))
+            return collect.collect(_ctx(v, "collect_evidence"), v.get("started_at"))
 
         @task
         def validate(v: dict, collected: dict) -> dict:
-            from gpupoc.dags import steps
+            from gpupoc.steps import finish
 
-            return steps.validate(_ctx(v, "validate"), collected["run_dir"])
+            return finish.validate(_ctx(v, "validate"), collected["run_dir"])
 
         @task(outlets=[asset])
         def publish_evidence(collected: dict, validation: dict) -> dict:
@@ -173,15 +164,15 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
         @task(trigger_rule="all_done")
         def cleanup(v: dict) -> dict:
-            from gpupoc.dags import steps
+            from gpupoc.steps import finish
 
-            return steps.cleanup(_ctx(v, "cleanup"))
+            return finish.cleanup(_ctx(v, "cleanup"))
 
         @task(retries=0)
         def verdict(validation: dict) -> None:
-            from gpupoc.dags import steps
+            from gpupoc.steps import finish
 
-            steps.verdict(validation)
+            finish.verdict(validation)
 
         v = validate_plan()
         access = check_access(v)
@@ -204,7 +195,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         v >> released
         obs = observe(v)
         acquired >> obs  # observing starts before the release: no wait goes unseen
-        probes = [_probe_task(task_id, step)(v) for task_id, step in classes.probe_steps(test_class)]
+        probes = [_probe_task(task_id, step)(v) for task_id, step in prof.probes]
         acquired >> released
         released >> probes
         side = [rel, obs, *probes]

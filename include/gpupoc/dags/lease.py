@@ -18,9 +18,14 @@ from datetime import timedelta
 from typing import Any, AsyncIterator
 
 from airflow.sdk import BaseOperator
-from airflow.triggers.base import BaseTrigger, TaskFailedEvent, TaskSuccessEvent, TriggerEvent
+from airflow.triggers.base import (
+    BaseTrigger,
+    TaskFailedEvent,
+    TaskSuccessEvent,
+    TriggerEvent,
+)
 
-from gpupoc.dags.markers import DONE_FILE, LEASE_FILE, RELEASE_FILE
+from gpupoc.steps.markers import DONE_FILE, LEASE_FILE, RELEASE_FILE
 
 # What a sensor waiting for each marker waits for, in the words of the demo's progress line.
 MARKER_WAITS = {LEASE_FILE: "the cluster lease (another test class may hold the GPUs)",
@@ -83,14 +88,13 @@ class ClusterLeaseOperator(BaseOperator):
         self.max_hold_seconds = max_hold_seconds
 
     def _ctx(self, context):
-        from gpupoc.dags.steps import RunContext
         from gpupoc.pipeline.common import plan_path
+        from gpupoc.steps.context import RunContext
 
         return RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
 
     def execute(self, context):
-        from gpupoc.common.timefmt import utcnow
-        from gpupoc.common.timefmt import rfc3339
+        from gpupoc.common.timefmt import rfc3339, utcnow
 
         ctx = self._ctx(context)
         done = ctx.files(DONE_FILE)
@@ -103,8 +107,7 @@ class ClusterLeaseOperator(BaseOperator):
 
     def execute_complete(self, context, event: dict | None = None):
         """Only reached if a trigger without ``end_task`` resumes the task."""
-        from gpupoc.common.timefmt import utcnow
-        from gpupoc.common.timefmt import rfc3339
+        from gpupoc.common.timefmt import rfc3339, utcnow
 
         ctx = self._ctx(context)
         lease = ctx.read_file(LEASE_FILE, {}) or {}
@@ -134,10 +137,9 @@ class MarkerFileSensor(BaseOperator):
         self.timeout_seconds = timeout_seconds
 
     def execute(self, context):
-        from gpupoc.dags.steps import RunContext
-        from gpupoc.pipeline.common import plan_path
-
         from gpupoc.pipeline import waits
+        from gpupoc.pipeline.common import plan_path
+        from gpupoc.steps.context import RunContext
 
         ctx = RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
         path = ctx.files(self.marker)

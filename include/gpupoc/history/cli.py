@@ -204,7 +204,7 @@ def _load(args: argparse.Namespace):
     elif path.suffix == ".parquet":
         history = read_parquet(path)
     else:
-        raise ConfigError(str(path), [f"(file): not a .parquet table; pass --format (one of acme, helios, sacct, "
+        raise ConfigError(str(path), ["(file): not a .parquet table; pass --format (one of acme, helios, sacct, "
                                       "csv) to read it"])
     return history, wave_source(path, history, sha256_file(path))
 

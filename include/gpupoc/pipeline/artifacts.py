@@ -15,9 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.pipeline.audit import ARTIFACT_INDEX, ARTIFACT_LINE
-
 from gpupoc.common.timefmt import rfc3339, utcnow
+from gpupoc.pipeline.audit import ARTIFACT_INDEX, ARTIFACT_LINE
 from gpupoc.pipeline.k8s import KubeCaller
 
 # "sha256=<hex>" (the workload's format) or "<hex>  <path>" (sha256sum's)

@@ -15,9 +15,16 @@ from datetime import datetime
 
 from gpupoc.common.outcomes import WorkloadOutcome
 from gpupoc.common.timefmt import parse_time, rfc3339
-from gpupoc.pipeline.workload_outcome import (Deletion, OutcomeRecord, Rejection, Statement, classify,
-                                              event_statements)
-from gpupoc.pipeline.wave import TERMINAL, item_key as item_of
+from gpupoc.pipeline.wave import TERMINAL
+from gpupoc.pipeline.wave import item_key as item_of
+from gpupoc.pipeline.workload_outcome import (
+    Deletion,
+    OutcomeRecord,
+    Rejection,
+    Statement,
+    classify,
+    event_statements,
+)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import logging
 from pathlib import Path
 from typing import Iterable
 
+from gpupoc.common.timefmt import parse_time
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.audit import read_audit_lines
-from gpupoc.common.timefmt import parse_time
 from gpupoc.pipeline.workload_outcome import Deletion
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 
 from gpupoc.common.constants import PIPELINE_GATE
-
 from gpupoc.common.timefmt import parse_time, rfc3339
 
 _NEVER = datetime.max.replace(tzinfo=timezone.utc)

@@ -14,11 +14,12 @@ import pandas as pd
 from gpupoc.common.constants import GPU_QUOTA_KEY
 from gpupoc.evidence import tables as t
 from gpupoc.pipeline.artifacts import ArtifactRecord as Artifact
-from gpupoc.pipeline.audit import AuditMatch as Match, LedgerEntry
+from gpupoc.pipeline.audit import AuditMatch as Match
+from gpupoc.pipeline.audit import LedgerEntry
 from gpupoc.pipeline.faults import FaultRecord
 from gpupoc.pipeline.isolation import AccessAttempt
-from gpupoc.pipeline.quotas import OverQuotaResult, QuotaSample as Sample
-
+from gpupoc.pipeline.quotas import OverQuotaResult
+from gpupoc.pipeline.quotas import QuotaSample as Sample
 
 
 def access_probes(rows: Iterable[AccessAttempt], over_quota: Iterable[OverQuotaResult] = ()) -> list[t.AccessProbe]:

@@ -13,14 +13,31 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
-from gpupoc.exceptions import ApiError, GpupocError
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
+from gpupoc.exceptions import ApiError, GpupocError
 from gpupoc.pipeline.fault_record import (  # noqa: F401 - re-exported for the DAGs
-    IMAGE_ERRORS, P1, WARNING_SCENARIOS, AlertSource, FaultContext, FaultRecord, Scenario, _log, _pod,
-    _relevant_alerts, build_record, container_state, prometheus_alerts, receiver_alerts, wait_released,
+    IMAGE_ERRORS,
+    P1,
+    WARNING_SCENARIOS,
+    AlertSource,
+    FaultContext,
+    FaultRecord,
+    Scenario,
+    _log,
+    _pod,
+    _relevant_alerts,
+    build_record,
+    container_state,
+    prometheus_alerts,
+    receiver_alerts,
+    wait_released,
 )
 from gpupoc.pipeline.injectors import (  # noqa: F401 - re-exported for the DAGs
-    CommandInjector, Injection, NodeInjector, SimNodeInjector, kubectl_drain_injector,
+    CommandInjector,
+    Injection,
+    NodeInjector,
+    SimNodeInjector,
+    kubectl_drain_injector,
 )
 from gpupoc.pipeline.k8s import KubeCaller
 

@@ -14,11 +14,9 @@ from typing import Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.pipeline.audit import find_audit_event
-
 from gpupoc.common.constants import GPU_QUOTA_KEY
-
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
+from gpupoc.pipeline.audit import find_audit_event
 from gpupoc.pipeline.k8s import Actor, KubeCaller, Response, request_info
 
 P1 = "P1"
@@ -266,6 +264,12 @@ def attach_audit(rows: list[AccessAttempt], audit_events: list[dict], skew_s: fl
 
 # The quota probes belong to this test class too.
 from gpupoc.pipeline.quotas import (  # noqa: E402,F401
-    OverQuotaResult, QuotaSample, TenantShare, classify_submission, observe_quotas, sample_quotas,
-    submit_over_quota, tenant_shares,
+    OverQuotaResult,
+    QuotaSample,
+    TenantShare,
+    classify_submission,
+    observe_quotas,
+    sample_quotas,
+    submit_over_quota,
+    tenant_shares,
 )

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Iterable
 
-from gpupoc.pipeline.attempts import Open, open_items
 from gpupoc.common.constants import PIPELINE_GATE
-from gpupoc.common.timefmt import utcnow, parse_time
+from gpupoc.common.timefmt import parse_time, utcnow
+from gpupoc.pipeline.attempts import Open, open_items
 from gpupoc.pipeline.congestion import Observation
 from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.pipeline.wave import TERMINAL, adapter_name, item_key, list_pods

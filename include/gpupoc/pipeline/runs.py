@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from gpupoc.pipeline.attempts import Attempt
 from gpupoc.common.timefmt import parse_time
+from gpupoc.pipeline.attempts import Attempt
 from gpupoc.pipeline.congestion import WorkloadTimeline
 from gpupoc.pipeline.k8s import pod_gpus
 from gpupoc.pipeline.workload_outcome import event_statements

@@ -14,11 +14,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Callable, Iterable
 
-from gpupoc.pipeline.common import WaveTask
-
 from gpupoc.common.constants import PIPELINE_GATE, RELEASED_AT
-
-from gpupoc.common.timefmt import utcnow, parse_time, rfc3339
+from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
+from gpupoc.pipeline.common import WaveTask
 from gpupoc.pipeline.congestion import Capacity
 from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.podspec import labels as L

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from functools import lru_cache
 import logging
 from pathlib import Path
 
@@ -28,6 +30,23 @@ def load_plan(path: str | Path) -> Plan:
     p = Path(path)
     plan = load_yaml_model(Plan, p, "POC plan")
     return _checked(plan, str(p), p.resolve().parent)
+
+
+@lru_cache(maxsize=8)
+def _load_cached(path: str, mtime: float) -> Plan:
+    return load_plan(path)
+
+
+def load_plan_file(path: str | os.PathLike) -> Plan:
+    """The checked plan at ``path``, cached per file modification time within one process (every task of a
+    run and every mapped pod task reads the same plan)."""
+    p = os.fspath(path)
+    try:
+        mtime = os.stat(p).st_mtime
+    except OSError:
+        raise ConfigError(p, ["(file): POC plan not found; set the run's `plan` parameter or GPUPOC_PLAN "
+                              "to an existing plan file"]) from None
+    return _load_cached(p, mtime)
 
 
 def parse_plan(data: dict, source: str = "plan", base_dir: str | Path | None = None) -> Plan:

@@ -70,3 +70,17 @@ def class_items(plan, tc: TestClass | str) -> list[WaveItem]:
 def item_name(tc: TestClass | str, workload: str, index: int) -> str:
     """``qc-train-8g-007``: class prefix, workload name, index in the class."""
     return f"{PREFIX[TestClass(tc)]}-{workload}-{index:03d}"
+
+
+def find_item(plan, tc: TestClass | str, key: str) -> WaveItem:
+    """The item named ``key`` of the class; ConfigError naming the known keys otherwise."""
+    from gpupoc.exceptions import ConfigError
+
+    items = class_items(plan, tc)
+    for item in items:
+        if item.name == key:
+            return item
+    known = ", ".join(i.name for i in items[:10]) + (" ..." if len(items) > 10 else "")
+    raise ConfigError(f"test_classes.{TestClass(tc).value}", [
+        f"workload_key: no wave item {key!r} in this plan (known: {known}); the plan changed after the wave "
+        "was prepared: rerun the run from prepare_wave"])

@@ -67,7 +67,7 @@ def test_without_catchup_the_first_run_is_the_first_midnight_after_the_start(wee
 
 
 def test_the_report_runs_when_the_five_evidence_assets_are_updated_and_by_hand(monkeypatch):
-    from gpupoc.assets import EVIDENCE
+    from gpupoc.dags.assets import EVIDENCE
 
     dag = _load(DAGS / "poc_report.py", monkeypatch, None).dags["poc_report"]
     tt = _timetable(dag)

@@ -10,7 +10,7 @@ from gpupoc.pipeline.common import repo_root
 
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.k8s import Response
-from gpupoc.pipeline.operator import load_plan_file
+from gpupoc.plan import load_plan_file
 from gpupoc.podspec import labels as L
 
 PLAN = load_plan_file(repo_root() / "plans" / "default.yaml")

@@ -29,8 +29,12 @@ def _preload() -> None:
         import airflow.sdk  # noqa: F401
 
         import gpupoc.dags.factory  # noqa: F401
-        import gpupoc.dags.steps  # noqa: F401
-        from gpupoc.pipeline.operator import load_plan_file
+        import gpupoc.dags.operator  # noqa: F401
+        import gpupoc.steps.collect  # noqa: F401
+        import gpupoc.steps.finish  # noqa: F401
+        import gpupoc.steps.setup  # noqa: F401
+        import gpupoc.steps.wave  # noqa: F401
+        from gpupoc.plan import load_plan_file
 
         if os.environ.get("GPUPOC_PLAN"):
             load_plan_file(os.environ["GPUPOC_PLAN"])  # what parsing a DAG file reads

@@ -10,7 +10,8 @@ from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperato
 from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.common import repo_root
 from gpupoc.common.constants import PIPELINE_GATE
-from gpupoc.pipeline.operator import GpuWorkloadOperator, load_plan_file
+from gpupoc.dags.operator import GpuWorkloadOperator
+from gpupoc.plan import load_plan_file
 from gpupoc.plan import class_items
 
 PLAN = str(repo_root() / "plans" / "default.yaml")
@@ -125,7 +126,7 @@ def _wave_trigger(monkeypatch, events, logs=("epoch 1 loss 0.3", "done")):
     from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
     from airflow.triggers.base import TriggerEvent
 
-    from gpupoc.pipeline.operator import WavePodTrigger
+    from gpupoc.dags.operator import WavePodTrigger
 
     async def parent_run(self):
         for payload in events:
@@ -157,7 +158,7 @@ def test_a_succeeded_pod_ends_its_task_in_the_triggerer_and_anything_else_resume
     failed = _events(_wave_trigger(monkeypatch, [{"status": "failed", "name": "p", "message": "exit 3"}]))
     assert len(failed) == 1 and type(failed[0]) is TriggerEvent and failed[0].payload["status"] == "failed"
     path, kwargs = _wave_trigger(monkeypatch, []).serialize()
-    assert path == "gpupoc.pipeline.operator.WavePodTrigger" and kwargs["pod_name"] == "p"
+    assert path == "gpupoc.dags.operator.WavePodTrigger" and kwargs["pod_name"] == "p"
 
 
 def test_the_operator_defers_with_the_wave_trigger():
@@ -167,7 +168,7 @@ def test_the_operator_defers_with_the_wave_trigger():
     from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
     from airflow.sdk.exceptions import TaskDeferred
 
-    from gpupoc.pipeline.operator import GpuWorkloadOperator, WavePodTrigger
+    from gpupoc.dags.operator import GpuWorkloadOperator, WavePodTrigger
 
     op = GpuWorkloadOperator(task_id="wave", workload_key="qc-x-000", plan_path="plans/default.yaml",
                              test_class="queue_congestion")

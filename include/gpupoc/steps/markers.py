@@ -6,3 +6,5 @@ RELEASE_FILE = "release"            # release_gate lifted the wave's gate
 OBSERVING_FILE = "observing"        # the observer took its first snapshot: the release may go ahead
 # a cleared run starts over: no marker of a past try may count
 STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, OBSERVING_FILE)
+# the observer's record of the last state of every pod it saw (a pod the platform deletes keeps its record)
+OBSERVED_PODS = "observed_pods"

@@ -9,7 +9,10 @@ def collect_utilization(ctx, timelines, runs) -> dict:
         from gpupoc.monitoring.collectors import collect_gpu_samples
         from gpupoc.monitoring.results import Window
         from gpupoc.monitoring.sources import resolve_sources
-        from gpupoc.validation.derived import aggregate_utilization_samples, samples_from_collector
+        from gpupoc.validation.derived import (
+            aggregate_utilization_samples,
+            samples_from_collector,
+        )
 
         src = resolve_sources(plan_sources=ctx.plan.evidence_sources)
         starts = [t.submitted_at for t in timelines if t.submitted_at]

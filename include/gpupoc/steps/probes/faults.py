@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpupoc.dags.probes.common import monitoring_sources, probe_manifest, waiting
 from gpupoc.common.timefmt import parse_time
-
+from gpupoc.steps.probes.common import monitoring_sources, probe_manifest, waiting
 
 # What one scenario may take beyond its own timeouts: pulling up the pod, the failure, GPU release, the alert.
 SCENARIO_BUDGET_SECONDS = 120.0
@@ -91,9 +90,9 @@ def collect_fault_recovery(ctx, timelines, runs) -> dict:
     """The ``alerts`` table: what operators were told while the failures were provoked (receiver or ALERTS)."""
     from datetime import timedelta
 
+    from gpupoc.common.timefmt import utcnow
     from gpupoc.monitoring.results import Window
     from gpupoc.pipeline.alert_rows import alert_records, collect_alert_history
-    from gpupoc.common.timefmt import utcnow
 
     end = utcnow()
     start = parse_time((ctx.read_file("run_params", {}) or {}).get("started_at")) or end - timedelta(hours=1)

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import time
 
-from gpupoc.dags.probes.common import gpu_quota_name, probe_manifest, wait_for_release, waiting, wave_ended
-
 from gpupoc.common.constants import GPU_QUOTA_KEY
-from gpupoc.exceptions import SourceUnavailable
 from gpupoc.common.timefmt import parse_time
+from gpupoc.exceptions import SourceUnavailable
+from gpupoc.steps.probes.common import (
+    gpu_quota_name,
+    probe_manifest,
+    wait_for_release,
+    waiting,
+    wave_ended,
+)
 
 
 def isolation_probes(ctx) -> dict:

@@ -7,9 +7,8 @@ import time
 from contextlib import contextmanager
 
 from gpupoc.common.constants import GPU_QUOTA_KEY
-from gpupoc.dags.markers import RELEASE_FILE
 from gpupoc.pipeline import wave as W
-
+from gpupoc.steps.markers import RELEASE_FILE
 
 
 def wave_ended(ctx) -> bool:

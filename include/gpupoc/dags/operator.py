@@ -10,8 +10,6 @@ the pod, its logs and its events.
 
 from __future__ import annotations
 
-import os
-from functools import lru_cache
 from typing import Any
 
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
@@ -19,7 +17,7 @@ from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
 from airflow.sdk.exceptions import AirflowFailException
 from airflow.triggers.base import TaskSuccessEvent
 
-from gpupoc.exceptions import ConfigError
+from gpupoc.plan import find_item, load_plan_file
 from gpupoc.podspec.kpo import KPO_DEFAULTS
 
 # Attributes of the operator that kpo_kwargs() decides per workload.
@@ -27,38 +25,6 @@ _POD_FIELDS = ("namespace", "image", "cmds", "arguments", "labels", "annotations
                "priority_class_name", "schedulername", "active_deadline_seconds", "env_vars", "tolerations",
                "container_resources", "full_pod_spec", "startup_timeout_seconds")
 _IDENTITY_FIELDS = ("config_file", "cluster_context", "in_cluster", "kubernetes_conn_id")
-
-
-@lru_cache(maxsize=8)
-def _load_plan_cached(path: str, mtime: float):
-    from gpupoc.plan import load_plan
-
-    return load_plan(path)
-
-
-def load_plan_file(path: str | os.PathLike):
-    """The checked plan at ``path`` (cached per file modification time within one process)."""
-    p = os.fspath(path)
-    try:
-        mtime = os.stat(p).st_mtime
-    except OSError:
-        raise ConfigError(p, ["(file): POC plan not found; set the run's `plan` parameter or GPUPOC_PLAN "
-                              "to an existing plan file"]) from None
-    return _load_plan_cached(p, mtime)
-
-
-def find_item(plan, test_class: str, workload_key: str):
-    """The wave item named ``workload_key`` in ``test_class``; ConfigError naming the known keys otherwise."""
-    from gpupoc.plan import class_items
-
-    items = class_items(plan, test_class)
-    for item in items:
-        if item.name == workload_key:
-            return item
-    known = ", ".join(i.name for i in items[:10]) + (" ..." if len(items) > 10 else "")
-    raise ConfigError(f"test_classes.{test_class}", [
-        f"workload_key: no wave item {workload_key!r} in this plan (known: {known}); the plan changed "
-        "after the wave was prepared: rerun the run from prepare_wave"])
 
 
 class WavePodTrigger(KubernetesPodTrigger):
@@ -73,7 +39,7 @@ class WavePodTrigger(KubernetesPodTrigger):
     LOG_TAIL_LINES = 20
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return ("gpupoc.pipeline.operator.WavePodTrigger", super().serialize()[1])
+        return ("gpupoc.dags.operator.WavePodTrigger", super().serialize()[1])
 
     async def run(self):
         async for event in super().run():
@@ -125,7 +91,7 @@ class GpuWorkloadOperator(KubernetesPodOperator):
 
     def _released(self, context: Any) -> bool:
         """The wave's gate was lifted already: a resubmission must not wait for a release that is over."""
-        from gpupoc.dags.markers import RELEASE_FILE
+        from gpupoc.steps.markers import RELEASE_FILE
 
         return bool(context) and (self._writer(context).files_dir / f"{RELEASE_FILE}.json").is_file()
 

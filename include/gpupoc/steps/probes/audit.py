@@ -6,10 +6,15 @@ from __future__ import annotations
 import hashlib
 import time
 
-from gpupoc.dags.probes.common import waiting, gpu_quota_name, probe_manifest, wait_for_release
+from gpupoc.common.timefmt import parse_time
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline import wave as W
-from gpupoc.common.timefmt import parse_time
+from gpupoc.steps.probes.common import (
+    gpu_quota_name,
+    probe_manifest,
+    wait_for_release,
+    waiting,
+)
 
 
 def quota_change(ctx) -> dict:

@@ -1,0 +1,17 @@
+"""The pipeline's Assets, declared once from the class profiles: each test class publishes its evidence; the
+report consumes them."""
+
+from __future__ import annotations
+
+from airflow.sdk import Asset
+
+from gpupoc.steps.profiles import PROFILES
+
+EVIDENCE: dict[str, Asset] = {
+    tc.value: Asset(name=p.asset_name, uri=p.asset_uri, group="gpupoc-evidence") for tc, p in PROFILES.items()
+}
+
+
+def evidence_asset(test_class: str) -> Asset:
+    """The evidence Asset a test class's DAG publishes (outlet) and the report DAG schedules on."""
+    return EVIDENCE[str(getattr(test_class, "value", test_class))]

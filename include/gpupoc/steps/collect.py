@@ -1,0 +1,74 @@
+"""collect_evidence: every attempt of every wave item read back with its outcome, the class's own tables,
+the operator's submissions in the ledger, and the run's manifest."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow.parquet as pq
+
+from gpupoc.common.timefmt import parse_time, utcnow
+from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.attempts import gather
+from gpupoc.pipeline.audit import Ledger
+from gpupoc.pipeline.k8s import service_account_actor
+from gpupoc.pipeline.runs import attempt_runs
+from gpupoc.plan import plan_hash
+from gpupoc.podspec import labels as L
+from gpupoc.steps.context import RunContext
+from gpupoc.steps.markers import RELEASE_FILE
+from gpupoc.steps.profiles import profile
+from gpupoc.steps.wave import SNAPSHOT_SOURCE
+
+
+def collect(ctx: RunContext, started_at: str | None) -> dict:
+    """Read every attempt of every wave item back with its outcome, build the class's tables, write the
+    manifest."""
+    admin = ctx.admin("collect evidence")
+    pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
+    ctx.writer.write_json("pods", pods)
+    release = ctx.read_file(RELEASE_FILE, {}) or {}
+    items = {i["workload_key"]: i["namespace"] for i in ctx.items}
+    records = ctx.platform_records()
+    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records)
+    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events)
+    for r in runs:
+        r["run_id"] = ctx.run_id
+    ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
+    _ledger_submissions(ctx, pods)
+    outcomes = Counter(a.outcome.outcome.value for a in attempts)
+    summary = {"pods": len(pods), "expected": len(ctx.items), "attempts": len(attempts),
+               "outcomes": dict(sorted(outcomes.items())),
+               "resubmitted": sum(1 for a in attempts if a.number > 1),
+               "release_spread_seconds": release.get("release_spread_seconds"),
+               "arrival_spread_seconds": release.get("arrival_spread_seconds")}
+    prof = profile(ctx.test_class)
+    summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
+    platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
+    ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
+                              platform=platform, expected_tables=prof.tables,
+                              extra={"test_class": ctx.test_class, "summary": summary})
+    return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
+
+
+def _read_table(ctx: RunContext, table: str) -> list[dict]:
+    path = ctx.writer.table_path(table)
+    if not path.is_file():
+        return []
+    return pq.read_table(path).to_pylist()
+
+
+def _ledger_submissions(ctx: RunContext, pods: list[dict]) -> None:
+    """The operator's pod creations, as each tenant, into the ledger (the operator calls the API itself)."""
+    ledger = Ledger(ctx.run_dir / "ledger" / "wave.jsonl", task="wave")
+    by_ns = {t.namespace: t for t in ctx.plan.tenants}
+    operator_roles = {L.safe_label_value(r) for r in profile(ctx.test_class).roles}
+    for p in sorted(pods, key=lambda p: p["metadata"].get("creationTimestamp") or ""):
+        m = p["metadata"]
+        t = by_ns.get(m["namespace"])
+        if t is None or (m.get("labels") or {}).get(L.ROLE, "wave") not in operator_roles:
+            continue  # a probe created it and its own task ledgered the request
+        ledger.record(service_account_actor(t.kube_context, t.namespace, t.service_account), "create",
+                      at=parse_time(m.get("creationTimestamp")), resource="pods", namespace=m["namespace"],
+                      name=m["name"], method="POST", path=f"/api/v1/namespaces/{m['namespace']}/pods", status=201,
+                      outcome="allowed", purpose="submit workload (KubernetesPodOperator)")

@@ -1,0 +1,159 @@
+"""``RunContext``: one run of one test class, its plan, evidence writer, clients and ledger.
+
+Every step and probe derives what it needs from (plan file, dag id, run id, test class): any task of a run,
+on any worker, finds the same paths.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from gpupoc.pipeline import wave as W
+
+# kubeadm's name for the cluster administrator: used when the API server cannot say who we are.
+DEFAULT_ADMIN_USER = "kubernetes-admin"
+
+
+@dataclass
+class RunContext:
+    """One run of one test class: its plan, evidence writer, clients and ledger."""
+
+    plan_file: str
+    dag_id: str
+    run_id: str
+    test_class: str
+    task: str = ""
+    _factory: Any = field(default=None, repr=False)
+
+    @cached_property
+    def plan(self):
+        from gpupoc.plan import load_plan_file
+
+        return load_plan_file(self.plan_file)
+
+    @cached_property
+    def spec(self):
+        return self.plan.test_class(self.test_class)
+
+    @cached_property
+    def writer(self):
+        from gpupoc.evidence import EvidenceWriter
+
+        return EvidenceWriter(self.plan.evidence_root_path, self.dag_id, self.run_id)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.writer.run_dir
+
+    @cached_property
+    def factory(self):
+        from gpupoc.pipeline.k8s import ClientFactory
+
+        kubeconfig = self.plan.kubeconfig_path
+        return self._factory or ClientFactory(str(kubeconfig) if kubeconfig else None)
+
+    @cached_property
+    def ledger(self):
+        from gpupoc.pipeline.audit import Ledger
+
+        return Ledger(self.run_dir / "ledger" / f"{self.task or 'task'}.jsonl", task=self.task)
+
+    def admin_actor(self):
+        """The administrator as the audit log names it (found by check_access, see ``whoami``)."""
+        from gpupoc.pipeline.k8s import Actor
+
+        who = self.read_file("identity", {}) or {}
+        return Actor(self.admin_context, who.get("username") or DEFAULT_ADMIN_USER, tuple(who.get("groups") or ()))
+
+    @property
+    def admin_context(self) -> str:
+        """The administrator's kubeconfig context; ``in-cluster`` when the plan names none (a service account)."""
+        return self.plan.platform.admin_context or "in-cluster"
+
+    def admin(self, purpose: str = ""):
+        """The administrator's client; every request lands in this task's ledger."""
+        from gpupoc.pipeline.audit import LedgerCaller
+
+        return LedgerCaller(self.factory.caller(self.admin_context), self.admin_actor(), self.ledger, purpose)
+
+    def tenant(self, name: str, purpose: str = ""):
+        from gpupoc.pipeline.audit import LedgerCaller
+        from gpupoc.pipeline.k8s import service_account_actor
+
+        t = self.plan.tenant(name)
+        actor = service_account_actor(t.kube_context, t.namespace, t.service_account)
+        return LedgerCaller(self.factory.caller(t.kube_context), actor, self.ledger, purpose)
+
+    @cached_property
+    def items(self) -> list[dict]:
+        from gpupoc.steps.profiles import profile
+
+        return W.prepare_wave(self.plan, self.test_class, profile(self.test_class).roles)
+
+    @property
+    def namespaces(self) -> list[str]:
+        return sorted({t.namespace for t in self.plan.tenants})
+
+    @property
+    def selector(self) -> str:
+        return W.selector(self.run_id, self.test_class)
+
+    def hold_timeout_s(self) -> float:
+        """How long the wave may take once released: the longest acceptable wait plus the longest workload."""
+        durations = [self.plan.workload(i.workload).duration_seconds for i in self.wave_items()]
+        return self.plan.longest_acceptable_wait_seconds() + max(durations, default=0) + 120
+
+    def observe_timeout_s(self) -> float:
+        """The observer's deadline: the gate's hold, the wave, and every resubmission the plan allows."""
+        durations = [self.plan.workload(i.workload).duration_seconds for i in self.wave_items()]
+        policy = self.spec.resubmission
+        again = policy.limit * (policy.wait_seconds + max(durations, default=0))
+        return self.spec.gate_timeout_seconds + self.hold_timeout_s() + again
+
+    def reader(self):
+        """The administrator's client for reads the ledger does not record (observing, collecting)."""
+        return self.factory.caller(self.admin_context)
+
+    def observed_pods(self) -> dict[tuple[str, str], dict]:
+        """The last state of every pod the observer saw, by (namespace, name)."""
+        from gpupoc.steps.markers import OBSERVED_PODS
+
+        pods = self.read_file(OBSERVED_PODS, []) or []
+        return {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+
+    def submissions(self):
+        """The operator's records of every pod it submitted (or whose creation was refused)."""
+        from gpupoc.pipeline.attempts import Submission
+
+        files = sorted(self.writer.files_dir.glob("submission-*.json")) if self.writer.files_dir.is_dir() else []
+        return [Submission.from_dict(json.loads(p.read_text(encoding="utf-8"))) for p in files]
+
+    def platform_records(self):
+        """What the platform recorded about the wave's pods: events, owners' conditions, audited deletes."""
+        from gpupoc.pipeline.attempts import Evidence
+        from gpupoc.pipeline.audit_deletes import pod_deletions
+        from gpupoc.pipeline.observe import list_events, owner_statements
+
+        reader = self.reader()
+        owner, uids = owner_statements(reader, self.plan, self.namespaces)
+        audit = self.plan.evidence_sources.audit_log_path
+        deletions = pod_deletions(self.plan.resolve_path(audit), self.namespaces) if audit else {}
+        return Evidence(list_events(reader, self.namespaces), owner, deletions, uids)
+
+    def wave_items(self):
+        """The plan's items of the wave this run submits through the operator (``items``), typed."""
+        from gpupoc.plan import class_items
+
+        keys = {i["workload_key"] for i in self.items}
+        return [i for i in class_items(self.plan, self.test_class) if i.name in keys]
+
+    def files(self, name: str) -> Path:
+        return self.run_dir / "files" / f"{name}.json"
+
+    def read_file(self, name: str, default: Any = None) -> Any:
+        p = self.files(name)
+        return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else default

@@ -1,0 +1,52 @@
+"""The last steps of a run: validate the evidence, delete the wave's pods (ending the lease), give the verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpupoc.common.timefmt import rfc3339, utcnow
+from gpupoc.exceptions import GpupocError, ValidationFailed
+from gpupoc.pipeline import wave as W
+from gpupoc.steps.context import RunContext
+from gpupoc.steps.markers import DONE_FILE
+from gpupoc.validation.runner import validate_run
+
+
+def validate(ctx: RunContext, run_dir: str) -> dict:
+    """Run the class's expectation suites over the evidence (results and Data Docs beside the evidence)."""
+    params = _thresholds(ctx)
+    summary = validate_run(run_dir, parameters=params)
+    failed = list(getattr(summary, "failed_checks", None) or [c.check_id for c in summary.checks
+                                                              if c.verdict.value == "fail"])
+    return {"success": not failed, "failed_checks": failed, "summary_path": str(Path(run_dir) / "validation" /
+                                                                                 "summary.json"),
+            "data_docs_index": summary.data_docs_index}
+
+
+def _thresholds(ctx: RunContext) -> dict:
+    """The suites' parameters: the class's thresholds and its resubmission expectation."""
+    th = getattr(ctx.spec, "thresholds", None)
+    params = th.model_dump(mode="json") if th is not None else {}
+    return {**params, "platform_requeues": ctx.spec.resubmission.platform_requeues}
+
+
+def cleanup(ctx: RunContext) -> dict:
+    """Delete the pods the wave kept for evidence (the operator keeps them: on_finish_action keep_pod)."""
+    admin = ctx.admin("delete the wave's pods after collecting evidence")
+    try:
+        pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
+        errors = W.delete_pods(admin, pods)
+    finally:
+        ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's cluster lease
+    if errors:
+        raise GpupocError(f"{len(errors)} pod(s) of {ctx.dag_id}/{ctx.run_id} could not be deleted: {errors[:3]}; "
+                          "delete them with kubectl and rerun cleanup")
+    return {"deleted": len(pods)}
+
+
+def verdict(validation: dict | None) -> None:
+    """Fail the run when a check failed (after evidence is published and pods are cleaned up)."""
+    if not validation:
+        raise GpupocError("no validation result: the validate task did not run; see its upstream tasks")
+    if not validation.get("success"):
+        raise ValidationFailed("run", validation.get("failed_checks") or [], validation.get("summary_path", ""))

@@ -1,0 +1,40 @@
+"""Queue congestion: reconstruct each wait's bottleneck, score the platform's explanation of it, and set the
+wait a user could have expected beside the actual one."""
+
+from __future__ import annotations
+
+from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.congestion import Observation, reconstruct, summarize
+from gpupoc.pipeline.observe import scheduling_event_observations
+from gpupoc.pipeline.queue_model import expected_waits
+from gpupoc.plan import class_items
+
+# A wait shorter than this needs no explanation (a scheduler pass or two).
+EXPLAIN_AFTER_SECONDS = 5.0
+
+
+def collect_congestion(ctx, timelines, runs) -> dict:
+    """Reconstruct each wait's bottleneck and score the platform's explanation of it."""
+    th = ctx.spec.thresholds
+    nodes = ctx.read_file("nodes", []) or []
+    cap = W.capacity(ctx.plan, [{"metadata": {"name": n["name"], "labels": n.get("labels") or {}},
+                                 "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes])
+    obs = [Observation.from_dict(d) for d in ctx.read_file("observations", []) or []]
+    events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines})
+    ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
+    rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
+                       eta_tolerance_seconds=th.eta_tolerance_seconds, events=events)
+    durations = {i.name: ctx.plan.workload(i.workload).duration_seconds for i in class_items(ctx.plan, ctx.test_class)}
+    expected = expected_waits(timelines, durations, cap.pool_gpus)
+    ctx.writer.write("explanations", [{
+        "pod": r.pod, "namespace": r.namespace, "tenant": r.tenant, "wait_seconds": r.wait_seconds,
+        "platform_reason": r.platform_reason, "platform_message": r.platform_message,
+        "reconstructed_bottleneck": r.bottleneck, "ahead_count": r.ahead_at_release,
+        "explained": r.platform_explained if r.needs_explanation else None, "explained_from": r.explained_from,
+        "eta_error_seconds": r.eta_error_seconds, "expected_wait_seconds": expected.get((r.namespace, r.pod)),
+        "priority_class": r.priority_class, "gpus": r.gpus} for r in rows], source="pipeline reconstruction")
+    summary = summarize(rows, th.max_wait_seconds)
+    ctx.writer.write_json("congestion_rows", [r.to_dict() for r in rows])
+    ctx.writer.write_json("congestion_summary", summary.to_dict())
+    return {k: v for k, v in summary.to_dict().items() if k != "bottlenecks"} | {
+        "bottlenecks": summary.bottlenecks}

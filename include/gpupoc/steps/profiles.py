@@ -1,0 +1,75 @@
+"""One declarative profile per test class: everything that varies by class is read from here.
+
+Adding a class means one profile here and its probe module under ``probes/``; adding a check to a class
+means one expectation in its suite under ``expectations/`` (the suite names the class and the report item).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from gpupoc.plan.classes import TestClass
+from gpupoc.steps.probes.audit import artifact_hand_over, collect_audit, quota_change
+from gpupoc.steps.probes.congestion import collect_congestion
+from gpupoc.steps.probes.faults import collect_fault_recovery, inject_faults
+from gpupoc.steps.probes.isolation import (
+    collect_isolation,
+    isolation_probes,
+    sample_quotas,
+)
+from gpupoc.steps.probes.utilization import collect_utilization
+
+Step = Callable[..., dict]
+COMMON_TABLES = ("workload_runs", "queue_snapshots", "platform_info")
+
+
+@dataclass(frozen=True)
+class ClassProfile:
+    """What one test class adds to the shared run: its DAG tags, the wave-item roles the operator submits
+    (the rest its probes submit), its probes (task id, step), its collector and the tables it must produce,
+    and the evidence Asset it publishes for the report."""
+
+    test_class: TestClass
+    tags: tuple[str, ...]
+    roles: tuple[str, ...]
+    probes: tuple[tuple[str, Step], ...]
+    collector: Callable[..., dict] | None
+    tables: tuple[str, ...]
+    key_figure: str  # the one figure the report's summary shows for the class
+
+    @property
+    def dag_id(self) -> str:
+        return self.test_class.dag_id
+
+    @property
+    def asset_name(self) -> str:
+        return f"gpupoc_evidence_{self.test_class.value}"
+
+    @property
+    def asset_uri(self) -> str:
+        return f"gpupoc://evidence/{self.test_class.value}"
+
+
+PROFILES: dict[TestClass, ClassProfile] = {p.test_class: p for p in (
+    ClassProfile(TestClass.QUEUE_CONGESTION, ("congestion", "queue"), ("wave",), (), collect_congestion,
+                 (*COMMON_TABLES, "explanations"), "waits explained"),
+    ClassProfile(TestClass.TENANT_ISOLATION, ("isolation", "quota", "rbac"), ("wave",),
+                 (("isolation_probes", isolation_probes), ("sample_quotas", sample_quotas)), collect_isolation,
+                 (*COMMON_TABLES, "access_probes", "quota_samples"), "cross-tenant attempts denied"),
+    ClassProfile(TestClass.UTILIZATION, ("utilization", "capacity"), ("wave",), (), collect_utilization,
+                 (*COMMON_TABLES, "utilization"), "allocated vs used GPU-hours"),
+    # injections are submitted and watched by inject_faults
+    ClassProfile(TestClass.FAULT_RECOVERY, ("faults", "recovery"), ("wave",),
+                 (("inject_faults", inject_faults),), collect_fault_recovery,
+                 (*COMMON_TABLES, "failure_records", "alerts"), "failure chains complete"),
+    # artifact_hand_over starts the consumer once there is an artifact
+    ClassProfile(TestClass.AUDIT_TRAIL, ("audit", "operations"), ("wave", "artifact-producer"),
+                 (("quota_change", quota_change), ("artifact_hand_over", artifact_hand_over)), collect_audit,
+                 (*COMMON_TABLES, "ledger", "audit_matches", "artifacts"), "ledger actions in the audit log"),
+)}
+
+
+def profile(test_class: TestClass | str) -> ClassProfile:
+    """The profile of a class (by enum or name)."""
+    return PROFILES[TestClass(test_class)]

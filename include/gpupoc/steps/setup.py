@@ -1,0 +1,85 @@
+"""The first steps of every run: check the plan, then the platform and each tenant's access."""
+
+from __future__ import annotations
+
+from gpupoc.common.timefmt import rfc3339, utcnow
+from gpupoc.exceptions import ConfigError
+from gpupoc.pipeline.common import plan_path
+from gpupoc.pipeline.k8s import Actor, KubeCaller, whoami
+from gpupoc.pipeline.wave import adapter_name
+from gpupoc.steps.context import DEFAULT_ADMIN_USER, RunContext
+from gpupoc.steps.markers import STALE_MARKERS
+
+
+def admin_identity(caller: KubeCaller) -> dict:
+    """The administrator as the API server names it (SelfSubjectReview, Kubernetes >= 1.28), else kubeadm's
+    default name, with where the name came from."""
+    fallback = Actor(caller.context, DEFAULT_ADMIN_USER)
+    actor = whoami(caller, fallback)
+    source = "selfsubjectreviews" if actor is not fallback else "default (selfsubjectreviews unavailable)"
+    return {"username": actor.username, "groups": list(actor.groups), "source": source}
+
+
+def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: str, params: dict) -> dict:
+    """Load and check the plan; ConfigError lists every problem with its path. Records the run's parameters."""
+    from gpupoc.plan import load_plan, plan_hash
+
+    path = plan_path(plan_param)
+    plan = load_plan(path)  # raises ConfigError("…: N error(s)\n  - tenants[1].quota.gpus: …")
+    spec = plan.test_class(test_class)
+    if not spec.enabled:
+        raise ConfigError(str(path), [f"test_classes.{test_class}.enabled: false; enable the class in the plan "
+                                      "or pause this DAG"])
+    ctx = RunContext(str(path), dag_id, run_id, test_class)
+    for marker in STALE_MARKERS:  # a cleared run starts over: no lease, release or done marker of a past try
+        ctx.files(marker).unlink(missing_ok=True)
+    started = utcnow()
+    ctx.writer.write_json("run_params", {"params": params, "plan_file": str(path), "started_at": rfc3339(started)})
+    return {"plan": str(path), "plan_hash": plan_hash(plan), "run_dir": str(ctx.run_dir),
+            "started_at": rfc3339(started), "pods": len(ctx.items)}
+
+
+def check_access(ctx: RunContext) -> dict:
+    """Record the platform's version and configuration; prove each tenant may create pods in its namespace."""
+    from gpupoc.pipeline.k8s import server_version
+
+    who = admin_identity(ctx.reader())
+    ctx.writer.write_json("identity", who)
+    admin = ctx.admin("record platform version and configuration")
+    version = server_version(admin)
+    rows = [{"key": "kubernetes.gitVersion", "value": version.get("gitVersion"), "source": "/version"},
+            {"key": "kubernetes.platform", "value": version.get("platform"), "source": "/version"},
+            {"key": "adapter", "value": adapter_name(ctx.plan), "source": "plan"},
+            {"key": "admin.username", "value": who["username"], "source": who["source"]},
+            {"key": "scheduler_name", "value": ctx.plan.platform.scheduler_name or "default-scheduler",
+             "source": "plan"}]
+    nodes = admin.call("GET", "/api/v1/nodes")
+    if nodes.ok:
+        items = (nodes.body or {}).get("items") or []
+        gpus = sum(int(str(((n.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", 0))) for n in items)
+        rows += [{"key": "nodes", "value": str(len(items)), "source": "/api/v1/nodes"},
+                 {"key": "gpus.allocatable", "value": str(gpus), "source": "/api/v1/nodes"}]
+        ctx.writer.write_json("nodes", [{"name": n["metadata"]["name"], "labels": n["metadata"].get("labels"),
+                                         "allocatable": (n.get("status") or {}).get("allocatable")} for n in items])
+    pcs = admin.call("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")
+    if pcs.ok:
+        for pc in (pcs.body or {}).get("items") or []:
+            rows.append({"key": f"priorityclass.{pc['metadata']['name']}", "value": str(pc.get("value")),
+                         "source": "/apis/scheduling.k8s.io/v1/priorityclasses"})
+    denied = []
+    for t in ctx.plan.tenants:
+        r = ctx.tenant(t.name, "check access").call(
+            "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            body={"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                  "spec": {"resourceAttributes": {"namespace": t.namespace, "verb": "create", "resource": "pods"}}})
+        allowed = bool(r.ok and ((r.body or {}).get("status") or {}).get("allowed"))
+        rows.append({"key": f"tenant.{t.name}.can_create_pods", "value": str(allowed).lower(),
+                     "source": "selfsubjectaccessreviews"})
+        if not allowed:
+            denied.append(f"tenants[{ctx.plan.tenants.index(t)}].context: context {t.kube_context!r} may not create "
+                          f"pods in namespace {t.namespace!r} (HTTP {r.status}: {r.message}); grant it or fix the "
+                          "context")
+    ctx.writer.write("platform_info", rows, source="kubernetes-api")
+    if denied:
+        raise ConfigError(ctx.plan_file, denied)
+    return {"version": version.get("gitVersion"), "tenants": len(ctx.plan.tenants)}

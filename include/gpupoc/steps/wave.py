@@ -1,0 +1,93 @@
+"""The wave's steps under the class's cluster lease: lift the gate of the whole wave at once, and observe it
+from before the release until every item has an outcome."""
+
+from __future__ import annotations
+
+import time
+
+from gpupoc.common.timefmt import rfc3339, utcnow
+from gpupoc.pipeline import waits
+from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.congestion import Observation
+from gpupoc.pipeline.observe import observe_wave, snapshot_rows
+from gpupoc.steps.context import RunContext
+from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+
+SNAPSHOT_SOURCE = "kubernetes-api"
+
+
+def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
+    """Wait until every pod of the wave exists and the observer has taken its first snapshot, then lift the
+    pipeline's gate of all of them at once (without the observer after ``observer_wait_s``: recorded)."""
+    expected = [i["workload_key"] for i in ctx.items]
+    admin = ctx.admin("release the wave")
+    deadline = time.monotonic() + observer_wait_s
+    waits.write_note(ctx.run_dir, "release_gate", "the observer's first snapshot", observer_wait_s)
+    while not ctx.files(OBSERVING_FILE).is_file() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    observer_ready = ctx.files(OBSERVING_FILE).is_file()
+
+    def refused() -> set[str]:
+        return {s.item for s in ctx.submissions() if s.rejection is not None}
+
+    def waiting(missing: list[str], left_s: float) -> None:
+        waits.write_note(ctx.run_dir, "release_gate", f"{len(missing)} of {len(expected)} wave pods to be created "
+                         f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''})", left_s)
+
+    try:
+        rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds,
+                             refused=refused, on_waiting=waiting)
+    finally:
+        waits.clear_note(ctx.run_dir, "release_gate")
+    ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})
+    return {"found": rel.found, "missing": rel.missing, "arrival_spread_seconds": rel.arrival_spread_seconds,
+            "release_spread_seconds": rel.release_spread_seconds, "errors": rel.errors[:5],
+            "observer_ready": observer_ready}
+
+
+def observe(ctx: RunContext) -> dict:
+    """Queue snapshots every few seconds from before the release until every wave item has an outcome;
+    kept as files (observations, the last state of every pod seen) and ``queue_snapshots``."""
+    interval = float(getattr(ctx.spec, "snapshot_interval_seconds", 3))
+    policy = ctx.spec.resubmission
+    acc: list[dict] = list(ctx.read_file("observations", []) or [])
+    seen_pods: dict[str, dict] = {_pod_key(p): p for p in ctx.read_file(OBSERVED_PODS, []) or []}
+    last_write = [time.monotonic()]
+
+    def keep(snap) -> None:
+        acc.extend(o.to_dict() for o in snap.observations)
+        seen_pods.update({_pod_key(p): p for p in snap.pods})
+        if not ctx.files(OBSERVING_FILE).is_file():
+            ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": rfc3339(utcnow())})
+        if time.monotonic() - last_write[0] > 15:
+            _save_observed(ctx, acc, seen_pods)
+            last_write[0] = time.monotonic()
+
+    def waiting(open_items, left_s: float) -> None:
+        names = ", ".join(o.item for o in open_items[:4]) + (" ..." if len(open_items) > 4 else "")
+        waits.write_note(ctx.run_dir, "observe", f"{len(open_items)} wave item outcome(s) ({names})", left_s)
+
+    caller = ctx.reader()  # reads only: not ledgered
+    items = {i["workload_key"]: i["namespace"] for i in ctx.items}
+    try:
+        result = observe_wave(caller, ctx.namespaces, ctx.selector, items, interval_s=interval,
+                              timeout_s=ctx.observe_timeout_s(), plan=ctx.plan, resubmit_limit=policy.limit,
+                              resubmit_wait_s=policy.wait_seconds, on_snapshot=keep, on_waiting=waiting)
+    finally:
+        waits.clear_note(ctx.run_dir, "observe")
+    _save_observed(ctx, acc, seen_pods)
+    obs = [Observation.from_dict(d) for d in acc]
+    tenants = {t.namespace: t.name for t in ctx.plan.tenants}
+    rows = snapshot_rows(obs, tenants, SNAPSHOT_SOURCE)
+    ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
+    return {"snapshots": len({d["taken_at"] for d in acc}), "rows": len(rows),
+            "open_at_deadline": [o.item for o in result.open]}
+
+
+def _pod_key(p: dict) -> str:
+    return f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+
+
+def _save_observed(ctx: RunContext, observations: list[dict], pods: dict[str, dict]) -> None:
+    ctx.writer.write_json("observations", observations)
+    ctx.writer.write_json(OBSERVED_PODS, [pods[k] for k in sorted(pods)])
