@@ -83,6 +83,18 @@ def evict(state: ClusterState, victim: dict, actor: actors.Actor, wording: W.Wor
         state.recreator.replace(victim)
 
 
+def kueue_stop(state: ClusterState, victim: dict, message: str) -> None:
+    """Kueue's preemption stops a pod of an evicted Workload: marked (``kueue_evict.mark_stopped``), deleted
+    gracefully, audited as Kueue's service account, replaced under a recreating profile."""
+    kueue_evict.mark_stopped(state, victim, message)
+    actors.audit_write(state, actors.KUEUE, "patch", victim, subresource="status",
+                       request_object=_status_patch(victim, "TerminationTarget"))
+    _graceful_delete(state, victim)
+    actors.audit_write(state, actors.KUEUE, "delete", victim, request_object=actors.DELETE_OPTIONS)
+    if state.recreator is not None:
+        state.recreator.replace(victim)
+
+
 def _graceful_delete(state: ClusterState, pod: dict) -> None:
     grace = pod.get("spec", {}).get("terminationGracePeriodSeconds")
     grace = 30 if grace is None else int(grace)
