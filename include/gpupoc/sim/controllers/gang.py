@@ -104,6 +104,7 @@ class GangScheduler:
         self._shown: dict[Key, tuple[str, str]] = {}  # pod -> (reason, message) last written
         self._reported: dict[tuple, float] = {}  # (object key, reason) -> last event time
         self.sessions = 0
+        self._fit_cache: dict[tuple, str] = {}  # (pod shape, GPUs) -> fit error, until something binds
         state.store.add_listener(self._on_change)
 
     def _on_change(self, change: Change) -> None:
@@ -126,6 +127,7 @@ class GangScheduler:
         if seen == self._seen and now - self._last_full < self.retry_seconds:
             return 0
         self._last_full = now
+        self._fit_cache.clear()
         bound = self.session(now)
         self._seen = (self.index.version, self._specs_version, self.sched.refresh())
         self.sessions += 1
@@ -181,14 +183,20 @@ class GangScheduler:
                 self.sched.commit(key, pod, node, self.wording)
                 self._shown.pop(key, None)
             out.bound = bool(out.placed)
+            self._fit_cache.clear()
         else:
             for _key, pod, node in out.placed:
-                self.sched.release(node, pod)
+                self.sched.unreserve(node, pod)
         return out
 
     def fit_error(self, key: Key, pod: dict) -> str:
         """The scheduler's own text for a pod that fits nowhere (kube-scheduler's filters, its words)."""
-        return self.wording.unschedulable(self.sched.node_count, self.sched.fit_counts(key, pod), None)
+        sig = self.sched.shape_of(pod)
+        message = None if sig[1] else self._fit_cache.get(sig)
+        if message is None:
+            message = self.wording.unschedulable(self.sched.node_count, self.sched.fit_counts(key, pod), None)
+            self._fit_cache[sig] = message
+        return message
 
     # -- what pods and groups say -------------------------------------------------------------------
     def show_pod(self, key: Key, reason: str, message: str, now: float) -> None:
@@ -238,7 +246,7 @@ class GangScheduler:
                 break
             placed.append((node, pod))
         for node, pod in placed:
-            self.sched.release(node, pod)
+            self.sched.unreserve(node, pod)
         for node, gpus in freed.items():
             self.sched.adjust(node, -gpus)
         return ok

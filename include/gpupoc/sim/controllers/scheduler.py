@@ -399,20 +399,24 @@ class Scheduler(PreemptionMixin):
 
     def reserve(self, key: Key, pod: dict) -> str | None:
         """Find a node for ``pod`` (filters, free GPUs, pod slots) and hold its GPUs there without binding;
-        returns the node, or None when it fits nowhere. Undo with ``release``, make it real with ``commit``."""
+        returns the node, or None when it fits nowhere. Undo with ``unreserve``, make it real with ``commit``."""
         sig, specific, need = self._info(pod)
         node = self._find_node(pod, key, sig, specific, need, S.priority_of(pod), None)
         if node is not None:
             self._move(node, self._free[node] - need)
         return node
 
-    def release(self, node: str, pod: dict) -> None:
+    def unreserve(self, node: str, pod: dict) -> None:
         """Give back the GPUs ``reserve`` held on ``node`` for ``pod``."""
         self._move(node, self._free[node] + self._info(pod)[2])
 
     def commit(self, key: Key, pod: dict, node: str, wording: Wording) -> None:
         """Bind a pod reserved on ``node``, with ``wording``'s Scheduled event."""
         self._bind(key, pod, node, wording)
+
+    def shape_of(self, pod: dict) -> tuple:
+        """(placement rules, node-specific, GPUs): pods alike here fit the same nodes."""
+        return self._info(pod)
 
     def fit_counts(self, key: Key, pod: dict) -> Counter:
         """Why ``pod`` fits nowhere now: nodes per filter reason (the FitError histogram)."""
