@@ -61,7 +61,8 @@ class Job:
 
     @property
     def allocated_gpus(self) -> int:
-        return self.group.gpus_of("active", "releasing")
+        """GPUs of the members bound and not terminating (what counts toward the queue's share)."""
+        return self.group.gpus_of("active")
 
     def min_gpus(self) -> int:
         """GPUs the gang needs to become whole: its next ``need`` pending pods'."""
@@ -76,6 +77,7 @@ class Placement:
 
     placed: list[tuple[Key, dict, str]] = field(default_factory=list)
     failed: tuple[Key, dict] | None = None
+    fit_error: str = ""  # why ``failed`` fit nowhere, with the gang's other pods reserved
     bound: bool = False
     untried: list[Key] = field(default_factory=list)
 
@@ -104,7 +106,8 @@ class GangScheduler:
         self._shown: dict[Key, tuple[str, str]] = {}  # pod -> (reason, message) last written
         self._reported: dict[tuple, float] = {}  # (object key, reason) -> last event time
         self.sessions = 0
-        self._fit_cache: dict[tuple, str] = {}  # (pod shape, GPUs) -> fit error, until something binds
+        self._fit_cache: dict[tuple, str] = {}  # (pod shape, bucket moves) -> fit error
+        self.reclaiming: dict[Key, set[Key]] = {}  # reclaimer job -> its victims' pods still there
         state.store.add_listener(self._on_change)
 
     def _on_change(self, change: Change) -> None:
@@ -173,6 +176,7 @@ class GangScheduler:
             node = self.sched.reserve(key, pod)
             if node is None:
                 out.failed = (key, pod)
+                out.fit_error = self.fit_error(key, pod)
                 out.untried = pending[i + 1:]
                 break
             out.placed.append((key, pod, node))
@@ -183,7 +187,6 @@ class GangScheduler:
                 self.sched.commit(key, pod, node, self.wording)
                 self._shown.pop(key, None)
             out.bound = bool(out.placed)
-            self._fit_cache.clear()
         else:
             for _key, pod, node in out.placed:
                 self.sched.unreserve(node, pod)
@@ -191,8 +194,8 @@ class GangScheduler:
 
     def fit_error(self, key: Key, pod: dict) -> str:
         """The scheduler's own text for a pod that fits nowhere (kube-scheduler's filters, its words)."""
-        sig = self.sched.shape_of(pod)
-        message = None if sig[1] else self._fit_cache.get(sig)
+        sig = (self.sched.shape_of(pod), self.sched.moves)
+        message = None if sig[0][1] else self._fit_cache.get(sig)
         if message is None:
             message = self.wording.unschedulable(self.sched.node_count, self.sched.fit_counts(key, pod), None)
             self._fit_cache[sig] = message
@@ -232,6 +235,17 @@ class GangScheduler:
             self.state.events.record(obj, reason, message, type_, component=self.wording.component)
 
     # -- eviction (reclaim) -------------------------------------------------------------------------
+    def pipelined(self, jobs: list[Job]) -> list[Job]:
+        """Jobs still waiting for the GPUs their reclaim frees (the victims not gone yet): their GPUs count as
+        their queue's already, as Volcano's and KAI's pipelined tasks do."""
+        for key, victims in list(self.reclaiming.items()):
+            left = {v for v in victims if self.store.get("pods", *v) is not None}
+            if left:
+                self.reclaiming[key] = left
+            else:
+                del self.reclaiming[key]
+        return [j for j in jobs if j.key in self.reclaiming and j.need]
+
     def fits_after(self, j: Job, victims: list[Job]) -> bool:
         """Whether ``j``'s gang would fit once ``victims`` are gone (simulated on the free-GPU buckets)."""
         freed = self.freed_by(victims)

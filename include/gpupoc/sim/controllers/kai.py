@@ -97,7 +97,6 @@ class Kai(GangScheduler):
         super().__init__(state)
         self.weighted = not state.has(Fault.FAIRSHARE_IGNORED)
         self.reclaims = not state.has(Fault.BORROW_NOT_RECLAIMED)
-        self._reclaiming: dict[Key, set[Key]] = {}
 
     def group_pods(self) -> None:
         for key in sorted(self.index.ungrouped):
@@ -150,6 +149,9 @@ class Kai(GangScheduler):
                 q.requested += j.allocated_gpus + j.group.gpus_of("pending", "gated")
                 if not j.preemptible:
                     q.non_preemptible += j.allocated_gpus
+        for j in self.pipelined(jobs):
+            for name in self._chain(queues, j.queue):
+                queues[name].allocated += j.min_gpus()
         shares = kai_fair_shares([KaiQueueShare(q.name, q.parent, q.quota, q.weight, q.limit, q.priority,
                                                 q.requested) for q in queues.values()], total, self.weighted)
         for name, share in shares.items():
@@ -186,17 +188,20 @@ class Kai(GangScheduler):
             j = waiting[name].pop(0)
             if not waiting[name]:
                 del waiting[name]
+            pipe = j.min_gpus() if j.key in self.reclaiming else 0  # already counted for its queue
+            for q in self._chain(queues, j.queue):
+                queues[q].allocated -= pipe
             refusal = self._capacity(j, queues)
-            if refusal is not None:
+            placement = self.place(j, self._room(j, queues)) if refusal is None else None
+            gpus = sum(j.group.gpus.get(k, 0) for k, _, _ in placement.placed) if placement and placement.bound else 0
+            for q in self._chain(queues, j.queue):
+                queues[q].allocated += gpus if gpus else pipe
+                if not j.preemptible:
+                    queues[q].non_preemptible += gpus
+            if placement is None:
                 results[j.key] = ("refused", refusal)
                 continue
-            placement = self.place(j, self._room(j, queues))
             if placement.bound:
-                gpus = sum(j.group.gpus.get(k, 0) for k, _, _ in placement.placed)
-                for q in self._chain(queues, j.queue):
-                    queues[q].allocated += gpus
-                    if not j.preemptible:
-                        queues[q].non_preemptible += gpus
                 bound += len(placement.placed)
             results[j.key] = ("placed" if placement.bound else "failed", placement)
         return bound
@@ -236,14 +241,10 @@ class Kai(GangScheduler):
 
     # -- reclaim ------------------------------------------------------------------------------------
     def _reclaim(self, jobs: list[Job], queues: dict[str, QueueInfo], results: dict) -> None:
-        for key, victims in list(self._reclaiming.items()):
-            self._reclaiming[key] = {v for v in victims if self.store.get("pods", *v) is not None}
-            if not self._reclaiming[key]:
-                del self._reclaiming[key]
         by_key = {j.key: j for j in jobs}
         for key, (kind, _) in list(results.items()):
             j = by_key[key]
-            if kind != "failed" or key in self._reclaiming:
+            if kind != "failed" or key in self.reclaiming:
                 continue
             victims = self._victims(j, jobs, queues)
             if not victims:
@@ -255,7 +256,9 @@ class Kai(GangScheduler):
                                       event_on_group=True)
                 for name in self._chain(queues, v.queue):
                     queues[name].allocated -= v.allocated_gpus
-            self._reclaiming[key] = set(evicted)
+            for name in self._chain(queues, j.queue):  # the reclaimer's GPUs, pipelined onto the freed ones
+                queues[name].allocated += j.min_gpus()
+            self.reclaiming[key] = set(evicted)
 
     def _victims(self, j: Job, jobs: list[Job], queues: dict[str, QueueInfo]) -> list[Job]:
         r = queues[j.queue]

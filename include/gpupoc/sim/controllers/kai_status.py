@@ -36,7 +36,7 @@ def fit_errors(ctl: "Kai", j: "Job", result: tuple | None) -> list[tuple[str, st
     if kind == "refused":
         return [info]
     if kind == "failed" and info is not None and info.failed is not None:
-        cause = ctl.fit_error(*info.failed)
+        cause = info.fit_error
         if j.min_member > 1 and j.ready_count < j.min_member:
             return [(T.POD_SCHEDULING_ERRORS, T.kai_gang_error(len(info.placed), j.min_member, cause), None)]
         key = info.failed[0]
@@ -59,7 +59,7 @@ def write_job_status(ctl: "Kai", j: "Job", result: tuple | None, queues: dict, n
         ctl.record(pg, "Unschedulable", message, NORMAL, now)
         failed = result[1].failed[0] if result and result[0] == "failed" and result[1].failed else None
         for key in sorted(m["pending"]):
-            own = ctl.fit_error(*result[1].failed) if key == failed else message
+            own = result[1].fit_error if key == failed else message
             ctl.show_pod(key, "Unschedulable", own, now)
         if not m["active"]:
             _set_condition(status, message, errors, ctl.opaque)

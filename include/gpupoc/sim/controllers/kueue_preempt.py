@@ -12,8 +12,9 @@ Workloads of the *other* ClusterQueues that are borrowing:
   ``InCohortFairSharing``.
 Targets are taken in order (other ClusterQueues first, lowest priority, most recently admitted), skipping a
 ClusterQueue once it no longer borrows, until the preemptor fits; then the ones not needed are put back
-(``classicalPreemptions``/``fairPreemptions``). ``borrow-not-reclaimed`` removes every cohort candidate;
-``fairshare-ignored`` turns fair-sharing preemption into the classical one.
+(``classicalPreemptions``/``fairPreemptions``). ``borrow-not-reclaimed`` removes the cohort candidates of a preemptor that
+would stay within its nominal quota (a lender taking its quota back); ``fairshare-ignored`` turns
+fair-sharing preemption into the classical one.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ def candidates(e: Entry, cq: QueueQuota, policy: Policy, tree: QuotaTree, admitt
                fair_sharing: bool, cohort_reclaim: bool) -> list[Target]:
     out = [Target(a, cq.name, IN_CLUSTER_QUEUE) for a in admitted.get(cq.name, [])
            if _satisfies(policy.within_cluster_queue, e, a)]
-    if cq.cohort is None or not cohort_reclaim:
-        return out
     would_borrow = tree.borrowing(cq, e.gpus)
+    if cq.cohort is None or not (cohort_reclaim or would_borrow):
+        return out
     for other in tree.members(cq):
         if other.name == cq.name or not tree.borrowing(other):
             continue

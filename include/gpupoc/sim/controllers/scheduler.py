@@ -99,6 +99,7 @@ class Scheduler(PreemptionMixin):
         self._capacity_freed = True
         self._last_full = 0.0
         self._last_free_total = -1
+        self.moves = 0  # changes to the free-GPU buckets (a fit computed earlier is stale once this grows)
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
         self.wordings = wordings_for(state.mode, state.behaviours)  # scheduler name -> how it speaks
         self.opaque = state.has(Fault.REASONS_OPAQUE)
@@ -197,6 +198,7 @@ class Scheduler(PreemptionMixin):
         return total
 
     def _move(self, name: str, free: int) -> None:
+        self.moves += 1
         cls = self._class_of[name]
         free = max(0, min(free, len(cls.buckets) - 1))
         cls.buckets[self._free[name]].discard(name)

@@ -91,7 +91,6 @@ class Volcano(GangScheduler):
         self.weighted = not state.has(Fault.FAIRSHARE_IGNORED)
         self.reclaims = not state.has(Fault.BORROW_NOT_RECLAIMED)
         self.overcommit = state.config.volcano.overcommit_factor
-        self._reclaiming: dict[Key, set[Key]] = {}  # reclaimer job -> victim pods still there
 
     # -- the PodGroup controller --------------------------------------------------------------------
     def group_pods(self) -> None:
@@ -130,6 +129,8 @@ class Volcano(GangScheduler):
         for j in jobs:
             alloc[j.queue] += j.allocated_gpus
             request[j.queue] += j.allocated_gpus + j.group.gpus_of("pending", "gated")
+        for j in self.pipelined(jobs):
+            alloc[j.queue] += j.min_gpus()
         deserved = volcano_deserved([self._share(q, request[name]) for name, q in queues.items()], total,
                                     self.weighted)
         real_cap = self._real_capability(queues, total)
@@ -216,11 +217,12 @@ class Volcano(GangScheduler):
             j = waiting[queue].pop(0)
             if not waiting[queue]:
                 del waiting[queue]
-            room = self._allocatable(j, deserved, real_cap, queues) - alloc[queue]
+            pipe = j.min_gpus() if j.key in self.reclaiming else 0  # already counted for its queue
+            room = self._allocatable(j, deserved, real_cap, queues) - alloc[queue] + pipe
             placement = self.place(j, room)
             if placement.bound:
                 gpus = sum(j.group.gpus.get(k, 0) for k, _, _ in placement.placed)
-                alloc[queue] += gpus
+                alloc[queue] += gpus - pipe
                 bound += len(placement.placed)
             results[j.key] = ("placed" if placement.bound else "failed", placement)
         return bound
@@ -235,14 +237,10 @@ class Volcano(GangScheduler):
 
     # -- reclaim ------------------------------------------------------------------------------------
     def _reclaim(self, jobs: list[Job], alloc: Counter, deserved: dict, queues: dict, results: dict) -> None:
-        for key, victims in list(self._reclaiming.items()):
-            self._reclaiming[key] = {v for v in victims if self.store.get("pods", *v) is not None}
-            if not self._reclaiming[key]:
-                del self._reclaiming[key]
         by_key = {j.key: j for j in jobs}
         for key, (kind, _) in list(results.items()):
             j = by_key.get(key)
-            if kind != "failed" or j is None or key in self._reclaiming:
+            if kind != "failed" or j is None or key in self.reclaiming:
                 continue
             if alloc[j.queue] + j.min_gpus() > deserved.get(j.queue, 0.0):
                 continue  # only a queue below its deserved share reclaims
@@ -252,7 +250,8 @@ class Volcano(GangScheduler):
                 for v in victims:
                     evicted += self.evict(v, lambda _pod: volcano_evict_message("reclaim"), event_on_group=False)
                     alloc[v.queue] -= v.allocated_gpus
-                self._reclaiming[key] = set(evicted)
+                alloc[j.queue] += j.min_gpus()  # pipelined onto the GPUs being freed
+                self.reclaiming[key] = set(evicted)
 
     def _victims(self, j: Job, jobs: list[Job], alloc: Counter, deserved: dict, queues: dict) -> list[Job]:
         """Whole running jobs of reclaimable queues above their deserved share whose GPUs make ``j`` fit."""

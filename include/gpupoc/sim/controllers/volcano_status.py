@@ -120,7 +120,7 @@ def _show_pods(ctl: "Volcano", j: "Job", reasons: dict, placement: "Placement | 
         if reason == T.REASON_SCHEDULABLE:
             message = T.volcano_schedulable(key[0], key[1], node or "")
         elif reason == T.REASON_UNSCHEDULABLE and placement is not None and placement.failed:
-            message = ctl.fit_error(*placement.failed)
+            message = placement.fit_error
         else:
             message = job_message
         ctl.show_pod(key, reason, message, now)
