@@ -105,5 +105,5 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cfg = load_cluster_config(args.file)
     gpus = sum(p.nodes * p.gpus_per_node for p in cfg.pools)
     print(f"{args.file}: ok ({len(cfg.pools)} pools, {sum(p.nodes for p in cfg.pools)} nodes, {gpus} GPUs, "
-          f"{len(cfg.tenants)} tenants)")
+          f"{len(cfg.tenants)} tenants), scheduler {cfg.scheduler.value}")
     return 0

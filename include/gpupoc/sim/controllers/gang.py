@@ -40,6 +40,7 @@ class Job:
     priority: int
     created: str
     preemptible: bool = True
+    seq: int = 0  # creation order among PodGroups (creation times have whole seconds)
 
     @property
     def total(self) -> int:
@@ -106,11 +107,16 @@ class GangScheduler:
         self._shown: dict[Key, tuple[str, str]] = {}  # pod -> (reason, message) last written
         self._reported: dict[tuple, float] = {}  # (object key, reason) -> last event time
         self.sessions = 0
+        self.enqueued: set[Key] = set()  # jobs enqueued in the current session
+        self._created: dict[Key, int] = {}  # PodGroup -> order in which it was created
         self._fit_cache: dict[tuple, str] = {}  # (pod shape, bucket moves) -> fit error
         self.reclaiming: dict[Key, set[Key]] = {}  # reclaimer job -> its victims' pods still there
         state.store.add_listener(self._on_change)
 
     def _on_change(self, change: Change) -> None:
+        if change.resource == "podgroups" and change.type == "ADDED":
+            meta = change.obj["metadata"]
+            self._created[(meta.get("namespace", ""), meta["name"])] = len(self._created)
         if change.resource in self.spec_resources:
             spec = change.obj.get("spec") if change.resource != "priorityclasses" else change.obj.get("value")
             key = (change.resource, change.obj["metadata"].get("namespace", ""), change.obj["metadata"]["name"])
@@ -143,6 +149,9 @@ class GangScheduler:
         raise NotImplementedError
 
     # -- jobs ---------------------------------------------------------------------------------------
+    def creation_order(self, key: Key) -> int:
+        return self._created.setdefault(key, len(self._created))
+
     def priority_of(self, class_name: str | None, group: Group) -> int:
         """A PodGroup's priority: its PriorityClass's value, else its members' highest pod priority."""
         if class_name:

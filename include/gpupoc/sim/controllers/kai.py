@@ -135,7 +135,7 @@ class Kai(GangScheduler):
             mode = spec.get("preemptibility")
             preemptible = mode == "preemptible" if mode in ("preemptible", "non-preemptible") else prio < PREEMPTIBLE_BELOW
             jobs.append(Job(key, pg, group, spec["queue"], max(1, int(spec.get("minMember") or 1)), prio,
-                            meta.get("creationTimestamp", ""), preemptible))
+                            meta.get("creationTimestamp", ""), preemptible, self.creation_order(key)))
         return jobs
 
     def session(self, now: float) -> int:
@@ -174,12 +174,12 @@ class Kai(GangScheduler):
 
     def _queue_order(self, q: QueueInfo, head: Job) -> tuple:
         if not self.weighted:
-            return (head.created, head.key)
+            return (head.created, head.seq)
         return (-q.priority, saturation(q.allocated, q.fair_share), q.name)
 
     def _allocate(self, jobs: list[Job], queues: dict[str, QueueInfo], results: dict) -> int:
         waiting: dict[str, list[Job]] = {}
-        for j in sorted(jobs, key=lambda j: (-j.priority, j.created, j.key)):
+        for j in sorted(jobs, key=lambda j: (-j.priority, j.created, j.seq)):
             if j.group.members["pending"] and j.total >= j.min_member:
                 waiting.setdefault(j.queue, []).append(j)
         bound = 0
@@ -264,7 +264,7 @@ class Kai(GangScheduler):
         r = queues[j.queue]
         g = float(j.min_gpus())
         candidates = sorted((v for v in jobs if v.queue != j.queue and v.preemptible and v.group.members["active"]),
-                            key=lambda v: (v.created, v.key), reverse=True)
+                            key=lambda v: (v.created, v.seq), reverse=True)
         candidates.sort(key=lambda v: (-saturation(queues[v.queue].allocated, queues[v.queue].fair_share), v.priority))
         strategies = []
         if self.weighted:

@@ -176,8 +176,6 @@ class Kueue:
     def _finish(self) -> None:
         store = self.state.store
         for entry in list(self.entries.values()):
-            if entry.finished:
-                continue
             wl = store.get("workloads", *entry.key)
             if wl is None:
                 self._drop(entry)
@@ -189,6 +187,8 @@ class Kueue:
             if not live:  # owners gone: the garbage collector deletes the Workload
                 store.delete("workloads", *entry.key)
                 self._drop(entry)
+                continue
+            if entry.finished:
                 continue
             phases = [p.get("status", {}).get("phase") for p in live]
             if len(live) == len(pods) and all(ph in ("Succeeded", "Failed") for ph in phases):

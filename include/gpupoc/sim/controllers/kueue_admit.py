@@ -3,7 +3,8 @@
 Each round takes the head of every ClusterQueue (its first pending Workload not yet tried in this pass;
 StrictFIFO queues stop at a head that does not fit) and orders the heads as Kueue's scheduler does:
 classical, Workloads that would not borrow first, then priority, then creation; with fair sharing, the
-ClusterQueue whose dominant resource share after admission is lowest first (``kueue_quota``); under
+ClusterQueue whose dominant resource share after admission is lowest first (``kueue_quota``), one
+Workload per cohort per round so that shares are compared again after each admission; under
 ``fairshare-ignored``, creation time only. A head that fits the quota available to its ClusterQueue
 (nominal, the cohort's lendable GPUs within the borrowing limit) is admitted; one that does not gets
 ``QuotaReserved=False`` reason ``Pending`` with Kueue's flavor-assignment message; when preemption can make
@@ -88,7 +89,13 @@ def admit_cycle(kq: "Kueue") -> int:
         heads = [(n, pending[n][pos[n]]) for n in tree.queues if n not in blocked and pos[n] < len(pending[n])]
         if not heads:
             break
+        served: set[tuple] = set()
         for name, e in sorted(heads, key=order):
+            q = tree.queues[name]
+            pool = (q.cohort, q.flavor) if q.cohort else ("", name)
+            if fair and pool in served:
+                continue  # fair sharing: one admission per cohort, then the shares are compared again
+            served.add(pool)
             pos[name] += 1
             if _try(kq, e, name, tree, specs, admitted, fair):
                 count += 1

@@ -116,11 +116,13 @@ class Volcano(GangScheduler):
             key = (meta["namespace"], meta["name"])
             group = self.index.group(key)
             jobs.append(Job(key, pg, group, spec.get("queue") or DEFAULT_QUEUE, int(spec.get("minMember") or 0),
-                            self.priority_of(spec.get("priorityClassName"), group), meta.get("creationTimestamp", "")))
+                            self.priority_of(spec.get("priorityClassName"), group), meta.get("creationTimestamp", ""),
+                            seq=self.creation_order(key)))
         return jobs
 
     def session(self, now: float) -> int:
         self.session_uid = str(uuid.uuid4())
+        self.enqueued = set()
         total = float(sum(len(g) for g in self.state.inventory.gpus.values()))
         queues = {q["metadata"]["name"]: q for q in self.store.list("queues")}
         jobs = [j for j in self._jobs() if j.queue in queues]
@@ -182,6 +184,7 @@ class Volcano(GangScheduler):
             need = _gpus((j.obj.get("spec") or {}).get("minResources"))
             if need is None:  # best effort: always enqueued
                 results[j.key] = ("inqueue", None)
+                self.enqueued.add(j.key)
                 continue
             if sum(inqueue.values()) + need > idle:
                 self.record(j.obj, "Unschedulable", T.volcano_cluster_overused(), NORMAL, now)
@@ -190,9 +193,10 @@ class Volcano(GangScheduler):
             else:
                 inqueue[j.queue] += need
                 results[j.key] = ("inqueue", None)
+                self.enqueued.add(j.key)
 
     def _job_order(self, j: Job) -> tuple:
-        return (-j.priority, j.created, j.key)
+        return (-j.priority, j.created, j.seq)
 
     def _allocatable(self, j: Job, deserved: dict, real_cap: dict, queues: dict) -> float:
         fixed = _gpus(((queues[j.queue].get("spec") or {}).get("deserved"))) is not None
@@ -229,7 +233,7 @@ class Volcano(GangScheduler):
 
     def _queue_order(self, queue: str, head: Job, alloc: Counter, deserved: dict, queues: dict) -> tuple:
         if not self.weighted:
-            return (head.created, head.key)
+            return (head.created, head.seq)
         prio = -int(((queues[queue].get("spec") or {}).get("priority")) or 0)
         d = deserved.get(queue, 0.0)
         share = alloc[queue] / d if d > 0 else (INF if alloc[queue] else 0.0)
@@ -259,7 +263,7 @@ class Volcano(GangScheduler):
         chosen: list[Job] = []
         candidates = sorted((v for v in jobs if v.queue != j.queue and v.group.members["active"]
                              and (queues[v.queue].get("spec") or {}).get("reclaimable", True) is not False),
-                            key=lambda v: (v.created, v.key), reverse=True)
+                            key=lambda v: (v.created, v.seq), reverse=True)
         candidates.sort(key=lambda v: v.priority)  # lowest priority first, newest first among equals
         for v in candidates:
             if left[v.queue] <= deserved.get(v.queue, 0.0):

@@ -81,7 +81,7 @@ def write_job_status(ctl: "Volcano", j: "Job", result: tuple | None, now: float)
         set_pg_condition(status, "Unschedulable", T.NOT_ENOUGH_TASKS,
                          "" if ctl.opaque else T.volcano_not_enough_tasks(j.total, j.min_member), ctl.session_uid)
     else:
-        if kind == "inqueue" and phase == "Pending":
+        if j.key in ctl.enqueued and phase == "Pending":
             phase = "Inqueue"
         reasons = pending_reasons(j, placement)
         if j.ready_count >= j.min_member:
