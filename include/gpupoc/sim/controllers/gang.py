@@ -114,9 +114,15 @@ class GangScheduler:
         state.store.add_listener(self._on_change)
 
     def _on_change(self, change: Change) -> None:
-        if change.resource == "podgroups" and change.type == "ADDED":
+        if change.resource == "podgroups" and change.type in ("ADDED", "DELETED"):
             meta = change.obj["metadata"]
-            self._created[(meta.get("namespace", ""), meta["name"])] = len(self._created)
+            key = (meta.get("namespace", ""), meta["name"])
+            if change.type == "ADDED":
+                self._created[key] = len(self._created)
+            else:
+                self._created.pop(key, None)
+                for k in [k for k in self._reported if k[:2] == key]:
+                    del self._reported[k]
         if change.resource in self.spec_resources:
             spec = change.obj.get("spec") if change.resource != "priorityclasses" else change.obj.get("value")
             key = (change.resource, change.obj["metadata"].get("namespace", ""), change.obj["metadata"]["name"])
@@ -124,7 +130,9 @@ class GangScheduler:
                 self._specs_version += 1
             self._specs[key] = None if change.type == "DELETED" else spec
         elif change.resource == "pods" and change.type == "DELETED":
-            self._shown.pop((change.obj["metadata"].get("namespace", ""), change.obj["metadata"]["name"]), None)
+            key = (change.obj["metadata"].get("namespace", ""), change.obj["metadata"]["name"])
+            self._shown.pop(key, None)
+            self._reported.pop(("pod", key), None)
 
     # -- the pass -----------------------------------------------------------------------------------
     def run_pass(self) -> int:
@@ -236,11 +244,11 @@ class GangScheduler:
 
     def record(self, obj: dict, reason: str, message: str, type_: str, now: float, every: bool = False) -> None:
         """An event on a PodGroup or Queue (none under ``reasons-opaque``), at most once per retry interval
-        for the same object and reason unless ``every``."""
+        for the same object, reason and type unless ``every``."""
         if self.opaque:
             return
         meta = obj["metadata"]
-        if every or self.due_event((meta.get("namespace", ""), meta["name"], reason, message), now):
+        if every or self.due_event((meta.get("namespace", ""), meta["name"], reason, type_), now):
             self.state.events.record(obj, reason, message, type_, component=self.wording.component)
 
     # -- eviction (reclaim) -------------------------------------------------------------------------
