@@ -1,4 +1,4 @@
-"""Create the cluster's initial objects from its config: nodes, namespaces, quotas, RBAC, Kueue queues."""
+"""Create the cluster's initial objects from its config: nodes, namespaces, quotas, RBAC, the scheduler's queues."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from gpupoc.sim import clock
 from gpupoc.sim.cluster import ADMIN_USER, GPU, TENANT_ROLE, ClusterState
 from gpupoc.sim.config import ClusterConfig, Pool
 from gpupoc.sim.controllers.loop import build_controllers
+from gpupoc.sim.queue_objects import create_queues
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "gpupoc-system")
 
@@ -51,7 +52,7 @@ def bootstrap(state: ClusterState) -> None:
             "metadata": {"name": "artifact-index", "namespace": t.namespace, "labels": {"gpupoc.io/artifacts": "true"}},
             "data": {},
         })
-    _kueue(state)
+    create_queues(state)
     build_controllers(state)
 
 
@@ -154,28 +155,3 @@ def _rbac(state: ClusterState) -> None:
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": TENANT_ROLE},
             "subjects": [{"kind": "ServiceAccount", "name": t.service_account, "namespace": t.namespace}],
         })
-
-
-def _kueue(state: ClusterState) -> None:
-    s = state.store
-    kq = state.config.kueue
-    for flavor in sorted({cq.flavor for cq in kq.cluster_queues}):
-        pool = state.config.pool(flavor)
-        s.create("resourceflavors", {"metadata": {"name": flavor},
-                                     "spec": {"nodeLabels": dict(pool.labels) if pool else {}}})
-    for cq in kq.cluster_queues:
-        s.create("clusterqueues", {
-            "metadata": {"name": cq.name},
-            "spec": {
-                "namespaceSelector": {},
-                "queueingStrategy": cq.queueing_strategy,
-                "resourceGroups": [{"coveredResources": [GPU], "flavors": [
-                    {"name": cq.flavor, "resources": [{"name": GPU, "nominalQuota": str(cq.nominal_gpus)}]}]}],
-            },
-            "status": {"pendingWorkloads": 0, "reservingWorkloads": 0, "admittedWorkloads": 0,
-                       "flavorsUsage": [{"name": cq.flavor, "resources": [{"name": GPU, "total": "0"}]}]},
-        })
-    for lq in kq.local_queues:
-        s.create("localqueues", {"metadata": {"name": lq.name, "namespace": lq.namespace},
-                                 "spec": {"clusterQueue": lq.cluster_queue},
-                                 "status": {"pendingWorkloads": 0, "reservingWorkloads": 0, "admittedWorkloads": 0}})

@@ -21,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     serve = sub.add_parser("serve", help="serve the cluster on 127.0.0.1 until SIGTERM")
     serve.add_argument("--config", type=Path, default=None, help="cluster config YAML (default: the shipped one)")
+    serve.add_argument("--mode", default="", help="scheduler: kube, kueue, volcano or kai (overrides the config's "
+                       "`scheduler:`; without --config, the shipped clusters/<mode>.yaml)")
     serve.add_argument("--port", type=int, default=0, help="TCP port (0: a free port)")
     serve.add_argument("--kubeconfig", type=Path, default=None,
                        help="where to write it (default <data-dir>/kubeconfig)")
@@ -50,13 +52,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from gpupoc.sim.behaviours import parse_behaviours
-    from gpupoc.sim.config import load_cluster_config
+    from gpupoc.sim.config import load_cluster_config, shipped_config, with_scheduler
     from gpupoc.sim.faults import parse_faults
+    from gpupoc.sim.modes import parse_mode
     from gpupoc.sim.server import serve
 
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = load_cluster_config(args.config)
+    mode = parse_mode(args.mode)
+    config = load_cluster_config(args.config if args.config or mode is None else shipped_config(mode))
+    if mode is not None and config.scheduler != mode:
+        config = with_scheduler(config, mode)
     faults = parse_faults(args.faults)
     behaviours = parse_behaviours(args.behaviour)
     asyncio.run(serve(config, args.data_dir, args.port, args.kubeconfig, faults, behaviours, args.behaviour_seed))
@@ -99,5 +105,5 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cfg = load_cluster_config(args.file)
     gpus = sum(p.nodes * p.gpus_per_node for p in cfg.pools)
     print(f"{args.file}: ok ({len(cfg.pools)} pools, {sum(p.nodes for p in cfg.pools)} nodes, {gpus} GPUs, "
-          f"{len(cfg.tenants)} tenants)")
+          f"{len(cfg.tenants)} tenants), scheduler {cfg.scheduler.value}")
     return 0

@@ -17,15 +17,18 @@ from gpupoc.sim.events import EventRecorder
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Inventory
 from gpupoc.sim.logs import LogStore
+from gpupoc.sim.modes import KINDS, SchedulerMode
 from gpupoc.sim.store import Store
 
 if TYPE_CHECKING:  # the controllers import this module; their types are only named here
     from gpupoc.sim.api.indexes import EventIndex
+    from gpupoc.sim.controllers.kai import Kai
     from gpupoc.sim.controllers.kubelet import Kubelet
     from gpupoc.sim.controllers.kueue import Kueue
     from gpupoc.sim.controllers.nodes import Failure as NodeFailure
     from gpupoc.sim.controllers.recreate import Recreator
     from gpupoc.sim.controllers.scheduler import Scheduler
+    from gpupoc.sim.controllers.volcano import Volcano
     from gpupoc.sim.quota import UsageTracker
 
 ADMIN_USER = "kubernetes-admin"
@@ -63,6 +66,8 @@ class ClusterState:
     # -- controllers and indexes (``build_controllers``) ---------------------------------------------
     scheduler: Scheduler | None = None
     kueue: Kueue | None = None
+    volcano: Volcano | None = None  # scheduler mode volcano only
+    kai: Kai | None = None  # scheduler mode kai only
     kubelet: Kubelet | None = None
     recreator: Recreator | None = None  # the Job controller of the recreating behaviours
     event_index: EventIndex | None = None
@@ -76,6 +81,7 @@ class ClusterState:
         self.data_dir = Path(self.data_dir)
         self.faults = frozenset(self.faults)
         self.behaviours = frozenset(self.behaviours)
+        self.store.use_kinds(KINDS.get(self.mode, {}))
         if self.inventory is None:
             self.inventory = Inventory.from_config(self.config)
         if self.events is None:
@@ -99,6 +105,10 @@ class ClusterState:
         except asyncio.TimeoutError:
             pass
         self._wakeup.clear()
+
+    @property
+    def mode(self) -> SchedulerMode:
+        return self.config.scheduler
 
     def has(self, fault: Fault) -> bool:
         return fault in self.faults

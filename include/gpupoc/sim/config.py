@@ -1,4 +1,5 @@
-"""Typed model of the simulated cluster's configuration (pools, tenants, priorities, images, Kueue)."""
+"""Typed model of the simulated cluster's configuration (pools, tenants, priorities, images, scheduler mode and
+its queues: Kueue, Volcano or KAI, in ``queue_config``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
 
 from gpupoc.common.validation import load_yaml_model
+from gpupoc.sim.modes import SchedulerMode
+from gpupoc.sim.queue_config import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_cluster.yaml")
 
@@ -87,24 +90,6 @@ class ImageEntry(_Model):
     pull_seconds: float = Field(default=0.3, ge=0)
 
 
-class ClusterQueue(_Model):
-    name: str = Field(pattern=DNS_LABEL)
-    flavor: str = Field(pattern=DNS_LABEL, description="a pool name: the ResourceFlavor")
-    nominal_gpus: NonNegativeInt
-    queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = "BestEffortFIFO"
-
-
-class LocalQueue(_Model):
-    name: str = Field(pattern=DNS_LABEL)
-    namespace: str = Field(pattern=DNS_LABEL)
-    cluster_queue: str
-
-
-class KueueConfig(_Model):
-    cluster_queues: list[ClusterQueue] = Field(default_factory=list)
-    local_queues: list[LocalQueue] = Field(default_factory=list)
-
-
 class Timing(_Model):
     """Controller timings in seconds (shortened from Kubernetes defaults so a POC fits a day)."""
 
@@ -123,7 +108,10 @@ class ClusterConfig(_Model):
     tenants: list[Tenant] = Field(min_length=1)
     priority_classes: list[PriorityClassConfig] = Field(default_factory=list)
     images: list[ImageEntry] = Field(default_factory=list)
+    scheduler: SchedulerMode = Field(default=SchedulerMode.KUBE, description="kube | kueue | volcano | kai")
     kueue: KueueConfig = Field(default_factory=KueueConfig)
+    volcano: VolcanoConfig = Field(default_factory=VolcanoConfig)
+    kai: KaiConfig = Field(default_factory=KaiConfig)
     timing: Timing = Field(default_factory=Timing)
 
     @model_validator(mode="after")
@@ -139,17 +127,14 @@ class ClusterConfig(_Model):
                 if pc not in pcs:
                     errors.append(f"tenants[{i}].priority_classes[{j}]: unknown priority class {pc!r}; "
                                   f"declare it under priority_classes ({sorted(pcs)})")
-        pools = {p.name for p in self.pools}
-        cqs = {c.name for c in self.kueue.cluster_queues}
-        namespaces = {t.namespace for t in self.tenants}
-        for i, cq in enumerate(self.kueue.cluster_queues):
-            if cq.flavor not in pools:
-                errors.append(f"kueue.cluster_queues[{i}].flavor: unknown pool {cq.flavor!r}; one of {sorted(pools)}")
-        for i, lq in enumerate(self.kueue.local_queues):
-            if lq.cluster_queue not in cqs:
-                errors.append(f"kueue.local_queues[{i}].cluster_queue: unknown cluster queue {lq.cluster_queue!r}")
-            if lq.namespace not in namespaces:
-                errors.append(f"kueue.local_queues[{i}].namespace: {lq.namespace!r} is no tenant namespace")
+        check_queue_references(errors, self.kueue, self.volcano, self.kai, {p.name for p in self.pools},
+                               {t.namespace for t in self.tenants})
+        if self.scheduler == SchedulerMode.KUEUE and not self.kueue.cluster_queues:
+            errors.append("kueue.cluster_queues: scheduler kueue needs at least one ClusterQueue; declare them or "
+                          "choose scheduler: kube")
+        if self.scheduler == SchedulerMode.KAI and not any(q.parent for q in self.kai.queues):
+            errors.append("kai.queues: scheduler kai needs at least one leaf queue (a queue with a parent); "
+                          "declare a top-level queue and one leaf per tenant")
         if errors:
             raise ValueError("; ".join(errors))
         return self
@@ -172,3 +157,20 @@ def _unique(errors: list[str], what: str, names: list[str]) -> None:
 def load_cluster_config(path: str | Path | None = None) -> ClusterConfig:
     """Load and validate a cluster config; the shipped default when ``path`` is None."""
     return load_yaml_model(ClusterConfig, path or DEFAULT_CONFIG, "cluster config")
+
+
+CLUSTERS_DIR = Path(__file__).with_name("clusters")
+
+
+def shipped_config(mode: SchedulerMode) -> Path:
+    """The shipped cluster config of a scheduler mode: ``default_cluster.yaml`` for kube, else
+    ``clusters/<mode>.yaml`` (same pools, tenants and priorities, with that scheduler's queues)."""
+    return DEFAULT_CONFIG if mode == SchedulerMode.KUBE else CLUSTERS_DIR / f"{mode.value}.yaml"
+
+
+def with_scheduler(config: ClusterConfig, mode: SchedulerMode, source: str = "--mode") -> ClusterConfig:
+    """``config`` running ``mode`` instead of its own scheduler, validated again (a mode may need queues the
+    config does not declare: the error names them)."""
+    from gpupoc.common.validation import parse_model
+
+    return parse_model(ClusterConfig, {**config.model_dump(mode="json"), "scheduler": mode.value}, source)

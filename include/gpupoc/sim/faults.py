@@ -1,4 +1,17 @@
-"""Planted defects (fault profiles) so a POC can prove it catches a bad platform."""
+"""Planted defects (fault profiles) so a POC can prove it catches a bad platform.
+
+The queueing faults act in every scheduler mode (``modes``) where the behaviour exists:
+- ``gang-partial``: Volcano and KAI bind the pods of a PodGroup that fit even when fewer than ``minMember`` do;
+  Kueue composes no pod groups (each pod of a group gets its own Workload and is admitted alone).
+- ``borrow-not-reclaimed``: Kueue never preempts across ClusterQueues (reclaimWithinCohort, fair sharing),
+  Volcano never runs reclaim, KAI never reclaims; preemption inside a queue is unchanged.
+- ``fairshare-ignored``: the queue order ignores shares and weights (first come, first served by creation
+  time): Kueue's fair-sharing order and preemption, Volcano's weight-derived deserved share (only
+  guarantees stay), KAI's over-quota division and fair-share reclaim; quota/guarantee reclaim stays.
+- ``reasons-opaque``: every scheduler keeps only generic texts: pods "0/N nodes are available." (kube-scheduler,
+  Volcano and KAI alike), Kueue's gate, empty messages in Workload, PodGroup and queue conditions, no
+  PodGroup/Workload reason events.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +28,10 @@ class Fault(str, Enum):
     PRIORITY_IGNORED = "priority-ignored"  # plain FIFO by creation time, no preemption
     GPUS_LEAK = "gpus-leak"  # GPUs of failed pods are never released
     AUDIT_GAPS = "audit-gaps"  # quota changes leave no audit record
+    GANG_PARTIAL = "gang-partial"  # gangs bound partly: some pods run (holding GPUs) while the others wait
+    BORROW_NOT_RECLAIMED = "borrow-not-reclaimed"  # no eviction across queues: a lender never gets lent GPUs back
+    FAIRSHARE_IGNORED = "fairshare-ignored"  # GPUs beyond a queue's quota go first-come-first-served
+    REASONS_OPAQUE = "reasons-opaque"  # only generic messages: gates, empty, "0/N nodes are available."
 
 
 def parse_faults(value: str | None) -> frozenset[Fault]:

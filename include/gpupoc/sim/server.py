@@ -115,13 +115,14 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
     info_path = data_dir / "sim.json"
     info = {"url": server.url, "pid": os.getpid(), "kubeconfig": str(kubeconfig), "http_url": server.http_url,
             "kubeconfig_http": str(kubeconfig_http), "ca_cert": str(pki.ca_cert),
-            "audit_log": str(state.audit_log_path), "faults": sorted(f.value for f in faults),
+            "audit_log": str(state.audit_log_path), "mode": config.scheduler.value,
+            "faults": sorted(f.value for f in faults),
             "behaviours": sorted(b.value for b in behaviours), "behaviour_seed": behaviour_seed}
     tmp = info_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, info_path)
-    log.info("serving %s (kubeconfig %s, faults %s, behaviours %s, seed %d)", server.url, kubeconfig,
-             info["faults"] or "none", info["behaviours"] or "none", behaviour_seed)
+    log.info("serving %s (scheduler %s, kubeconfig %s, faults %s, behaviours %s, seed %d)", server.url,
+             info["mode"], kubeconfig, info["faults"] or "none", info["behaviours"] or "none", behaviour_seed)
     print(f"gpupoc sim: serving {server.url}  kubeconfig {kubeconfig}", flush=True)
     loop = asyncio.get_running_loop()
     done = asyncio.Event()

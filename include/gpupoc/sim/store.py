@@ -35,6 +35,9 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "clusterqueues": ("kueue.x-k8s.io/v1beta1", "ClusterQueue", False),
     "localqueues": ("kueue.x-k8s.io/v1beta1", "LocalQueue", True),
     "resourceflavors": ("kueue.x-k8s.io/v1beta1", "ResourceFlavor", False),
+    # Volcano's by default; a KAI cluster's store says otherwise (``use_kinds``, ``modes.KINDS``)
+    "queues": ("scheduling.volcano.sh/v1beta1", "Queue", False),
+    "podgroups": ("scheduling.volcano.sh/v1beta1", "PodGroup", True),
 }
 
 Key = tuple[str, str]  # (namespace or "", name)
@@ -83,10 +86,17 @@ class Store:
 
     def __init__(self, history: int = 50_000):
         self.rv = 1
+        self.kinds: dict[str, tuple[str, str, bool]] = dict(RESOURCES)  # resource -> (apiVersion, kind, namespaced)
         self._objects: dict[str, dict[Key, dict]] = {r: {} for r in RESOURCES}
         self._history: deque[Change] = deque(maxlen=history)
         self._watches: list[Watch] = []
         self._listeners: list[Callable[[Change], None]] = []
+
+    def use_kinds(self, kinds: dict[str, tuple[str, str, bool]]) -> None:
+        """Say what some resources are in this cluster (e.g. KAI's ``queues`` instead of Volcano's)."""
+        for resource, kind in kinds.items():
+            self.kinds[resource] = kind
+            self._objects.setdefault(resource, {})
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, resource: str, namespace: str | None, name: str) -> dict | None:
@@ -109,7 +119,7 @@ class Store:
     # -- writes ------------------------------------------------------------------------------
     def create(self, resource: str, obj: dict) -> dict:
         """Store a new object: fill apiVersion, kind, uid, resourceVersion and creationTimestamp."""
-        api_version, kind, namespaced = RESOURCES[resource]
+        api_version, kind, namespaced = self.kinds[resource]
         meta = obj.setdefault("metadata", {})
         ns = meta.get("namespace", "") if namespaced else ""
         if not namespaced:
@@ -128,7 +138,7 @@ class Store:
     def update(self, resource: str, obj: dict, expect_rv: str | None = None) -> dict:
         """Record a change to a stored object (replacing it when a new dict is given)."""
         meta = obj["metadata"]
-        key = (meta.get("namespace", "") if RESOURCES[resource][2] else "", meta["name"])
+        key = (meta.get("namespace", "") if self.kinds[resource][2] else "", meta["name"])
         current = self._objects[resource].get(key)
         if current is None:
             raise NotFound(f'{resource} "{meta["name"]}" not found')
@@ -142,7 +152,7 @@ class Store:
         return obj
 
     def delete(self, resource: str, namespace: str | None, name: str) -> dict:
-        key = (namespace or "" if RESOURCES[resource][2] else "", name)
+        key = (namespace or "" if self.kinds[resource][2] else "", name)
         obj = self._objects[resource].pop(key, None)
         if obj is None:
             raise NotFound(f'{resource} "{name}" not found')

@@ -306,6 +306,34 @@ PRINTERS: dict[str, tuple[Columns, Callable[[dict], Row]]] = {
 }
 
 
+def _spec(key: str, default: object = "") -> Callable[[dict], object]:
+    return lambda o: (o.get("spec") or {}).get(key, default)
+
+
+# CRD printer columns of resources whose plural two projects share, by API group (the CRDs'
+# additionalPrinterColumns; a CRD without them prints Name and Age).
+GROUP_PRINTERS: dict[tuple[str, str], tuple[Columns, Callable[[dict], Row]]] = {
+    ("queues", "scheduling.volcano.sh"): ([_NAME, _col("PARENT", description="The parent queue of this queue")],
+                                          lambda o: [o["metadata"]["name"], _spec("parent")(o)]),
+    ("podgroups", "scheduling.volcano.sh"): (
+        [_NAME, _col("STATUS"), _col("minMember", "integer"), _col("RUNNINGS", "integer"), _col("AGE", "date"),
+         _col("QUEUE", priority=1)],
+        lambda o: [o["metadata"]["name"], _status("phase")(o) or "", _spec("minMember", 0)(o),
+                   _status("running")(o), age(o["metadata"].get("creationTimestamp")), _spec("queue")(o)]),
+    ("queues", "scheduling.run.ai"): (
+        [_NAME, _col("Priority"), _col("Parent"), _col("Children"), _col("DisplayName")],
+        lambda o: [o["metadata"]["name"], str(_spec("priority", "")(o)), _spec("parentQueue")(o),
+                   ",".join((o.get("status") or {}).get("childQueues") or []), _spec("displayName")(o)]),
+}
+
+
+def _printer(resource: str, objs: list[dict]) -> tuple[Columns, Callable[[dict], Row]]:
+    if objs and resource in ("queues", "podgroups"):
+        group = str(objs[0].get("apiVersion", "")).split("/")[0]
+        return GROUP_PRINTERS.get((resource, group), (GENERIC_COLUMNS, _generic_row))
+    return PRINTERS.get(resource, (GENERIC_COLUMNS, _generic_row))
+
+
 def partial_metadata(obj: dict) -> dict:
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
             "metadata": copy.deepcopy(obj.get("metadata") or {})}
@@ -314,7 +342,7 @@ def partial_metadata(obj: dict) -> dict:
 def to_table(resource: str, objs: list[dict], resource_version: str, include_object: str = "Metadata",
              list_meta: dict | None = None) -> dict:
     """A meta.k8s.io/v1 Table of ``objs``; ``include_object`` is None, Metadata (default) or Object."""
-    columns, row_fn = PRINTERS.get(resource, (GENERIC_COLUMNS, _generic_row))
+    columns, row_fn = _printer(resource, objs)
     rows = []
     for o in objs:
         row: dict = {"cells": row_fn(o)}

@@ -59,3 +59,44 @@ def test_serve_refuses_an_unknown_behaviour_before_starting(tmp_path, capsys):
 def test_demo_refuses_an_unknown_behaviour_before_starting_anything(capsys):
     assert main(["demo", "--behaviour", "nope"]) == 2
     assert "unknown behaviour profile 'nope'" in capsys.readouterr().err
+
+
+def test_validate_names_the_scheduler_of_each_shipped_mode(capsys):
+    from gpupoc.sim.config import shipped_config
+    from gpupoc.sim.modes import SchedulerMode
+
+    for mode in SchedulerMode:
+        assert main(["sim", "config", "validate", str(shipped_config(mode))]) == 0
+        assert f"3 tenants), scheduler {mode.value}" in capsys.readouterr().out
+
+
+def test_validate_refuses_bad_queues_with_their_paths(tmp_path, capsys):
+    import yaml
+
+    cases = [(lambda raw: raw["kueue"]["cluster_queues"][0].update(borrowing_limit_gpus=4),
+              "kueue.cluster_queues[0]: borrowing_limit_gpus: set only with a cohort"),
+             (lambda raw: raw.update(kai={"queues": [{"name": "leaf", "parent": "missing"}]}),
+              "kai.queues[0].parent: unknown queue 'missing'"),
+             (lambda raw: raw.update(volcano={"queues": [{"name": "q", "guarantee_gpus": 9, "capability_gpus": 8}]}),
+              "volcano.queues[0]: Value error, guarantee_gpus: 9 exceeds capability_gpus 8")]
+    for i, (edit, expected) in enumerate(cases):
+        raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+        edit(raw)
+        f = tmp_path / f"bad{i}.yaml"
+        f.write_text(yaml.safe_dump(raw))
+        assert main(["sim", "config", "validate", str(f)]) == 2
+        err = capsys.readouterr().err
+        assert expected.replace("Value error, ", "") in err, err
+
+
+def test_serve_refuses_an_unknown_mode(tmp_path, capsys):
+    assert main(["sim", "serve", "--mode", "slurm", "--data-dir", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown scheduler mode 'slurm'" in err and "volcano" in err
+
+
+def test_serve_refuses_a_mode_the_config_has_no_queues_for(tmp_path, capsys):
+    assert main(["sim", "serve", "--mode", "kai", "--config", str(DEFAULT_CONFIG),
+                 "--data-dir", str(tmp_path / "d")]) == 2
+    assert "kai.queues: scheduler kai needs at least one leaf queue" in capsys.readouterr().err
+    assert not (tmp_path / "d" / "sim.json").exists()

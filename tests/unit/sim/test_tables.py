@@ -109,3 +109,23 @@ def test_priorityclass_columns_like_kubectl():
     t = to_table("priorityclasses", [pc], "1")
     assert [c["name"] for c in t["columnDefinitions"]] == ["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"]
     assert t["rows"][0]["cells"] == ["hi", 1000, True, "3s", "Never"]
+
+
+def test_queues_and_podgroups_print_each_projects_columns():
+    from gpupoc.sim.tables import to_table
+
+    volcano_pg = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                  "metadata": {"name": "g", "creationTimestamp": "2026-01-01T00:00:00Z"},
+                  "spec": {"minMember": 4, "queue": "q"}, "status": {"phase": "Inqueue", "running": 1}}
+    table = to_table("podgroups", [volcano_pg], "1")
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "STATUS", "minMember", "RUNNINGS", "AGE",
+                                                                "QUEUE"]
+    assert table["rows"][0]["cells"][:4] == ["g", "Inqueue", 4, 1]
+    kai_queue = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "t"},
+                 "spec": {"priority": 100, "parentQueue": "root", "displayName": "T"}, "status": {}}
+    table = to_table("queues", [kai_queue], "1")
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Priority", "Parent", "Children",
+                                                                "DisplayName"]
+    assert table["rows"][0]["cells"] == ["t", "100", "root", "", "T"]
+    kai_pg = {**volcano_pg, "apiVersion": "scheduling.run.ai/v2alpha2"}
+    assert [c["name"] for c in to_table("podgroups", [kai_pg], "1")["columnDefinitions"]] == ["Name", "Age"]

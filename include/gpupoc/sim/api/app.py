@@ -121,7 +121,7 @@ async def dispatch(ctx: Ctx) -> web.StreamResponse:
     info = ctx.info
     if not info.resource_request:
         return await discovery.discovery(ctx)
-    spec: ResourceSpec | None = lookup(info.group, info.version, info.resource)
+    spec: ResourceSpec | None = lookup(info.group, info.version, info.resource, ctx.state.mode)
     if spec is None or (not spec.namespaced and info.namespace and info.resource != "namespaces"):
         raise StatusError(404, NOT_FOUND, "NotFound", {})
     verb, sub = info.verb, info.subresource

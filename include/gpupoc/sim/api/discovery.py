@@ -23,10 +23,10 @@ def version_info(state: ClusterState) -> dict:
             "platform": "linux/amd64"}
 
 
-def resource_list(group: str, version: str) -> dict:
-    """APIResourceList of one group/version, subresources listed as ``pods/log``."""
+def resource_list(group: str, version: str, mode=None) -> dict:
+    """APIResourceList of one group/version (as served in scheduler ``mode``), subresources listed as ``pods/log``."""
     out = []
-    for s in resources_of(group, version):
+    for s in resources_of(group, version, mode):
         if s.verbs:
             entry = {"name": s.plural, "singularName": s.singular, "namespaced": s.namespaced, "kind": s.kind,
                      "verbs": sorted(s.verbs)}
@@ -60,15 +60,16 @@ async def discovery(ctx: Ctx) -> web.Response:
         host = ctx.request.host
         return json_response({"kind": "APIVersions", "versions": ["v1"],
                               "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]})
+    mode = ctx.state.mode
     if path == "/api/v1":
-        return json_response(resource_list("", "v1"))
+        return json_response(resource_list("", "v1", mode))
     if path == "/openapi/v3":
-        return json_response(openapi.root())
+        return json_response(openapi.root(mode))
     if path.startswith("/openapi/v3/"):
-        doc = openapi.document(path)
+        doc = openapi.document(path, mode)
         if doc is not None:
             return json_response(doc)
-    groups = group_versions()
+    groups = group_versions(mode)
     if path == "/apis":
         return json_response({"kind": "APIGroupList", "apiVersion": "v1",
                               "groups": [api_group(g, vs) for g, vs in groups.items()]})
@@ -76,6 +77,6 @@ async def discovery(ctx: Ctx) -> web.Response:
     if parts[0] == "apis" and len(parts) == 2 and parts[1] in groups:
         return json_response({"kind": "APIGroup", "apiVersion": "v1", **api_group(parts[1], groups[parts[1]])})
     if parts[0] == "apis" and len(parts) == 3 and parts[2] in groups.get(parts[1], []):
-        return json_response(resource_list(parts[1], parts[2]))
+        return json_response(resource_list(parts[1], parts[2], mode))
     del info
     raise StatusError(404, "the server could not find the requested resource", "NotFound", {})

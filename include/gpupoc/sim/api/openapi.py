@@ -17,12 +17,12 @@ def _gv_path(group: str, version: str) -> str:
     return f"api/{version}" if not group else f"apis/{group}/{version}"
 
 
-def _doc(group: str, version: str) -> dict:
+def _doc(group: str, version: str, mode=None) -> dict:
     paths = {}
     params = [{"name": n, "in": "query", "schema": {"type": "string"}, "uniqueItems": True}
               for n in ("dryRun", "fieldManager", "fieldValidation", "force")]
     for s in SPECS:
-        if s.group != group or s.version != version or not s.stored:
+        if s.group != group or s.version != version or not s.stored or not s.served_in(mode):
             continue
         base = f"/{_gv_path(group, version)}" + ("/namespaces/{namespace}" if s.namespaced else "")
         gvk = {"group": group, "version": version, "kind": s.kind}
@@ -34,26 +34,26 @@ def _doc(group: str, version: str) -> dict:
             "components": {"schemas": {}}}
 
 
-def group_versions() -> list[tuple[str, str]]:
+def group_versions(mode=None) -> list[tuple[str, str]]:
     out = []
     for s in SPECS:
-        if s.stored and (s.group, s.version) not in out:
+        if s.stored and s.served_in(mode) and (s.group, s.version) not in out:
             out.append((s.group, s.version))
     return out
 
 
-def root() -> dict:
+def root(mode=None) -> dict:
     paths = {}
-    for g, v in group_versions():
-        body = json.dumps(_doc(g, v), sort_keys=True).encode()
+    for g, v in group_versions(mode):
+        body = json.dumps(_doc(g, v, mode), sort_keys=True).encode()
         paths[_gv_path(g, v)] = {"serverRelativeURL": f"/openapi/v3/{_gv_path(g, v)}?hash="
                                                       f"{hashlib.sha512(body).hexdigest()[:128].upper()}"}
     return {"paths": paths}
 
 
-def document(path: str) -> dict | None:
-    """The document of ``/openapi/v3/<gv path>`` or None."""
-    for g, v in group_versions():
+def document(path: str, mode=None) -> dict | None:
+    """The document of ``/openapi/v3/<gv path>`` (as served in scheduler ``mode``) or None."""
+    for g, v in group_versions(mode):
         if path.strip("/") == f"openapi/v3/{_gv_path(g, v)}":
-            return _doc(g, v)
+            return _doc(g, v, mode)
     return None

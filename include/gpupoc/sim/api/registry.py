@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpupoc.sim.modes import KAI_GROUP, VOLCANO_GROUP, SchedulerMode
+
 READ = ("get", "list", "watch")
 ALL = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -23,6 +25,10 @@ class ResourceSpec:
     subresources: dict[str, tuple[str, ...]] = field(default_factory=dict)
     stored: bool = True
     categories: tuple[str, ...] = ()
+    modes: frozenset[SchedulerMode] | None = None  # scheduler modes that serve it; None: every mode
+
+    def served_in(self, mode: SchedulerMode | None) -> bool:
+        return self.modes is None or mode is None or mode in self.modes
 
     @property
     def group_version(self) -> str:
@@ -35,6 +41,10 @@ KUEUE = "kueue.x-k8s.io"
 VISIBILITY = "visibility.kueue.x-k8s.io"
 AUTHZ = "authorization.k8s.io"
 SIM = "sim.gpupoc.io"
+STATUS = {"status": ("get", "patch", "update")}
+_KUEUE_MODES = frozenset({SchedulerMode.KUBE, SchedulerMode.KUEUE})
+_VOLCANO = frozenset({SchedulerMode.VOLCANO})
+_KAI = frozenset({SchedulerMode.KAI})
 
 SPECS: list[ResourceSpec] = [
     ResourceSpec("pods", CORE, "v1", "Pod", True, ALL, "pod", ("po",),
@@ -62,18 +72,26 @@ SPECS: list[ResourceSpec] = [
                  "selfsubjectrulesreview", stored=False),
     ResourceSpec("subjectaccessreviews", AUTHZ, "v1", "SubjectAccessReview", False, ("create",),
                  "subjectaccessreview", stored=False),
-    ResourceSpec("workloads", KUEUE, "v1beta1", "Workload", True, READ, "workload", ("wl",),
-                 {"status": ("get",)}, categories=("kueue",)),
-    ResourceSpec("clusterqueues", KUEUE, "v1beta1", "ClusterQueue", False, READ, "clusterqueue", ("cq",),
-                 {"status": ("get",)}, categories=("kueue",)),
-    ResourceSpec("localqueues", KUEUE, "v1beta1", "LocalQueue", True, READ, "localqueue", ("lq", "queue", "queues"),
-                 {"status": ("get",)}, categories=("kueue",)),
-    ResourceSpec("resourceflavors", KUEUE, "v1beta1", "ResourceFlavor", False, READ, "resourceflavor",
-                 ("flavor", "flavors", "rf"), categories=("kueue",)),
+    ResourceSpec("workloads", KUEUE, "v1beta1", "Workload", True, ALL, "workload", ("wl",), STATUS,
+                 categories=("kueue",), modes=_KUEUE_MODES),
+    ResourceSpec("clusterqueues", KUEUE, "v1beta1", "ClusterQueue", False, ALL, "clusterqueue", ("cq",), STATUS,
+                 categories=("kueue",), modes=_KUEUE_MODES),
+    ResourceSpec("localqueues", KUEUE, "v1beta1", "LocalQueue", True, ALL, "localqueue", ("lq", "queue", "queues"),
+                 STATUS, categories=("kueue",), modes=_KUEUE_MODES),
+    ResourceSpec("resourceflavors", KUEUE, "v1beta1", "ResourceFlavor", False, ALL, "resourceflavor",
+                 ("flavor", "flavors", "rf"), categories=("kueue",), modes=_KUEUE_MODES),
     ResourceSpec("clusterqueues", VISIBILITY, "v1beta2", "ClusterQueue", False, ("get",), "clusterqueue",
-                 subresources={"pendingworkloads": ("get",)}, stored=False),
+                 subresources={"pendingworkloads": ("get",)}, stored=False, modes=_KUEUE_MODES),
     ResourceSpec("localqueues", VISIBILITY, "v1beta2", "LocalQueue", True, ("get",), "localqueue",
-                 subresources={"pendingworkloads": ("get",)}, stored=False),
+                 subresources={"pendingworkloads": ("get",)}, stored=False, modes=_KUEUE_MODES),
+    # Volcano (volcano.sh/apis scheduling/v1beta1): Queue has a status subresource, PodGroup has none.
+    ResourceSpec("queues", VOLCANO_GROUP, "v1beta1", "Queue", False, ALL, "queue", ("q", "queue-v1beta1"), STATUS,
+                 modes=_VOLCANO),
+    ResourceSpec("podgroups", VOLCANO_GROUP, "v1beta1", "PodGroup", True, ALL, "podgroup", ("pg", "podgroup-v1beta1"),
+                 modes=_VOLCANO),
+    # KAI (NVIDIA/KAI-Scheduler pkg/apis/scheduling): Queue v2 and PodGroup v2alpha2, both with status.
+    ResourceSpec("queues", KAI_GROUP, "v2", "Queue", False, ALL, "queue", (), STATUS, modes=_KAI),
+    ResourceSpec("podgroups", KAI_GROUP, "v2alpha2", "PodGroup", True, ALL, "podgroup", ("pg",), STATUS, modes=_KAI),
     ResourceSpec("nodes", SIM, "v1", "Node", False, (), "node",
                  subresources={"fail": ("create",), "recover": ("create",)}, stored=False),
 ]
@@ -81,21 +99,23 @@ SPECS: list[ResourceSpec] = [
 _BY_KEY = {(s.group, s.version, s.plural): s for s in SPECS}
 
 
-def lookup(group: str, version: str, plural: str) -> ResourceSpec | None:
-    return _BY_KEY.get((group, version, plural))
+def lookup(group: str, version: str, plural: str, mode: SchedulerMode | None = None) -> ResourceSpec | None:
+    """The resource served at group/version/plural in ``mode`` (every mode's when None)."""
+    spec = _BY_KEY.get((group, version, plural))
+    return spec if spec is not None and spec.served_in(mode) else None
 
 
-def group_versions() -> dict[str, list[str]]:
+def group_versions(mode: SchedulerMode | None = None) -> dict[str, list[str]]:
     """Served groups (excluding core) with their versions, in discovery order."""
     out: dict[str, list[str]] = {}
     for s in SPECS:
-        if s.group and s.version not in out.setdefault(s.group, []):
+        if s.group and s.served_in(mode) and s.version not in out.setdefault(s.group, []):
             out[s.group].append(s.version)
     return out
 
 
-def resources_of(group: str, version: str) -> list[ResourceSpec]:
-    return [s for s in SPECS if s.group == group and s.version == version]
+def resources_of(group: str, version: str, mode: SchedulerMode | None = None) -> list[ResourceSpec]:
+    return [s for s in SPECS if s.group == group and s.version == version and s.served_in(mode)]
 
 
 def list_kind(spec: ResourceSpec) -> str:

@@ -28,6 +28,11 @@ PRESERVED_META = ("uid", "creationTimestamp", "namespace", "name", "deletionTime
 UPDATE_VALIDATORS: dict[str, Callable[[dict, dict], None]] = {}
 
 
+def _has_status(spec: ResourceSpec) -> bool:
+    """Whether the resource has a status subresource (writes to the main resource keep its status)."""
+    return spec.plural in STATUS_RESOURCES or "status" in spec.subresources
+
+
 def selector_of(ctx: Ctx, resource: str) -> Selector:
     try:
         return Selector.parse(resource, ctx.query.get("labelSelector"), ctx.query.get("fieldSelector"))
@@ -176,7 +181,7 @@ def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: boo
                 new_meta[k] = cur["metadata"][k]
             else:
                 new_meta.pop(k, None)
-        if spec.plural in STATUS_RESOURCES and "status" in cur:
+        if _has_status(spec) and "status" in cur:
             merged["status"] = copy.deepcopy(cur["status"])
         merged["apiVersion"], merged["kind"] = cur.get("apiVersion"), cur.get("kind")
         validator = UPDATE_VALIDATORS.get(spec.plural)
@@ -216,7 +221,7 @@ async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> 
                                    "application/strategic-merge-patch+json", "UnsupportedMediaType") from None
         raise StatusError(422, str(exc), "Invalid") from None
     shapes.check(spec.kind, new)
-    if not status_only and spec.plural in STATUS_RESOURCES:
+    if not status_only and _has_status(spec):
         new["status"] = copy.deepcopy(cur.get("status"))
     new_meta = new.get("metadata") or {}
     patch_rv = ((patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch, dict) else None)

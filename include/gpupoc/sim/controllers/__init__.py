@@ -1,7 +1,11 @@
 """The simulated cluster's controllers; ``loop`` builds them on the cluster state and drives them.
 
-Modules: ``kueue`` (queue manager) with ``kueue_evict`` (eviction and requeue), ``scheduler`` with the pure
-rules of ``scheduling``, its ``wording`` and ``release`` behaviours, ``disruption`` (what a taken-away pod goes
-through), ``recreate`` (a Job controller), ``kubelet*`` (containers), ``nodes`` (node failures) and ``actors``
-(the controllers' identities in the audit log).
+Modules: ``kueue`` (queue manager) with ``kueue_types``, ``kueue_quota`` (cohort arithmetic), ``kueue_admit``
+(admission cycle), ``kueue_preempt`` (preemption policies), ``kueue_groups`` (pod groups) and ``kueue_evict``
+(eviction and requeue); ``scheduler`` (kube-scheduler) with the pure rules of ``scheduling``, ``preemption``,
+its ``wording`` and ``release`` behaviours; the gang schedulers ``volcano`` (+ ``volcano_status``) and ``kai``
+(+ ``kai_status``) on ``gang`` (sessions, all-or-nothing placement), ``podgroups`` (membership), ``shares``
+(fair shares) and ``gang_wording``; ``disruption`` (what a taken-away pod goes through), ``recreate`` (a Job
+controller), ``kubelet*`` (containers), ``nodes`` (node failures) and ``actors`` (the controllers' identities
+in the audit log).
 """

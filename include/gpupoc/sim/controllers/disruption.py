@@ -64,6 +64,37 @@ def preempt(state: ClusterState, victim: dict, preemptor: dict, node: str, wordi
         state.recreator.replace(victim)
 
 
+def evict(state: ClusterState, victim: dict, actor: actors.Actor, wording: W.Wording, reason: str, message: str,
+          event_on: dict | None = None) -> None:
+    """A gang scheduler's reclaim stops ``victim``: Volcano's Warning ``Evict`` on the pod with Ready=False
+    reason ``Evict``; KAI's Normal ``Evict`` on the victim's PodGroup (``event_on``). Then a graceful
+    delete, audited as ``actor``, and the Job controller's replacement under a recreating profile."""
+    if event_on is None:
+        state.events.record(victim, reason, message, WARNING, component=wording.component)
+        S.set_condition(victim, "Ready", "False", reason, message)
+        state.store.update("pods", victim)
+        actors.audit_write(state, actor, "patch", victim, subresource="status",
+                           request_object=_status_patch(victim, "Ready"))
+    else:
+        state.events.record(event_on, reason, message, NORMAL, component=wording.component)
+    _graceful_delete(state, victim)
+    actors.audit_write(state, actor, "delete", victim, request_object=actors.DELETE_OPTIONS)
+    if state.recreator is not None:
+        state.recreator.replace(victim)
+
+
+def kueue_stop(state: ClusterState, victim: dict, message: str) -> None:
+    """Kueue's preemption stops a pod of an evicted Workload: marked (``kueue_evict.mark_stopped``), deleted
+    gracefully, audited as Kueue's service account, replaced under a recreating profile."""
+    kueue_evict.mark_stopped(state, victim, message)
+    actors.audit_write(state, actors.KUEUE, "patch", victim, subresource="status",
+                       request_object=_status_patch(victim, "TerminationTarget"))
+    _graceful_delete(state, victim)
+    actors.audit_write(state, actors.KUEUE, "delete", victim, request_object=actors.DELETE_OPTIONS)
+    if state.recreator is not None:
+        state.recreator.replace(victim)
+
+
 def _graceful_delete(state: ClusterState, pod: dict) -> None:
     grace = pod.get("spec", {}).get("terminationGracePeriodSeconds")
     grace = 30 if grace is None else int(grace)

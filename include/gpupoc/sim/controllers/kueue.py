@@ -1,90 +1,42 @@
-"""Kueue emulation: LocalQueue -> ClusterQueue nominal GPU quota, admission gate, Workloads, visibility.
+"""Kueue emulation: LocalQueue -> ClusterQueue quotas in cohorts, admission gate, Workloads, visibility.
 
-How the API server calls it (contract):
+How the API server calls it (contract; kube and kueue modes only, inert otherwise):
 1. ``on_pod_create(state, pod)`` before a new pod is stored. A pod labelled ``kueue.x-k8s.io/queue-name``
    gets label ``kueue.x-k8s.io/managed=true`` and scheduling gate ``kueue.x-k8s.io/admission`` (other gates
    are kept), as Kueue's pod webhook does, whether or not the LocalQueue exists. Never raises.
-2. ``after_pod_created(state, pod)`` right after the pod is stored: creates its Workload. Optional: pods
-   marked in step 1 whose Workload is missing get it on the next ``kueue_pass`` anyway.
+2. ``after_pod_created(state, pod)`` right after the pod is stored: creates its Workload, or, for a pod of a
+   pod group (label ``kueue.x-k8s.io/pod-group-name``, annotation ``kueue.x-k8s.io/pod-group-total-count``),
+   the group's Workload once all its pods exist (``kueue_groups``). Optional: pods marked in step 1 whose
+   Workload is missing get it on the next ``kueue_pass`` anyway.
 3. ``kueue_pass(state)`` from the controller loop: finishes Workloads of finished pods, deletes those of
-   deleted pods (owner garbage collection), admits pending Workloads per ClusterQueue in priority then
-   creation order within the nominal quota (StrictFIFO stops at the first that does not fit,
-   BestEffortFIFO goes on), and keeps ClusterQueue and LocalQueue status counts current.
+   deleted pods (owner garbage collection), runs an admission cycle (``kueue_admit``: cohorts, borrowing
+   and lending limits, preemption policies, fair sharing) and keeps ClusterQueue and LocalQueue status
+   current.
 4. ``pending_workloads(state, cluster_queue=..., namespace=..., local_queue=...)``: the visibility API's
-   items, in queue order, with positions.
+   items, in queue order (priority, then creation), with ``positionInClusterQueue`` and
+   ``positionInLocalQueue``.
 Admission removes only Kueue's gate: a pod also gated by another controller stays unscheduled until that
 gate goes too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass, field
 
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers.scheduling import gpu_request, priority_of
+from gpupoc.sim.controllers.kueue_admit import admit_cycle, update_status
+from gpupoc.sim.controllers.kueue_groups import GroupComposer
+from gpupoc.sim.controllers.kueue_types import (  # noqa: F401  (re-exported: the module's API)
+    ADMISSION_GATE, COMPONENT, GPU, JOB_UID_LABEL, MANAGED_LABEL, POD_SET, QUEUE_LABEL, Entry, Key,
+    pending_message, podset_gpus, set_condition, template_spec, workload_name)
+from gpupoc.sim.controllers.scheduling import priority_of
 from gpupoc.sim.events import NORMAL
+from gpupoc.sim.modes import SchedulerMode
 from gpupoc.sim.store import Change, Conflict
 
 log = logging.getLogger(__name__)
-
-GPU = "nvidia.com/gpu"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-MANAGED_LABEL = "kueue.x-k8s.io/managed"
-ADMISSION_GATE = "kueue.x-k8s.io/admission"
-POD_SET = "main"
-COMPONENT = "kueue-admission"
-Key = tuple[str, str]
-
-
-def workload_name(pod_name: str, pod_uid: str) -> str:
-    """Kueue's name for a pod's Workload: ``pod-<pod name>-<5 hex of a hash of the owner>``."""
-    digest = hashlib.sha1(f"{pod_uid}/v1/Pod".encode()).hexdigest()[:5]
-    return f"pod-{pod_name[:240]}-{digest}"
-
-
-def set_condition(obj: dict, type_: str, status: str, reason: str, message: str) -> bool:
-    """metav1.Condition semantics on a Workload; returns whether it changed."""
-    conds = obj.setdefault("status", {}).setdefault("conditions", [])
-    current = next((c for c in conds if c["type"] == type_), None)
-    if current and (current["status"], current["reason"], current["message"]) == (status, reason, message):
-        return False
-    new = {"type": type_, "status": status, "reason": reason, "message": message,
-           "lastTransitionTime": clock.rfc3339(), "observedGeneration": 1}
-    if current is not None:
-        if current["status"] == status:
-            new["lastTransitionTime"] = current["lastTransitionTime"]
-        conds[conds.index(current)] = new
-    else:
-        conds.append(new)
-    return True
-
-
-def pending_message(flavor: str, need: int, used: int, nominal: int) -> str:
-    """Kueue's flavor-assignment failure for one pod set."""
-    if need > nominal:
-        return (f"couldn't assign flavors to pod set {POD_SET}: insufficient quota for {GPU} in flavor {flavor}, "
-                f"request > maximum capacity ({need} > {nominal})")
-    return (f"couldn't assign flavors to pod set {POD_SET}: insufficient unused quota for {GPU} in flavor "
-            f"{flavor}, {used + need - nominal} more needed")
-
-
-@dataclass
-class Entry:
-    """One Workload as the queue manager sees it."""
-
-    key: Key  # (namespace, workload name)
-    pod: Key
-    local_queue: str
-    gpus: int
-    priority: int
-    created: str
-    seq: int
-    admitted: bool = False
-    finished: bool = False
-
 
 @dataclass
 class Kueue:
@@ -99,9 +51,14 @@ class Kueue:
     _specs: dict[tuple, dict | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.groups = GroupComposer(self)
         for wl in self.state.store.list("workloads"):
             self._index(wl)
         self.state.store.add_listener(self._on_change)
+
+    @property
+    def active(self) -> bool:
+        return self.state.mode in (SchedulerMode.KUBE, SchedulerMode.KUEUE)
 
     def _on_change(self, change: Change) -> None:
         if change.resource in ("clusterqueues", "localqueues", "resourceflavors"):
@@ -111,8 +68,14 @@ class Kueue:
             if self._specs.get(key) != spec:  # status-only updates (ours) change nothing
                 self._specs[key] = spec
                 self.dirty = True
-        elif change.resource == "workloads" and change.type == "DELETED":
-            self.dirty = True
+        elif change.resource == "workloads":
+            meta = change.obj["metadata"]
+            key = (meta.get("namespace", ""), meta["name"])
+            if change.type == "DELETED":
+                self.dirty = True
+            elif change.type == "ADDED" and key not in self.entries:  # created through the API
+                self._index(change.obj)
+                self.dirty = True
         elif change.resource == "pods":
             meta = change.obj["metadata"]
             key = (meta.get("namespace", ""), meta["name"])
@@ -121,48 +84,66 @@ class Kueue:
                 self.dirty = True
 
     def _index(self, wl: dict) -> Entry:
-        meta, spec = wl["metadata"], wl["spec"]
-        owner = (meta.get("ownerReferences") or [{}])[0]
+        meta, spec = wl["metadata"], wl.get("spec") or {}
+        pods = [(meta["namespace"], o.get("name", "")) for o in meta.get("ownerReferences") or []
+                if o.get("kind") == "Pod"]
         conds = {c["type"]: c["status"] for c in wl.get("status", {}).get("conditions") or []}
+        podsets = spec.get("podSets") or []
         self._seq += 1
-        entry = Entry((meta["namespace"], meta["name"]), (meta["namespace"], owner.get("name", "")),
-                      spec.get("queueName", ""), sum(_podset_gpus(ps) for ps in spec.get("podSets") or []),
-                      int(spec.get("priority") or 0), meta.get("creationTimestamp", ""), self._seq,
-                      admitted=conds.get("QuotaReserved") == "True", finished=conds.get("Finished") == "True")
+        entry = Entry((meta["namespace"], meta["name"]), pods, spec.get("queueName", ""),
+                      sum(podset_gpus(ps) for ps in podsets), int(spec.get("priority") or 0),
+                      meta.get("creationTimestamp", ""), self._seq,
+                      admitted=conds.get("QuotaReserved") == "True", finished=conds.get("Finished") == "True",
+                      pod_set=(podsets[0].get("name") if podsets else POD_SET) or POD_SET)
         self.entries[entry.key] = entry
-        self.by_pod[entry.pod] = entry.key
+        for p in pods:
+            self.by_pod[p] = entry.key
         return entry
 
     # -- workload creation --------------------------------------------------------------------------
     def create_workload(self, pod: dict) -> dict | None:
+        """The Workload of a single pod (a pod of a group waits for its group, ``kueue_groups``)."""
         meta = pod["metadata"]
         key = (meta.get("namespace", ""), meta["name"])
         if key in self.by_pod:
             return None
+        if self.groups.claims(pod):
+            return self.groups.add(pod)
+        wl = self.workload_body(workload_name(meta["name"], meta.get("uid", "")), [pod],
+                                {meta.get("uid", "")}, [(POD_SET, [pod])])
+        return self.store_workload(wl)
+
+    def workload_body(self, name: str, owners: list[dict], job_uid: set[str],
+                      podsets: list[tuple[str, list[dict]]]) -> dict:
+        first = owners[0]
+        meta, spec = first["metadata"], first.get("spec", {})
         queue = (meta.get("labels") or {}).get(QUEUE_LABEL, "")
-        spec = pod.get("spec", {})
-        wl = {
+        return {
             "metadata": {
-                "name": workload_name(meta["name"], meta.get("uid", "")),
-                "namespace": key[0],
-                "labels": {"kueue.x-k8s.io/job-uid": meta.get("uid", "")},
-                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
-                                     "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}],
+                "name": name, "namespace": meta.get("namespace", ""),
+                "labels": {JOB_UID_LABEL: sorted(job_uid)[0]} if len(job_uid) == 1 else {},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": o["metadata"]["name"],
+                                     "uid": o["metadata"].get("uid", ""), "controller": len(owners) == 1,
+                                     "blockOwnerDeletion": True} for o in owners],
                 "finalizers": ["kueue.x-k8s.io/resource-in-use"],
                 "generation": 1,
             },
             "spec": {
                 "active": True,
                 "queueName": queue,
-                "priority": priority_of(pod),
+                "priority": max(priority_of(o) for o in owners),
                 "priorityClassName": spec.get("priorityClassName", ""),
                 "priorityClassSource": "scheduling.k8s.io/priorityclass" if spec.get("priorityClassName") else "",
-                "podSets": [{"name": POD_SET, "count": 1, "template": {
-                    "metadata": {"labels": dict(meta.get("labels") or {})}, "spec": _template_spec(spec)}}],
+                "podSets": [{"name": name_, "count": len(pods), "template": {
+                    "metadata": {"labels": dict(pods[0]["metadata"].get("labels") or {})},
+                    "spec": template_spec(pods[0].get("spec", {}))}} for name_, pods in podsets],
             },
             "status": {"conditions": []},
         }
-        if self.state.store.get("localqueues", key[0], queue) is None:
+
+    def store_workload(self, wl: dict) -> dict | None:
+        ns, queue = wl["metadata"]["namespace"], wl["spec"]["queueName"]
+        if self.state.store.get("localqueues", ns, queue) is None:
             set_condition(wl, "QuotaReserved", "False", "Inadmissible", f"LocalQueue {queue} doesn't exist")
         try:
             self.state.store.create("workloads", wl)
@@ -175,46 +156,55 @@ class Kueue:
     # -- the pass -----------------------------------------------------------------------------------
     def run_pass(self) -> int:
         """One reconcile; returns how many Workloads were admitted."""
+        if not self.active:
+            return 0
         store = self.state.store
         while self.to_create:
             ns, name = self.to_create.pop(0)
             pod = store.get("pods", ns, name)
             if pod is not None and (ns, name) not in self.by_pod:
                 self.create_workload(pod)
+        self.groups.compose()
         if not self.dirty:
             return 0
         self.dirty = False
         self._finish()
-        admitted = 0
-        queues = self._queues()
-        for cq in store.list("clusterqueues"):
-            admitted += self._admit_queue(cq, queues)
-        self._update_status(queues)
+        admitted = admit_cycle(self)
+        update_status(self)
         return admitted
 
     def _finish(self) -> None:
         store = self.state.store
         for entry in list(self.entries.values()):
-            if entry.finished:
-                continue
-            pod = store.get("pods", *entry.pod)
             wl = store.get("workloads", *entry.key)
             if wl is None:
                 self._drop(entry)
-            elif pod is None:  # owner gone: the garbage collector deletes the Workload
+                continue
+            if not entry.pods:
+                continue  # a Workload made through the API: nothing owns it here
+            pods = [store.get("pods", *k) for k in entry.pods]
+            live = [p for p in pods if p is not None]
+            if not live:  # owners gone: the garbage collector deletes the Workload
                 store.delete("workloads", *entry.key)
                 self._drop(entry)
-            elif pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
-                ok = pod["status"]["phase"] == "Succeeded"
-                message = "Job finished successfully" if ok else (pod["status"].get("message") or "Job failed")
+                continue
+            if entry.finished:
+                continue
+            phases = [p.get("status", {}).get("phase") for p in live]
+            if len(live) == len(pods) and all(ph in ("Succeeded", "Failed") for ph in phases):
+                ok = all(ph == "Succeeded" for ph in phases)
+                failed = next((p for p in live if p.get("status", {}).get("phase") == "Failed"), None)
+                message = "Job finished successfully" if ok else ((failed or {}).get("status", {}).get("message")
+                                                                  or "Job failed")
                 set_condition(wl, "Finished", "True", "Succeeded" if ok else "Failed", message)
                 store.update("workloads", wl)
                 entry.finished = True
 
     def _drop(self, entry: Entry) -> None:
         self.entries.pop(entry.key, None)
-        if self.by_pod.get(entry.pod) == entry.key:
-            del self.by_pod[entry.pod]
+        for p in entry.pods:
+            if self.by_pod.get(p) == entry.key:
+                del self.by_pod[p]
 
     def _queues(self) -> dict[Key, str]:
         """(namespace, LocalQueue) -> ClusterQueue."""
@@ -232,32 +222,13 @@ class Kueue:
         return sum(e.gpus for e in self.entries.values()
                    if e.admitted and not e.finished and queues.get((e.key[0], e.local_queue)) == cq_name)
 
-    def _admit_queue(self, cq: dict, queues: dict[Key, str]) -> int:
-        name = cq["metadata"]["name"]
-        flavor, nominal = _flavor_quota(cq)
-        strict = cq.get("spec", {}).get("queueingStrategy") == "StrictFIFO"
-        used, admitted, blocked = self.usage(name, queues), 0, False
-        for entry in self.ordered(name, queues):
-            wl = self.state.store.get("workloads", *entry.key)
-            if wl is None:
-                continue
-            if not blocked and used + entry.gpus <= nominal:
-                self._admit(entry, wl, name, flavor)
-                used += entry.gpus
-                admitted += 1
-                continue
-            if blocked and used + entry.gpus <= nominal:
-                continue  # StrictFIFO: waits behind the head without a flavor verdict
-            message = pending_message(flavor, entry.gpus, used, nominal)
-            if set_condition(wl, "QuotaReserved", "False", "Pending", message):
-                self.state.store.update("workloads", wl)
-            blocked = blocked or strict
-        return admitted
-
-    def _admit(self, entry: Entry, wl: dict, cq: str, flavor: str) -> None:
+    def admit(self, entry: Entry, wl: dict, cq: str, flavor: str) -> None:
+        """Reserve quota and admit: conditions, events, the pods ungated and pinned to the flavor's nodes."""
         store = self.state.store
         wl["status"]["admission"] = {"clusterQueue": cq, "podSetAssignments": [{
-            "name": POD_SET, "flavors": {GPU: flavor}, "resourceUsage": {GPU: str(entry.gpus)}, "count": 1}]}
+            "name": ps.get("name", POD_SET), "flavors": {GPU: flavor},
+            "resourceUsage": {GPU: str(podset_gpus(ps))}, "count": int(ps.get("count", 1))}
+            for ps in wl["spec"].get("podSets") or []]}
         set_condition(wl, "QuotaReserved", "True", "QuotaReserved", f"Quota reserved in ClusterQueue {cq}")
         set_condition(wl, "Admitted", "True", "Admitted", "The workload is admitted")
         for cond in list(wl["status"].get("conditions") or []):  # a requeued Workload keeps its eviction as history
@@ -265,79 +236,27 @@ class Kueue:
                 set_condition(wl, cond["type"], "False", "QuotaReserved", "Previously: " + cond["message"])
         store.update("workloads", wl)
         entry.admitted = True
+        entry.admitted_at = clock.now().timestamp()
         self.state.events.record(wl, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}, wait time since "
                                  f"queued was {_age(entry.created)}s", NORMAL, component=COMPONENT)
         self.state.events.record(wl, "Admitted", f"Admitted by ClusterQueue {cq}, wait time since reservation "
                                  "was 0s", NORMAL, component=COMPONENT)
-        pod = store.get("pods", *entry.pod)
-        if pod is None:
-            return
-        spec = pod.setdefault("spec", {})
-        gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != ADMISSION_GATE]
-        if gates:
-            spec["schedulingGates"] = gates
-        else:
-            spec.pop("schedulingGates", None)
         flavor_obj = store.get("resourceflavors", None, flavor)
         labels = (flavor_obj or {}).get("spec", {}).get("nodeLabels") or {}
-        if labels:
-            spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **labels}
-        store.update("pods", pod)
+        for key in entry.pods:
+            pod = store.get("pods", *key)
+            if pod is None:
+                continue
+            spec = pod.setdefault("spec", {})
+            gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != ADMISSION_GATE]
+            if gates:
+                spec["schedulingGates"] = gates
+            else:
+                spec.pop("schedulingGates", None)
+            if labels:
+                spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **labels}
+            store.update("pods", pod)
         self.state.kick()
-
-    def _update_status(self, queues: dict[Key, str]) -> None:
-        store = self.state.store
-        for cq in store.list("clusterqueues"):
-            name = cq["metadata"]["name"]
-            flavor, _ = _flavor_quota(cq)
-            mine = [e for e in self.entries.values()
-                    if not e.finished and queues.get((e.key[0], e.local_queue)) == name]
-            used = sum(e.gpus for e in mine if e.admitted)
-            admitted = sum(1 for e in mine if e.admitted)
-            usage = [{"name": flavor, "resources": [{"name": GPU, "total": str(used), "borrowed": "0"}]}]
-            status = {**cq.get("status", {}), "pendingWorkloads": len(mine) - admitted,
-                      "reservingWorkloads": admitted, "admittedWorkloads": admitted,
-                      "flavorsReservation": usage, "flavorsUsage": usage,
-                      "conditions": [{"type": "Active", "status": "True", "reason": "Ready",
-                                      "message": "Can admit new workloads", "observedGeneration": 1,
-                                      "lastTransitionTime": cq["metadata"].get("creationTimestamp", "")}]}
-            if status != cq.get("status"):
-                cq["status"] = status
-                store.update("clusterqueues", cq)
-        for lq in store.list("localqueues"):
-            key = (lq["metadata"]["namespace"], lq["metadata"]["name"])
-            mine = [e for e in self.entries.values() if not e.finished and (e.key[0], e.local_queue) == key]
-            admitted = [e for e in mine if e.admitted]
-            cq = store.get("clusterqueues", None, queues.get(key, ""))
-            flavor = _flavor_quota(cq)[0] if cq else ""
-            usage = [{"name": flavor, "resources": [{"name": GPU, "total": str(sum(e.gpus for e in admitted))}]}]
-            status = {**lq.get("status", {}), "pendingWorkloads": len(mine) - len(admitted),
-                      "reservingWorkloads": len(admitted), "admittedWorkloads": len(admitted),
-                      "flavorsReservation": usage, "flavorUsage": usage}
-            if status != lq.get("status"):
-                lq["status"] = status
-                store.update("localqueues", lq)
-
-
-def _podset_gpus(podset: dict) -> int:
-    return gpu_request({"spec": podset.get("template", {}).get("spec", {})}) * int(podset.get("count", 1))
-
-
-def _template_spec(spec: dict) -> dict:
-    drop = ("nodeName", "schedulingGates")
-    return {k: v for k, v in spec.items() if k not in drop}
-
-
-def _flavor_quota(cq: dict) -> tuple[str, int]:
-    for group in cq.get("spec", {}).get("resourceGroups") or []:
-        for flavor in group.get("flavors") or []:
-            for res in flavor.get("resources") or []:
-                if res.get("name") == GPU:
-                    try:
-                        return flavor.get("name", ""), int(str(res.get("nominalQuota", "0")))
-                    except ValueError:
-                        return flavor.get("name", ""), 0
-    return "", 0
 
 
 def _age(created: str) -> int:
@@ -358,6 +277,8 @@ def kueue_for(state: ClusterState) -> Kueue:
 def on_pod_create(state: ClusterState, pod: dict) -> None:
     """Mutate a pod about to be stored the way Kueue's pod webhook does (see module docstring)."""
     try:
+        if state.mode not in (SchedulerMode.KUBE, SchedulerMode.KUEUE):
+            return
         meta = pod.setdefault("metadata", {})
         labels = meta.get("labels") or {}
         if not labels.get(QUEUE_LABEL):
@@ -376,7 +297,7 @@ def on_pod_create(state: ClusterState, pod: dict) -> None:
 def after_pod_created(state: ClusterState, pod: dict) -> None:
     """Create the Workload of a pod just stored (no-op for pods Kueue does not manage)."""
     try:
-        if (pod.get("metadata", {}).get("labels") or {}).get(MANAGED_LABEL) == "true":
+        if (pod.get("metadata", {}).get("labels") or {}).get(MANAGED_LABEL) == "true" and kueue_for(state).active:
             kueue_for(state).create_workload(pod)
             state.kick()
     except Exception:

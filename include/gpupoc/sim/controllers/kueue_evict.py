@@ -14,32 +14,51 @@ Workload of a taken-away pod to its replacement, which then waits for the Worklo
 from __future__ import annotations
 
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers import kueue as K
+from gpupoc.sim.controllers import kueue_types as K
 from gpupoc.sim.controllers.scheduling import set_condition as set_pod_condition
 from gpupoc.sim.events import NORMAL
 
 JOB_CONTROLLER = "kueue-job-controller"
 EVICTED_BY_PREEMPTION = "Preempted"
 STOP_REASON = "WorkloadEvictedDueToPreempted"
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+HUMAN_READABLE = {  # preemption.HumanReadablePreemptionReasons
+    IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
+    IN_COHORT_RECLAMATION: "reclamation within the cohort",
+    IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
+    IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+}
+
+
+def workload_message(wl: dict | None, fallback_uid: str = "", reason: str = IN_CLUSTER_QUEUE) -> str:
+    """``preemptionMessage``: the preemptor Workload's and job's UIDs (UNKNOWN when missing) and why."""
+    wl_uid = (wl or {}).get("metadata", {}).get("uid") or "UNKNOWN"
+    job_uid = ((wl or {}).get("metadata", {}).get("labels") or {}).get(K.JOB_UID_LABEL) or fallback_uid or "UNKNOWN"
+    return f"Preempted to accommodate a workload (UID: {wl_uid}, JobUID: {job_uid}) due to {HUMAN_READABLE[reason]}"
 
 
 def preemption_message(state: ClusterState, preemptor: dict) -> str:
-    """Kueue's message naming the preemptor's Workload and job UIDs (UNKNOWN when it has no Workload)."""
+    """Kueue's message for a pod preempted by ``preemptor`` (a pod) inside its ClusterQueue."""
     meta = preemptor["metadata"]
     kq = state.kueue
     wl_key = kq.by_pod.get((meta.get("namespace", ""), meta["name"])) if kq is not None else None
     wl = state.store.get("workloads", *wl_key) if wl_key else None
-    wl_uid = wl["metadata"].get("uid", "UNKNOWN") if wl else "UNKNOWN"
-    job_uid = ((wl or {}).get("metadata", {}).get("labels") or {}).get("kueue.x-k8s.io/job-uid") \
-        or meta.get("uid") or "UNKNOWN"
-    return (f"Preempted to accommodate a workload (UID: {wl_uid}, JobUID: {job_uid}) due to prioritization in "
-            "the ClusterQueue")
+    return workload_message(wl, meta.get("uid", ""))
 
 
 def stop_pod(state: ClusterState, victim: dict, message: str) -> None:
     """Evict the victim's Workload (if any) and mark the pod for termination as Kueue's job reconciler does
     (the caller deletes it)."""
     _evict_workload(state, victim, message)
+    mark_stopped(state, victim, message)
+
+
+def mark_stopped(state: ClusterState, victim: dict, message: str) -> None:
+    """The pod of an evicted Workload: condition TerminationTarget (WorkloadEvictedDueToPreempted), event
+    ``Stopped``."""
     set_pod_condition(victim, "TerminationTarget", "True", STOP_REASON, message)
     state.store.update("pods", victim)
     state.events.record(victim, "Stopped", message, NORMAL, component=JOB_CONTROLLER)
@@ -50,12 +69,20 @@ def _evict_workload(state: ClusterState, victim: dict, message: str) -> None:
     meta = victim["metadata"]
     key = kq.by_pod.get((meta.get("namespace", ""), meta["name"])) if kq is not None else None
     entry = kq.entries.get(key) if key else None
-    wl = state.store.get("workloads", *key) if key else None
-    if entry is None or wl is None or entry.finished:
+    if entry is not None:
+        evict_workload(state, entry, message, IN_CLUSTER_QUEUE)
+
+
+def evict_workload(state: ClusterState, entry, message: str, reason: str) -> None:
+    """Evict an admitted Workload the way Kueue's preemptor does: ``Evicted`` (reason Preempted),
+    ``Preempted`` (``reason``), no more quota, ``Requeued``, eviction counted, events."""
+    kq = state.kueue
+    wl = state.store.get("workloads", *entry.key)
+    if wl is None or entry.finished:
         return
     status = wl.setdefault("status", {})
     K.set_condition(wl, "Evicted", "True", EVICTED_BY_PREEMPTION, message)
-    K.set_condition(wl, "Preempted", "True", "InClusterQueue", message)
+    K.set_condition(wl, "Preempted", "True", reason, message)
     K.set_condition(wl, "QuotaReserved", "False", "Pending", message)
     K.set_condition(wl, "Admitted", "False", "NoReservation", "The workload has no reservation")
     K.set_condition(wl, "Requeued", "True", EVICTED_BY_PREEMPTION, message)
@@ -63,7 +90,7 @@ def _evict_workload(state: ClusterState, victim: dict, message: str) -> None:
     stats = status.setdefault("schedulingStats", {}).setdefault("evictions", [])
     row = next((r for r in stats if r.get("reason") == EVICTED_BY_PREEMPTION), None)
     if row is None:
-        stats.append({"reason": EVICTED_BY_PREEMPTION, "underlyingCause": "InClusterQueue", "count": 1})
+        stats.append({"reason": EVICTED_BY_PREEMPTION, "underlyingCause": reason, "count": 1})
     else:
         row["count"] = int(row.get("count", 0)) + 1
     state.store.update("workloads", wl)
@@ -88,10 +115,11 @@ def adopt(state: ClusterState, old: tuple[str, str], pod: dict) -> None:
     new = (meta["namespace"], meta["name"])
     del kq.by_pod[old]
     kq.by_pod[new] = key
-    entry.pod = new
-    wl["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
-                                          "uid": meta.get("uid", ""), "controller": True,
-                                          "blockOwnerDeletion": True}]
+    entry.pods = [new if k == old else k for k in entry.pods]
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta.get("uid", ""),
+           "controller": len(entry.pods) == 1, "blockOwnerDeletion": True}
+    wl["metadata"]["ownerReferences"] = [ref if r.get("name") == old[1] else r
+                                         for r in wl["metadata"].get("ownerReferences") or []] or [ref]
     state.store.update("workloads", wl)
     kq.dirty = True
     if entry.admitted:

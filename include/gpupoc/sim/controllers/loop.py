@@ -1,8 +1,8 @@
 """The controller loop of the simulated cluster: Kueue, scheduler, Job controller, kubelet, nodes, quota usage.
 
 ``build_controllers(state)`` (called by ``bootstrap``) puts every controller and index on the state's
-declared fields. ``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a scheduling
-pass, the Job controller's replacements (recreating behaviour profiles only), the kubelet reconcile, the nodes
+declared fields. ``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a Volcano or
+KAI session (those modes only), a scheduling pass, the Job controller's replacements (recreating behaviour profiles only), the kubelet reconcile, the nodes
 controller reconcile and the ResourceQuota usage refresh, then sleeps until something changes (store changes
 to pods and nodes kick it) or ``TICK_SECONDS`` pass, so that timed transitions (grace periods, back-offs,
 workload durations, staggered releases) happen. An exception in one pass is logged and the loop goes on.
@@ -25,12 +25,14 @@ from gpupoc.sim.controllers.kubelet import kubelet_for
 from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
 from gpupoc.sim.controllers.scheduler import scheduler_for
+from gpupoc.sim.modes import SchedulerMode
 from gpupoc.sim.store import Change
 
 log = logging.getLogger(__name__)
 
 TICK_SECONDS = 0.5
-KICK_RESOURCES = frozenset({"pods", "nodes", "workloads", "clusterqueues", "localqueues", "resourcequotas"})
+KICK_RESOURCES = frozenset({"pods", "nodes", "workloads", "clusterqueues", "localqueues", "resourcequotas",
+                            "podgroups", "queues"})
 _LOG_EVERY_SECONDS = 10.0
 
 
@@ -47,6 +49,7 @@ def build_controllers(state: ClusterState) -> None:
     scheduler, the Job controller, the kubelet, the event index and the quota usage tracker."""
     kueue_for(state)
     scheduler_for(state)
+    gang_scheduler(state)
     recreator_for(state)
     kubelet_for(state)
     event_index(state)
@@ -84,6 +87,19 @@ def loop_stats(state: ClusterState) -> dict[str, list[float]]:
     return state.controller_stats
 
 
+def gang_scheduler(state: ClusterState):
+    """The cluster's gang scheduler (Volcano or KAI), created on first use; None in the kube and kueue modes."""
+    if state.mode == SchedulerMode.VOLCANO:
+        from gpupoc.sim.controllers.volcano import volcano_for
+
+        return volcano_for(state)
+    if state.mode == SchedulerMode.KAI:
+        from gpupoc.sim.controllers.kai import kai_for
+
+        return kai_for(state)
+    return None
+
+
 def _kicker(state: ClusterState) -> Callable[[Change], None]:
     def on_change(change: Change) -> None:
         if change.resource in KICK_RESOURCES:
@@ -96,6 +112,7 @@ async def run_controllers(state: ClusterState, stop: asyncio.Event, tick: float 
     tune_gc()
     build_controllers(state)
     kueue, scheduler, recreator, kubelet = state.kueue, state.scheduler, state.recreator, state.kubelet
+    gang = gang_scheduler(state)
     state.store.add_listener(_kicker(state))
     guard = _Guard(loop_stats(state))
 
@@ -107,6 +124,8 @@ async def run_controllers(state: ClusterState, stop: asyncio.Event, tick: float 
     try:
         while not stop.is_set():
             await guard.run("kueue", kueue.run_pass)
+            if gang is not None:
+                await guard.run(state.mode.value, gang.run_pass)
             await guard.run("scheduler", scheduler.run_pass)
             if recreator.enabled:
                 await guard.run("recreate", recreator.run_pass)

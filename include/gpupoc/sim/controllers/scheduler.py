@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers import disruption
 from gpupoc.sim.controllers import scheduling as S
+from gpupoc.sim.controllers.preemption import PreemptionMixin
 from gpupoc.sim.controllers.release import StaggeredRelease
 from gpupoc.sim.controllers.scheduling import NameBucket, set_condition
-from gpupoc.sim.controllers.wording import wording_for
+from gpupoc.sim.controllers.wording import KUBE_WORDING, Wording, opaque_fit_error, wordings_for
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import Change
@@ -52,7 +52,14 @@ class Failure:
     unresolvable: Counter = field(default_factory=Counter)
     resolvable: dict[str, list[str]] = field(default_factory=dict)
     post: str | None = None
-    messages: dict[str | None, str] = field(default_factory=dict)  # post-filter message -> full message
+    messages: dict[tuple, str] = field(default_factory=dict)  # (post-filter message, dialect) -> full message
+
+    def counts(self) -> Counter:
+        """Nodes per reason, unresolvable and resolvable alike (the FitError histogram)."""
+        out: Counter = Counter(self.unresolvable)
+        for r, names in self.resolvable.items():
+            out[r] += len(names)
+        return out
 
 
 class NodeClass:
@@ -64,7 +71,7 @@ class NodeClass:
         self.buckets = [NameBucket() for _ in range(size + 1)]
 
 
-class Scheduler:
+class Scheduler(PreemptionMixin):
     """kube-scheduler for one simulated cluster (see module docstring)."""
 
     def __init__(self, state: ClusterState):
@@ -92,8 +99,10 @@ class Scheduler:
         self._capacity_freed = True
         self._last_full = 0.0
         self._last_free_total = -1
+        self.moves = 0  # changes to the free-GPU buckets (a fit computed earlier is stale once this grows)
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
-        self.wording = wording_for(state.behaviours)
+        self.wordings = wordings_for(state.mode, state.behaviours)  # scheduler name -> how it speaks
+        self.opaque = state.has(Fault.REASONS_OPAQUE)
         self.release = StaggeredRelease(state.behaviour_seed) if state.behaves(Behaviour.RELEASE_STAGGERED) \
             else None
         for pod in self.store.list("pods"):
@@ -112,7 +121,7 @@ class Scheduler:
         key = (meta.get("namespace", ""), meta["name"])
         deleted = type_ == "DELETED"
         node = spec.get("nodeName")
-        ours = spec.get("schedulerName", S.DEFAULT_SCHEDULER) in self.wording.scheduler_names
+        ours = spec.get("schedulerName", S.DEFAULT_SCHEDULER) in self.wordings
         schedulable = (not deleted and not node and status.get("phase", "Pending") == "Pending"
                        and not meta.get("deletionTimestamp") and ours)
         pending = schedulable and not spec.get("schedulingGates")
@@ -189,6 +198,7 @@ class Scheduler:
         return total
 
     def _move(self, name: str, free: int) -> None:
+        self.moves += 1
         cls = self._class_of[name]
         free = max(0, min(free, len(cls.buckets) - 1))
         cls.buckets[self._free[name]].discard(name)
@@ -343,7 +353,11 @@ class Scheduler:
         return failure
 
     # -- outcomes ----------------------------------------------------------------------------------
-    def _bind(self, key: Key, pod: dict, node: str) -> None:
+    def wording_of(self, pod: dict) -> Wording:
+        return self.wordings.get(pod.get("spec", {}).get("schedulerName", S.DEFAULT_SCHEDULER), KUBE_WORDING)
+
+    def _bind(self, key: Key, pod: dict, node: str, wording: Wording | None = None) -> None:
+        wording = wording or self.wording_of(pod)
         inv = self.state.inventory
         for container, n in S.container_gpus(pod):
             inv.allocate(node, key, container, n)
@@ -352,17 +366,19 @@ class Scheduler:
         set_condition(pod, "PodScheduled", "True")
         self._nominated.pop(key, None)
         self.store.update("pods", pod)
-        self.state.events.record(pod, "Scheduled", self.wording.scheduled(key[0], key[1], node), NORMAL,
-                                 component=self.wording.component)
+        self.state.events.record(pod, "Scheduled", wording.scheduled(key[0], key[1], node), NORMAL,
+                                 component=wording.component)
 
     def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure", now: float) -> None:
         post, nominated = self._preempt(key, pod, need, prio, reasons)
-        message = reasons.messages.get(post)
+        wording = self.wording_of(pod)
+        message = reasons.messages.get((post, wording.dialect))
         if message is None:
-            counts: Counter = Counter(reasons.unresolvable)
-            for r, names in reasons.resolvable.items():
-                counts[r] += len(names)
-            message = reasons.messages[post] = self.wording.unschedulable(self._node_count, counts, post)
+            if self.opaque:
+                message = opaque_fit_error(self._node_count)
+            else:
+                message = wording.unschedulable(self._node_count, reasons.counts(), post)
+            reasons.messages[(post, wording.dialect)] = message
         if self._shown.get(key) != message or nominated:
             self._shown[key] = message
             set_condition(pod, "PodScheduled", "False", "Unschedulable", message)
@@ -370,68 +386,49 @@ class Scheduler:
         last = self._reports.get(key)
         if last is None or now - last[0] >= self.retry_seconds:
             self._reports[key] = (now, message)
-            self.state.events.record(pod, self.wording.failed_reason, message, WARNING,
-                                     component=self.wording.component)
+            self.state.events.record(pod, wording.failed_reason, message, WARNING, component=wording.component)
 
-    def _preempt(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure") -> tuple[str | None, bool]:
-        """DefaultPreemption post-filter: evict lower-priority pods where that makes room. Returns the
-        post-filter message (None when disabled or when victims were chosen) and whether the pod was
-        nominated to a node."""
-        if self.state.has(Fault.PRIORITY_IGNORED):
-            return None, False
-        if not S.preempts(pod):
-            return "preemption: " + S.NOT_ELIGIBLE_NEVER, False
-        nominated = pod.get("status", {}).get("nominatedNodeName")
-        if nominated and self._terminating_victims(nominated, prio):
-            return "preemption: " + S.NOT_ELIGIBLE_TERMINATING, False
-        if reasons.post is not None:
-            return reasons.post, False
-        post: Counter = Counter({S.PREEMPTION_NOT_HELPFUL: sum(reasons.unresolvable.values())})
-        resolvable = {n for names in reasons.resolvable.values() for n in names}
-        choices: list[S.NodeChoice] = []
-        if not any(p < prio and c > 0 for p, c in self._prio_count.items()):
-            post[S.NO_VICTIMS] += len(resolvable)  # no lower-priority pod runs anywhere
-        else:
-            for name in sorted(resolvable):
-                room = self._cap.get(name, 110) - len(self._node_pods.get(name, ()))
-                picked = S.select_victims(need, self._free[name], room, self._candidates(name, prio))
-                if isinstance(picked, str):
-                    post[picked] += 1
-                else:
-                    choices.append(S.NodeChoice(name, picked))
-        choice = S.best_choice(choices)
-        if choice is None:
-            message = S.preemption_message(self._node_count, post)
-            reasons.post = message  # nothing to preempt stays true for the rest of the pass
-            return message, False
-        self._evict(pod, choice)
-        pod["status"]["nominatedNodeName"] = choice.node
-        self._nominated[key] = (choice.node, prio, need)
-        return None, True
+    # -- placement for gang schedulers (Volcano, KAI) ---------------------------------------------
+    def refresh(self) -> int:
+        """Bring node classes and free-GPU buckets up to date; returns the cluster's free GPUs."""
+        if self._nodes_dirty:
+            self._rebuild_nodes()
+        return self._sync_free()
 
-    def _candidates(self, node: str, prio: int) -> list[S.Victim]:
-        out = []
-        for k in self._node_pods.get(node, ()):
-            if self._prio_of.get(k, 0) >= prio:
-                continue
-            victim = self.store.get("pods", k[0], k[1])
-            if victim is None or victim["metadata"].get("deletionTimestamp"):
-                continue
-            out.append(S.Victim(k, self._prio_of[k], S.gpu_request(victim),
-                                victim.get("status", {}).get("startTime") or ""))
-        return out
+    @property
+    def node_count(self) -> int:
+        return self._node_count
 
-    def _terminating_victims(self, node: str, prio: int) -> bool:
-        for k in self._node_pods.get(node, ()):
-            if self._prio_of.get(k, 0) >= prio:
-                continue
-            if k in self._victims:
-                return True
-        return False
+    def reserve(self, key: Key, pod: dict) -> str | None:
+        """Find a node for ``pod`` (filters, free GPUs, pod slots) and hold its GPUs there without binding;
+        returns the node, or None when it fits nowhere. Undo with ``unreserve``, make it real with ``commit``."""
+        sig, specific, need = self._info(pod)
+        node = self._find_node(pod, key, sig, specific, need, S.priority_of(pod), None)
+        if node is not None:
+            self._move(node, self._free[node] - need)
+        return node
 
-    def _evict(self, preemptor: dict, choice: S.NodeChoice) -> None:
-        for v in choice.victims:
-            victim = self.store.get("pods", v.key[0], v.key[1])
-            if victim is not None:
-                self._victims.add(v.key)
-                disruption.preempt(self.state, victim, preemptor, choice.node, self.wording)
+    def unreserve(self, node: str, pod: dict) -> None:
+        """Give back the GPUs ``reserve`` held on ``node`` for ``pod``."""
+        self._move(node, self._free[node] + self._info(pod)[2])
+
+    def commit(self, key: Key, pod: dict, node: str, wording: Wording) -> None:
+        """Bind a pod reserved on ``node``, with ``wording``'s Scheduled event."""
+        self._bind(key, pod, node, wording)
+
+    def shape_of(self, pod: dict) -> tuple:
+        """(placement rules, node-specific, GPUs): pods alike here fit the same nodes."""
+        return self._info(pod)
+
+    def fit_counts(self, key: Key, pod: dict) -> Counter:
+        """Why ``pod`` fits nowhere now: nodes per filter reason (the FitError histogram)."""
+        sig, specific, need = self._info(pod)
+        return self._reasons(pod, key, sig, specific, need, S.priority_of(pod)).counts()
+
+    def adjust(self, node: str, delta: int) -> None:
+        """Count ``delta`` more (or fewer) free GPUs on ``node`` until the next ``refresh`` (a reclaim
+        simulates the GPUs its victims would free)."""
+        self._move(node, self._free[node] + delta)
+
+    def free_on(self, node: str) -> int:
+        return self._free.get(node, 0)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.controllers import scheduling as S
+from gpupoc.sim.modes import SchedulerMode
 
 KUBE, VOLCANO, KAI = "kube-scheduler", "volcano", "kai"
 KAI_POOL = "default"  # KAI's node-pool name when nodes carry no node-pool label
@@ -66,6 +67,21 @@ def wording_for(behaviours: frozenset[Behaviour]) -> Wording:
     if Behaviour.KAI_WORDING in behaviours:
         return KAI_WORDING
     return KUBE_WORDING
+
+
+def wordings_for(mode: SchedulerMode, behaviours: frozenset[Behaviour]) -> dict[str, Wording]:
+    """The per-pod scheduler's vocabulary by the scheduler name a pod asks for. In the kube and kueue modes
+    one scheduler takes every name its wording serves (``wording_for``); in the volcano and kai modes
+    kube-scheduler takes ``default-scheduler`` pods and the gang scheduler the others (``volcano``, ``kai``)."""
+    if mode in (SchedulerMode.VOLCANO, SchedulerMode.KAI):
+        return {S.DEFAULT_SCHEDULER: KUBE_WORDING}
+    wording = wording_for(behaviours)
+    return {name: wording for name in wording.scheduler_names}
+
+
+def opaque_fit_error(num_nodes: int) -> str:
+    """What every scheduler says under the ``reasons-opaque`` fault: a count of nodes, no reason."""
+    return f"0/{num_nodes} nodes are available."
 
 
 def volcano_evict_message(action: str = "preempt") -> str:

@@ -1,0 +1,87 @@
+"""kube-scheduler's DefaultPreemption post-filter for the simulated scheduler (a mixin of ``Scheduler``).
+
+When a pod fits nowhere, lower-priority pods are chosen as victims on the node where that matters least
+(``scheduling.select_victims``/``best_choice``), the preemptor is nominated to that node, and each victim is
+stopped in its platform's words (``disruption.preempt``). Under ``priority-ignored`` nothing is preempted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from gpupoc.sim.controllers import disruption
+from gpupoc.sim.controllers import scheduling as S
+from gpupoc.sim.faults import Fault
+
+if TYPE_CHECKING:
+    from gpupoc.sim.controllers.scheduler import Failure
+
+Key = tuple[str, str]
+
+
+class PreemptionMixin:
+    """The post-filter; uses the scheduler's indexes (``_node_pods``, ``_prio_of``, ``_free``, ...)."""
+
+    def _preempt(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure") -> tuple[str | None, bool]:
+        """DefaultPreemption post-filter: evict lower-priority pods where that makes room. Returns the
+        post-filter message (None when disabled or when victims were chosen) and whether the pod was
+        nominated to a node."""
+        if self.state.has(Fault.PRIORITY_IGNORED):
+            return None, False
+        if not S.preempts(pod):
+            return "preemption: " + S.NOT_ELIGIBLE_NEVER, False
+        nominated = pod.get("status", {}).get("nominatedNodeName")
+        if nominated and self._terminating_victims(nominated, prio):
+            return "preemption: " + S.NOT_ELIGIBLE_TERMINATING, False
+        if reasons.post is not None:
+            return reasons.post, False
+        post: Counter = Counter({S.PREEMPTION_NOT_HELPFUL: sum(reasons.unresolvable.values())})
+        resolvable = {n for names in reasons.resolvable.values() for n in names}
+        choices: list[S.NodeChoice] = []
+        if not any(p < prio and c > 0 for p, c in self._prio_count.items()):
+            post[S.NO_VICTIMS] += len(resolvable)  # no lower-priority pod runs anywhere
+        else:
+            for name in sorted(resolvable):
+                room = self._cap.get(name, 110) - len(self._node_pods.get(name, ()))
+                picked = S.select_victims(need, self._free[name], room, self._candidates(name, prio))
+                if isinstance(picked, str):
+                    post[picked] += 1
+                else:
+                    choices.append(S.NodeChoice(name, picked))
+        choice = S.best_choice(choices)
+        if choice is None:
+            message = S.preemption_message(self._node_count, post)
+            reasons.post = message  # nothing to preempt stays true for the rest of the pass
+            return message, False
+        self._evict(pod, choice)
+        pod["status"]["nominatedNodeName"] = choice.node
+        self._nominated[key] = (choice.node, prio, need)
+        return None, True
+
+    def _candidates(self, node: str, prio: int) -> list[S.Victim]:
+        out = []
+        for k in self._node_pods.get(node, ()):
+            if self._prio_of.get(k, 0) >= prio:
+                continue
+            victim = self.store.get("pods", k[0], k[1])
+            if victim is None or victim["metadata"].get("deletionTimestamp"):
+                continue
+            out.append(S.Victim(k, self._prio_of[k], S.gpu_request(victim),
+                                victim.get("status", {}).get("startTime") or ""))
+        return out
+
+    def _terminating_victims(self, node: str, prio: int) -> bool:
+        for k in self._node_pods.get(node, ()):
+            if self._prio_of.get(k, 0) >= prio:
+                continue
+            if k in self._victims:
+                return True
+        return False
+
+    def _evict(self, preemptor: dict, choice: S.NodeChoice) -> None:
+        for v in choice.victims:
+            victim = self.store.get("pods", v.key[0], v.key[1])
+            if victim is not None:
+                self._victims.add(v.key)
+                disruption.preempt(self.state, victim, preemptor, choice.node, self.wording_of(preemptor))
