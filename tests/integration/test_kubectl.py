@@ -102,13 +102,17 @@ def test_get_events_table(sim_server, done_pod):
 
 
 def test_get_resourcequotas(sim_server):
+    from gpupoc.sim.config import load_cluster_config
+
+    cfg = load_cluster_config(None)
+    hard = next(t.quota.gpus for t in cfg.tenants if t.namespace == "team-nlp")
     out = sim_server.kubectl("get", "quota", "-A", check=True).stdout.splitlines()
     assert out[0].split() == ["NAMESPACE", "NAME", "AGE", "REQUEST", "LIMIT"]
     row = next(line for line in out if "team-nlp-gpu" in line)
-    assert "requests.nvidia.com/gpu: 0/12" in row
+    assert f"requests.nvidia.com/gpu: 0/{hard}" in row
     y = yaml.safe_load(sim_server.kubectl("get", "resourcequota", "team-nlp-gpu", "-n", "team-nlp", "-o", "yaml",
                                           check=True).stdout)
-    assert y["status"]["hard"]["requests.nvidia.com/gpu"] == "12"
+    assert y["status"]["hard"]["requests.nvidia.com/gpu"] == str(hard)
 
 
 def test_describe_pod_shows_events(sim_server, done_pod):

@@ -178,24 +178,30 @@ def test_unauthenticated_requests_get_401(sim_server):
     assert status == 200
 
 
+def quota_gpus(api, namespace: str = "team-serving") -> int:
+    rq = api.read_namespaced_resource_quota(f"{namespace}-gpu", namespace)
+    return int(rq.spec.hard["requests.nvidia.com/gpu"])
+
+
 def test_quota_exceeded_is_403(sim_server):
-    api = core(sim_server, "team-serving")  # 8 GPUs
-    api.create_namespaced_pod("team-serving", gpu_pod("q-big", gpus=8, seconds=30))
+    api = core(sim_server, "team-serving")
+    hard = quota_gpus(api)
+    api.create_namespaced_pod("team-serving", gpu_pod("q-big", gpus=hard, seconds=30))  # pending pods count too
     try:
         with pytest.raises(ApiException) as exc:
             api.create_namespaced_pod("team-serving", gpu_pod("q-more", gpus=2))
         body = json.loads(exc.value.body)
         assert exc.value.status == 403
         assert body["message"] == ('pods "q-more" is forbidden: exceeded quota: team-serving-gpu, requested: '
-                                   "requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=8, limited: "
-                                   "requests.nvidia.com/gpu=8")
+                                   f"requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu={hard}, limited: "
+                                   f"requests.nvidia.com/gpu={hard}")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             rq = api.read_namespaced_resource_quota("team-serving-gpu", "team-serving")
-            if rq.status.used.get("requests.nvidia.com/gpu") == "8":
+            if rq.status.used.get("requests.nvidia.com/gpu") == str(hard):
                 break
             time.sleep(0.2)
-        assert rq.status.used["requests.nvidia.com/gpu"] == "8"
+        assert rq.status.used["requests.nvidia.com/gpu"] == str(hard)
     finally:
         core(sim_server).delete_namespaced_pod("q-big", "team-serving", grace_period_seconds=0)
 
@@ -542,7 +548,7 @@ def test_server_dry_run_checks_quota_without_creating(sim_server):
         api.read_namespaced_pod("dry-1", "team-serving")
     assert exc.value.status == 404
     with pytest.raises(ApiException) as exc:
-        api.create_namespaced_pod("team-serving", gpu_pod("dry-2", gpus=9), dry_run="All")
+        api.create_namespaced_pod("team-serving", gpu_pod("dry-2", gpus=quota_gpus(api) + 1), dry_run="All")
     assert exc.value.status == 403 and "exceeded quota: team-serving-gpu" in json.loads(exc.value.body)["message"]
 
 
