@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpupoc.demo.pids import PidFile, is_alive
+from gpupoc.common.processes import pid_alive
+from gpupoc.demo.pids import PidFile
 from gpupoc.demo.runner import CLASS_DAGS, DemoOptions, run_demo
 from gpupoc.demo.services import DemoPaths, stop_everything
 from gpupoc.pipeline.common import repo_root
@@ -238,6 +239,6 @@ def test_the_demo_on_a_cluster_leaking_logs_across_tenants_ends_in_postpone_and_
     stop_everything(paths)
     assert PidFile.load(paths.pids).entries == {}
     deadline = time.monotonic() + 30
-    while any(is_alive(e.pid, e.mark) for e in recorded) and time.monotonic() < deadline:
+    while any(pid_alive(e.pid, e.mark) for e in recorded) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not [e.name for e in recorded if is_alive(e.pid, e.mark)], "every recorded process stopped"
+    assert not [e.name for e in recorded if pid_alive(e.pid, e.mark)], "every recorded process stopped"

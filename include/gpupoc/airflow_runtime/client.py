@@ -221,9 +221,9 @@ class AirflowClient:
 def _check_pids(pids: dict[str, int] | None) -> None:
     if not pids:
         return
-    from gpupoc.airflow_runtime.processes import _alive
+    from gpupoc.common.processes import pid_alive
 
-    dead = [n for n, p in pids.items() if not _alive(p)]
+    dead = [n for n, p in pids.items() if not pid_alive(p, "airflow")]
     if dead:
         raise GpupocError(f"Airflow component(s) exited during start-up: {', '.join(dead)}; "
                           "see $AIRFLOW_HOME/logs/<component>.out")

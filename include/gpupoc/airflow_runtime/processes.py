@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gpupoc.airflow_runtime.settings import POOLS, RuntimeSettings, process_env, write_config
+from gpupoc.common.processes import pid_alive
 from gpupoc.exceptions import GpupocError, SourceUnavailable
 
 COMPONENTS = {
@@ -55,16 +56,6 @@ def _airflow() -> str:
     return str(Path(sys.executable).parent / "airflow")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        import psutil
-
-        proc = psutil.Process(pid)
-        return proc.status() != psutil.STATUS_ZOMBIE and "airflow" in " ".join(proc.cmdline())
-    except Exception:  # noqa: BLE001 - gone, inaccessible or recycled: not ours
-        return False
-
-
 def migrate(s: RuntimeSettings, env: dict[str, str]) -> float:
     """``airflow db migrate``; returns its duration. Raises with the tail of its output on failure."""
     t0 = time.monotonic()
@@ -79,7 +70,7 @@ def up(s: RuntimeSettings, components: list[str] | None = None, wait_healthy: bo
        timeout: float = 180.0) -> RuntimeState:
     """Start the deployment (idempotent: a running deployment under the same home is left alone)."""
     current = RuntimeState.load(s.state_path)
-    if current and any(_alive(p) for p in current.pids.values()):
+    if current and any(pid_alive(p, "airflow") for p in current.pids.values()):
         raise GpupocError(f"Airflow is already running under {s.home} (pids {current.pids}); "
                           "run `gpupoc airflow down` first or use another --home")
     write_config(s)
@@ -139,7 +130,7 @@ def down(home: Path, grace: float = 20.0) -> dict[str, str]:
     names = sorted(state.pids, key=lambda n: order.index(n) if n in order else len(order))
     for name in names:
         pid = state.pids[name]
-        if not _alive(pid):
+        if not pid_alive(pid, "airflow"):
             result[name] = "not running"
             continue
         _stop_group(pid, signal.SIGTERM)
@@ -147,9 +138,9 @@ def down(home: Path, grace: float = 20.0) -> dict[str, str]:
     deadline = time.monotonic() + grace
     for name in names:
         pid = state.pids[name]
-        while _alive(pid) and time.monotonic() < deadline:
+        while pid_alive(pid, "airflow") and time.monotonic() < deadline:
             time.sleep(0.2)
-        if _alive(pid):
+        if pid_alive(pid, "airflow"):
             _stop_group(pid, signal.SIGKILL)
             result[name] = "killed"
         # also reap leftovers of the group (executor workers, task supervisors)
@@ -196,8 +187,8 @@ def status(home: Path) -> dict:
     state = RuntimeState.load(Path(home) / "gpupoc-runtime.json")
     if state is None:
         return {"running": False, "home": str(home)}
-    info: dict = {"running": any(_alive(p) for p in state.pids.values()), "home": state.home, "url": state.url,
-                  "components": {n: {"pid": p, "alive": _alive(p)} for n, p in state.pids.items()},
+    info: dict = {"running": any(pid_alive(p, "airflow") for p in state.pids.values()), "home": state.home, "url": state.url,
+                  "components": {n: {"pid": p, "alive": pid_alive(p, "airflow")} for n, p in state.pids.items()},
                   "startup": {"migrate_seconds": round(state.migrate_seconds, 1),
                               "ready_seconds": round(state.ready_seconds, 1),
                               "healthy_seconds": round(state.healthy_seconds, 1)},
@@ -225,10 +216,10 @@ def kill_component(home: Path, name: str, sig: int = signal.SIGKILL, timeout: fl
     pid = state.pids[name]
     _stop_group(pid, sig)
     deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid, "airflow") and time.monotonic() < deadline:
         time.sleep(0.1)
     _reap([pid])
-    if _alive(pid):
+    if pid_alive(pid, "airflow"):
         raise GpupocError(f"component {name} (pid {pid}) still alive {timeout:.0f} s after signal {sig}")
     return pid
 
@@ -241,7 +232,7 @@ def start_component(s: RuntimeSettings, name: str) -> int:
     state = RuntimeState.load(s.state_path)
     if state is None:
         raise GpupocError(f"{s.home}: no running Airflow recorded; run `gpupoc airflow up` first")
-    if name in state.pids and _alive(state.pids[name]):
+    if name in state.pids and pid_alive(state.pids[name], "airflow"):
         raise GpupocError(f"component {name} is still running (pid {state.pids[name]}); kill it first")
     log_path = s.home / "logs" / f"{name}.out"
     with log_path.open("ab") as out:

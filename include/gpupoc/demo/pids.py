@@ -14,6 +14,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gpupoc.common.processes import pid_alive
+
 
 @dataclass(frozen=True)
 class ProcessEntry:
@@ -72,26 +74,7 @@ class PidFile:
         self.save()
 
     def alive(self) -> dict[str, bool]:
-        return {n: is_alive(e.pid, e.mark) for n, e in self.entries.items()}
-
-
-def cmdline(pid: int) -> str:
-    """The process's command line ('' when it does not exist or is a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[-1].split()[0] == "Z":
-            return ""
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except (OSError, IndexError):
-        return ""
-
-
-def is_alive(pid: int, mark: str) -> bool:
-    """True when ``pid`` runs and its command line contains ``mark`` (guards against reused pids)."""
-    if pid <= 0:
-        return False
-    line = cmdline(pid)
-    return bool(line) and mark in line
+        return {n: pid_alive(e.pid, e.mark) for n, e in self.entries.items()}
 
 
 def _signal(entry: ProcessEntry, sig: int) -> None:
@@ -133,16 +116,16 @@ def _kill_left(procs: list) -> None:
 def stop(entry: ProcessEntry, grace: float = 15.0) -> str:
     """SIGTERM the process (its group when it leads one), SIGKILL after ``grace``, then any descendant left
     (in another session or not); returns what happened."""
-    if not is_alive(entry.pid, entry.mark):
+    if not pid_alive(entry.pid, entry.mark):
         return "not running"
     children = _descendants(entry.pid)
     _signal(entry, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while is_alive(entry.pid, entry.mark) and time.monotonic() < deadline:
+    while pid_alive(entry.pid, entry.mark) and time.monotonic() < deadline:
         _reap(entry.pid)
         time.sleep(0.1)
     outcome = "stopped"
-    if is_alive(entry.pid, entry.mark):
+    if pid_alive(entry.pid, entry.mark):
         outcome = "killed"
     if outcome == "killed":
         _signal(entry, signal.SIGKILL)

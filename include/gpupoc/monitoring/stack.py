@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gpupoc.common.processes import pid_alive
 from gpupoc.exceptions import GpupocError, SourceUnavailable
 from gpupoc.monitoring import config as mcfg
 
@@ -61,18 +62,6 @@ def resolve_sim_url(opts: StackOptions) -> str:
     except (OSError, ValueError, KeyError) as exc:
         raise SourceUnavailable(str(opts.sim_json), f"no simulated cluster URL ({exc.__class__.__name__}: {exc})",
                                 "start the cluster with `gpupoc sim serve` or pass --sim-url URL") from exc
-
-
-def pid_alive(pid: int | None, mark: str) -> bool:
-    """True when ``pid`` runs and its command line contains ``mark``."""
-    if not pid:
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return mark in cmdline and stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def http_ok(url: str, timeout: float = 2.0) -> bool:

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from gpupoc.demo.pids import PidFile, ProcessEntry, is_alive, stop, stop_all
+from gpupoc.common.processes import pid_alive as is_alive
+from gpupoc.demo.pids import PidFile, ProcessEntry, stop, stop_all
 
 # A process that leads its own session and has a child: like `gpupoc sim serve` and its workload processes.
 PARENT = ("import subprocess, sys, time; "

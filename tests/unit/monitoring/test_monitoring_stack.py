@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -24,12 +23,6 @@ def test_missing_sim_json_names_the_file_and_the_fix(tmp_path):
     with pytest.raises(SourceUnavailable) as err:
         stack.resolve_sim_url(stack.StackOptions(sim_json=tmp_path / "sim.json"))
     assert err.value.endpoint.endswith("sim.json") and "gpupoc sim serve" in err.value.fix
-
-
-def test_pid_alive_checks_the_command_line():
-    assert stack.pid_alive(os.getpid(), "python")
-    assert not stack.pid_alive(os.getpid(), "prometheus")  # a reused pid is not our Prometheus
-    assert not stack.pid_alive(None, "python")
 
 
 def test_status_and_down_of_a_stack_that_never_started(tmp_path):

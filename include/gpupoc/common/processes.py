@@ -1,0 +1,24 @@
+"""Is a process ours and still running? Read from /proc, so a reused process id never passes for ours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def cmdline(pid: int | None) -> str:
+    """The process's command line ('' when it does not exist, is a zombie or cannot be read)."""
+    if not pid or pid <= 0:
+        return ""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rsplit(")", 1)[-1].split()[0] == "Z":
+            return ""
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except (OSError, IndexError):
+        return ""
+
+
+def pid_alive(pid: int | None, mark: str) -> bool:
+    """True when ``pid`` runs (not a zombie) and its command line contains ``mark``."""
+    line = cmdline(pid)
+    return bool(line) and mark in line

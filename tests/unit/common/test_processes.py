@@ -1,0 +1,24 @@
+"""A process counts as ours only while it runs and its command line names it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from gpupoc.common.processes import cmdline, pid_alive
+
+
+def test_pid_alive_checks_the_command_line():
+    assert pid_alive(os.getpid(), "python")
+    assert not pid_alive(os.getpid(), "prometheus")  # a reused pid is not our Prometheus
+    assert not pid_alive(None, "python") and not pid_alive(-1, "python")
+
+
+def test_a_zombie_or_a_finished_process_is_not_alive():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    while cmdline(child.pid) and "python" in cmdline(child.pid):  # until it exits (a zombie until reaped)
+        pass
+    assert not pid_alive(child.pid, "python")
+    child.wait()
+    assert not pid_alive(child.pid, "python")

@@ -1,0 +1,146 @@
+"""The package's import graph, read with ``ast``: no cycles, Airflow only where Airflow code lives, and no
+layer importing a higher one. Imports under ``if TYPE_CHECKING:`` are annotations, not dependencies."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[3] / "include" / "gpupoc"
+# Layers from the top down: a module may import its own layer or lower ones only.
+LAYERS = [
+    {"demo", "cli"},
+    {"airflow_runtime", "ui"},
+    {"dags"},
+    {"steps"},
+    {"pipeline", "history", "monitoring"},
+    {"report"},
+    {"validation", "podspec"},
+    {"plan", "evidence", "sim", "workload"},
+    {"common", "exceptions"},
+]
+# Where Airflow may be imported: its DAG code, the local deployment, the UI plugin's pages, and the optional
+# lookup of Airflow connections for the monitoring sources.
+AIRFLOW_ALLOWED = ("dags/", "airflow_runtime/", "ui/", "monitoring/sources.py")
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
+def imports(path: Path) -> set[str]:
+    """Every module this file imports, at any depth (functions too), except under ``if TYPE_CHECKING``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node)
+            for n in ast.walk(node)}
+    here = module_name(path)
+    pkg = here if path.name == "__init__.py" else here.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(pkg.split(".")[: len(pkg.split(".")) - node.level + 1] + ([base] if base else []))
+            names = {f"{base}.{a.name}" for a in node.names}
+            out |= names
+            if not names <= MODULES:  # ``from pkg import submodule`` depends on the submodule, not on pkg's face
+                out.add(base)
+    return out
+
+
+MODULES = {module_name(p) for p in PACKAGE.rglob("*.py") if "node_modules" not in p.parts}
+
+
+def graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py") if "node_modules" not in p.parts}
+    return {m: {i for i in imports(p) if i in files and i != m} for m, p in files.items()}
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in g.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    import sys
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def layer(module: str) -> int | None:
+    top = module.split(".")[1] if "." in module else module
+    return next((i for i, names in enumerate(LAYERS) if top in names), None)
+
+
+def test_the_package_has_no_import_cycles():
+    found = cycles(graph())
+    assert found == [], "import cycles (each group imports itself through the others): " + "; ".join(
+        " <-> ".join(c) for c in found)
+
+
+def test_no_module_imports_a_higher_layer():
+    g = graph()
+    bad = sorted(f"{m} -> {i}" for m, deps in g.items() for i in deps
+                 if layer(m) is not None and layer(i) is not None and layer(i) < layer(m))
+    assert bad == [], f"imports that run upward (layers, top first: {LAYERS}): {bad}"
+
+
+def test_airflow_is_imported_only_where_airflow_code_lives():
+    bad = []
+    for p in PACKAGE.rglob("*.py"):
+        rel = p.relative_to(PACKAGE).as_posix()
+        if rel.startswith(AIRFLOW_ALLOWED):
+            continue
+        if any(i == "airflow" or i.startswith("airflow.") for i in imports(p)):
+            bad.append(rel)
+    assert bad == [], f"Airflow imported outside {AIRFLOW_ALLOWED}: {sorted(bad)}"
+
+
+def test_every_module_belongs_to_a_layer():
+    tops = {m.split(".")[1] for m in graph() if "." in m}
+    assert tops <= set().union(*LAYERS), f"packages without a layer: {sorted(tops - set().union(*LAYERS))}"
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
