@@ -12,6 +12,8 @@ verdict of its report must equal the plain cluster's, and no workload may be los
 
 from __future__ import annotations
 
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -72,35 +74,6 @@ def item_verdicts(verdicts: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def congestion(start_sim, tmp_path: Path, behaviours: str = "", seed: int = 0, faults: str = ""):
-    sim = start_sim(behaviours=behaviours, behaviour_seed=seed, faults=faults)
-    run = run_class(congestion_plan(tmp_path, sim), "queue_congestion", f"stability__{behaviours or 'plain'}_{seed}")
-    assert not run.errors, run.errors
-    return run
-
-
-@pytest.fixture(scope="module")
-def plain(tmp_path_factory):
-    """The plain cluster's verdicts: the reference every behaviour profile must reach."""
-    from .conftest import launch
-
-    tmp = tmp_path_factory.mktemp("plain")
-    sim = launch(tmp / "sim")
-    try:
-        run = run_class(congestion_plan(tmp, sim), "queue_congestion", "stability__plain")
-    finally:
-        sim.stop()
-    assert not run.errors, run.errors
-    return run
-
-
-def test_the_plain_cluster_passes_every_congestion_item_and_loses_nothing(plain):
-    items = item_verdicts(plain.verdicts)
-    assert set(items.values()) == {"pass"}, (items, plain.verdicts)
-    assert "lost" not in plain.summary["outcomes"], plain.summary
-    assert plain.summary["needing_explanation"] >= 3, f"the wave made workloads wait: {plain.summary}"
-
-
 # Every behaviour profile at least once; profiles that vary different layers (release timing, the scheduler's
 # wording and requeueing, the API's manners, the audit level) share a cluster to keep the suite short. Three
 # seeds of the staggered release give three different release orders and preemption patterns.
@@ -110,12 +83,45 @@ BEHAVIOURS = [
     ("release-staggered,kai-wording,throttled", 3),
     ("controller-recreates,slow-api,audit-metadata", 0),
 ]
+PLAIN = ("", 0)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The congestion class on the plain cluster and under each behaviour profile, each on its own simulated
+    cluster, run side by side (three at a time, in processes): the runs mostly wait for their waves, and
+    the extra load on the machine is one more timing they must not depend on."""
+    from .conftest import launch
+
+    cases = [PLAIN, *BEHAVIOURS]
+    sims, futures = {}, {}
+    ctx = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(max_workers=3, mp_context=ctx) as pool:
+            for behaviours, seed in cases:
+                tmp = tmp_path_factory.mktemp("stability")
+                sims[(behaviours, seed)] = sim = launch(tmp / "sim", behaviours=behaviours, behaviour_seed=seed)
+                futures[(behaviours, seed)] = pool.submit(run_class, congestion_plan(tmp, sim), "queue_congestion",
+                                                          f"stability__{behaviours or 'plain'}_{seed}")
+            return {case: f.result() for case, f in futures.items()}
+    finally:
+        for sim in sims.values():
+            sim.stop()
+
+
+def test_the_plain_cluster_passes_every_congestion_item_and_loses_nothing(runs):
+    plain = runs[PLAIN]
+    assert not plain.errors, plain.errors
+    items = item_verdicts(plain.verdicts)
+    assert set(items.values()) == {"pass"}, (items, plain.verdicts)
+    assert "lost" not in plain.summary["outcomes"], plain.summary
+    assert plain.summary["needing_explanation"] >= 3, f"the wave made workloads wait: {plain.summary}"
 
 
 @pytest.mark.parametrize("behaviour, seed", BEHAVIOURS, ids=[f"{b}:{s}" for b, s in BEHAVIOURS])
-def test_a_correct_platform_reaches_the_plain_clusters_verdicts_whatever_its_behaviour(
-        plain, start_sim, tmp_path, behaviour, seed):
-    run = congestion(start_sim, tmp_path, behaviour, seed)
+def test_a_correct_platform_reaches_the_plain_clusters_verdicts_whatever_its_behaviour(runs, behaviour, seed):
+    run, plain = runs[(behaviour, seed)], runs[PLAIN]
+    assert not run.errors, run.errors
     assert item_verdicts(run.verdicts) == item_verdicts(plain.verdicts), \
         f"{behaviour} (seed {seed}): {run.verdicts} against the plain cluster's {plain.verdicts}; {run.summary}"
     assert "lost" not in run.summary["outcomes"], run.summary
