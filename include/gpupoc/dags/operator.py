@@ -10,6 +10,7 @@ the pod, its logs and its events.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
@@ -38,8 +39,26 @@ class WavePodTrigger(KubernetesPodTrigger):
 
     LOG_TAIL_LINES = 20
 
+    def __init__(self, *args: Any, label_selector: str = "", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.label_selector = label_selector
+
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return ("gpupoc.dags.operator.WavePodTrigger", super().serialize()[1])
+        return ("gpupoc.dags.operator.WavePodTrigger",
+                {**super().serialize()[1], "label_selector": self.label_selector})
+
+    @cached_property
+    def hook(self):
+        """With the run's label selector, pods are read from one shared list per namespace (``pod_cache``)."""
+        if not self.label_selector:
+            return super().hook
+        from gpupoc.dags.pod_cache import SharedPodHook
+
+        return SharedPodHook(conn_id=self.kubernetes_conn_id, in_cluster=self.in_cluster,
+                             config_dict=self.config_dict, cluster_context=self.cluster_context,
+                             connection_extras=self.connection_extras, label_selector=self.label_selector,
+                             max_age=float(min(self.poll_interval, self.startup_check_interval)),
+                             started=self.trigger_start_time.timestamp())
 
     async def run(self):
         async for event in super().run():
@@ -139,8 +158,15 @@ class GpuWorkloadOperator(KubernetesPodOperator):
     def defer(self, *, trigger, method_name: str, kwargs: dict[str, Any] | None = None, timeout=None):
         """Wait with ``WavePodTrigger``: a pod that succeeded ends the task without a resume on a worker."""
         if type(trigger) is KubernetesPodTrigger:
-            trigger = WavePodTrigger(**trigger.serialize()[1])
+            trigger = WavePodTrigger(**trigger.serialize()[1], label_selector=self._run_selector())
         super().defer(trigger=trigger, method_name=method_name, kwargs=kwargs, timeout=timeout)
+
+    def _run_selector(self) -> str:
+        """The labels every pod of this run and class carries (the wave's pods share one list per namespace)."""
+        from gpupoc.podspec import labels as L
+
+        labels = self.labels or {}
+        return ",".join(f"{k}={labels[k]}" for k in (L.RUN_ID, L.TEST_CLASS) if labels.get(k))
 
     def get_or_create_pod(self, pod_request_obj, context: Any):
         """Create (or find again) the pod and record the submission; an admission refusal is recorded and

@@ -29,6 +29,9 @@ KPO_DEFAULTS: dict = {
     "durable": True,                 # Airflow 3.3's reattach_on_restart: a retry reuses the running pod
     "get_logs": True,
     "log_events_on_failure": True,
+    # no event watch per pending pod in the triggerer (one watch per wave pod at 1,000 pods): the observer
+    # records the platform's events for the evidence, and a failed pod's task still logs them
+    "log_events_on_startup": False,
 }
 
 
