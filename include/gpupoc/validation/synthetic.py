@@ -212,9 +212,9 @@ def utilization_samples(gpus: int = 64, days: float = 7, step_seconds: int = 15,
 
 def write_good_root(root, run_id: str = "scheduled__1"):
     """An evidence root of a correctly behaving platform: one validated run of every test class."""
-    from gpupoc.report.items import TEST_CLASSES
+    from gpupoc.plan.classes import TestClass
     from gpupoc.validation import validate_run
 
-    for tc in TEST_CLASSES:
-        validate_run(write_run(root, tc, run_id, good_tables(tc)))
+    for tc in TestClass:
+        validate_run(write_run(root, tc.value, run_id, good_tables(tc.value)))
     return root

@@ -3,7 +3,7 @@ import json
 import pytest
 import yaml
 
-from gpupoc.demo.report_form import fields, report_params, scorecard_from_params
+from gpupoc.report.form import fields, report_params, scorecard_from_params
 from gpupoc.exceptions import ConfigError
 from gpupoc.report.scorecard import parse_scorecard
 
