@@ -29,8 +29,8 @@ def chromium():
 
 
 def _squash(text):
-    """Text without whitespace: the PDF's text layer adds spaces where the font changes."""
-    return "".join(text.split())
+    """Text without whitespace (the PDF's text layer adds spaces where the font changes), NFKC-folded."""
+    return "".join(unicodedata.normalize("NFKC", text).split())
 
 
 def _pages(pdf):
