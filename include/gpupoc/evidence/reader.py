@@ -12,12 +12,13 @@ import json
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from gpupoc.evidence.writer import MANIFEST, sha256_file
 from gpupoc.exceptions import GpupocError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLES_DIR = "tables"
 NOT_COLLECTED_PREFIX = "not collected"
@@ -71,12 +72,16 @@ class TableStatus:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-def _parquet_error(path: Path) -> str:
-    """"" when ``path`` opens as parquet, else the reader's complaint (a truncated file has no footer)."""
-    import pyarrow.parquet as pq
-
+def file_error(path: Path) -> str:
+    """"" when ``path`` opens as what its suffix says (parquet, JSON), else the reader's complaint (a
+    truncated parquet file has no footer)."""
     try:
-        pq.ParquetFile(path).metadata  # noqa: B018 - reading the footer is the check
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.ParquetFile(path).metadata  # noqa: B018 - reading the footer is the check
+        elif path.suffix == ".json":
+            json.loads(path.read_text(encoding="utf-8"))
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
         return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
     return ""
@@ -182,7 +187,7 @@ class RunEvidence:
         if not present:
             return TableStatus(**base, verified=False, code="table.missing", args=args)
         if entry.get("sha256") and self.sha256(path) != entry["sha256"]:
-            err = _parquet_error(path)
+            err = file_error(path)
             if err:
                 return TableStatus(**base, verified=False, code="table.unreadable", args={**args, "detail": err})
             return TableStatus(**base, verified=False, code="table.changed", args=args)
@@ -190,6 +195,8 @@ class RunEvidence:
 
     def load(self, table: str, columns: list[str] | None = None) -> pd.DataFrame:
         """The table as a DataFrame; empty when absent or unreadable (its status says why)."""
+        import pandas as pd
+
         st = self.status(table)
         if not st.present:
             return pd.DataFrame(columns=columns or [])
@@ -211,7 +218,7 @@ class RunEvidence:
             if not path.is_file():
                 out.append(Problem(ProblemKind.MISSING, rel))
             elif entry.get("sha256") and self.sha256(path) != entry["sha256"]:
-                err = _parquet_error(path)
+                err = file_error(path)
                 out.append(Problem(ProblemKind.UNREADABLE, rel, err) if err else Problem(ProblemKind.CHANGED, rel))
         if not self.plan_hash:
             out.append(Problem(ProblemKind.NO_PLAN_HASH, MANIFEST))

@@ -98,9 +98,10 @@ def _timestamp(generated_at: str) -> str:
 def junit_xml(report: Report) -> bytes:
     """The JUnit XML document of ``report`` (UTF-8)."""
     suites = junit_cases(report)
-    not_verified = Wording(report.language).t("verdict.not_verified")
+    words = Wording(report.language)
+    not_verified = words.t("verdict.not_verified")
     every = [c for cases in suites.values() for c in cases]
-    root = ET.Element("testsuites", {"name": f"gpupoc go-live report: {report.decision.value}", **_counts(every)})
+    root = ET.Element("testsuites", {"name": f"{words.t('title')}: {report.decision.value}", **_counts(every)})
     stamp = _timestamp(report.generated_at)
     for sid, (name, cases) in enumerate(suites.items()):
         attrs = {"name": name, **_counts(cases), "id": str(sid)}

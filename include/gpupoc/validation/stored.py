@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gpupoc.evidence.reader import Problem, ProblemKind, RunEvidence
+from gpupoc.evidence.reader import Problem, ProblemKind, RunEvidence, file_error
 from gpupoc.validation.models import ValidationSummary
 
 SUMMARY_FILE = "summary.json"
@@ -47,7 +47,9 @@ def summary_problems(ev: RunEvidence, summary: ValidationSummary) -> list[Proble
         if not path.is_file():
             out.append(Problem(ProblemKind.MISSING, rel))
         elif ev.sha256(path) != sha:
-            out.append(Problem(ProblemKind.CHANGED_AFTER_VALIDATION, rel))
+            err = file_error(path)
+            out.append(Problem(ProblemKind.UNREADABLE, rel, err) if err else
+                       Problem(ProblemKind.CHANGED_AFTER_VALIDATION, rel))
     if summary.plan_hash != ev.plan_hash:
         out.append(Problem(ProblemKind.PLAN_CHANGED, "manifest.json"))
     return out
