@@ -6,6 +6,8 @@ all its checks as not verified, so a partial POC never reads as a complete one.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 
 from gpupoc.evidence.reader import RunEvidence
@@ -93,13 +95,14 @@ def expected_checks(suites: list[SuiteFile], test_class: str) -> list[str]:
 def coverage(summaries: dict[str, ValidationSummary], suites: list[SuiteFile]) -> Coverage:
     """Checks passed, failed and not verified over every test class; the not verified named (with their
     class when a check id is shared by several classes)."""
-    shared = {cid for cid in {c for tc in TEST_CLASSES for c in expected_checks(suites, tc)}
-              if sum(cid in expected_checks(suites, tc) for tc in TEST_CLASSES) > 1}
+    expected = {tc: expected_checks(suites, tc) for tc in TEST_CLASSES}
+    classes_of = Counter(cid for ids in expected.values() for cid in set(ids))
+    shared = {cid for cid, n in classes_of.items() if n > 1}
     cov = Coverage()
     for tc in TEST_CLASSES:
         summary = summaries.get(tc)
         outcomes = ([(c.check_id, c.verdict) for c in summary.checks] if summary is not None
-                    else [(cid, Verdict.NOT_VERIFIED) for cid in expected_checks(suites, tc)])
+                    else [(cid, Verdict.NOT_VERIFIED) for cid in expected[tc]])
         for cid, verdict in sorted(outcomes):
             if verdict is Verdict.PASS:
                 cov.passed += 1
