@@ -9,7 +9,7 @@ BEHAVIOUR ?=
 BEHAVIOUR_SEED ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: help venv docs-assets system-deps test-deps test unit integration demo down sim stack-up stack-down bench clean
+.PHONY: help venv docs-assets system-deps browser test-deps test unit integration demo down sim stack-up stack-down bench clean
 
 help:
 	@echo "make demo    - install what is needed, run the whole POC on the simulated cluster, write the report"
@@ -34,9 +34,12 @@ docs-assets:
 system-deps:
 	@bash scripts/install-monitoring.sh
 
-# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology.
-test-deps:
+# Debian's Chromium and a Chinese font: report.pdf and the browser tests.
+browser:
 	@bash scripts/install-browser.sh
+
+# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology.
+test-deps: browser
 	@bash scripts/install-postgres.sh
 
 test: venv docs-assets system-deps test-deps
@@ -58,7 +61,8 @@ stack-up: venv system-deps
 # `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; BEHAVIOUR=release-staggered
 # (BEHAVIOUR_SEED=n) on a correct cluster with that behaviour profile; PLAN=file another plan;
 # CLASSES=tenant_isolation,... only those classes (the report takes the others' latest earlier evidence).
-demo: venv docs-assets system-deps
+# Chromium prints report.pdf.
+demo: venv docs-assets system-deps browser
 	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES))
 
 # Stops every process `make demo` started (var/demo/pids.json), by process id.

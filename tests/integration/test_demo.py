@@ -85,6 +85,7 @@ def test_the_demo_on_a_correct_cluster_runs_every_class_and_ends_with_a_reasoned
     assert {items[k]["verdict"] for k in ("ui_usability", "documentation", "training_cost")} == {"pass"}, \
         "the plan's scorecard file scored the experience items"
     assert result.outcome.html.is_file() and (result.outcome.report_dir / "report.json").is_file()
+    assert not [s for s in report["sources"] if s["problems"]], "the pipeline's own runs prove themselves"
     assert set(result.runs) == set(CLASS_DAGS)
     # progress: one line per change, with the DAG, its state and task counts; the closing block
     progress = [ln for ln in lines if re.match(r"\[\s*\d+:\d\d\] poc_\w+\s+(queued|running|success|failed)\s", ln)]
@@ -94,6 +95,13 @@ def test_the_demo_on_a_correct_cluster_runs_every_class_and_ends_with_a_reasoned
     text = "\n".join(lines)
     assert f"Decision: {result.outcome.decision}" in text
     assert f"Report: {result.outcome.html}" in text
+    from gpupoc.report.bundle import bundle_path, verify
+
+    for name in ("summary.html", "report.md", "report.json", "report.junit.xml"):
+        assert f"        {result.outcome.report_dir / name}" in text, f"the demo prints the path of {name}"
+    assert f"        {bundle_path(result.outcome.report_dir)}" in text and verify(bundle_path(result.outcome.report_dir)).ok
+    pdf = result.outcome.report_dir / "report.pdf"
+    assert (f"        {pdf}" in text) == pdf.is_file() and (pdf.is_file() or "make test-deps" in text)
     assert re.search(r"Airflow UI: http://127\.0\.0\.1:\d+  \(login: admin / \S+\)", text)
     # every process is recorded by pid and alive
     table = PidFile.load(paths.pids)
