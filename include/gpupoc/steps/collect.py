@@ -13,7 +13,7 @@ from gpupoc.pipeline.attempts import gather
 from gpupoc.pipeline.audit import Ledger
 from gpupoc.pipeline.k8s import service_account_actor
 from gpupoc.pipeline.runs import attempt_runs
-from gpupoc.plan import plan_hash
+from gpupoc.plan import class_items, plan_hash
 from gpupoc.podspec import labels as L
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_FILE
@@ -30,7 +30,8 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     release = ctx.read_file(RELEASE_FILE, {}) or {}
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
     records = ctx.platform_records()
-    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records)
+    probes = {i.name: ctx.plan.tenant(i.tenant).namespace for i in class_items(ctx.plan, ctx.test_class)}
+    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
     timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events)
     for r in runs:
         r["run_id"] = ctx.run_id
