@@ -105,10 +105,11 @@ def test_get_resourcequotas(sim_server):
     out = sim_server.kubectl("get", "quota", "-A", check=True).stdout.splitlines()
     assert out[0].split() == ["NAMESPACE", "NAME", "AGE", "REQUEST", "LIMIT"]
     row = next(line for line in out if "team-nlp-gpu" in line)
-    assert "requests.nvidia.com/gpu: 0/12" in row
     y = yaml.safe_load(sim_server.kubectl("get", "resourcequota", "team-nlp-gpu", "-n", "team-nlp", "-o", "yaml",
                                           check=True).stdout)
-    assert y["status"]["hard"]["requests.nvidia.com/gpu"] == "12"
+    hard = y["spec"]["hard"]["requests.nvidia.com/gpu"]
+    assert y["status"]["hard"]["requests.nvidia.com/gpu"] == hard
+    assert f"requests.nvidia.com/gpu: 0/{hard}" in row
 
 
 def test_describe_pod_shows_events(sim_server, done_pod):

@@ -179,23 +179,24 @@ def test_unauthenticated_requests_get_401(sim_server):
 
 
 def test_quota_exceeded_is_403(sim_server):
-    api = core(sim_server, "team-serving")  # 8 GPUs
-    api.create_namespaced_pod("team-serving", gpu_pod("q-big", gpus=8, seconds=30))
+    api = core(sim_server, "team-serving")
+    hard = api.read_namespaced_resource_quota("team-serving-gpu", "team-serving").spec.hard["requests.nvidia.com/gpu"]
+    api.create_namespaced_pod("team-serving", gpu_pod("q-big", gpus=int(hard), seconds=30))  # the whole quota
     try:
         with pytest.raises(ApiException) as exc:
             api.create_namespaced_pod("team-serving", gpu_pod("q-more", gpus=2))
         body = json.loads(exc.value.body)
         assert exc.value.status == 403
         assert body["message"] == ('pods "q-more" is forbidden: exceeded quota: team-serving-gpu, requested: '
-                                   "requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=8, limited: "
-                                   "requests.nvidia.com/gpu=8")
+                                   f"requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu={hard}, limited: "
+                                   f"requests.nvidia.com/gpu={hard}")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             rq = api.read_namespaced_resource_quota("team-serving-gpu", "team-serving")
-            if rq.status.used.get("requests.nvidia.com/gpu") == "8":
+            if rq.status.used.get("requests.nvidia.com/gpu") == hard:
                 break
             time.sleep(0.2)
-        assert rq.status.used["requests.nvidia.com/gpu"] == "8"
+        assert rq.status.used["requests.nvidia.com/gpu"] == hard
     finally:
         core(sim_server).delete_namespaced_pod("q-big", "team-serving", grace_period_seconds=0)
 
@@ -541,8 +542,9 @@ def test_server_dry_run_checks_quota_without_creating(sim_server):
     with pytest.raises(ApiException) as exc:
         api.read_namespaced_pod("dry-1", "team-serving")
     assert exc.value.status == 404
+    hard = api.read_namespaced_resource_quota("team-serving-gpu", "team-serving").spec.hard["requests.nvidia.com/gpu"]
     with pytest.raises(ApiException) as exc:
-        api.create_namespaced_pod("team-serving", gpu_pod("dry-2", gpus=9), dry_run="All")
+        api.create_namespaced_pod("team-serving", gpu_pod("dry-2", gpus=int(hard) + 1), dry_run="All")
     assert exc.value.status == 403 and "exceeded quota: team-serving-gpu" in json.loads(exc.value.body)["message"]
 
 

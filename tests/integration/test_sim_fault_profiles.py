@@ -53,11 +53,13 @@ def _core(sim, context: str = "admin") -> client.CoreV1Api:
 @pytest.mark.parametrize("faults, admitted", [("", 1), ("quota-not-enforced", 2)])
 def test_quota_not_enforced_admits_pods_beyond_the_tenant_quota(start_sim, faults, admitted):
     sim = start_sim(faults=faults)
-    core = _core(sim, "team-serving")  # quota: 8 GPUs
+    core = _core(sim, "team-serving")
+    hard = int(core.read_namespaced_resource_quota("team-serving-gpu", "team-serving").spec.hard["requests.nvidia.com/gpu"])
+    gpus = hard // 2 + 1  # one pod fits the quota, two do not
     outcomes = []
     for i in range(2):
         try:
-            core.create_namespaced_pod("team-serving", _pod(f"big-{i}", "team-serving", "gpupoc/virtual:1.0", 6))
+            core.create_namespaced_pod("team-serving", _pod(f"big-{i}", "team-serving", "gpupoc/virtual:1.0", gpus))
             outcomes.append(201)
         except ApiException as exc:
             outcomes.append(exc.status)
