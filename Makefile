@@ -34,10 +34,12 @@ docs-assets:
 system-deps:
 	@bash scripts/install-monitoring.sh
 
-# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology.
+# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology,
+# Redis as the broker of the CeleryExecutor topology.
 test-deps:
 	@bash scripts/install-browser.sh
 	@bash scripts/install-postgres.sh
+	@bash scripts/install-redis.sh
 
 test: venv docs-assets system-deps test-deps
 	$(BIN)/pytest $(PYTEST_ARGS)
