@@ -599,6 +599,51 @@ def test_deleting_a_namespace_deletes_its_objects(sim_server):
     assert exc.value.status == 404
 
 
+def test_a_burst_of_changes_reaches_every_watcher_complete_and_in_order(tmp_path):
+    """Changes committed faster than a watcher is served go out together, in several writes: none is lost,
+    none repeated, the order is the commit order, and a label selector still turns entering into ADDED."""
+    import asyncio
+
+    import aiohttp
+    from gpupoc.sim.api.watch import WRITE_BATCH
+    from gpupoc.sim.server import start_server
+
+    burst = 2 * WRITE_BATCH + 200
+
+    async def scenario():
+        state, headers = _in_process(tmp_path)
+        server = await start_server(state, run_controllers=False)
+        rv = str(state.store.rv)
+        try:
+            async with aiohttp.ClientSession(headers=headers) as s:
+                async def watch(params: dict, expect: int) -> list[tuple[str, str]]:
+                    url = f"{server.url}/api/v1/namespaces/team-nlp/configmaps"
+                    async with s.get(url, params={"watch": "true", "resourceVersion": rv, **params}) as r:
+                        out = []
+                        while len(out) < expect:
+                            ev = json.loads(await r.content.readline())
+                            out.append((ev["type"], ev["object"]["metadata"]["name"]))
+                        return out
+
+                plain = asyncio.create_task(watch({}, burst + 1))
+                selected = asyncio.create_task(watch({"labelSelector": "burst=late"}, 1))
+                while state.store.watch_count < 2:
+                    await asyncio.sleep(0.01)
+                for i in range(burst):  # all in one go: the watchers cannot run in between
+                    state.store.create("configmaps", {"metadata": {"name": f"b-{i:04d}", "namespace": "team-nlp"}})
+                last = state.store.get("configmaps", "team-nlp", f"b-{burst - 1:04d}")
+                last["metadata"]["labels"] = {"burst": "late"}
+                state.store.update("configmaps", last)
+                return await asyncio.wait_for(asyncio.gather(plain, selected), 30)
+        finally:
+            await server.stop()
+
+    plain, selected = asyncio.run(scenario())
+    names = [f"b-{i:04d}" for i in range(burst)]
+    assert plain == [("ADDED", n) for n in names] + [("MODIFIED", names[-1])]
+    assert selected == [("ADDED", names[-1])], "entering the selection is ADDED for that watcher"
+
+
 def test_watches_of_disconnected_clients_are_released(tmp_path):
     import asyncio
 

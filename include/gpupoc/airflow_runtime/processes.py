@@ -218,6 +218,7 @@ def status(home: Path) -> dict:
     if state is None:
         return {"running": False, "home": str(home)}
     info: dict = {"running": any(_alive(p) for p in state.pids.values()), "home": state.home, "url": state.url,
+                  "executor": state.executor,
                   "components": {n: {"pid": p, "alive": _alive(p)} for n, p in state.pids.items()},
                   "startup": {"migrate_seconds": round(state.migrate_seconds, 1),
                               "ready_seconds": round(state.ready_seconds, 1),
