@@ -15,8 +15,10 @@ until the watch has shown every pod ``PodScheduled=True``; deletes them all and 
 Printed per pass: pods/s created (first request sent to last answer), pods/s scheduled (first create sent to
 the last ``PodScheduled=True`` the watch delivered) with the per-pod create-to-scheduled time, pods/s deleted,
 the watch event latency p50/p99 (the server's audit ``stageTimestamp`` of each pod's create against the moment
-the watching client had the pod's ADDED event; same host, same clock), and the server's CPU milliseconds per
-request (utime + stime of the server process from ``/proc/<pid>/stat`` over the pass, controllers included).
+the watching client had the pod's ADDED event; same host, same clock) and, beside it, the server's delivery
+(the same, as read by a second watcher that only splits JSON lines: no client library's parsing), and the
+server's CPU milliseconds per request (utime + stime of the server process from ``/proc/<pid>/stat`` over the
+pass, controllers included).
 ``--runs N`` repeats everything on a fresh server and prints the median of each figure; ``--profile FILE``
 runs the first server under cProfile.
 
@@ -141,6 +143,7 @@ class Trace:
     sent: dict[str, float] = field(default_factory=dict)
     answered: dict[str, float] = field(default_factory=dict)
     added: dict[str, float] = field(default_factory=dict)
+    delivered: dict[str, float] = field(default_factory=dict)  # ADDED as the raw watcher received it
     scheduled: dict[str, float] = field(default_factory=dict)
     deleted: dict[str, float] = field(default_factory=dict)
     delete_sent: float = 0.0
@@ -216,6 +219,38 @@ def watcher(mode: str, kubeconfig: str, n: int, timeout: float, progress: Progre
 
         asyncio.run(run())
     Path(out).write_text(json.dumps({"added": trace.added, "scheduled": trace.scheduled, "deleted": trace.deleted}))
+
+
+# ---- the server's delivery, without a client library's parsing ----
+def raw_watcher(kubeconfig: str, n: int, timeout: float, ready, out: str) -> None:
+    """Read the tenant's pod watch as JSON lines (aiohttp, ``json.loads`` only) until ``n`` DELETED events;
+    write the receive time of each pod's ADDED event: what the server delivers, before any model parsing."""
+    async def run() -> dict[str, float]:
+        import aiohttp
+
+        kc = yaml.safe_load(Path(kubeconfig).read_text())
+        ctx = next(c["context"] for c in kc["contexts"] if c["name"] == TENANT)
+        token = next(u["user"]["token"] for u in kc["users"] if u["name"] == ctx["user"])
+        url = next(c["cluster"]["server"] for c in kc["clusters"] if c["name"] == ctx["cluster"])
+        added: dict[str, float] = {}
+        deleted = 0
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session:
+            async with session.get(f"{url}/api/v1/namespaces/{TENANT}/pods", params={
+                    "watch": "true", "timeoutSeconds": str(int(timeout))},
+                    timeout=aiohttp.ClientTimeout(total=timeout + 30)) as resp:
+                ready.set()
+                async for line in resp.content:
+                    now = time.time()
+                    ev = json.loads(line)
+                    if ev["type"] == "ADDED":
+                        added.setdefault(ev["object"]["metadata"]["name"], now)
+                    elif ev["type"] == "DELETED":
+                        deleted += 1
+                        if deleted >= n:
+                            break
+        return added
+
+    Path(out).write_text(json.dumps({"added": asyncio.run(run())}))
 
 
 # ---- the creating side ----
@@ -312,20 +347,27 @@ MODES = {"threads": drive_threads, "asyncio": drive_asyncio}
 
 
 def run_pass(server: Server, p: Pass, n: int, concurrency: int, timeout: float, work: Path) -> Trace:
-    """The pass's watcher process, then its creates and deletes here; the watcher's times merged in."""
+    """The pass's watcher processes (the mode's client, and a raw reader), then its creates and deletes here;
+    the watchers' times merged in."""
     ctx = multiprocessing.get_context("spawn")
     progress = Progress(ctx)
-    out = work / f"watch-{p.prefix}.json"
-    proc = ctx.Process(target=watcher, args=(p.mode, server.kubeconfig, n, timeout, progress, str(out)), daemon=True)
-    proc.start()
-    if not progress.ready.wait(60):
-        raise TimeoutError(f"the {p.prefix} watcher did not start within 60 s")
+    out, raw_out, raw_ready = work / f"watch-{p.prefix}.json", work / f"raw-{p.prefix}.json", ctx.Event()
+    procs = [ctx.Process(target=watcher, args=(p.mode, server.kubeconfig, n, timeout, progress, str(out)),
+                         daemon=True),
+             ctx.Process(target=raw_watcher, args=(server.kubeconfig, n, timeout, raw_ready, str(raw_out)),
+                         daemon=True)]
+    for proc in procs:
+        proc.start()
+    if not (progress.ready.wait(60) and raw_ready.wait(60)):
+        raise TimeoutError(f"the {p.prefix} watchers did not start within 60 s")
     time.sleep(0.3)  # the watch request is sent once the list answered; give it time to reach the server
     trace = MODES[p.mode](server, p, n, concurrency, timeout, progress)
-    proc.join(timeout)
+    for proc in procs:
+        proc.join(timeout)
     seen = json.loads(out.read_text())
     trace.added, trace.scheduled, trace.deleted = seen["added"], seen["scheduled"], seen["deleted"]
-    trace.requests = 2 * n + 2  # creates, deletes, the watcher's list and watch
+    trace.delivered = json.loads(raw_out.read_text())["added"]
+    trace.requests = 2 * n + 3  # creates, deletes, the client watcher's list and watch, the raw watch
     return trace
 
 
@@ -338,6 +380,7 @@ def figures(server: Server, p: Pass, trace: Trace, cpu: float, n: int) -> dict[s
     t0 = min(trace.sent.values())
     server_times = server.create_times(p.prefix)
     lag = [trace.added[x] - server_times[x] for x in trace.added if x in server_times]
+    delivery = [trace.delivered[x] - server_times[x] for x in trace.delivered if x in server_times]
     to_sched = [trace.scheduled[x] - trace.sent[x] for x in trace.scheduled if x in trace.sent]
     return {
         "created_per_s": n / (max(trace.answered.values()) - t0),
@@ -347,6 +390,8 @@ def figures(server: Server, p: Pass, trace: Trace, cpu: float, n: int) -> dict[s
         "deleted_per_s": n / (trace.delete_answered - trace.delete_sent),
         "watch_p50_s": pct(lag, 0.5),
         "watch_p99_s": pct(lag, 0.99),
+        "delivery_p50_s": pct(delivery, 0.5),
+        "delivery_p99_s": pct(delivery, 0.99),
         "server_cpu_ms_per_request": 1000 * cpu / trace.requests,
     }
 
@@ -393,7 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {prefix:14} created {m['created_per_s']:4.0f} pods/s | scheduled {m['scheduled_per_s']:4.0f} pods/s "
               f"(create->scheduled p50 {m['create_to_scheduled_p50_s']:.2f} s, p99 {m['create_to_scheduled_p99_s']:.2f} s)"
               f" | deleted {m['deleted_per_s']:4.0f} pods/s | watch p50 {1000 * m['watch_p50_s']:4.0f} ms, "
-              f"p99 {1000 * m['watch_p99_s']:4.0f} ms | server CPU {m['server_cpu_ms_per_request']:.2f} ms/request")
+              f"p99 {1000 * m['watch_p99_s']:4.0f} ms (server delivery p50 {1000 * m['delivery_p50_s']:.0f} ms, "
+              f"p99 {1000 * m['delivery_p99_s']:.0f} ms) | server CPU {m['server_cpu_ms_per_request']:.2f} ms/request")
     fastest = min(m["created_per_s"] for prefix, m in med.items() if prefix.endswith("-max"))
     paced = [m["watch_p99_s"] for prefix, m in med.items() if prefix.endswith("-paced")]
     ok = fastest >= TARGET_CREATED and all(x <= TARGET_WATCH_P99 for x in paced)
