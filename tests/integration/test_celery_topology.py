@@ -158,6 +158,24 @@ def _busiest_worker(broker_url: str, workers: list[str]) -> tuple[str, list[dict
     return name, tasks
 
 
+def _log_tail(home: Path, run_id: str, task_id: str, map_index: int, lines: int = 12) -> str:
+    """The last events of every attempt log (worker and triggerer) of one task: why it ended as it did."""
+    base = home / "logs" / f"dag_id={DAG_ID}" / f"run_id={run_id}" / f"task_id={task_id}"
+    if map_index >= 0:
+        base = base / f"map_index={map_index}"
+    out = []
+    for path in sorted(base.glob("attempt=*.log*")):
+        events = []
+        for line in path.read_text(errors="replace").splitlines()[-lines:]:
+            try:
+                e = json.loads(line)
+                events.append(f"  {e.get('timestamp', '')[11:23]} {e.get('level')} {str(e.get('event'))[:300]}")
+            except ValueError:
+                events.append(f"  {line[:300]}")
+        out.append(f"{path.name}:\n" + "\n".join(events))
+    return "\n".join(out) or f"no logs under {base}"
+
+
 def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celery_airflow, sim, phases):
     from kubernetes import client as k8s
 
@@ -234,6 +252,9 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     assert _alive(new_scheduler), "the restarted scheduler keeps running"
 
     # no lost task: every task of the run succeeds, the killed worker's included
+    for (task_id, index), state in sorted(states.items()):
+        if state != "success":
+            print(f"\n{task_id}[{index}] {state}:\n{_log_tail(settings.home, run_id, task_id, index)}")
     assert final["state"] == "success" and set(states.values()) == {"success"}, states
     assert sorted(k[1] for k in states if k[0] == "wave") == list(range(WAVE)), states
     # no duplicate pod: one create per wave item in the audit log, in what the API showed and in the ledger
