@@ -70,7 +70,6 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
             return "DELETED"
         return None
 
-
     def render(obj: dict) -> dict:
         if table:
             return tables.to_table(spec.plural, [obj], obj["metadata"].get("resourceVersion", ""), include)
@@ -124,7 +123,7 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
             except TimeoutError:
                 if bookmarks and time.monotonic() - last_sent >= BOOKMARK_EVERY - 0.01:
                     await resp.write(watch_line("BOOKMARK", {"kind": spec.kind, "apiVersion": spec.group_version,
-                                                        "metadata": {"resourceVersion": str(store.rv)}}))
+                                                             "metadata": {"resourceVersion": str(store.rv)}}))
                     last_sent = time.monotonic()
                 continue
             # every change queued meanwhile goes out in the same write: one socket write per loop turn,
