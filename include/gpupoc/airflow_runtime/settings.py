@@ -53,7 +53,7 @@ class RuntimeSettings:
     max_active_runs: int = 4
     parsing_processes: int = 1
     paused_at_creation: bool = False
-    preload: bool = True  # the scheduler preloads the task modules before forking (see preload/sitecustomize.py)
+    preload: bool = True  # scheduler and Celery workers preload the task modules before forking (preload/)
     extra_env: dict[str, str] = field(default_factory=dict)
     executor: Executor = Executor.LOCAL
     database_url: str = ""  # SQLAlchemy URL of the metadata database; empty: SQLite under ``home``
