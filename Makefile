@@ -38,9 +38,11 @@ system-deps:
 browser:
 	@bash scripts/install-browser.sh
 
-# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology.
+# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology,
+# Redis as the broker of the CeleryExecutor topology.
 test-deps: browser
 	@bash scripts/install-postgres.sh
+	@bash scripts/install-redis.sh
 
 test: venv docs-assets system-deps test-deps
 	$(BIN)/pytest $(PYTEST_ARGS)

@@ -211,12 +211,12 @@ def airflow_running(home: Path) -> dict | None:
     """The running deployment's state (url, pids) when every component is alive and the API answers."""
     from gpupoc.airflow_runtime.client import AirflowClient
     from gpupoc.airflow_runtime.processes import RuntimeState
-    from gpupoc.common.processes import pid_alive
+    from gpupoc.airflow_runtime.topology import component_alive
     from gpupoc.airflow_runtime.settings import STATE_FILE
     from gpupoc.exceptions import SourceUnavailable
 
     state = RuntimeState.load(home / STATE_FILE)
-    if state is None or not state.pids or not all(pid_alive(p, "airflow") for p in state.pids.values()):
+    if state is None or not state.pids or not all(component_alive(p) for p in state.pids.values()):
         return None
     try:
         AirflowClient.for_home(home, url=state.url).health()

@@ -26,7 +26,6 @@ from pathlib import Path, PurePosixPath
 
 from gpupoc.evidence.reader import RunEvidence, find_runs
 from gpupoc.evidence.scrub import scrub_text
-from gpupoc.evidence.writer import sha256_file
 from gpupoc.exceptions import GpupocError
 from gpupoc.report.inputs import INPUTS, select
 from gpupoc.validation.runner import data_docs_index
