@@ -224,6 +224,12 @@ class GpuWorkloadOperator(KubernetesPodOperator):
                 self.log.warning("pod %s %s; Airflow retries the task if the plan's resubmission limit allows",
                                  event.get("name"), outcome.evidence())
                 raise
+            if not outcome.outcome.final:
+                # the pod still runs or waits (the trigger or this worker lost sight of it): a retry finds it
+                # again by its labels and goes on waiting; nothing is submitted twice
+                self.log.warning("pod %s is still %s after %s; Airflow's retry reattaches to it",
+                                 event.get("name"), outcome.reason, type(exc).__name__)
+                raise
             raise AirflowFailException(f"pod {event.get('name')}: {outcome.evidence()}") from exc
 
     def _outcome(self, event: dict[str, Any]):
