@@ -78,3 +78,28 @@ def test_a_list_older_than_the_poll_interval_is_taken_again(lister):
 
     asyncio.run(main())
     assert lister.calls == 2
+
+
+def test_the_triggers_of_one_identity_share_one_client(monkeypatch):
+    pod_cache.SharedPodHook.clients.clear()
+
+    async def load(self):
+        self.client_configuration = pod_cache.async_client.Configuration()
+
+    monkeypatch.setattr(pod_cache.SharedPodHook, "_load_config", load)
+
+    async def main():
+        conns = []
+        for h in (hook(), hook()):
+            async with h.get_conn() as conn:
+                conns.append(conn)
+        other = pod_cache.SharedPodHook(config_dict={"k": 2}, cluster_context="team-b", label_selector="run=r1",
+                                        max_age=5.0, started=0.0)
+        async with other.get_conn() as conn:
+            conns.append(conn)
+        for c in {id(c): c for c in conns}.values():
+            await c.close()
+        return conns
+
+    a, b, c = asyncio.run(main())
+    assert a is b and a is not c

@@ -168,7 +168,8 @@ def config_sections(s: RuntimeSettings, existing: configparser.ConfigParser | No
             "parsing_processes": str(s.parsing_processes),
             "stale_dag_threshold": "120",
         },
-        "triggerer": {"capacity": "1000"},
+        # a wave of 1,000 pods defers 1,000 triggers, beside the classes' lease and release sensors
+        "triggerer": {"capacity": "2000"},
         "logging": {"base_log_folder": str(home / "logs"), "colored_console_log": "False"},
         **({"celery": celery_options(s)} if s.executor is Executor.CELERY else {}),
     }

@@ -12,11 +12,12 @@ is the provider's own hook.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, AsyncIterator
 
 from airflow.providers.cncf.kubernetes.hooks.kubernetes import AsyncKubernetesHook
 from kubernetes_asyncio import client as async_client
@@ -59,7 +60,10 @@ class PodLists:
 
 
 class SharedPodHook(AsyncKubernetesHook):
-    """The provider's async hook, except that ``get_pod`` reads the run's shared pod list."""
+    """The provider's async hook, except that ``get_pod`` reads the run's shared pod list and every call of
+    the triggers of one identity goes through one client (a new client per call costs a TLS set-up)."""
+
+    clients: dict[tuple, Any] = {}
 
     def __init__(self, *args: Any, label_selector: str, max_age: float, started: float, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -71,6 +75,20 @@ class SharedPodHook(AsyncKubernetesHook):
         cfg = json.dumps(self.config_dict or {}, sort_keys=True, default=str)
         return (self.conn_id, self.cluster_context, hashlib.sha256(cfg.encode()).hexdigest(), namespace,
                 self.label_selector)
+
+    @contextlib.asynccontextmanager
+    async def get_conn(self) -> AsyncIterator[Any]:
+        users = (self.config_dict or {}).get("users") or []
+        if any((u.get("user") or {}).get("exec") for u in users):  # short-lived tokens: a fresh client a call
+            async with super().get_conn() as conn:
+                yield conn
+            return
+        key = self._identity("")[:3]
+        client = SharedPodHook.clients.get(key)
+        if client is None:
+            await self._load_config()
+            client = SharedPodHook.clients[key] = async_client.ApiClient(configuration=self.client_configuration)
+        yield client
 
     async def get_pod(self, name: str, namespace: str) -> Any:
         return await PodLists.pod(self, self._identity(namespace), namespace, self.label_selector, name,
