@@ -9,7 +9,7 @@ and started again. Requirements: no duplicate pod (one pod create per wave item 
 in what the API showed and in the run's ledger), no lost task (every task of the run succeeds, the killed
 worker's included), the evidence complete (every expected table written and verified, the manifest's hashes
 intact, no check failed), and the decision that of the same plan on the LocalExecutor: there every congestion
-check passes (tests/integration/test_airflow_congestion.py, test_restart_resilience.py), so with the other
+check passes (tests/integration/test_restart_resilience.py), so with the other
 classes' evidence of a correct platform and the reviewers' scores the report decides "go live".
 """
 
@@ -36,7 +36,7 @@ from gpupoc.dags.classes import expected_tables
 from gpupoc.evidence.reader import read_run
 
 from .stores import PgCluster, RedisServer, pg_bin_or_skip, redis_server_or_skip
-from .test_airflow_congestion import small_plan
+from .plans import small_plan
 from .test_restart_resilience import SELECTOR, WAVE, _failed_checks, _pod_index, _wave_creates
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

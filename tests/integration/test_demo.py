@@ -134,6 +134,11 @@ def test_each_class_kept_the_facts_that_happened_on_the_cluster(env):
     assert len(runs) == 8 and {r["phase"] for r in runs} == {"Succeeded"}
     release = json.loads((qc / "files" / "release.json").read_text())
     assert release["observer_ready"] and release["release_spread_seconds"] == 0
+    assert len({r["released_at"] for r in release["rows"]}) == 1, "one release moment for the whole wave"
+    lease = json.loads((qc / "files" / "lease.json").read_text())
+    assert lease["pool"] == "gpupoc_cluster" and lease["acquired_at"] <= min(
+        r["submitted_at"] for r in runs).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "the lease came before the first pod"
+    assert all(r["outcome"] == "succeeded" and r["final_attempt"] for r in runs), runs
     expl = {e["pod"]: e for e in _table(qc, "explanations")}
     waited = [r for r in runs if (r["wait_seconds"] or 0) > 5]
     assert waited, "28 training GPUs asked of 24: someone waited"

@@ -29,7 +29,7 @@ from gpupoc.airflow_runtime.processes import down, kill_component, start_compone
 from gpupoc.airflow_runtime.settings import RuntimeSettings, config_sections, free_port
 from gpupoc.steps.profiles import profile
 
-from .test_airflow_congestion import small_plan
+from .plans import small_plan
 
 pytestmark = pytest.mark.integration
 DAG_ID = "poc_queue_congestion"
