@@ -71,20 +71,23 @@ def release_schedule(caller: KubeCaller, namespaces: Iterable[str], label_select
                            all_exist_at=None if missing else rfc3339(start), schedule_started_at=rfc3339(start))
     released: dict[tuple[str, str], datetime] = {}   # pods this try released
     cancelled: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], dict] = {}            # every pod seen (one the platform deleted keeps its row)
     while True:
         now = clock()
         elapsed = (now - start).total_seconds()
-        pods = _pods_by_item(list_pods(caller, namespaces, label_selector))
+        present = list_pods(caller, namespaces, label_selector)
+        seen.update({_key(p): p for p in present})
+        pods = _pods_by_item(present)
         lifted = _release_due(caller, schedule, pods, elapsed, now, released, rel.errors)
         open_cancels = _cancel_due(schedule, pods, now, cancelled, cancel, rel) if cancel else []
         pending = [s.item for s in schedule if s.item not in missing and
                    (elapsed < s.at_seconds or any(PIPELINE_GATE in _gates(p) and (_key(p) not in released)
                                                   for p in pods.get(s.item, [])))]
         if lifted and on_progress:
-            on_progress(_finish(rel, schedule, pods, released))
+            on_progress(_finish(rel, schedule, seen, released))
         if (not pending and not open_cancels) or elapsed >= run_s:
             rel.unfinished = sorted(set(pending) | set(open_cancels))
-            return _finish(rel, schedule, pods, released)
+            return _finish(rel, schedule, seen, released)
         due = [s.at_seconds - elapsed for s in schedule if s.at_seconds > elapsed]
         sleep(max(0.0, min([poll_s, *due])))
 
@@ -152,10 +155,11 @@ def _cancel_due(schedule: list[Scheduled], pods: dict[str, list[dict]], now: dat
     return open_items
 
 
-def _finish(rel: ScheduledRelease, schedule: list[Scheduled], pods: dict[str, list[dict]],
+def _finish(rel: ScheduledRelease, schedule: list[Scheduled], seen: dict[tuple[str, str], dict],
             released: dict) -> ScheduledRelease:
-    """The release rows (every pod of every item) with their planned and actual offsets."""
+    """The release rows (every pod of every item seen) with their planned and actual offsets."""
     start = parse_time(rel.schedule_started_at)
+    pods = _pods_by_item(list(seen.values()))
     rows, lags = [], []
     for s in schedule:
         for p in pods.get(s.item, []):
