@@ -8,6 +8,7 @@ item (figures and tables), as two charts, and as a note that says the what-if is
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 
@@ -83,7 +84,8 @@ def replay_charts(runs: dict[str, RunEvidence], words: Wording) -> dict[str, str
         g = by_tenant_and_gpus(waits)
         cats = [f"{r.tenant}/{int(r.gpus)}" for r in g.itertuples(index=False)]
         out["replay_waits"] = charts.grouped_bars(words.t("chart.replay_waits"), cats, {
-            words.t("legend.history"): _floats(g["history_p50"]), words.t("legend.platform"): _floats(g["platform_p50"]),
+            words.t("legend.history"): _floats(g["history_p50"]),
+            words.t("legend.platform"): _floats(g["platform_p50"]),
             words.t("legend.model"): _floats(g["model_p50"])}, "s")
         cap = ev.load("replay_capacity")
         if not cap.empty:
@@ -99,7 +101,7 @@ def replay_notes(runs: dict[str, RunEvidence], words: Wording) -> list[str]:
     notes = []
     for tc, ev in replayed(runs):
         info = wave_info(ev)
-        path = info.get("file") or (info.get("source") or {}).get("path", "?")
+        path = Path(info.get("file") or (info.get("source") or {}).get("path") or "?").name
         notes.append(words.t("note.replay", test_class=words.t(f"class.{tc}"), path=path,
                              compression=f"{info.get('compression', 0):g}", factor=f"{info.get('what_if_factor', 0):g}",
                              jobs=info.get("jobs_replayed", "?")))

@@ -82,11 +82,11 @@ def collect_replay(ctx: RunContext, runs: list[dict]) -> dict:
     capacity = RC.capacity(jobs, rows, pools, spec.what_if_factor, spec.compress)
     ctx.writer.write("replay_capacity", [c.to_dict() for c in capacity], source="pipeline (queue model)")
     ctx.writer.write_json("replay_wave", {
-        "file": spec.file, "format": spec.format, "source": wave.source, "compression": wave.compression, "selection": wave.selection.model_dump(),
-        "jobs_in_window": wave.jobs_in_window, "jobs_replayed": wave.jobs_replayed, "dropped": wave.dropped,
-        "floored_durations": wave.floored_durations, "pods": len(ctx.wave_items()),
-        "tenant_mapping": [m.model_dump() for m in wave.tenant_mapping], "what_if_factor": spec.what_if_factor,
-        "span_seconds": wave.span_seconds, "model": RC.MODEL_NOTE})
+        "file": spec.file, "format": spec.format, "source": wave.source, "compression": wave.compression,
+        "selection": wave.selection.model_dump(), "jobs_in_window": wave.jobs_in_window,
+        "jobs_replayed": wave.jobs_replayed, "dropped": wave.dropped, "floored_durations": wave.floored_durations,
+        "pods": len(ctx.wave_items()), "tenant_mapping": [m.model_dump() for m in wave.tenant_mapping],
+        "what_if_factor": spec.what_if_factor, "span_seconds": wave.span_seconds, "model": RC.MODEL_NOTE})
     by = {c.scenario: c for c in capacity}
     return {"replay_jobs": wave.jobs_replayed, "replay_dropped": sum(wave.dropped.values()),
             "replay_compression": wave.compression,

@@ -44,7 +44,8 @@ def test_the_shipped_replay_plan_expands_each_job_into_one_item_per_pod_in_arriv
     assert wave.jobs_replayed == 17 and wave.dropped == {} and wave.compression == 24
     assert len(items) == sum(i.replicas for i in wave.items) == 18
     offsets = [i.replay.at_seconds for i in items]
-    assert offsets == sorted(offsets) and offsets[-1] == wave.span_seconds == replay_span_seconds(plan, "queue_congestion")
+    assert offsets == sorted(offsets)
+    assert offsets[-1] == wave.span_seconds == replay_span_seconds(plan, "queue_congestion")
     assert [i.name for i in items] == [f"qc-v-train-1g-{k:03d}" for k in range(18)]
     gang = [i for i in items if i.replay.replicas > 1]
     assert len(gang) == 2 and {i.replay.job_index for i in gang} == {gang[0].replay.job_index}
