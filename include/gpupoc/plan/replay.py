@@ -19,7 +19,6 @@ import os
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from gpupoc.exceptions import ConfigError
@@ -116,9 +115,17 @@ def _history(path: str, mtime_ns: int, size: int, fmt: str, columns: str | None,
     return history, wave_source(Path(path), history, sha256_file(Path(path)))
 
 
+# The importer's advice names its command-line flags; in a plan they are fields of the replay section.
+_FLAG_ADVICE = (("pass --skip-bad-rows", "set skip_bad_rows: true"),
+                ("--errors FILE lists them all", "`gpupoc history import FILE --errors ERRORS` lists them all"))
+
+
 def _strip_flag(line: str) -> str:
     """``--columns: unknown field 'x'`` -> ``unknown field 'x'`` (the CLI's flag names are not plan fields)."""
-    return line.split(": ", 1)[1] if line.startswith("--") and ": " in line else line
+    line = line.split(": ", 1)[1] if line.startswith("--") and ": " in line else line
+    for cli, plan_words in _FLAG_ADVICE:
+        line = line.replace(cli, plan_words)
+    return line
 
 
 def _plan(plan, tc: TestClass, spec: ReplaySpec, history: History, source: dict) -> ReplayWave:

@@ -130,6 +130,7 @@ def test_a_bad_history_row_is_reported_with_its_row_and_column(data, tmp_path):
     errs = errors_of(data)
     assert any(e.startswith("test_classes.queue_congestion.replay.file: row 2 (job syn-kalos-000001), column "
                             "gpu_num") for e in errs), errs
+    assert any("set skip_bad_rows: true" in e for e in errs) and not any("--skip-bad-rows" in e for e in errs)
     qc(data)["replay"]["skip_bad_rows"] = True
     parse_plan(data, "plan.yaml", base_dir=PLANS)
 
