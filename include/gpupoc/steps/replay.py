@@ -63,6 +63,8 @@ def release_schedule(ctx: RunContext, observer_ready: bool) -> dict:
             on_waiting=waiting, on_started=started, on_progress=lambda r: write(r, False))
     finally:
         waits.clear_note(ctx.run_dir, "release_gate")
+    mine = {c["pod"] for c in rel.cancelled}  # a rerun keeps the cancels of the try before it
+    rel.cancelled = [c for c in earlier.get("cancelled") or [] if c.get("pod") not in mine] + rel.cancelled
     write(rel, True)
     return {"found": rel.found, "missing": rel.missing, "schedule_seconds": span,
             "max_release_lag_seconds": rel.max_release_lag_seconds, "cancelled": len(rel.cancelled),
