@@ -115,11 +115,12 @@ class GpuWorkloadOperator(KubernetesPodOperator):
         return bool(context) and (self._writer(context).files_dir / f"{RELEASE_FILE}.json").is_file()
 
     def _plan_kwargs(self, run_id: str, gated: bool | None = None) -> dict[str, Any]:
+        from gpupoc.plan.overrides import item_workload
         from gpupoc.podspec.kpo import kpo_kwargs
 
         plan = self._plan()
         item = find_item(plan, self.test_class, self.workload_key)
-        return kpo_kwargs(plan.workload(item.workload), plan.tenant(item.tenant), plan, run_id=run_id,
+        return kpo_kwargs(item_workload(plan, item), plan.tenant(item.tenant), plan, run_id=run_id,
                           test_class=self.test_class, wave_gate=self.wave_gate if gated is None else gated,
                           name=item.name, priority_class=item.priority_class, role=item.role)
 

@@ -151,7 +151,8 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
     """``var/demo/plan.yaml``: the base plan pointed at this demo's cluster and monitoring stack.
 
     The platform uses the cluster's plain-HTTP kubeconfig (``kubeconfig_http``; kubectl keeps the TLS one),
-    relative paths become absolute (the file lives elsewhere than the base plan), and the window starts now.
+    relative paths (evidence, report files, a replay's history) become absolute (the file lives elsewhere than
+    the base plan), and the window starts now.
     """
     base_plan = Path(base_plan).resolve()
     try:
@@ -179,6 +180,10 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
     for key in ("output_dir", "scorecard"):
         if report.get(key):
             report[key] = _absolute(report[key], base)
+    for spec in (data.get("test_classes") or {}).values():  # a replayed class's job history
+        replay = spec.get("replay") if isinstance(spec, dict) else None
+        if isinstance(replay, dict) and replay.get("file"):
+            replay["file"] = _absolute(replay["file"], base)
     previous = None
     if paths.plan.is_file():
         try:

@@ -194,7 +194,7 @@ def _state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], 
             pool_used[cap.node_pool.get(o.node or "", t.pool)] += t.gpus
             node_used[o.node] += t.gpus
             tenant_used[t.tenant] += t.gpus
-        elif not o.node and o.phase == "Pending":
+        elif not o.node and o.phase == "Pending" and PIPELINE_GATE not in o.gates:  # a gated pod is not queued yet
             pending.append(t)
     return pool_used, node_used, tenant_used, pending
 

@@ -8,6 +8,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field
 
 from gpupoc.plan.fields import DnsLabel, NonNegativeNumber, PositiveInt, PositiveNumber, Ratio, StrictModel
+from gpupoc.plan.replay_spec import ReplaySpec
 
 
 class TestClass(str, Enum):
@@ -71,6 +72,7 @@ class CongestionThresholds(StrictModel):
 
 class QueueCongestion(ClassSpec):
     snapshot_interval_seconds: PositiveInt = 3
+    replay: ReplaySpec | None = Field(default=None, description="the wave from a job history (instead of wave)")
     thresholds: CongestionThresholds
 
 
@@ -128,6 +130,7 @@ class UtilizationThresholds(StrictModel):
 
 class Utilization(ClassSpec):
     bucket_seconds: PositiveInt = Field(default=60, description="time bucket of the utilization table")
+    replay: ReplaySpec | None = Field(default=None, description="the wave from a job history (instead of wave)")
     sample_step_seconds: PositiveInt = 15
     thresholds: UtilizationThresholds = Field(default_factory=UtilizationThresholds)
 

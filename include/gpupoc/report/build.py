@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpupoc.evidence.reader import Problem, ProblemKind, RunEvidence, find_runs
-from gpupoc.report import figures, rules as rules_mod
+from gpupoc.report import figures, replay_figures, rules as rules_mod
 from gpupoc.report.inputs import INPUTS, TEST_CLASSES, Selection, ordered, plan_settings, select, write_inputs  # noqa: F401
 from gpupoc.report.items import check_items, experience_items
 from gpupoc.report.junit import write_junit
@@ -141,6 +141,7 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
     notes = [words.t("note.not_validated")] + [words.t("note.skipped_run", path=_rel(p, out)) for p, _ in sel.skipped]
     if "utilization" in runs:
         notes.insert(0, words.t("note.aggregated"))
+    notes += replay_figures.replay_notes(runs, words)
     report = Report(
         title=words.t("title"), language=words.language,
         generated_at=(now or datetime.now(timezone.utc)).isoformat(), evidence_root=_rel(sel.evidence_root, out),

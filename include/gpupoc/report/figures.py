@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpupoc.report import charts
+from gpupoc.report import charts, replay_figures
 from gpupoc.evidence.reader import RunEvidence
 from gpupoc.report.models import EvidenceTable, Figure, Stability
 from gpupoc.report.wording import Wording
@@ -15,11 +15,7 @@ TERMINAL = {"Succeeded", "Failed"}
 
 
 def _table(title: str, df: pd.DataFrame, limit: int = 20) -> EvidenceTable:
-    df = df.head(limit)
-    rows = [[None if (isinstance(v, float) and v != v) else (round(v, 3) if isinstance(v, float) else
-             (v.isoformat() if hasattr(v, "isoformat") else (v.item() if hasattr(v, "item") else v)))
-             for v in r] for r in df.itertuples(index=False)]
-    return EvidenceTable(title=title, columns=[str(c) for c in df.columns], rows=rows)
+    return EvidenceTable.from_frame(title, df, limit)
 
 
 def _load(runs: dict[str, RunEvidence], tc: str, table: str) -> pd.DataFrame:
@@ -130,6 +126,8 @@ def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure],
         if po_path and po_path.is_file():
             overtaken = int(pd.read_parquet(po_path)["overtaken_by_lower"].sum())
             f.append(Figure(label="overtaken_by_lower", value=overtaken))
+        rf, rt = replay_figures.item_details(item, runs)  # a replayed history's waits beside the platform's
+        f, t = f + rf, t + rt
     elif item == "monitoring_integration":
         fr = _load(runs, "fault_recovery", "failure_records")
         if not fr.empty and "alerts" in fr:
@@ -200,6 +198,7 @@ def build_charts(runs: dict[str, RunEvidence], words: Wording) -> dict[str, str]
             titles["allocated_vs_used"], [str(i) for i in by.index],
             {words.t("legend.allocated"): by["allocated_gpu_hours"].tolist(),
              words.t("legend.used"): by["used_gpu_hours"].tolist()}, "GPU-h")
+    out.update(replay_figures.replay_charts(runs, words))
     fr = _load(runs, "fault_recovery", "failure_records")
     if not fr.empty:
         out["failure_timeline"] = _failure_timeline(fr, _load(runs, "fault_recovery", "workload_runs"), words)

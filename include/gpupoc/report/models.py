@@ -143,6 +143,15 @@ class EvidenceTable(BaseModel):
     columns: list[str]
     rows: list[list[Any]]
 
+    @classmethod
+    def from_frame(cls, title: str, df: Any, limit: int = 20) -> "EvidenceTable":
+        """The first ``limit`` rows of a DataFrame, as plain JSON values (floats rounded, NaN as None)."""
+        df = df.head(limit)
+        rows = [[None if (isinstance(v, float) and v != v) else (round(v, 3) if isinstance(v, float) else
+                 (v.isoformat() if hasattr(v, "isoformat") else (v.item() if hasattr(v, "item") else v)))
+                 for v in r] for r in df.itertuples(index=False)]
+        return cls(title=title, columns=[str(c) for c in df.columns], rows=rows)
+
 
 class ItemResult(BaseModel):
     """One report item with its tier, verdict and the evidence behind it."""

@@ -12,6 +12,7 @@ from gpupoc.pipeline.congestion import Observation
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+from gpupoc.steps.replay import is_replay, release_schedule
 
 SNAPSHOT_SOURCE = "kubernetes-api"
 # How often the observer saves what it saw so far (a retried observer goes on from there): every save rewrites
@@ -21,7 +22,8 @@ CHECKPOINT_SECONDS = 60.0
 
 def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
     """Wait until every pod of the wave exists and the observer has taken its first snapshot, then lift the
-    pipeline's gate of all of them at once (without the observer after ``observer_wait_s``: recorded)."""
+    pipeline's gate of all of them at once (without the observer after ``observer_wait_s``: recorded); a
+    replayed wave is released on its schedule instead (``gpupoc.steps.replay``)."""
     expected = [i["workload_key"] for i in ctx.items]
     admin = ctx.admin("release the wave")
     deadline = time.monotonic() + observer_wait_s
@@ -29,6 +31,8 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
     while not ctx.files(OBSERVING_FILE).is_file() and time.monotonic() < deadline:
         time.sleep(0.5)
     observer_ready = ctx.files(OBSERVING_FILE).is_file()
+    if is_replay(ctx):  # the history's arrival times, not all at once
+        return release_schedule(ctx, observer_ready)
 
     def refused() -> set[str]:
         return {s.item for s in ctx.submissions() if s.rejection is not None}

@@ -61,3 +61,10 @@ def test_the_reviewers_scorecard_of_the_base_plan_stays_found_from_the_demo_plan
     (tmp_path / "plans" / "p.yaml").write_text(yaml.safe_dump(base))
     out = write_demo_plan(DemoPaths(tmp_path), tmp_path / "plans" / "p.yaml", SIM, STACK, now=NOW)
     assert yaml.safe_load(out.read_text())["report"]["scorecard"] == str(tmp_path / "plans" / "reviews" / "scores.yaml")
+
+
+def test_the_replay_plans_history_stays_found_from_the_demo_plan(tmp_path):
+    out = write_demo_plan(DemoPaths(tmp_path), repo_root() / "plans" / "replay.yaml", SIM, STACK, now=NOW)
+    replay = yaml.safe_load(out.read_text())["test_classes"]["queue_congestion"]["replay"]
+    assert replay["file"] == str(repo_root() / "plans" / "history" / "kalos-300.csv")
+    load_plan(out)  # raises ConfigError naming replay.file when the history is not found

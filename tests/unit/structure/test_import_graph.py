@@ -13,10 +13,10 @@ LAYERS = [
     {"airflow_runtime", "ui"},
     {"dags"},
     {"steps"},
-    {"pipeline", "history", "monitoring"},
+    {"pipeline", "monitoring"},
     {"report"},
     {"validation", "podspec"},
-    {"plan", "evidence", "sim", "workload"},
+    {"plan", "history", "evidence", "sim", "workload"},  # a plan's replay reads its job history
     {"common", "exceptions"},
 ]
 # Where Airflow may be imported: its DAG code, the local deployment, the UI plugin's pages, and the optional
