@@ -8,6 +8,9 @@ FAULTS ?=
 BEHAVIOUR ?=
 BEHAVIOUR_SEED ?= 0
 PYTEST_ARGS ?=
+# Tests run side by side (pytest-xdist): most wait on servers and waves; each Airflow deployment's tests stay
+# together on one worker (xdist_group), so at most two deployments run at once.
+TEST_WORKERS ?= 4
 
 .PHONY: help venv docs-assets system-deps browser test-deps test unit integration demo down sim stack-up stack-down bench clean
 
@@ -45,13 +48,13 @@ test-deps: browser
 	@bash scripts/install-redis.sh
 
 test: venv docs-assets system-deps test-deps
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 unit: venv docs-assets
-	$(BIN)/pytest -m "not integration" $(PYTEST_ARGS)
+	$(BIN)/pytest -n 2 -m "not integration" $(PYTEST_ARGS)
 
 integration: venv docs-assets system-deps test-deps
-	$(BIN)/pytest -m integration $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m integration $(PYTEST_ARGS)
 
 sim: venv
 	$(BIN)/gpupoc sim serve --port 6443 $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED))

@@ -39,7 +39,8 @@ from .stores import PgCluster, RedisServer, pg_bin_or_skip, redis_server_or_skip
 from .plans import small_plan
 from .test_restart_resilience import SELECTOR, WAVE, _failed_checks, _pod_index, _wave_creates
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900),
+              pytest.mark.xdist_group("airflow")]
 DAG_ID = "poc_queue_congestion"
 REPORT_DAG = "poc_report"
 OTHER_CLASSES = ("tenant_isolation", "utilization", "fault_recovery", "audit_trail")

@@ -24,7 +24,7 @@ from gpupoc.demo.runner import CLASS_DAGS, DemoOptions, run_demo
 from gpupoc.demo.services import DemoPaths, stop_everything
 from gpupoc.pipeline.common import repo_root
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow-demo")]
 OVERRIDES = Path(__file__).parent / "data" / "demo_small.yaml"
 SCORES = {"reviewer": "Wang Fang", "reviewer_role": "business", "ui_usability": 4,
           "ui_usability_comment": "found every run in two clicks", "documentation": 2,

@@ -14,7 +14,7 @@ import yaml
 
 from .stores import PgCluster, pg_bin_or_skip
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300), pytest.mark.xdist_group("airflow")]
 
 REPO = Path(__file__).resolve().parents[2]
 DAG_ID = "gpupoc_topology_check"

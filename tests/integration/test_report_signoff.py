@@ -26,7 +26,7 @@ from gpupoc.airflow_runtime.processes import down, up
 from gpupoc.airflow_runtime.settings import RuntimeSettings, admin_password, free_port
 from gpupoc.pipeline.common import repo_root
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600), pytest.mark.xdist_group("airflow")]
 DAG = "poc_report"
 REVIEWERS = [{"name": "Zhao Min", "role": "security"}, {"name": "Li Lei", "role": "platform"},
              {"name": "Wang Fang", "role": "business"}, {"name": "Sun Hua", "role": "management"}]

@@ -31,7 +31,7 @@ from gpupoc.steps.profiles import profile
 
 from .plans import small_plan
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow")]
 DAG_ID = "poc_queue_congestion"
 WAVE = 8
 SELECTOR = "gpupoc.io/test-class=queue_congestion"
