@@ -32,7 +32,7 @@ from gpupoc.airflow_runtime.processes import down, kill_component, start_compone
 from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, free_port
 from gpupoc.airflow_runtime.topology import Role, components
 from gpupoc.airflow_runtime.workers import active, wait_workers
-from gpupoc.dags.classes import expected_tables
+from gpupoc.steps.profiles import profile
 from gpupoc.evidence.reader import read_run
 
 from .stores import PgCluster, RedisServer, pg_bin_or_skip, redis_server_or_skip
@@ -272,7 +272,7 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     # the evidence is complete: every expected table written and verified, hashes intact, no check failed
     run = read_run(rd)
     assert run.integrity_errors() == []
-    for table in expected_tables("queue_congestion"):
+    for table in profile("queue_congestion").tables:
         assert run.verified(table), f"{table}: not verified ({run.reason(table)})"
     assert run.df("workload_runs")["pod"].nunique() == WAVE
     assert _failed_checks(rd / "validation" / "summary.json") == []
