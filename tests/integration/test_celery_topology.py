@@ -33,7 +33,7 @@ from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, free_port
 from gpupoc.airflow_runtime.topology import Role, components
 from gpupoc.airflow_runtime.workers import active, wait_workers
 from gpupoc.steps.profiles import profile
-from gpupoc.evidence.reader import read_run
+from gpupoc.evidence.reader import RunEvidence
 
 from .stores import PgCluster, RedisServer, pg_bin_or_skip, redis_server_or_skip
 from .plans import small_plan
@@ -270,11 +270,12 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     ledger = [json.loads(x) for x in (rd / "ledger" / "wave.jsonl").read_text().splitlines() if x.strip()]
     assert sorted(e["name"] for e in ledger if e["verb"] == "create") == sorted(names), ledger
     # the evidence is complete: every expected table written and verified, hashes intact, no check failed
-    run = read_run(rd)
-    assert run.integrity_errors() == []
+    run = RunEvidence.open(rd)
+    assert run.problems() == []
     for table in profile("queue_congestion").tables:
-        assert run.verified(table), f"{table}: not verified ({run.reason(table)})"
-    assert run.df("workload_runs")["pod"].nunique() == WAVE
+        st = run.status(table)
+        assert st.verified, f"{table}: not verified ({st.code} {st.args})"
+    assert run.load("workload_runs")["pod"].nunique() == WAVE
     assert _failed_checks(rd / "validation" / "summary.json") == []
     assert [p.metadata.name for p in look()] == [], "cleanup deleted the wave's pods"
 

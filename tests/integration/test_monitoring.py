@@ -212,9 +212,18 @@ def test_node_failure_alert_reaches_the_receiver_and_its_resolution_is_kept(sim_
     print(f"node recover -> resolved at the receiver after {(datetime.now(timezone.utc) - t1).total_seconds():.1f}s")
 
 
-def test_prometheus_down_gives_a_not_verified_result(stack, prom):
-    window = Window.last(60, step=SCRAPE)
-    assert collectors.utilization_by_namespace(prom, window).verified  # up: verified
+def test_prometheus_down_gives_a_not_verified_result(sim_server, stack, prom):
+    from kubernetes import client
+
+    ns, node, gpus, util, mem, task = next(iter(WORKLOADS.values()))
+    client.CoreV1Api(sim_server.client("admin")).create_namespaced_pod(
+        ns, _pod_manifest("while-prometheus-up", ns, node, 1, util, mem, task))
+    # up: verified once Prometheus has scraped the exporter (this test may be the first of its stack)
+    def verified_window():
+        w = Window.last(60, step=SCRAPE)
+        return w if collectors.utilization_by_namespace(prom, w).verified else None
+
+    window = _wait(verified_window, 60, "utilization verified while Prometheus is up", interval=1)
     down = _cli("stack", "down", "--data-dir", str(stack["data_dir"]))
     assert down.returncode == 0 and "prometheus (pid" in down.stdout
     res = collectors.utilization_by_namespace(prom, window)
