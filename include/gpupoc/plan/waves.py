@@ -19,7 +19,10 @@ MAX_ITEM_NAME = 63 - 9
 
 @dataclass(frozen=True)
 class WaveItem:
-    """One pod a test class submits. ``role`` says why: wave, over_quota, injection:<kind>, artifact-<side>."""
+    """One pod a test class submits. ``role`` says why: wave, over_quota, injection:<kind>, artifact-<side>.
+
+    A workload of several ``replicas`` gives one item per replica, all naming the same ``gang`` (a key unique
+    in the class); ``min_available`` of them must run together."""
 
     test_class: str
     index: int
@@ -29,6 +32,10 @@ class WaveItem:
     priority_class: str
     role: str = "wave"
     scenario: str | None = None
+    gang: str | None = None
+    replica: int = 0
+    replicas: int = 1
+    min_available: int = 1
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -51,25 +58,43 @@ def class_items(plan, tc: TestClass | str) -> list[WaveItem]:
     if tc is TestClass.AUDIT_TRAIL and spec.artifact is not None:
         raw.append((spec.artifact.producer, "artifact-producer", "artifact"))
         raw.append((spec.artifact.consumer, "artifact-consumer", "artifact"))
-    items = []
-    for i, (entry, role, scenario) in enumerate(raw):
+    items: list[WaveItem] = []
+    for entry, role, scenario in raw:
         workload = plan.workload(entry.workload)
-        items.append(WaveItem(
-            test_class=tc.value,
-            index=i,
-            name=item_name(tc, entry.workload, i),
-            workload=entry.workload,
-            tenant=entry.tenant,
-            priority_class=entry.priority_class or workload.priority_class,
-            role=role,
-            scenario=scenario,
-        ))
+        first = len(items)
+        gang = gang_key(tc, entry.workload, first) if workload.is_gang else None
+        for replica in range(workload.replicas):
+            i = len(items)
+            items.append(WaveItem(
+                test_class=tc.value,
+                index=i,
+                name=item_name(tc, entry.workload, i),
+                workload=entry.workload,
+                tenant=entry.tenant,
+                priority_class=entry.priority_class or workload.priority_class,
+                role=role,
+                scenario=scenario,
+                gang=gang,
+                replica=replica,
+                replicas=workload.replicas,
+                min_available=workload.gang_size,
+            ))
     return items
 
 
 def item_name(tc: TestClass | str, workload: str, index: int) -> str:
     """``qc-train-8g-007``: class prefix, workload name, index in the class."""
     return f"{PREFIX[TestClass(tc)]}-{workload}-{index:03d}"
+
+
+def gang_key(tc: TestClass | str, workload: str, first_index: int) -> str:
+    """``qc-train-2x8g-g004``: the gang whose first replica is item ``first_index`` of the class."""
+    return f"{PREFIX[TestClass(tc)]}-{workload}-g{first_index:03d}"
+
+
+def gang_items(plan, tc: TestClass | str, gang: str) -> list[WaveItem]:
+    """The replicas of one gang, in order."""
+    return [i for i in class_items(plan, tc) if i.gang == gang]
 
 
 def find_item(plan, tc: TestClass | str, key: str) -> WaveItem:

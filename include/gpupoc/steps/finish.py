@@ -32,10 +32,12 @@ def _thresholds(ctx: RunContext) -> dict:
 
 def cleanup(ctx: RunContext) -> dict:
     """Delete the pods the wave kept for evidence (the operator keeps them: on_finish_action keep_pod)."""
+    from gpupoc.steps.gangs import delete_pod_groups
+
     admin = ctx.admin("delete the wave's pods after collecting evidence")
     try:
         pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
-        errors = W.delete_pods(admin, pods)
+        errors = W.delete_pods(admin, pods) + delete_pod_groups(ctx)
     finally:
         ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's cluster lease
     if errors:
