@@ -83,6 +83,8 @@ class WorkloadTimeline:
     finished_at: datetime | None = None
     phase: str = ""
     node: str | None = None
+    gang: str | None = None       # the gang (plan key) this attempt is a replica of
+    gang_size: int = 1            # pods of its gang that must run together (min_available)
 
     @property
     def ready_at(self) -> datetime | None:
