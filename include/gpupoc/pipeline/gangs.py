@@ -91,7 +91,7 @@ def gang_row(gang: str, members: list[WorkloadTimeline], pool: list[WorkloadTime
         priority_class=first.priority_class, replicas=replicas, min_available=need, gpus_per_pod=first.gpus,
         attempts=len(members), released_at=released, first_placed_at=min(placed_first.values(), default=None),
         full_at=full_at, all_placed_at=all_placed, fully_placed=full_at is not None,
-        time_to_full_seconds=_r((ttf_end - released).total_seconds()) if released else None,
+        time_to_full_seconds=_r(max(0.0, (ttf_end - released).total_seconds())) if released else None,
         partial_seconds=_r(partial), partial_while_others_waited_seconds=_r(others), idle_gpu_seconds=_r(idle),
         longest_stall_seconds=_r(longest))
 

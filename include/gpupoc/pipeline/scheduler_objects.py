@@ -19,16 +19,14 @@ its queue position and its gang. Reads only; a resource the platform does not se
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Iterable
 
-from gpupoc.common.timefmt import parse_time
 
 from gpupoc.pipeline.congestion import Observation, classify_message
 from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.pipeline.readable import readable
-from gpupoc.pipeline.workload_outcome import Statement
+from gpupoc.pipeline.workload_outcome import _POD_NAMED, Statement, group_event_statements
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.gangs import KAI_GROUP, KAI_PODGROUPS, VOLCANO_GROUP, VOLCANO_PODGROUPS
 
@@ -219,20 +217,13 @@ def explain(caller: KubeCaller, plan, namespaces: Iterable[str], pods: list[dict
     return out
 
 
-_POD_NAMED = re.compile(r"^Pod (?P<ns>[a-z0-9][a-z0-9-]*)/(?P<name>[a-z0-9][a-z0-9.-]*?)\.? ", re.I)
-
-
 def podgroup_statements(events: list[dict]) -> dict[Key, list[Statement]]:
-    """(namespace, pod) -> the PodGroup events that begin by naming the pod ("Pod ns/p was preempted by
-    workload ns/pg.", which KAI writes on the victim's PodGroup, not on the pod)."""
+    """(namespace, pod) -> the PodGroup events that name the pod (``group_event_statements``)."""
     out: dict[Key, list[Statement]] = {}
-    for evs in podgroup_events(events).values():
-        for e in evs:
-            text = e.get("message") or e.get("note") or ""
-            m = _POD_NAMED.match(text)
-            if m:
-                at = parse_time(e.get("eventTime") or e.get("lastTimestamp") or e.get("firstTimestamp"))
-                component = (e.get("source") or {}).get("component") or e.get("reportingComponent")
-                out.setdefault((m.group("ns"), m.group("name")), []).append(
-                    Statement(e.get("reason"), text, at, "PodGroup event", component))
+    for e in events:
+        inv = e.get("involvedObject") or e.get("regarding") or {}
+        m = _POD_NAMED.match(e.get("message") or e.get("note") or "") if inv.get("kind") == "PodGroup" else None
+        if m:
+            key = (m.group("ns"), m.group("name"))
+            out.setdefault(key, group_event_statements(events, *key))
     return out

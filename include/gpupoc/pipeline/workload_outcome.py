@@ -131,6 +131,26 @@ def event_statements(events: list[dict], namespace: str, pod: str) -> list[State
     return sorted(out, key=lambda s: (s.at is None, s.at or datetime.min))
 
 
+_POD_NAMED = re.compile(r"^Pod (?P<ns>[a-z0-9][a-z0-9-]*)/(?P<name>[a-z0-9][a-z0-9.-]*?)\.? ", re.I)
+
+
+def group_event_statements(events: list[dict], namespace: str, pod: str) -> list[Statement]:
+    """Events on a pod group that begin by naming the pod: KAI writes "Pod ns/p was preempted by workload
+    ns/pg." on the victim's PodGroup, not on the pod."""
+    out = []
+    for e in events:
+        inv = e.get("involvedObject") or e.get("regarding") or {}
+        if inv.get("kind") != "PodGroup":
+            continue
+        text = e.get("message") or e.get("note") or ""
+        m = _POD_NAMED.match(text)
+        if m and (m.group("ns"), m.group("name")) == (namespace, pod):
+            at = parse_time(e.get("eventTime") or e.get("lastTimestamp") or e.get("firstTimestamp"))
+            component = (e.get("source") or {}).get("component") or e.get("reportingComponent")
+            out.append(Statement(e.get("reason"), text, at, "PodGroup event", component))
+    return sorted(out, key=lambda s: (s.at is None, s.at or datetime.min))
+
+
 def _disruption(statements: list[Statement]) -> tuple[WorkloadOutcome, Statement] | None:
     """The first statement that says the pod was preempted, else the first that says it was evicted."""
     statements = [s for s in statements if s.reason not in _SCHEDULING_REASONS]

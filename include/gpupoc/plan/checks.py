@@ -5,6 +5,7 @@ Each problem is one ``path: message`` line, in the same style as the structural 
 
 from __future__ import annotations
 
+from gpupoc.common.fair_share import Owed, fair_allocation
 from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
 from gpupoc.plan.document import Plan
 from gpupoc.plan.model import Adapter
@@ -206,12 +207,24 @@ def _check_fair_share(plan: Plan, errors: list[str]) -> None:
     if rc.borrower.tenant == rc.lender.tenant:
         errors.append(f"{base}.reclaim: borrower and lender are both {rc.lender.tenant!r}; the lender is another "
                       "tenant")
-    lender = shares.get(rc.lender.tenant)
-    if lender is not None and rc.lender.workload in {w.name for w in plan.workloads}:
-        asked = rc.lender.count * plan.workload(rc.lender.workload).gpus
-        if asked > lender.guaranteed_gpus:
-            errors.append(f"{base}.reclaim.lender.count: the lender asks {asked} GPUs, above its guaranteed "
-                          f"{lender.guaranteed_gpus}; a reclaim is owed only within the guarantee: lower the count")
+    lender, borrower = shares.get(rc.lender.tenant), shares.get(rc.borrower.tenant)
+    known = {w.name for w in plan.workloads}
+    if lender is None or borrower is None or fs.pool not in pools or not {rc.lender.workload,
+                                                                           rc.borrower.workload} <= known:
+        return
+
+    asked = rc.lender.count * plan.workload(rc.lender.workload).gpus
+    wanted = rc.borrower.count * plan.workload(rc.borrower.workload).gpus
+    owed = fair_allocation(pools[fs.pool].capacity_gpus, {lender.tenant: asked, borrower.tenant: wanted},
+                           [Owed(t.tenant, t.weight, t.guaranteed_gpus) for t in (lender, borrower)])
+    if asked > owed[lender.tenant] + 1e-6:
+        errors.append(f"{base}.reclaim.lender.count: the lender asks {asked} GPUs, above the {owed[lender.tenant]:g} "
+                      f"it is owed against the borrower's {wanted} (its guarantee, then its weighted part); a "
+                      "reclaim is owed only within its fair share: lower the count")
+    if wanted > plan.tenant(borrower.tenant).quota.gpus:
+        errors.append(f"{base}.reclaim.borrower.count: the borrower asks {wanted} GPUs, above tenant "
+                      f"{borrower.tenant!r}'s quota of {plan.tenant(borrower.tenant).quota.gpus} (the platform would "
+                      "refuse the excess at creation); lower the count")
 
 
 def _check_quota_fit(plan: Plan, errors: list[str]) -> None:
