@@ -140,6 +140,7 @@ class ReclaimProbeRow:
     borrower: str
     lender: str
     pool: str | None = None
+    borrower_submitted_at: datetime | None = None
     borrower_guaranteed_gpus: float | None = None
     borrower_gpus_at_submit: float | None = None
     borrowed_gpus: float | None = None

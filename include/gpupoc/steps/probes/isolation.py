@@ -134,6 +134,7 @@ def write_reclaim(ctx) -> dict:
         ctx.writer.mark_not_verified("reclaim_probes", "the reclaim_probe task recorded no result; see its log",
                                      "kubernetes-api")
         return {"reclaimed": None}
-    row = {**row, "submitted_at": parse_time(row.get("submitted_at")), "placed_at": parse_time(row.get("placed_at"))}
+    row = {**row, "submitted_at": parse_time(row.get("submitted_at")), "placed_at": parse_time(row.get("placed_at")),
+           "borrower_submitted_at": parse_time(row.get("borrower_submitted_at"))}
     ctx.writer.write("reclaim_probes", [row], source="kubernetes-api (tenant tokens)")
     return {"reclaimed": row.get("reclaimed"), "reclaim_seconds": row.get("reclaim_seconds")}

@@ -1,8 +1,9 @@
 """Tenant isolation: borrowed quota taken back for its lender (``test_classes.tenant_isolation.reclaim``).
 
 After the wave has ended, the borrower submits its pods and fills the pool beyond its guarantee; once it
-holds more than that, the lender submits pods within its own guarantee, and the probe watches, every
-second, until every lender pod is placed or ``max_reclaim_seconds`` (plus a margin) have passed. The row
+holds more than that, the lender submits pods within its fair share, and the probe watches, every second,
+until every lender pod holds its GPUs at the same moment or ``max_reclaim_seconds`` (plus a margin) have
+passed (a lender pod that ended and left its GPUs to a sibling is no reclaim). The row
 (``gpupoc.pipeline.reclaim``) goes to ``files/reclaim.json``; the collector writes ``reclaim_probes``. The
 probe's pods are deleted at the end, so the class's lease ends with a clean pool.
 """
@@ -49,6 +50,11 @@ def _held(pods: list[dict], namespace: str, names: set[str]) -> float:
                      and (p.get("status") or {}).get("phase") in ("Pending", "Running")))
 
 
+def _holds(pod: dict | None) -> bool:
+    return bool(pod and (pod.get("spec") or {}).get("nodeName")
+                and (pod.get("status") or {}).get("phase") in ("Pending", "Running"))
+
+
 def _placed_at(pod: dict | None):
     cond = next((c for c in ((pod or {}).get("status") or {}).get("conditions") or []
                  if c.get("type") == "PodScheduled" and c.get("status") == "True"), None)
@@ -72,6 +78,7 @@ def reclaim_probe(ctx) -> dict:
             time.sleep(2.0)
     borrower_t, lender_t = ctx.plan.tenant(rc.borrower.tenant), ctx.plan.tenant(rc.lender.tenant)
     guaranteed = float(owed[borrower_t.name].guaranteed_gpus)
+    borrower_at = utcnow()
     borrowed = set(_submit(ctx, "borrower", rc.borrower))
     held = 0.0
     with waiting(ctx, f"{borrower_t.name} to hold more than its {guaranteed:g} guaranteed GPUs",
@@ -102,8 +109,10 @@ def reclaim_probe(ctx) -> dict:
             now = {p["metadata"]["name"]: p for p in _pool_pods(ctx, pool.name)
                    if p["metadata"]["namespace"] == lender_t.namespace}
             placed = {n: _placed_at(now.get(n)) for n in lent}
-            if lent and all(placed.values()):
+            # all at once: a lender pod that ended and handed its GPUs to its sibling is no reclaim
+            if lent and all(placed.values()) and all(_holds(now.get(n)) for n in lent):
                 break
+            placed = {}
             time.sleep(POLL_SECONDS)
     observed = time.monotonic() - t0
     taken = _borrower_pods_taken(ctx, borrower_t.namespace, borrowed)
@@ -112,6 +121,7 @@ def reclaim_probe(ctx) -> dict:
                       placed=[placed.get(n) for n in lent] if lent else [None], taken=taken,
                       observed_seconds=observed, max_reclaim_seconds=th.max_reclaim_seconds)
     ctx.writer.write_json(RECLAIM_FILE, {**row.to_dict(), "submitted_at": rfc3339(submitted_at),
+                                         "borrower_submitted_at": rfc3339(borrower_at),
                                          "placed_at": rfc3339(row.placed_at) if row.placed_at else None})
     admin = ctx.admin("reclaim probe: delete its pods")
     W.delete_pods(admin, [p for p in W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
