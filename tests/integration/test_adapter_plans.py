@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 C, I = "queue_congestion", "tenant_isolation"
 # Virtual run times short enough for the suite; the reclaim probe's pods are deleted when it has its answer.
 DURATIONS = {"v-train-8g": 8, "v-train-4g": 6, "v-train-2g": 6, "v-sweep-1g": 6, "v-infer-1g": 6, "v-infer-4g": 8,
-             "v-ddp-4x1g": 8, "v-ddp-3x2g": 8, "v-ddp-8x1g": 8, "xt-train-4g": 15, "v-borrow-4g": 90,
+             "v-ddp-4x1g": 8, "v-ddp-3x2g": 8, "v-ddp-8x1g": 8, "v-train-2x8g": 8, "xt-train-4g": 15, "v-borrow-4g": 90,
              "v-lend-4g": 60}
 NEW_CHECKS = ("QC-04", "QC-05", "QC-06", "GNG-01", "GNG-02", "GNG-03", "FS-01", "RCL-01", "RCL-02", "TR-01")
 

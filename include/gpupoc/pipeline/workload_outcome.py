@@ -43,7 +43,8 @@ _SCHEDULER_IDENTITY = re.compile(r"^system:kube-scheduler$|kueue|volcano|kai-sch
 _EVICTION_IDENTITY = re.compile(r"node-controller|^system:node:|pod-garbage-collector|taint|eviction|"
                                 r"node-lifecycle", re.I)
 _UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_BY_POD = re.compile(r"by (?:pod |a pod )?(?P<ns>[a-z0-9-]+)/(?P<name>[a-z0-9.-]+)", re.I)
+_BY_POD = re.compile(r"by (?:pod |a pod |(?:higher priority )?workload )?(?P<ns>[a-z0-9-]+)/(?P<name>[a-z0-9.-]+)",
+                     re.I)
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def preemptor(message: str | None, uids: dict[str, str] | None = None) -> str | 
         return None
     m = _BY_POD.search(message)
     if m and "/" in m.group(0):
-        return f"{m.group('ns')}/{m.group('name')}"
+        return f"{m.group('ns')}/{m.group('name').rstrip('.')}"
     for uid in _UID.findall(message):
         if uids and uid in uids:
             return uids[uid]

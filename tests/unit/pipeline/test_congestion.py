@@ -187,3 +187,19 @@ def test_snapshots_take_precedence_over_events_when_the_observer_saw_the_wait():
                           event_message="0/1 nodes are available: 1 node(s) had untolerated taint")]
     r = row(reconstruct(tl, obs, ONE_NODE, events=events), "c")
     assert r.explained_from == "snapshots" and r.platform_message == FAILED
+
+
+def test_the_platforms_own_gate_and_placeholders_are_no_explanation_but_the_schedulers_object_is():
+    """Kueue keeps its pods ``SchedulingGated`` until admission: only the Workload's message explains the wait."""
+    tl = [wl("a"), wl("b"), wl("c", released=10, scheduled=40)]
+    gate = ("SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
+    quota = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor f, 4 more needed"
+    waits = [ob(12, "a", node="n1"), ob(12, "b", node="n1")]
+    gated = waits + [ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1]),
+                     ob(15, "c", reason="Unschedulable", message="0/1 nodes are available.")]
+    assert row(reconstruct(tl, gated, ONE_NODE), "c").platform_explained is False
+    told = waits + [ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1],
+                       scheduler_reason="Pending", scheduler_message=quota)]
+    c = row(reconstruct(tl, told, ONE_NODE), "c")
+    assert c.platform_explained is True and (c.platform_reason, c.platform_message) == ("Pending", quota)
+    assert c.platform_names_bottleneck is True
