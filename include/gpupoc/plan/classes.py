@@ -76,8 +76,8 @@ class CongestionThresholds(StrictModel):
     max_release_spread_seconds: PositiveNumber = 1.0
     min_samples: PositiveInt = 3
     max_partial_gang_seconds: NonNegativeNumber = Field(
-        default=2, description="longest a gang may hold GPUs partly placed while another workload waits (the "
-        "platform's timestamps have whole seconds)")
+        default=2, description="longest a gang may hold GPUs partly placed, fewer than min_available replicas "
+        "running while another waits (the platform's timestamps have whole seconds)")
     max_gang_placement_seconds: PositiveNumber = Field(
         default=180, description="longest time from a gang's release until every one of its pods got its GPUs")
     deadlock_seconds: PositiveNumber = Field(
