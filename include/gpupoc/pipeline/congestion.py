@@ -10,7 +10,6 @@ frequent cause as the workload's bottleneck, and checks whether the platform sai
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, fields
@@ -19,7 +18,7 @@ from enum import Enum
 
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.common.timefmt import parse_time, rfc3339
-from gpupoc.pipeline.readable import readable
+from gpupoc.pipeline.readable import classify_message, readable
 
 _NEVER = datetime.max.replace(tzinfo=timezone.utc)
 
@@ -36,20 +35,6 @@ class Bottleneck(str, Enum):
     NONE = "none"                            # it fits, nothing ahead: the platform had not acted yet
     UNOBSERVED = "unobserved"                # no snapshot while it waited
 
-
-# What the platform's text says, by pattern (kube-scheduler, Kueue, Volcano, KAI wording).
-_MESSAGE_CLASSES: list[tuple[str, re.Pattern]] = [
-    ("gated", re.compile(r"scheduling ?gate", re.I)),
-    ("quota", re.compile(r"exceeded quota|quota (resource )?insufficient|OverQuota|OverLimit|over quota|overused|"
-                         r"insufficient (unused )?quota|couldn't assign flavors|exceeds? .*quota|quota has reached",
-                         re.I)),
-    ("insufficient_gpus", re.compile(r"Insufficient nvidia\.com/gpu|NotEnoughResources|not enough (gpu|resources)|"
-                                     r"enough resources were found", re.I)),
-    ("gang", re.compile(r"gang|minAvailable|minMember|pod group is not ready|group has fewer", re.I)),
-    ("queue", re.compile(r"position|pending in (the )?queue|waiting for (its turn|admission)|higher priority|"
-                         r"Priority|Inqueue", re.I)),
-    ("placement", re.compile(r"didn't match|untolerated taint|node affinity|unschedulable", re.I)),
-]
 
 # Which message classes name each reconstructed bottleneck correctly.
 _RIGHT_CLASSES: dict[Bottleneck, set[str]] = {
@@ -189,13 +174,6 @@ class CongestionRow(WorkloadTimeline):
 
     def to_dict(self) -> dict:
         return {**asdict(self), "wait_seconds": self.wait_seconds}
-
-
-def classify_message(text: str | None) -> set[str]:
-    """The causes a platform message names (``{"insufficient_gpus"}`` for kube-scheduler's FailedScheduling)."""
-    if not text:
-        return set()
-    return {name for name, rx in _MESSAGE_CLASSES if rx.search(text)}
 
 
 def _key(namespace: str, pod: str) -> tuple[str, str]:

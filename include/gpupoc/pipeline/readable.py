@@ -1,4 +1,4 @@
-"""Which of a platform's texts explain a wait to a user, and which only say that it waits.
+"""Which of a platform's texts explain a wait to a user, which only say that it waits, and what they name.
 
 A scheduling gate alone, an empty message, kube-scheduler's or Volcano's "0/N nodes are available" with no
 resource named, Volcano's "Pod ns/p can possibly be assigned to <node>" (task reason ``Schedulable``: the pod
@@ -35,3 +35,25 @@ def readable(reason: str | None, message: str | None) -> bool:
         if (want is None or reason == want) and rx.match(text):
             return False
     return True
+
+
+# What the platform's text says, by pattern (kube-scheduler, Kueue, Volcano, KAI wording).
+_MESSAGE_CLASSES: list[tuple[str, re.Pattern]] = [
+    ("gated", re.compile(r"scheduling ?gate", re.I)),
+    ("quota", re.compile(r"exceeded quota|quota (resource )?insufficient|OverQuota|OverLimit|over quota|overused|"
+                         r"insufficient (unused )?quota|couldn't assign flavors|exceeds? .*quota|quota has reached",
+                         re.I)),
+    ("insufficient_gpus", re.compile(r"Insufficient nvidia\.com/gpu|NotEnoughResources|not enough (gpu|resources)|"
+                                     r"enough resources were found", re.I)),
+    ("gang", re.compile(r"gang|minAvailable|minMember|pod group is not ready|group has fewer", re.I)),
+    ("queue", re.compile(r"position|pending in (the )?queue|waiting for (its turn|admission)|higher priority|"
+                         r"Priority|Inqueue", re.I)),
+    ("placement", re.compile(r"didn't match|untolerated taint|node affinity|unschedulable", re.I)),
+]
+
+
+def classify_message(text: str | None) -> set[str]:
+    """The causes a platform message names (``{"insufficient_gpus"}`` for kube-scheduler's FailedScheduling)."""
+    if not text:
+        return set()
+    return {name for name, rx in _MESSAGE_CLASSES if rx.search(text)}

@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 
-from gpupoc.pipeline.congestion import Observation, classify_message
+from gpupoc.pipeline.congestion import Observation
 from gpupoc.pipeline.k8s import KubeCaller
-from gpupoc.pipeline.readable import readable
-from gpupoc.pipeline.workload_outcome import _POD_NAMED, Statement, group_event_statements
+from gpupoc.pipeline.readable import classify_message, readable
+from gpupoc.pipeline.workload_outcome import Statement, group_event_statements, named_pod
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.gangs import KAI_GROUP, KAI_PODGROUPS, VOLCANO_GROUP, VOLCANO_PODGROUPS
 
@@ -221,9 +221,7 @@ def podgroup_statements(events: list[dict]) -> dict[Key, list[Statement]]:
     """(namespace, pod) -> the PodGroup events that name the pod (``group_event_statements``)."""
     out: dict[Key, list[Statement]] = {}
     for e in events:
-        inv = e.get("involvedObject") or e.get("regarding") or {}
-        m = _POD_NAMED.match(e.get("message") or e.get("note") or "") if inv.get("kind") == "PodGroup" else None
-        if m:
-            key = (m.group("ns"), m.group("name"))
-            out.setdefault(key, group_event_statements(events, *key))
+        key = named_pod(e)
+        if key is not None and key not in out:
+            out[key] = group_event_statements(events, *key)
     return out

@@ -135,20 +135,22 @@ def event_statements(events: list[dict], namespace: str, pod: str) -> list[State
 _POD_NAMED = re.compile(r"^Pod (?P<ns>[a-z0-9][a-z0-9-]*)/(?P<name>[a-z0-9][a-z0-9.-]*?)\.? ", re.I)
 
 
+def named_pod(event: dict) -> tuple[str, str] | None:
+    """(namespace, pod) a pod group's event begins by naming ("Pod ns/p was preempted by ..."), else None."""
+    inv = event.get("involvedObject") or event.get("regarding") or {}
+    m = _POD_NAMED.match(event.get("message") or event.get("note") or "") if inv.get("kind") == "PodGroup" else None
+    return (m.group("ns"), m.group("name")) if m else None
+
+
 def group_event_statements(events: list[dict], namespace: str, pod: str) -> list[Statement]:
     """Events on a pod group that begin by naming the pod: KAI writes "Pod ns/p was preempted by workload
     ns/pg." on the victim's PodGroup, not on the pod."""
     out = []
     for e in events:
-        inv = e.get("involvedObject") or e.get("regarding") or {}
-        if inv.get("kind") != "PodGroup":
-            continue
-        text = e.get("message") or e.get("note") or ""
-        m = _POD_NAMED.match(text)
-        if m and (m.group("ns"), m.group("name")) == (namespace, pod):
+        if named_pod(e) == (namespace, pod):
             at = parse_time(e.get("eventTime") or e.get("lastTimestamp") or e.get("firstTimestamp"))
             component = (e.get("source") or {}).get("component") or e.get("reportingComponent")
-            out.append(Statement(e.get("reason"), text, at, "PodGroup event", component))
+            out.append(Statement(e.get("reason"), e.get("message") or e.get("note"), at, "PodGroup event", component))
     return sorted(out, key=lambda s: (s.at is None, s.at or datetime.min))
 
 

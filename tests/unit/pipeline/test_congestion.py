@@ -10,7 +10,6 @@ from gpupoc.pipeline.congestion import (
     Capacity,
     Observation,
     WorkloadTimeline,
-    classify_message,
     reconstruct,
     summarize,
 )
@@ -144,15 +143,6 @@ def test_summary_counts_spreads_and_never_scheduled_workloads_as_over_the_wait_l
 def test_a_long_wait_with_no_snapshot_is_unobserved():
     rows = reconstruct([wl("a", scheduled=60)], [], ONE_NODE)
     assert rows[0].bottleneck == Bottleneck.UNOBSERVED.value and rows[0].platform_explained is False
-
-
-def test_platform_messages_are_classified_by_the_cause_they_name():
-    assert classify_message(FAILED) == {"insufficient_gpus"}
-    kueue = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor training"
-    assert "quota" in classify_message(kueue)
-    assert classify_message('pods "x" is forbidden: exceeded quota: team-a-gpu') == {"quota"}
-    assert classify_message("Scheduling is blocked due to non-empty scheduling gates") == {"gated"}
-    assert classify_message(None) == set()
 
 
 def test_a_wait_no_snapshot_saw_is_judged_from_the_platforms_scheduling_events():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpupoc.pipeline.readable import readable
+from gpupoc.pipeline.readable import classify_message, readable
 
 
 @pytest.mark.parametrize("reason, message", [
@@ -34,3 +34,15 @@ def test_gates_empty_texts_and_placeholders_explain_nothing(reason, message):
 ])
 def test_the_schedulers_own_reasons_explain(reason, message):
     assert readable(reason, message) is True
+
+
+def test_platform_messages_are_classified_by_the_cause_they_name():
+    failed = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: " \
+             "1 No preemption victims found for incoming pod.."
+    assert classify_message(failed) == {"insufficient_gpus"}
+    kueue = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor training"
+    assert "quota" in classify_message(kueue)
+    assert classify_message('pods "x" is forbidden: exceeded quota: team-a-gpu') == {"quota"}
+    assert classify_message("Scheduling is blocked due to non-empty scheduling gates") == {"gated"}
+    assert "gang" in classify_message("1/4 tasks in gang unschedulable: pod group is not ready, 4 minAvailable")
+    assert classify_message(None) == set()

@@ -8,7 +8,7 @@ import pytest
 
 from gpupoc.common.outcomes import WorkloadOutcome as O
 from gpupoc.pipeline.workload_outcome import (Deletion, Rejection, Statement, classify, event_statements,
-                                              group_event_statements, pod_statements, preemptor)
+                                              group_event_statements, named_pod, pod_statements, preemptor)
 
 T = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 UID = "7d0e5a52-1c1b-4f35-9a65-0c2f3e9b1a11"
@@ -161,3 +161,10 @@ def test_a_reclaim_kai_records_on_the_victims_podgroup_explains_the_vanished_pod
     assert [s.message for s in said] == [e["message"]]
     out = classify(None, present=False, owner=said)
     assert out.outcome is O.PREEMPTED and out.by == "team-b/pg-q"
+
+
+def test_named_pod_reads_the_pod_a_podgroup_event_begins_with_and_ignores_other_objects():
+    e = {"involvedObject": {"kind": "PodGroup", "name": "pg-p"}, "message": "Pod team-a/p-0 was preempted by x."}
+    assert named_pod(e) == ("team-a", "p-0")
+    assert named_pod({**e, "involvedObject": {"kind": "Pod", "name": "p-0"}}) is None
+    assert named_pod({**e, "message": "PodGroup is not ready"}) is None
