@@ -8,8 +8,11 @@ FAULTS ?=
 BEHAVIOUR ?=
 BEHAVIOUR_SEED ?= 0
 PYTEST_ARGS ?=
+# Tests run side by side (pytest-xdist): most wait on servers and waves; each Airflow deployment's tests stay
+# together on one worker (xdist_group), so at most two deployments run at once.
+TEST_WORKERS ?= 4
 
-.PHONY: help venv docs-assets system-deps test-deps test unit integration demo down sim stack-up stack-down bench clean
+.PHONY: help venv docs-assets system-deps browser test-deps test unit integration demo down sim stack-up stack-down bench clean
 
 help:
 	@echo "make demo    - install what is needed, run the whole POC on the simulated cluster, write the report"
@@ -34,19 +37,24 @@ docs-assets:
 system-deps:
 	@bash scripts/install-monitoring.sh
 
-# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology.
-test-deps:
+# Debian's Chromium and a Chinese font: report.pdf and the browser tests.
+browser:
 	@bash scripts/install-browser.sh
+
+# Debian packages the tests need besides: Chromium for the browser test, PostgreSQL for the compose topology,
+# Redis as the broker of the CeleryExecutor topology.
+test-deps: browser
 	@bash scripts/install-postgres.sh
+	@bash scripts/install-redis.sh
 
 test: venv docs-assets system-deps test-deps
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 unit: venv docs-assets
-	$(BIN)/pytest -m "not integration" $(PYTEST_ARGS)
+	$(BIN)/pytest -n 2 -m "not integration" $(PYTEST_ARGS)
 
 integration: venv docs-assets system-deps test-deps
-	$(BIN)/pytest -m integration $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m integration $(PYTEST_ARGS)
 
 sim: venv
 	$(BIN)/gpupoc sim serve --port 6443 $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED))
@@ -58,7 +66,8 @@ stack-up: venv system-deps
 # `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; BEHAVIOUR=release-staggered
 # (BEHAVIOUR_SEED=n) on a correct cluster with that behaviour profile; PLAN=file another plan;
 # CLASSES=tenant_isolation,... only those classes (the report takes the others' latest earlier evidence).
-demo: venv docs-assets system-deps
+# Chromium prints report.pdf.
+demo: venv docs-assets system-deps browser
 	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES))
 
 # Stops every process `make demo` started (var/demo/pids.json), by process id.

@@ -331,7 +331,7 @@ def _profile(tis: list[dict], audit: list[dict], names: set[str], run: dict, pod
         if e.get("verb") == "create" and not ref.get("subresource"):
             created[name] = ts
         elif ref.get("subresource") == "log":
-            first_log.setdefault(name, ts)  # the task resumed on a worker after its trigger fired
+            first_log.setdefault(name, ts)  # the trigger noticed the end (it reads the log tail of a success)
     by_index = {str(t.get("map_index")): t for t in tis if t["task_id"] == "wave"}
     run_start = parse_ts(run.get("start_date")) or parse_ts(run.get("queued_at"))
     startup, notice, resume, first_start = [], [], [], []
@@ -355,8 +355,8 @@ def _profile(tis: list[dict], audit: list[dict], names: set[str], run: dict, pod
     return {
         "wave task started after run start (scheduler/executor)": stat(first_start),
         "task start to pod created (start-up: fork, parse, build, POST)": stat(startup),
-        "pod finished to task resumed (triggerer notice + re-queue + start-up)": stat(notice),
-        "task resumed to task done (logs, GET, end)": stat(resume),
+        "pod finished to the trigger's notice (its log read)": stat(notice),
+        "notice to the task's end (in the triggerer on success, else a resume on a worker)": stat(resume),
         "pod creations spread": _spread(list(created.values())),
         "tries > 1": sum(1 for t in by_index.values() if (t.get("try_number") or 1) > 1),
     }

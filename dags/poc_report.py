@@ -1,14 +1,17 @@
 """
 # POC report
 
-Compiles the tiered go-live report from the latest evidence of each test class and from the whole POC
-window: every item with its tier, verdict and evidence, the decision (go live, limited go-live, postpone,
-later optimization) by the plan's rules, the scope, the failure records and the stability across runs.
+Compiles the tiered go-live report from the latest validated evidence of each test class and from the
+whole POC window: a one-page summary, every item with its tier, verdict and evidence, the decision (go live,
+limited go-live, postpone, later optimization) by the plan's rules, the scope, the sign-off blocks, the
+failure records and the stability across runs. Evidence that changed after validation is not verified.
 
 Runs when all five test classes have published new evidence (their Assets), and by hand. The trigger form
 takes one reviewer's experience scores (UI usability, documentation, training cost; 1-5 with comments) or
-a scorecard file; the scores are kept with the run's report (`scorecard.json`).
-Outputs: HTML (works offline), Markdown and JSON under `<evidence_root>/report/<run_id>/`.
+a scorecard file, and one reviewer's sign-off: a confirmation or an objection (with a comment) of the
+role's block (security: must items, platform: key items, business: experience items, management: the
+decision). Outputs under `<evidence_root>/report/<run_id>/`: report.html, summary.html, report.md,
+report.json, report.junit.xml, report.pdf (with Chromium), and the sealed bundle `<run_id>.bundle.tar.gz`.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from datetime import datetime, timedelta, timezone
 from airflow.sdk import DAG, Param, get_current_context, task
 
 from gpupoc.dags.assets import EVIDENCE
-from gpupoc.demo.report_form import fields
 from gpupoc.pipeline.common import default_plan_path
+from gpupoc.report.form import fields
 
 with DAG(
     dag_id="poc_report",
@@ -35,13 +38,17 @@ with DAG(
 
     @task
     def compile_report() -> dict:
-        """Build the report of this run; the trigger form's scores become its scorecard."""
-        from gpupoc.demo.report_form import report_params
+        """Build, print and seal the report of this run; the trigger form's scores become its scorecard and
+        its sign-off is dated with the run (a rerun gives the same report)."""
         from gpupoc.pipeline.common import plan_path, repo_root
         from gpupoc.report.airflow import run_report
+        from gpupoc.report.form import report_params
 
         c = get_current_context()
         params = dict(c["params"])
-        return run_report(plan_path(params.get("plan")), c["run_id"], report_params(params, repo_root()))
+        run = c["dag_run"]
+        at = getattr(run, "run_after", None) or getattr(run, "logical_date", None) or getattr(run, "start_date", None)
+        at_text = at.isoformat() if at else c["run_id"]
+        return run_report(plan_path(params.get("plan")), c["run_id"], report_params(params, repo_root(), at_text))
 
     compile_report()

@@ -14,6 +14,7 @@ _AREAS = {
     "stack": "gpupoc.monitoring.cli",
     "plan": "gpupoc.plan.cli",
     "report": "gpupoc.report.cli",
+    "bundle": "gpupoc.report.bundle_cli",
     "history": "gpupoc.history.cli",
     "airflow": "gpupoc.airflow_runtime.cli",
     "demo": "gpupoc.demo.cli",

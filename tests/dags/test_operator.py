@@ -177,4 +177,46 @@ def test_the_operator_defers_with_the_wave_trigger():
     with pytest.raises(TaskDeferred) as deferred:
         op.defer(trigger=plain, method_name="trigger_reentry")
     assert type(deferred.value.trigger) is WavePodTrigger
-    assert deferred.value.trigger.serialize()[1] == plain.serialize()[1]
+    kept = deferred.value.trigger.serialize()[1]
+    assert {k: v for k, v in kept.items() if k != "label_selector"} == plain.serialize()[1]
+    assert kept["label_selector"] == "", "no run labels on this bare operator: the pod is read on its own"
+
+
+def failed_reentry(monkeypatch, outcome):
+    from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
+
+    from gpupoc.pipeline.workload_outcome import OutcomeRecord
+
+    def boom(self, context, event):
+        raise RuntimeError("Pod team-nlp/p not found after resuming from deferral")
+
+    monkeypatch.setattr(KubernetesPodOperator, "trigger_reentry", boom)
+    monkeypatch.setattr(GpuWorkloadOperator, "_outcome", lambda self, event: OutcomeRecord(outcome, None, None,
+                                                                                            "Running", "x", "event"))
+    return operator(next(i for i in items_of() if i.tenant == "team-nlp"))
+
+
+def items_of():
+    from gpupoc.plan import class_items
+
+    return class_items(load_plan_file(PLAN), "queue_congestion")
+
+
+@pytest.mark.parametrize("outcome", ["preempted", "evicted", "pending"])
+def test_a_preempted_evicted_or_still_running_pod_leaves_the_task_to_its_airflow_retry(monkeypatch, outcome):
+    from gpupoc.common.outcomes import WorkloadOutcome
+
+    op = failed_reentry(monkeypatch, WorkloadOutcome(outcome))
+    with pytest.raises(RuntimeError, match="not found"):
+        op.trigger_reentry(ctx(), {"status": "error", "name": "p", "namespace": "team-nlp"})
+
+
+@pytest.mark.parametrize("outcome", ["failed", "deleted", "lost"])
+def test_a_pod_that_ended_otherwise_fails_its_task_for_good(monkeypatch, outcome):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from gpupoc.common.outcomes import WorkloadOutcome
+
+    op = failed_reentry(monkeypatch, WorkloadOutcome(outcome))
+    with pytest.raises(AirflowFailException, match=outcome):
+        op.trigger_reentry(ctx(), {"status": "error", "name": "p", "namespace": "team-nlp"})

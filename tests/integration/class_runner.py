@@ -22,6 +22,7 @@ from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.attempts import Submission
 from gpupoc.pipeline.observe import list_events
 from gpupoc.pipeline.workload_outcome import Rejection, classify, event_statements, group_event_statements
+from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.build import build_pod
 from gpupoc.steps import collect, finish, setup
 from gpupoc.steps import wave as wave_steps
@@ -58,7 +59,7 @@ class Wave:
         self.tries[key] = try_number
         tenant = self.plan.tenant(item.tenant)
         name = f"{key}-{secrets.token_hex(4)}"
-        pod = build_pod(self.plan.workload(item.workload), tenant, self.plan, run_id=self.ctx.run_id,
+        pod = build_pod(item_workload(self.plan, item), tenant, self.plan, run_id=self.ctx.run_id,
                         test_class=self.ctx.test_class, wave_gate=gated, name=key,
                         priority_class=item.priority_class, role=item.role)
         body = ApiClient().sanitize_for_serialization(pod)

@@ -24,7 +24,7 @@ from gpupoc.demo.runner import CLASS_DAGS, DemoOptions, run_demo
 from gpupoc.demo.services import DemoPaths, stop_everything
 from gpupoc.pipeline.common import repo_root
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow-demo")]
 OVERRIDES = Path(__file__).parent / "data" / "demo_small.yaml"
 SCORES = {"reviewer": "Wang Fang", "reviewer_role": "business", "ui_usability": 4,
           "ui_usability_comment": "found every run in two clicks", "documentation": 2,
@@ -85,6 +85,7 @@ def test_the_demo_on_a_correct_cluster_runs_every_class_and_ends_with_a_reasoned
     assert {items[k]["verdict"] for k in ("ui_usability", "documentation", "training_cost")} == {"pass"}, \
         "the plan's scorecard file scored the experience items"
     assert result.outcome.html.is_file() and (result.outcome.report_dir / "report.json").is_file()
+    assert not [s for s in report["sources"] if s["problems"]], "the pipeline's own runs prove themselves"
     assert set(result.runs) == set(CLASS_DAGS)
     # progress: one line per change, with the DAG, its state and task counts; the closing block
     progress = [ln for ln in lines if re.match(r"\[\s*\d+:\d\d\] poc_\w+\s+(queued|running|success|failed)\s", ln)]
@@ -94,6 +95,13 @@ def test_the_demo_on_a_correct_cluster_runs_every_class_and_ends_with_a_reasoned
     text = "\n".join(lines)
     assert f"Decision: {result.outcome.decision}" in text
     assert f"Report: {result.outcome.html}" in text
+    from gpupoc.report.bundle import bundle_path, verify
+
+    for name in ("summary.html", "report.md", "report.json", "report.junit.xml"):
+        assert f"        {result.outcome.report_dir / name}" in text, f"the demo prints the path of {name}"
+    assert f"        {bundle_path(result.outcome.report_dir)}" in text and verify(bundle_path(result.outcome.report_dir)).ok
+    pdf = result.outcome.report_dir / "report.pdf"
+    assert (f"        {pdf}" in text) == pdf.is_file() and (pdf.is_file() or "make test-deps" in text)
     assert re.search(r"Airflow UI: http://127\.0\.0\.1:\d+  \(login: admin / \S+\)", text)
     # every process is recorded by pid and alive
     table = PidFile.load(paths.pids)
@@ -126,6 +134,11 @@ def test_each_class_kept_the_facts_that_happened_on_the_cluster(env):
     assert len(runs) == 8 and {r["phase"] for r in runs} == {"Succeeded"}
     release = json.loads((qc / "files" / "release.json").read_text())
     assert release["observer_ready"] and release["release_spread_seconds"] == 0
+    assert len({r["released_at"] for r in release["rows"]}) == 1, "one release moment for the whole wave"
+    lease = json.loads((qc / "files" / "lease.json").read_text())
+    assert lease["pool"] == "gpupoc_cluster" and lease["acquired_at"] <= min(
+        r["submitted_at"] for r in runs).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "the lease came before the first pod"
+    assert all(r["outcome"] == "succeeded" and r["final_attempt"] for r in runs), runs
     expl = {e["pod"]: e for e in _table(qc, "explanations")}
     waited = [r for r in runs if (r["wait_seconds"] or 0) > 5]
     assert waited, "28 training GPUs asked of 24: someone waited"

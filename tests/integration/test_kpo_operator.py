@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow")]
 
 HERE = Path(__file__).parent
 VENV_BIN = Path(sys.executable).parent

@@ -6,20 +6,15 @@ completes (its record lands in PostgreSQL).
 
 from __future__ import annotations
 
-import glob
-import os
-import pwd
-import secrets
-import shutil
-import subprocess
-import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+from .stores import PgCluster, pg_bin_or_skip
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300), pytest.mark.xdist_group("airflow")]
 
 REPO = Path(__file__).resolve().parents[2]
 DAG_ID = "gpupoc_topology_check"
@@ -43,87 +38,14 @@ topology_check()
 '''
 
 
-def _pg_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
-    return Path(found[-1]).parent if found else None
-
-
 def _compose_topology() -> tuple[str, list[str]]:
-    """Executor default and the Airflow commands the compose file runs (besides the init service)."""
+    """Executor default and the Airflow commands the compose file runs without profiles (besides init)."""
     compose = yaml.safe_load((REPO / "docker-compose.yaml").read_text(encoding="utf-8"))
     executor = compose["x-airflow-common"]["environment"]["AIRFLOW__CORE__EXECUTOR"]
     default = executor.split(":-", 1)[1].rstrip("}") if ":-" in executor else executor
     commands = [s["command"] for n, s in compose["services"].items()
-                if n.startswith("airflow-") and isinstance(s.get("command"), str)]
+                if n.startswith("airflow-") and isinstance(s.get("command"), str) and not s.get("profiles")]
     return default, commands
-
-
-class PgCluster:
-    """A private PostgreSQL cluster on a free port of 127.0.0.1, stopped and removed at the end."""
-
-    def __init__(self, bin_dir: Path):
-        from gpupoc.airflow_runtime.settings import free_port
-
-        self.bin = bin_dir
-        self.dir = Path(tempfile.mkdtemp(prefix="gpupoc-pg-"))
-        self.data = self.dir / "data"
-        self.port = free_port()
-        self.password = secrets.token_urlsafe(16)
-        self.as_postgres = os.geteuid() == 0  # the server refuses to run as root
-        if self.as_postgres:
-            uid = pwd.getpwnam("postgres").pw_uid
-            os.chown(self.dir, uid, -1)
-        self.dir.chmod(0o700)
-
-    def run(self, *args: str, timeout: float = 120) -> str:
-        cmd = [str(self.bin / args[0]), *args[1:]]
-        if self.as_postgres:
-            cmd = ["runuser", "-u", "postgres", "--", *cmd]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(self.dir))
-        assert res.returncode == 0, f"{' '.join(cmd)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}"
-        return res.stdout
-
-    def start(self) -> None:
-        pwfile = self.dir / "pw"
-        pwfile.write_text(self.password + "\n")
-        if self.as_postgres:
-            os.chown(pwfile, pwd.getpwnam("postgres").pw_uid, -1)
-        pwfile.chmod(0o600)
-        self.run("initdb", "-D", str(self.data), "-U", "airflow", "--pwfile", str(pwfile), "-E", "UTF8",
-                 "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256")
-        pwfile.unlink()
-        opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=100")
-        self.run("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"), "-o", opts, "-w", "-t", "60",
-                 "start")
-        import psycopg2
-
-        conn = psycopg2.connect(host="127.0.0.1", port=self.port, user="airflow", password=self.password,
-                                dbname="postgres")
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            cur.execute("CREATE DATABASE airflow")
-        conn.close()
-
-    @property
-    def url(self) -> str:
-        return f"postgresql+psycopg2://airflow:{self.password}@127.0.0.1:{self.port}/airflow"
-
-    def query(self, sql: str, *params):
-        import psycopg2
-
-        with psycopg2.connect(host="127.0.0.1", port=self.port, user="airflow", password=self.password,
-                              dbname="airflow") as conn, conn.cursor() as cur:
-            cur.execute(sql, params)
-            return cur.fetchall()
-
-    def stop(self) -> None:
-        if (self.data / "postmaster.pid").exists():
-            try:
-                self.run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "30", "stop", timeout=60)
-            except AssertionError:
-                self.run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop", timeout=60)
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -131,12 +53,7 @@ def postgres():
     pytest.importorskip("psycopg2", reason="psycopg2-binary is not installed (requirements.txt pins it)")
     pytest.importorskip("asyncpg", reason="asyncpg (the api-server's async PostgreSQL driver) is not installed "
                                           "(requirements.txt pins it)")
-    if _pg_bin() is None:
-        subprocess.run(["bash", str(REPO / "scripts" / "install-postgres.sh")], check=False, timeout=600)
-    bin_dir = _pg_bin()
-    if bin_dir is None:
-        pytest.skip("PostgreSQL could not be installed (scripts/install-postgres.sh: apt-get install postgresql)")
-    cluster = PgCluster(bin_dir)
+    cluster = PgCluster(pg_bin_or_skip())
     try:
         cluster.start()
         yield cluster

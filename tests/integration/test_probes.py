@@ -20,6 +20,8 @@ from gpupoc.pipeline.isolation import (
 )
 from gpupoc.pipeline.k8s import Actor, ClientFactory, service_account_actor
 
+from .conftest import wait_for
+
 pytestmark = pytest.mark.integration
 
 TENANTS = ("team-vision", "team-nlp", "team-serving")
@@ -82,21 +84,29 @@ def test_a_correct_cluster_denies_every_cross_tenant_attempt_and_audits_each_den
 
 
 def test_over_quota_is_blocked_with_the_quota_message_and_usage_is_sampled(sim_server, factory):
+    run_pod(factory, "team-nlp", pod("quota-user", "team-nlp", env={"WORKLOAD_DURATION_SECONDS": "120"}))
+    hard = {s.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-serving"].hard_gpus
+    assert hard > 0
     row = submit_over_quota(factory("team-serving"), "team-serving", "team-serving", "team-serving-gpu",
                             lambda name, gpus: pod(name, "team-serving", gpus=gpus), observe_s=2)
-    assert row.outcome == "blocked" and row.http_status == 403 and row.requested_gpus == 9
+    # one GPU more than the quota's hard limit is asked for, and refused at admission
+    assert row.outcome == "blocked" and row.http_status == 403 and row.requested_gpus == hard + 1
     assert "exceeded quota: team-serving-gpu" in row.user_message and row.finding == ""
     samples = {s.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}
-    assert samples["team-serving"].hard_gpus == 8 and samples["team-serving"].used_gpus == 0
-    assert samples["team-nlp"].pods_gpus == 1 and not samples["team-nlp"].finding
+    assert samples["team-serving"].hard_gpus == hard and samples["team-serving"].used_gpus == 0
+    assert samples["team-nlp"].pods_gpus >= 1 and not samples["team-nlp"].finding
 
 
 def test_admin_quota_change_is_found_in_the_audit_log(sim_server, factory, tmp_path):
     ledger = Ledger(tmp_path / "ledger" / "audit.jsonl", task="quota_change")
     admin = LedgerCaller(factory("admin"), ADMIN, ledger)
-    change = change_quota(admin, "team-vision", "team-vision-gpu", 20)
+    before = {s.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-vision"].hard_gpus
+    change = change_quota(admin, "team-vision", "team-vision-gpu", before + 4)
     restore_quota(admin, change)
-    assert (change.old_gpus, change.new_gpus, change.restored) == ("16", "20", True)
+    assert (change.old_gpus, change.new_gpus, change.restored) == (str(before), str(before + 4), True)
+    # the quota's status follows its spec when the quota controller resyncs
+    wait_for("the restored quota in the quota's status", lambda: {
+        s.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-vision"].hard_gpus == before)
     rows = [m for m in match_ledger(ledger.entries, audit_events(sim_server)) if m.verb == "patch"]
     assert [m.matched for m in rows] == [True, True]
     assert all(0 <= m.delay_s < 5 and m.audit_user == "kubernetes-admin" for m in rows)

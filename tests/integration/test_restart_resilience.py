@@ -24,14 +24,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from gpupoc.airflow_runtime.client import AirflowClient
-from gpupoc.common.processes import pid_alive
+from gpupoc.airflow_runtime.topology import component_alive
 from gpupoc.airflow_runtime.processes import down, kill_component, start_component, up
 from gpupoc.airflow_runtime.settings import RuntimeSettings, config_sections, free_port
 from gpupoc.steps.profiles import profile
 
-from .test_airflow_congestion import small_plan
+from .plans import small_plan
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow")]
 DAG_ID = "poc_queue_congestion"
 WAVE = 8
 SELECTOR = "gpupoc.io/test-class=queue_congestion"
@@ -140,7 +140,7 @@ def test_killing_scheduler_and_triggerer_mid_wave_loses_and_duplicates_nothing(a
     # 2. crash both components (whole process groups), then start them again with the same configuration
     old = {name: kill_component(settings.home, name, signal.SIGKILL) for name in ("scheduler", "triggerer")}
     for pid in old.values():
-        assert not pid_alive(pid, "airflow")
+        assert not component_alive(pid)
     look()
     time.sleep(PAUSE_SECONDS)
     new = {name: start_component(settings, name) for name in ("scheduler", "triggerer")}
@@ -161,7 +161,7 @@ def test_killing_scheduler_and_triggerer_mid_wave_loses_and_duplicates_nothing(a
     states = {k: t["state"] for k, t in tis.items()}
     print(f"\nrun {run_id}: {final['state']} in {wall:.0f} s; killed at {kill_s:.0f} s with tasks {at_kill}; "
           f"after: {states}; tries: {({k: t.get('try_number') for k, t in tis.items() if t.get('try_number', 1) > 1})}")
-    assert all(pid_alive(p, "airflow") for p in new.values()), "the restarted components keep running"
+    assert all(component_alive(p) for p in new.values()), "the restarted components keep running"
 
     wave = {k: s for k, s in states.items() if k[0] == "wave"}
     assert len(wave) == WAVE and set(wave.values()) == {"success"}, f"every wave task succeeds: {states}"

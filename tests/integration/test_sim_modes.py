@@ -177,6 +177,9 @@ def test_kueue_objects_in_one_get_and_a_pod_group_admitted_whole(kueue):
 
 
 def test_kueue_positions_from_the_visibility_api_and_a_cluster_queue_created_by_kubectl(kueue):
+    # team-vision takes its nominal share of the cohort, so team-nlp's 24 GPUs cannot all be admitted
+    for i in range(2):
+        create_pod(kueue, f"hold-{i}", "team-vision", 4, labels={"kueue.x-k8s.io/queue-name": "training"})
     for i in range(6):
         create_pod(kueue, f"fill-{i}", "team-nlp", 4, labels={"kueue.x-k8s.io/queue-name": "training"})
     raw = wait_for("pending workloads", lambda: json.loads(kueue.kubectl(

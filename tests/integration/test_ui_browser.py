@@ -18,7 +18,7 @@ import pytest
 
 from tests.integration.browser import REPO, launch
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240), pytest.mark.xdist_group("browser")]
 
 RUN_ID = "manual__ui_test"
 

@@ -19,18 +19,26 @@ def _home(args: argparse.Namespace) -> Path:
 
 def _up(args: argparse.Namespace) -> int:
     from gpupoc.airflow_runtime.processes import memory, up
-    from gpupoc.airflow_runtime.settings import RuntimeSettings, admin_password, free_port
+    from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, admin_password, free_port
 
     extra = {}
     if args.plan:
         extra["GPUPOC_PLAN"] = str(Path(args.plan).resolve())
-    settings = RuntimeSettings(home=_home(args), port=args.port or free_port(), parallelism=args.parallelism,
-                               max_active_tasks=args.max_active_tasks, paused_at_creation=args.paused,
-                               extra_env=extra)
+    try:
+        settings = RuntimeSettings(home=_home(args), port=args.port or free_port(), parallelism=args.parallelism,
+                                   max_active_tasks=args.max_active_tasks, paused_at_creation=args.paused,
+                                   extra_env=extra, executor=Executor(args.executor),
+                                   database_url=args.database_url or "", broker_url=args.broker_url or "",
+                                   schedulers=args.schedulers, triggerers=args.triggerers,
+                                   celery_workers=args.celery_workers)
+    except ValueError as exc:
+        field, _, message = str(exc).partition(": ")
+        raise ConfigError("gpupoc airflow up", [f"--{field.replace('_', '-')}: {message}"]) from None
     state = up(settings, wait_healthy=not args.no_wait)
     mem = memory(state)
     print(json.dumps({
         "url": state.url, "user": "admin", "password": admin_password(settings.home), "home": str(settings.home),
+        "executor": state.executor,
         "pids": state.pids, "migrate_seconds": round(state.migrate_seconds, 1),
         "ready_seconds": round(state.ready_seconds, 1), "healthy_seconds": round(state.healthy_seconds, 1),
         "rss_mib_total": round(sum(m["rss_mib"] for m in mem.values()), 1),
@@ -115,6 +123,14 @@ def register(subparsers) -> None:
     s.add_argument("--plan", help="POC plan the DAGs read (GPUPOC_PLAN); default plans/default.yaml")
     s.add_argument("--paused", action="store_true", help="new DAGs start paused (trigger unpauses one)")
     s.add_argument("--no-wait", action="store_true", help="return once the API answers, not when all are healthy")
+    s.add_argument("--executor", choices=["LocalExecutor", "CeleryExecutor"], default="LocalExecutor",
+                   help="CeleryExecutor needs --database-url and --broker-url (docs/deploy.md)")
+    s.add_argument("--database-url", help="metadata database (SQLAlchemy URL, e.g. postgresql+psycopg2://...); "
+                                          "default: SQLite under --home")
+    s.add_argument("--broker-url", help="Celery broker, e.g. redis://127.0.0.1:6379/0")
+    s.add_argument("--schedulers", type=int, default=1, help="schedulers (more than one: PostgreSQL only)")
+    s.add_argument("--triggerers", type=int, default=1)
+    s.add_argument("--celery-workers", type=int, default=2, help="Celery workers (CeleryExecutor)")
     s.set_defaults(func=_up)
 
     s = sub.add_parser("down", help="stop every process `up` started, by process id")

@@ -221,9 +221,9 @@ class AirflowClient:
 def _check_pids(pids: dict[str, int] | None) -> None:
     if not pids:
         return
-    from gpupoc.common.processes import pid_alive
+    from gpupoc.airflow_runtime.topology import component_alive
 
-    dead = [n for n, p in pids.items() if not pid_alive(p, "airflow")]
+    dead = [n for n, p in pids.items() if not component_alive(p)]
     if dead:
         raise GpupocError(f"Airflow component(s) exited during start-up: {', '.join(dead)}; "
                           "see $AIRFLOW_HOME/logs/<component>.out")

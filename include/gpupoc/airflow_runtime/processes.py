@@ -1,8 +1,9 @@
 """Start and stop the Airflow components as processes, by process id, with a state file.
 
-``up`` migrates the database, starts api-server, scheduler, triggerer and dag-processor (each in its own
-session so stopping one stops its children: executor workers, task processes), waits until the API answers
-and every component reports healthy, creates the pipeline's pools and records pids and timings.
+``up`` migrates the database, starts the components of the settings' topology (``topology.components``:
+api-server, scheduler(s), triggerer(s), dag-processor, Celery workers), each in its own session so stopping
+one stops its children (executor workers, task processes), waits until the API answers, every component
+reports healthy and every Celery worker answers, creates the pipeline's pools and records pids and timings.
 """
 
 from __future__ import annotations
@@ -16,16 +17,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gpupoc.airflow_runtime.settings import POOLS, RuntimeSettings, process_env, write_config
-from gpupoc.common.processes import pid_alive
+from gpupoc.airflow_runtime.settings import POOLS, Executor, RuntimeSettings, process_env, write_config
+from gpupoc.airflow_runtime.topology import Component, component_alive, components as topology, health_roles, stop_rank
 from gpupoc.exceptions import GpupocError, SourceUnavailable
 
-COMPONENTS = {
-    "api-server": ["api-server"],
-    "scheduler": ["scheduler"],
-    "triggerer": ["triggerer"],
-    "dag-processor": ["dag-processor"],
-}
+# The LocalExecutor topology (docker-compose.yaml without profiles): component -> ``airflow`` arguments.
+COMPONENTS = {c.name: list(c.args) for c in topology(RuntimeSettings()).values()}
 
 
 @dataclass
@@ -34,6 +31,7 @@ class RuntimeState:
 
     home: str
     url: str
+    executor: str = Executor.LOCAL.value
     pids: dict[str, int] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)
     started_at: float = 0.0
@@ -70,23 +68,25 @@ def up(s: RuntimeSettings, components: list[str] | None = None, wait_healthy: bo
        timeout: float = 180.0) -> RuntimeState:
     """Start the deployment (idempotent: a running deployment under the same home is left alone)."""
     current = RuntimeState.load(s.state_path)
-    if current and any(pid_alive(p, "airflow") for p in current.pids.values()):
+    if current and any(component_alive(p) for p in current.pids.values()):
         raise GpupocError(f"Airflow is already running under {s.home} (pids {current.pids}); "
                           "run `gpupoc airflow down` first or use another --home")
+    available = topology(s)
+    names = components or list(available)
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise GpupocError(f"components: unknown {unknown} for the {s.executor.value}; expected some of "
+                          f"{list(available)}")
     write_config(s)
     env = process_env(s)
-    state = RuntimeState(home=str(s.home), url=s.url, started_at=time.time())
+    state = RuntimeState(home=str(s.home), url=s.url, executor=s.executor.value, started_at=time.time())
     state.migrate_seconds = migrate(s, env)
     t0 = time.monotonic()
     (s.home / "logs").mkdir(parents=True, exist_ok=True)
     try:
-        for name in components or list(COMPONENTS):
-            log_path = s.home / "logs" / f"{name}.out"
-            with log_path.open("ab") as out:
-                proc = subprocess.Popen([_airflow(), *COMPONENTS[name]], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True, cwd=str(s.repo))
-            state.pids[name] = proc.pid
-            state.logs[name] = str(log_path)
+        for name in names:
+            state.pids[name] = _start(s, available[name], env)
+            state.logs[name] = str(_log_path(s, name))
         state.save(s.state_path)
         from gpupoc.airflow_runtime.client import AirflowClient
 
@@ -96,14 +96,30 @@ def up(s: RuntimeSettings, components: list[str] | None = None, wait_healthy: bo
         for pool, (slots, description) in POOLS.items():
             client.ensure_pool(pool, slots, description, include_deferred=True)
         if wait_healthy:
-            expected = [c for c in (components or list(COMPONENTS)) if c != "api-server"]
-            client.wait_healthy(expected, timeout=timeout)
+            client.wait_healthy(health_roles(names), timeout=timeout)
+            nodes = [available[n].celery_node for n in names if available[n].celery_node]
+            if nodes:
+                from gpupoc.airflow_runtime.workers import wait_workers
+
+                wait_workers(s.broker_url, nodes, timeout=timeout)
         state.healthy_seconds = time.monotonic() - t0
         state.save(s.state_path)
     except BaseException:
         down(s.home)
         raise
     return state
+
+
+def _log_path(s: RuntimeSettings, name: str) -> Path:
+    return s.home / "logs" / f"{name}.out"
+
+
+def _start(s: RuntimeSettings, component: Component, env: dict[str, str]) -> int:
+    """Start one component in its own session, output appended to ``logs/<name>.out``; returns its pid."""
+    with _log_path(s, component.name).open("ab") as out:
+        proc = subprocess.Popen([_airflow(), *component.args], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True, cwd=str(s.repo))
+    return proc.pid
 
 
 def _stop_group(pid: int, sig: int) -> None:
@@ -125,12 +141,10 @@ def down(home: Path, grace: float = 20.0) -> dict[str, str]:
     if state is None:
         return {}
     result = {}
-    # Scheduler first so it stops handing out tasks; api-server last so workers can report their end.
-    order = ["scheduler", "triggerer", "dag-processor", "api-server"]
-    names = sorted(state.pids, key=lambda n: order.index(n) if n in order else len(order))
+    names = sorted(state.pids, key=stop_rank)  # schedulers first, the api-server last (topology.STOP_ORDER)
     for name in names:
         pid = state.pids[name]
-        if not pid_alive(pid, "airflow"):
+        if not component_alive(pid):
             result[name] = "not running"
             continue
         _stop_group(pid, signal.SIGTERM)
@@ -138,9 +152,9 @@ def down(home: Path, grace: float = 20.0) -> dict[str, str]:
     deadline = time.monotonic() + grace
     for name in names:
         pid = state.pids[name]
-        while pid_alive(pid, "airflow") and time.monotonic() < deadline:
+        while component_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
-        if pid_alive(pid, "airflow"):
+        if component_alive(pid):
             _stop_group(pid, signal.SIGKILL)
             result[name] = "killed"
         # also reap leftovers of the group (executor workers, task supervisors)
@@ -187,8 +201,9 @@ def status(home: Path) -> dict:
     state = RuntimeState.load(Path(home) / "gpupoc-runtime.json")
     if state is None:
         return {"running": False, "home": str(home)}
-    info: dict = {"running": any(pid_alive(p, "airflow") for p in state.pids.values()), "home": state.home, "url": state.url,
-                  "components": {n: {"pid": p, "alive": pid_alive(p, "airflow")} for n, p in state.pids.items()},
+    info: dict = {"running": any(component_alive(p) for p in state.pids.values()), "home": state.home, "url": state.url,
+                  "executor": state.executor,
+                  "components": {n: {"pid": p, "alive": component_alive(p)} for n, p in state.pids.items()},
                   "startup": {"migrate_seconds": round(state.migrate_seconds, 1),
                               "ready_seconds": round(state.ready_seconds, 1),
                               "healthy_seconds": round(state.healthy_seconds, 1)},
@@ -216,10 +231,10 @@ def kill_component(home: Path, name: str, sig: int = signal.SIGKILL, timeout: fl
     pid = state.pids[name]
     _stop_group(pid, sig)
     deadline = time.monotonic() + timeout
-    while pid_alive(pid, "airflow") and time.monotonic() < deadline:
+    while component_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     _reap([pid])
-    if pid_alive(pid, "airflow"):
+    if component_alive(pid):
         raise GpupocError(f"component {name} (pid {pid}) still alive {timeout:.0f} s after signal {sig}")
     return pid
 
@@ -227,22 +242,19 @@ def kill_component(home: Path, name: str, sig: int = signal.SIGKILL, timeout: fl
 def start_component(s: RuntimeSettings, name: str) -> int:
     """Start component ``name`` again with the configuration already written by ``up`` (no rewrite, no
     migration); records its new pid so ``down`` stops it. Returns the new pid."""
-    if name not in COMPONENTS:
-        raise GpupocError(f"component: expected one of {sorted(COMPONENTS)}, got {name!r}")
+    available = topology(s)
+    if name not in available:
+        raise GpupocError(f"component: expected one of {sorted(available)}, got {name!r}")
     state = RuntimeState.load(s.state_path)
     if state is None:
         raise GpupocError(f"{s.home}: no running Airflow recorded; run `gpupoc airflow up` first")
-    if name in state.pids and pid_alive(state.pids[name], "airflow"):
+    if name in state.pids and component_alive(state.pids[name]):
         raise GpupocError(f"component {name} is still running (pid {state.pids[name]}); kill it first")
-    log_path = s.home / "logs" / f"{name}.out"
-    with log_path.open("ab") as out:
-        proc = subprocess.Popen([_airflow(), *COMPONENTS[name]], env=process_env(s), stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                cwd=str(s.repo))
-    state.pids[name] = proc.pid
-    state.logs[name] = str(log_path)
+    pid = _start(s, available[name], process_env(s))
+    state.pids[name] = pid
+    state.logs[name] = str(_log_path(s, name))
     state.save(s.state_path)
-    return proc.pid
+    return pid
 
 
 def restart_component(s: RuntimeSettings, name: str, pause: float = 0.0, sig: int = signal.SIGKILL) -> tuple[int, int]:

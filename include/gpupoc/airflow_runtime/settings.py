@@ -1,7 +1,9 @@
 """Configuration of the local Airflow deployment, written by code into ``$AIRFLOW_HOME/airflow.cfg``.
 
-SQLite metadata database, LocalExecutor, the repository's ``dags/`` and ``plugins/`` folders, the simple
-auth manager with one admin user whose password is generated once and kept in the home directory.
+By default a SQLite metadata database and the LocalExecutor; with ``database_url`` PostgreSQL, and with
+``executor=Executor.CELERY`` the CeleryExecutor (broker and result backend), as docker-compose.yaml's
+``celery`` profile runs it. The repository's ``dags/`` and ``plugins/`` folders, the simple auth manager with
+one admin user whose password is generated once and kept in the home directory.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import secrets
 import socket
 import sys
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -25,12 +28,21 @@ PRELOAD_DIR = Path(__file__).resolve().parent / "preload"  # holds the scheduler
 POOLS = {"gpupoc_cluster": (1, "one test class at a time holds the cluster's GPUs (gate release to wave end)")}
 
 
+class Executor(str, Enum):
+    """The executors the local deployment can run (``[core] executor``)."""
+
+    LOCAL = "LocalExecutor"
+    CELERY = "CeleryExecutor"
+
+
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """Where Airflow lives and how hard it may work on this machine.
+    """Where Airflow lives, which executor and metadata database it uses, and how hard it may work.
 
-    ``max_active_tasks`` stays at most 16: above that SQLite answers "database is locked" under a wave.
-    Deferred tasks free their executor slot, so ``parallelism`` bounds only tasks actually running.
+    On SQLite (no ``database_url``) ``max_active_tasks`` stays at most 16, above which SQLite answers
+    "database is locked" under a wave, and one scheduler runs. Deferred tasks free their executor slot, so
+    ``parallelism`` bounds only tasks actually running. The CeleryExecutor needs ``database_url`` (PostgreSQL)
+    and ``broker_url`` (Redis); its task states go to ``result_backend`` (default: the metadata database).
     """
 
     home: Path = DEFAULT_HOME
@@ -41,15 +53,43 @@ class RuntimeSettings:
     max_active_runs: int = 4
     parsing_processes: int = 1
     paused_at_creation: bool = False
-    preload: bool = True  # the scheduler preloads the task modules before forking (see preload/sitecustomize.py)
+    preload: bool = True  # scheduler and Celery workers preload the task modules before forking (preload/)
     extra_env: dict[str, str] = field(default_factory=dict)
+    executor: Executor = Executor.LOCAL
+    database_url: str = ""  # SQLAlchemy URL of the metadata database; empty: SQLite under ``home``
+    broker_url: str = ""  # CeleryExecutor: the Celery broker, e.g. redis://127.0.0.1:6379/0
+    result_backend: str = ""  # CeleryExecutor: empty means db+<database_url>
+    schedulers: int = 1  # more than one is Airflow's scheduler HA (PostgreSQL only)
+    triggerers: int = 1
+    celery_workers: int = 2  # CeleryExecutor only
+    worker_concurrency: int = 4  # task slots of each Celery worker
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_active_tasks <= 16:
-            raise ValueError(f"max_active_tasks: expected 1..16 on SQLite, got {self.max_active_tasks}; "
-                             "above 16 the scheduler dies with 'database is locked'")
-        if self.parallelism < 1:
-            raise ValueError(f"parallelism: expected a positive integer, got {self.parallelism}")
+        for name in ("parallelism", "schedulers", "triggerers", "celery_workers", "worker_concurrency"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: expected a positive integer, got {getattr(self, name)}")
+        if self.on_sqlite:
+            if not 1 <= self.max_active_tasks <= 16:
+                raise ValueError(f"max_active_tasks: expected 1..16 on SQLite, got {self.max_active_tasks}; "
+                                 "above 16 the scheduler dies with 'database is locked'")
+            if self.schedulers > 1:
+                raise ValueError(f"schedulers: SQLite allows one scheduler, got {self.schedulers}; give "
+                                 "database_url (PostgreSQL) to run several")
+        if self.executor is Executor.CELERY:
+            if self.on_sqlite:
+                raise ValueError(f"database_url: the CeleryExecutor needs PostgreSQL, got {self.database_url!r}; "
+                                 "give postgresql+psycopg2://user:password@host:port/db")
+            if not self.broker_url:
+                raise ValueError("broker_url: the CeleryExecutor needs a broker, got ''; give the Redis URL, "
+                                 "e.g. redis://127.0.0.1:6379/0")
+
+    @property
+    def on_sqlite(self) -> bool:
+        return not self.database_url or self.database_url.startswith("sqlite")
+
+    @property
+    def celery_result_backend(self) -> str:
+        return self.result_backend or f"db+{self.database_url}"
 
     @property
     def url(self) -> str:
@@ -96,7 +136,7 @@ def config_sections(s: RuntimeSettings, existing: configparser.ConfigParser | No
         "core": {
             "dags_folder": str(s.repo / "dags"),
             "plugins_folder": str(s.repo / "plugins"),
-            "executor": "LocalExecutor",
+            "executor": s.executor.value,
             "load_examples": "False",
             "dags_are_paused_at_creation": str(s.paused_at_creation),
             "parallelism": str(s.parallelism),
@@ -109,7 +149,7 @@ def config_sections(s: RuntimeSettings, existing: configparser.ConfigParser | No
             "fernet_key": _secret(old, "core", "fernet_key", _fernet_key),
             "dagbag_import_timeout": "60",
         },
-        "database": {"sql_alchemy_conn": f"sqlite:///{home / 'airflow.db'}"},
+        "database": {"sql_alchemy_conn": s.database_url or f"sqlite:///{home / 'airflow.db'}"},
         "api": {
             "host": "127.0.0.1",
             "port": str(s.port),
@@ -128,9 +168,17 @@ def config_sections(s: RuntimeSettings, existing: configparser.ConfigParser | No
             "parsing_processes": str(s.parsing_processes),
             "stale_dag_threshold": "120",
         },
-        "triggerer": {"capacity": "1000"},
+        # a wave of 1,000 pods defers 1,000 triggers, beside the classes' lease and release sensors
+        "triggerer": {"capacity": "2000"},
         "logging": {"base_log_folder": str(home / "logs"), "colored_console_log": "False"},
+        **({"celery": celery_options(s)} if s.executor is Executor.CELERY else {}),
     }
+
+
+def celery_options(s: RuntimeSettings) -> dict[str, str]:
+    """The ``[celery]`` section: broker, result backend and the slots of each worker."""
+    return {"broker_url": s.broker_url, "result_backend": s.celery_result_backend,
+            "worker_concurrency": str(s.worker_concurrency)}
 
 
 def write_config(s: RuntimeSettings) -> Path:

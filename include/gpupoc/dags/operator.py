@@ -10,6 +10,7 @@ the pod, its logs and its events.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
@@ -38,8 +39,26 @@ class WavePodTrigger(KubernetesPodTrigger):
 
     LOG_TAIL_LINES = 20
 
+    def __init__(self, *args: Any, label_selector: str = "", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.label_selector = label_selector
+
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return ("gpupoc.dags.operator.WavePodTrigger", super().serialize()[1])
+        return ("gpupoc.dags.operator.WavePodTrigger",
+                {**super().serialize()[1], "label_selector": self.label_selector})
+
+    @cached_property
+    def hook(self):
+        """With the run's label selector, pods are read from one shared list per namespace (``pod_cache``)."""
+        if not self.label_selector:
+            return super().hook
+        from gpupoc.dags.pod_cache import SharedPodHook
+
+        return SharedPodHook(conn_id=self.kubernetes_conn_id, in_cluster=self.in_cluster,
+                             config_dict=self.config_dict, cluster_context=self.cluster_context,
+                             connection_extras=self.connection_extras, label_selector=self.label_selector,
+                             max_age=float(min(self.poll_interval, self.startup_check_interval)),
+                             started=self.trigger_start_time.timestamp())
 
     async def run(self):
         async for event in super().run():
@@ -96,11 +115,12 @@ class GpuWorkloadOperator(KubernetesPodOperator):
         return bool(context) and (self._writer(context).files_dir / f"{RELEASE_FILE}.json").is_file()
 
     def _plan_kwargs(self, run_id: str, gated: bool | None = None) -> dict[str, Any]:
+        from gpupoc.plan.overrides import item_workload
         from gpupoc.podspec.kpo import kpo_kwargs
 
         plan = self._plan()
         item = find_item(plan, self.test_class, self.workload_key)
-        return kpo_kwargs(plan.workload(item.workload), plan.tenant(item.tenant), plan, run_id=run_id,
+        return kpo_kwargs(item_workload(plan, item), plan.tenant(item.tenant), plan, run_id=run_id,
                           test_class=self.test_class, wave_gate=self.wave_gate if gated is None else gated,
                           name=item.name, priority_class=item.priority_class, role=item.role)
 
@@ -139,8 +159,15 @@ class GpuWorkloadOperator(KubernetesPodOperator):
     def defer(self, *, trigger, method_name: str, kwargs: dict[str, Any] | None = None, timeout=None):
         """Wait with ``WavePodTrigger``: a pod that succeeded ends the task without a resume on a worker."""
         if type(trigger) is KubernetesPodTrigger:
-            trigger = WavePodTrigger(**trigger.serialize()[1])
+            trigger = WavePodTrigger(**trigger.serialize()[1], label_selector=self._run_selector())
         super().defer(trigger=trigger, method_name=method_name, kwargs=kwargs, timeout=timeout)
+
+    def _run_selector(self) -> str:
+        """The labels every pod of this run and class carries (the wave's pods share one list per namespace)."""
+        from gpupoc.podspec import labels as L
+
+        labels = self.labels or {}
+        return ",".join(f"{k}={labels[k]}" for k in (L.RUN_ID, L.TEST_CLASS) if labels.get(k))
 
     def get_or_create_pod(self, pod_request_obj, context: Any):
         """Create (or find again) the pod and record the submission; an admission refusal is recorded and
@@ -197,6 +224,12 @@ class GpuWorkloadOperator(KubernetesPodOperator):
             if outcome.outcome.resubmittable:
                 self.log.warning("pod %s %s; Airflow retries the task if the plan's resubmission limit allows",
                                  event.get("name"), outcome.evidence())
+                raise
+            if not outcome.outcome.final:
+                # the pod still runs or waits (the trigger or this worker lost sight of it): a retry finds it
+                # again by its labels and goes on waiting; nothing is submitted twice
+                self.log.warning("pod %s is still %s after %s; Airflow's retry reattaches to it",
+                                 event.get("name"), outcome.reason, type(exc).__name__)
                 raise
             raise AirflowFailException(f"pod {event.get('name')}: {outcome.evidence()}") from exc
 

@@ -9,6 +9,8 @@ from pathlib import Path
 from gpupoc.exceptions import ConfigError
 
 DECISIONS = ("go-live", "limited-go-live", "postpone", "later-optimization")
+# what poc_report writes, in the order the closing block lists it (report.pdf only with Chromium)
+REPORT_FORMATS = ("summary.html", "report.md", "report.json", "report.junit.xml", "report.pdf")
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,15 @@ class Outcome:
     @property
     def html(self) -> Path | None:
         return self.report_dir / "report.html" if self.report_dir else None
+
+    def outputs(self) -> list[Path]:
+        """The report's other formats that were written, then its sealed bundle (beside the directory)."""
+        if not self.report_dir:
+            return []
+        from gpupoc.report.bundle import bundle_path
+
+        found = [self.report_dir / n for n in REPORT_FORMATS] + [bundle_path(self.report_dir)]
+        return [p for p in found if p.is_file()]
 
 
 def extract_outcome(report: dict, report_dir: Path | None = None) -> Outcome:
@@ -61,7 +72,9 @@ def summary_lines(outcome: Outcome, ui_url: str, password: str, report_run: str 
     lines.append("Test-class runs: " + ", ".join(f"{d.removeprefix('poc_')} {s}" for d, s in runs.items()))
     if outcome.html:
         lines.append(f"Report: {outcome.html}")
-        lines.append(f"        {outcome.report_dir / 'report.md'}  {outcome.report_dir / 'report.json'}")
+        lines += [f"        {p}" for p in outcome.outputs()]
+        if not (outcome.report_dir / "report.pdf").is_file():
+            lines.append("        (no report.pdf: headless Chromium is missing; install it with `make test-deps`)")
     lines.append(f"Airflow UI: {ui_url}  (login: admin / {password})")
     if report_run:
         lines.append(f"Report in the UI: {ui_url}/gpupoc/reports/{report_run}/")

@@ -170,7 +170,8 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
     """``var/demo/plan.yaml``: the base plan pointed at this demo's cluster and monitoring stack.
 
     The platform uses the cluster's plain-HTTP kubeconfig (``kubeconfig_http``; kubectl keeps the TLS one),
-    relative paths become absolute (the file lives elsewhere than the base plan), and the window starts now.
+    relative paths (evidence, report files, a replay's history) become absolute (the file lives elsewhere than
+    the base plan), and the window starts now.
     """
     base_plan = Path(base_plan).resolve()
     try:
@@ -198,6 +199,10 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
     for key in ("output_dir", "scorecard"):
         if report.get(key):
             report[key] = _absolute(report[key], base)
+    for spec in (data.get("test_classes") or {}).values():  # a replayed class's job history
+        replay = spec.get("replay") if isinstance(spec, dict) else None
+        if isinstance(replay, dict) and replay.get("file"):
+            replay["file"] = _absolute(replay["file"], base)
     previous = None
     if paths.plan.is_file():
         try:
@@ -229,12 +234,13 @@ def port_free(port: int) -> bool:
 def airflow_running(home: Path) -> dict | None:
     """The running deployment's state (url, pids) when every component is alive and the API answers."""
     from gpupoc.airflow_runtime.client import AirflowClient
-    from gpupoc.airflow_runtime.processes import RuntimeState, _alive
+    from gpupoc.airflow_runtime.processes import RuntimeState
+    from gpupoc.airflow_runtime.topology import component_alive
     from gpupoc.airflow_runtime.settings import STATE_FILE
     from gpupoc.exceptions import SourceUnavailable
 
     state = RuntimeState.load(home / STATE_FILE)
-    if state is None or not state.pids or not all(_alive(p) for p in state.pids.values()):
+    if state is None or not state.pids or not all(component_alive(p) for p in state.pids.values()):
         return None
     try:
         AirflowClient.for_home(home, url=state.url).health()

@@ -1,6 +1,7 @@
 """Evidence: typed tables (parquet) per run under a run-scoped path, a manifest, and a scrubber for secrets."""
 
-from gpupoc.evidence.reader import RunEvidence, find_runs, latest_run, read_run
+from gpupoc.evidence.reader import (EvidenceUnreadable, Problem, ProblemKind, RunEvidence, TableStatus,
+                                   find_runs)
 from gpupoc.evidence.schema import EvidenceSchemaError, schema, to_arrow
 from gpupoc.evidence.scrub import scrub, scrub_text
 from gpupoc.evidence.tables import (
@@ -24,6 +25,7 @@ from gpupoc.evidence.writer import EvidenceWriter, TableRecord, run_dir_for, saf
 __all__ = [
     "TABLES", "AccessProbe", "AlertRecord", "ArtifactRecord", "AuditMatch", "EvidenceSchemaError",
     "EvidenceWriter", "Explanation", "FailureRecord", "LedgerRow", "PlatformInfo", "QueueSnapshot",
-    "QuotaSample", "RunEvidence", "TableRecord", "UtilizationRow", "WorkloadRun", "find_runs", "latest_run",
-    "platform_rows", "read_run", "run_dir_for", "safe_segment", "schema", "scrub", "scrub_text", "to_arrow",
+    "EvidenceUnreadable", "Problem", "ProblemKind", "QuotaSample", "RunEvidence", "TableRecord", "TableStatus",
+    "UtilizationRow", "WorkloadRun", "find_runs", "platform_rows", "run_dir_for", "safe_segment", "schema", "scrub",
+    "scrub_text", "to_arrow",
 ]

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from gpupoc.evidence.replay_tables import REPLAY_TABLES
+
 
 @dataclass
 class WorkloadRun:
@@ -319,6 +321,7 @@ TABLES: dict[str, type] = {
     "platform_info": PlatformInfo,
     "alerts": AlertRecord,
     "ledger": LedgerRow,
+    **REPLAY_TABLES,
 }
 
 

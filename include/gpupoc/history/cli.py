@@ -136,6 +136,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if args.window and not args.format and path.suffix == ".parquet":  # read only the window's jobs
         from gpupoc.evidence.writer import sha256_file
+        from gpupoc.history.replay import wave_source
         from gpupoc.history.table import parquet_zone, read_parquet
 
         window = parse_window(args.window, parquet_zone(path))
@@ -195,6 +196,7 @@ def _load(args: argparse.Namespace):
     """The history of ``args.file`` (parquet, or any format with --format) and its source description."""
     from gpupoc.evidence.writer import sha256_file
     from gpupoc.history.importer import import_history
+    from gpupoc.history.replay import wave_source
     from gpupoc.history.table import read_parquet
 
     path = Path(args.file)
@@ -207,17 +209,6 @@ def _load(args: argparse.Namespace):
         raise ConfigError(str(path), ["(file): not a .parquet table; pass --format (one of acme, helios, sacct, "
                                       "csv) to read it"])
     return history, wave_source(path, history, sha256_file(path))
-
-
-def wave_source(path: Path, history, sha256: str) -> dict:
-    """What a wave says about its history: the file, and for a synthetic one how it was made and its licence."""
-    meta = history.metadata
-    origin = meta.get("origin") or meta
-    source = {"path": str(path), "sha256": sha256, "format": (meta.get("source") or {}).get("format") or "parquet",
-              "timezone": history.timezone, "synthetic": bool(meta.get("synthetic") or origin.get("synthetic"))}
-    if source["synthetic"]:
-        source.update({k: origin.get(k) for k in ("generator", "command", "figures_source", "licence")})
-    return source
 
 
 def _parquet(path: str) -> Path:

@@ -132,6 +132,17 @@ class _Document(StrictModel):
     replay: ReplayWave
 
 
+def wave_source(path: Path, history, sha256: str) -> dict:
+    """What a wave says about its history: the file, and for a synthetic one how it was made and its licence."""
+    meta = history.metadata
+    origin = meta.get("origin") or meta
+    source = {"path": str(path), "sha256": sha256, "format": (meta.get("source") or {}).get("format") or "parquet",
+              "timezone": history.timezone, "synthetic": bool(meta.get("synthetic") or origin.get("synthetic"))}
+    if source["synthetic"]:
+        source.update({k: origin.get(k) for k in ("generator", "command", "figures_source", "licence")})
+    return source
+
+
 def load_wave(path: str | Path) -> ReplayWave:
     """Read a wave written by ``gpupoc history plan --out``; ConfigError lists every problem with its path."""
     return load_yaml_model(_Document, path, "replay wave").replay

@@ -5,7 +5,8 @@ Each tenant's target share is its share of the plan's GPU quotas. Groups are tak
 group's jobs (a tenant runs a job within its GPU quota that fits one of its pools). A job of the group its
 tenant cannot run moves alone to the tenant furthest below target that can (counted as ``moved``); a job
 no tenant can run has no tenant (the wave drops it as ``too_large_for_tenant``). A tenant's pools are the
-pools of the catalogue workloads it submits in the plan's waves (all pools when it submits none).
+pools of the catalogue workloads it submits in the plan's hand-written waves (all pools when it submits none;
+a replayed class's wave comes from here, so it does not count).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from dataclasses import dataclass, field
 
 from gpupoc.history.cluster import ClusterShape
 from gpupoc.history.model import JobRecord
-from gpupoc.plan.classes import TestClass
-from gpupoc.plan.waves import class_items
 
 
 @dataclass(frozen=True)
@@ -54,9 +53,9 @@ class TenantMap:
 def tenant_targets(plan) -> list[TenantTarget]:
     """The plan's tenants with their target share (of the GPU quotas) and the pools they submit to."""
     pools: dict[str, set[str]] = defaultdict(set)
-    for tc in TestClass:
-        for item in class_items(plan, tc):
-            pools[item.tenant].add(plan.workload(item.workload).pool)
+    for _, spec in plan.test_classes.items():
+        for entry in spec.wave:
+            pools[entry.tenant].add(plan.workload(entry.workload).pool)
     order = [p.name for p in plan.pools]
     total = sum(t.quota.gpus for t in plan.tenants)
     return [TenantTarget(name=t.name, share=t.quota.gpus / total, quota_gpus=t.quota.gpus,

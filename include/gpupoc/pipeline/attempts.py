@@ -102,10 +102,14 @@ def pod_uids(pods) -> dict[str, str]:
 
 
 def gather(items: dict[str, str], present: list[dict], last_seen: dict[tuple[str, str], dict],
-           submissions: list[Submission], evidence: Evidence) -> list[Attempt]:
+           submissions: list[Submission], evidence: Evidence, also: dict[str, str] | None = None) -> list[Attempt]:
     """Every attempt of every item (``items``: item key -> namespace), oldest first per item.
 
-    An item with no attempt at all is one LOST attempt (nothing of it was seen or recorded)."""
+    An item with no attempt at all is one LOST attempt (nothing of it was seen or recorded). ``also`` names
+    items the class's probes submit (an artifact's consumer, an over-quota request): their pods are read back
+    the same way, but one that was never created is not lost (a refused over-quota request never exists)."""
+    optional = {k: v for k, v in (also or {}).items() if k not in items}
+    items = {**items, **optional}
     now = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in present}
     pods = {**last_seen, **now}
     subs = {(s.namespace, s.pod): s for s in submissions if s.pod}
@@ -137,6 +141,8 @@ def gather(items: dict[str, str], present: list[dict], last_seen: dict[tuple[str
         by_item[s.item].append(Attempt(s.item, 0, s.namespace, s.pod, None, False, "pipeline", out, created_at=s.at))
     result = []
     for item, found in by_item.items():
+        if not found and item in optional:
+            continue
         if not found:
             out = OutcomeRecord(WorkloadOutcome.LOST, None, None, None,
                                 "no pod of this item was seen on the platform nor recorded as submitted; see the "

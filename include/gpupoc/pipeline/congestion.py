@@ -11,6 +11,7 @@ frequent cause as the workload's bottleneck, and checks whether the platform sai
 from __future__ import annotations
 
 import statistics
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
@@ -180,9 +181,10 @@ def _key(namespace: str, pod: str) -> tuple[str, str]:
     return (namespace, pod)
 
 
-def _state_at(timelines: list[WorkloadTimeline], obs: list[Observation], cap: Capacity):
-    """Per pool: GPUs held; per node: GPUs held; per tenant: GPUs held; and the pending set (this snapshot)."""
-    by_key = {_key(t.namespace, t.pod): t for t in timelines}
+def _state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], cap: Capacity):
+    """Per pool: GPUs held; per node: GPUs held; per tenant: GPUs held; and the pending set (this snapshot).
+    ``timelines`` may be given as a dict by (namespace, pod) already."""
+    by_key = timelines if isinstance(timelines, dict) else {_key(t.namespace, t.pod): t for t in timelines}
     pool_used: Counter = Counter()
     node_used: Counter = Counter()
     tenant_used: Counter = Counter()
@@ -195,25 +197,28 @@ def _state_at(timelines: list[WorkloadTimeline], obs: list[Observation], cap: Ca
             pool_used[cap.node_pool.get(o.node or "", t.pool)] += t.gpus
             node_used[o.node] += t.gpus
             tenant_used[t.tenant] += t.gpus
-        elif not o.node and o.phase == "Pending":
+        elif not o.node and o.phase == "Pending" and PIPELINE_GATE not in o.gates:  # a gated pod is not queued yet
             pending.append(t)
     return pool_used, node_used, tenant_used, pending
 
 
+def _rank(w: WorkloadTimeline) -> tuple:
+    """A priority queue's order: higher priority first, then earlier ready, then earlier submitted."""
+    return (-w.priority, w.ready_at or _NEVER, w.submitted_at or _NEVER, w.pod)
+
+
 def _ahead(t: WorkloadTimeline, pending: list[WorkloadTimeline]) -> list[WorkloadTimeline]:
     """Pending workloads of the same pool a priority queue serves first (higher priority, or same and earlier)."""
-    def rank(w: WorkloadTimeline):
-        return (-w.priority, w.ready_at or _NEVER, w.submitted_at or _NEVER, w.pod)
-
-    return [w for w in pending if w.pool == t.pool and w.pod != t.pod and rank(w) < rank(t)]
+    return [w for w in pending if w.pool == t.pool and w.pod != t.pod and _rank(w) < _rank(t)]
 
 
 def bottleneck_at(t: WorkloadTimeline, o: Observation, snapshot: list[Observation], timelines: list[WorkloadTimeline],
-                  cap: Capacity) -> tuple[Bottleneck, list[WorkloadTimeline], int]:
-    """What held ``t`` back in this snapshot, the workloads ahead of it, and the pool's free GPUs."""
-    pool_used, node_used, tenant_used, pending = _state_at(timelines, snapshot, cap)
+                  cap: Capacity, state: tuple | None = None) -> tuple[Bottleneck, list[WorkloadTimeline], int]:
+    """What held ``t`` back in this snapshot, the workloads ahead of it, and the pool's free GPUs (``state``:
+    the snapshot's ``_state_at``, when the caller computed it once for every workload)."""
+    pool_used, node_used, tenant_used, pending = (state or _state_at(timelines, snapshot, cap))[:4]
     free = cap.pool_gpus.get(t.pool, 0) - pool_used[t.pool]
-    ahead = _ahead(t, pending)
+    ahead = _ahead_sorted(t, state[4]) if state is not None and len(state) > 4 else _ahead(t, pending)
     if PIPELINE_GATE in o.gates:
         return Bottleneck.GATED, ahead, free
     quota = cap.tenant_quota.get(t.tenant)
@@ -231,11 +236,39 @@ def bottleneck_at(t: WorkloadTimeline, o: Observation, snapshot: list[Observatio
     return Bottleneck.NONE, ahead, free
 
 
-def _snapshots(observations: list[Observation]) -> list[tuple[datetime, list[Observation]]]:
+@dataclass
+class _Snapshot:
+    """One snapshot, indexed by pod, with its GPU accounting computed once for every workload in it."""
+
+    taken_at: datetime
+    obs: list[Observation]
+    by_pod: dict[tuple[str, str], Observation]
+    state: tuple | None = None
+
+    def state_for(self, timelines: dict, cap: Capacity) -> tuple:
+        """``_state_at`` plus the pending workloads of each pool in queue order (for ``_ahead_sorted``)."""
+        if self.state is None:
+            state = _state_at(timelines, self.obs, cap)
+            ranked: dict[str, tuple[list, list]] = {}
+            for w in sorted(state[3], key=_rank):
+                keys, ws = ranked.setdefault(w.pool, ([], []))
+                keys.append(_rank(w))
+                ws.append(w)
+            self.state = (*state, ranked)
+        return self.state
+
+
+def _ahead_sorted(t: WorkloadTimeline, ranked: dict[str, tuple[list, list]]) -> list[WorkloadTimeline]:
+    """``_ahead`` from a pool's pending workloads already in queue order."""
+    keys, ws = ranked.get(t.pool, ([], []))
+    return ws[:bisect_left(keys, _rank(t))]
+
+
+def _snapshots(observations: list[Observation]) -> list[_Snapshot]:
     groups: dict[datetime, list[Observation]] = defaultdict(list)
     for o in observations:
         groups[o.taken_at].append(o)
-    return sorted(groups.items(), key=lambda kv: kv[0])
+    return [_Snapshot(at, obs, {(o.namespace, o.pod): o for o in obs}) for at, obs in sorted(groups.items())]
 
 
 # Event timestamps carry whole seconds: an event this much before the release may belong to the wait.
@@ -274,6 +307,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     timelines; the row says which source explained it.
     """
     snaps = _snapshots(observations)
+    tl_by_key = {_key(t.namespace, t.pod): t for t in timelines}
     by_pod: dict[tuple[str, str], list[Observation]] = defaultdict(list)
     for e in events:
         by_pod[(e.namespace, e.pod)].append(e)
@@ -289,13 +323,14 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         seen = _waiting_snapshots(t, snaps)
         if not seen and t.ready_at:
             source = "events"
-            seen = [(max(e.taken_at, t.ready_at), snapshot_from_timelines(max(e.taken_at, t.ready_at), timelines, e))
-                    for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at)
-                    if e.taken_at >= t.ready_at - _EVENT_SLACK
-                    and (t.scheduled_at is None or e.taken_at <= t.scheduled_at)]
-        for taken_at, snap in seen:
-            mine = next(o for o in snap if o.pod == t.pod and o.namespace == t.namespace)
-            cause, ahead, free = bottleneck_at(t, mine, snap, timelines, cap)
+            for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at):
+                if e.taken_at >= t.ready_at - _EVENT_SLACK and (t.scheduled_at is None or e.taken_at <= t.scheduled_at):
+                    at = max(e.taken_at, t.ready_at)
+                    rebuilt = snapshot_from_timelines(at, timelines, e)
+                    seen.append(_Snapshot(at, rebuilt, {(o.namespace, o.pod): o for o in rebuilt}))
+        for snap in seen:
+            mine = snap.by_pod[(t.namespace, t.pod)]
+            cause, ahead, free = bottleneck_at(t, mine, snap.obs, timelines, cap, snap.state_for(tl_by_key, cap))
             if cause is Bottleneck.GATED:
                 continue
             if ahead_at_release is None:
@@ -311,18 +346,18 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     return rows
 
 
-def _waiting_snapshots(t: WorkloadTimeline, snaps: list[tuple[datetime, list[Observation]]]):
+def _waiting_snapshots(t: WorkloadTimeline, snaps: list[_Snapshot]) -> list[_Snapshot]:
     """The snapshots in which ``t`` waited: pending, unbound, after its release and before its binding."""
     out = []
-    for taken_at, snap in snaps:
-        mine = next((o for o in snap if o.pod == t.pod and o.namespace == t.namespace), None)
+    for snap in snaps:
+        mine = snap.by_pod.get((t.namespace, t.pod))
         if mine is None or mine.node or mine.phase != "Pending":
             continue
-        if t.ready_at and taken_at < t.ready_at:
+        if t.ready_at and snap.taken_at < t.ready_at:
             continue
-        if t.scheduled_at and taken_at >= t.scheduled_at:
+        if t.scheduled_at and snap.taken_at >= t.scheduled_at:
             continue
-        out.append((taken_at, snap))
+        out.append(snap)
     return out
 
 

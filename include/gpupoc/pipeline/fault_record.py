@@ -118,7 +118,7 @@ class FaultContext:
     by: str = ""  # who triggers workload-spec failures; default: the tenant whose token submitted the pod
 
 
-def _pod(c: KubeCaller, ns: str, name: str) -> dict | None:
+def read_pod(c: KubeCaller, ns: str, name: str) -> dict | None:
     r = c.call("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
     return r.body if r.ok and isinstance(r.body, dict) else None
 
@@ -173,7 +173,7 @@ def _events(c: KubeCaller, ns: str, pod: str) -> list[dict] | None:
     return sorted(items, key=when)
 
 
-def _log(c: KubeCaller, ns: str, pod: str) -> tuple[bool, str]:
+def read_log(c: KubeCaller, ns: str, pod: str) -> tuple[bool, str]:
     r = c.call("GET", f"/api/v1/namespaces/{ns}/pods/{pod}/log", query={"tailLines": "20"})
     return r.ok and bool(r.text.strip()), r.text if r.ok else f"HTTP {r.status}: {r.message}"
 
@@ -207,7 +207,7 @@ def _fmt_event(e: dict) -> str:
     return f"{e.get('type', '')} {e.get('reason', '')}: {e.get('message', '')}" + (f" (x{count})" if count > 1 else "")
 
 
-def _relevant_alerts(ctx: FaultContext, since: datetime, pod: str, node: str) -> list[str]:
+def relevant_alerts(ctx: FaultContext, since: datetime, pod: str, node: str) -> list[str]:
     """Alert names about this pod, its namespace-wide alerts or its node, polled up to ``ctx.alert_wait_s``."""
     deadline = time.monotonic() + ctx.alert_wait_s
     while True:
@@ -275,7 +275,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
     (rec.container_state, rec.container_reason, rec.container_message, rec.exit_code,
      rec.platform_restarts) = container_state(pod)
     # what the user saw: the pod status and log with the tenant's own token
-    upod = _pod(ctx.tenant, ctx.namespace, pod_name)
+    upod = read_pod(ctx.tenant, ctx.namespace, pod_name)
     if upod is not None:
         _, ureason, umsg, ucode, _ = container_state(upod)
         ust = upod.get("status") or {}
@@ -284,7 +284,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
                                                         f"exit code {ucode}" if ucode is not None else "") if x)
     if log_during is not None:
         rec.user_log_readable_during = log_during[0]
-    readable, text = _log(ctx.tenant, ctx.namespace, pod_name)
+    readable, text = read_log(ctx.tenant, ctx.namespace, pod_name)
     rec.user_log_readable_after = readable if upod is not None else None
     rec.user_log_tail = "\n".join((text if readable else (log_during or (False, text))[1]).splitlines()[-10:])
     if upod is None:
@@ -312,7 +312,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
         reasons.append("no alert source configured: alerts not verified")
     else:
         try:
-            rec.alerts = ",".join(_relevant_alerts(ctx, failure_at, pod_name, rec.node))
+            rec.alerts = ",".join(relevant_alerts(ctx, failure_at, pod_name, rec.node))
             if not warnings and not rec.alerts:
                 findings.append("operators saw neither a Warning event nor an alert")
         except Exception as e:  # noqa: BLE001 - a broken alert source is recorded, not fatal

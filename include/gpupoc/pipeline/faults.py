@@ -23,9 +23,9 @@ from gpupoc.pipeline.fault_record import (  # noqa: F401 - re-exported for the D
     FaultContext,
     FaultRecord,
     Scenario,
-    _log,
-    _pod,
-    _relevant_alerts,
+    read_log,
+    read_pod,
+    relevant_alerts,
     build_record,
     container_state,
     prometheus_alerts,
@@ -62,7 +62,7 @@ def _wait(c: KubeCaller, ns: str, name: str, until: Callable[[dict | None], bool
     deadline = time.monotonic() + timeout_s
     pod = None
     while True:
-        pod = _pod(c, ns, name)
+        pod = read_pod(c, ns, name)
         if until(pod):
             return pod, True
         if time.monotonic() >= deadline:
@@ -166,9 +166,9 @@ def _provoke(ctx: FaultContext, scenario: Scenario, name: str, injections: list[
         if ok and scenario is Scenario.MISSING_IMAGE and ctx.alerts is not None and ctx.alert_wait_s > 0:
             # the stuck pod stays until operators were alerted (or alert_wait_s): deleting it first would
             # cancel the pending alert, and the record would say operators saw nothing
-            _relevant_alerts(ctx, began, name, ((pod or {}).get("spec") or {}).get("nodeName") or "")
+            relevant_alerts(ctx, began, name, ((pod or {}).get("spec") or {}).get("nodeName") or "")
         finished = _finished_at(pod) if scenario is not Scenario.MISSING_IMAGE else None
-        return Provoked(pod, ok, _log(ctx.tenant, ns, name), ((pod or {}).get("spec") or {}).get("nodeName") or "",
+        return Provoked(pod, ok, read_log(ctx.tenant, ns, name), ((pod or {}).get("spec") or {}).get("nodeName") or "",
                         finished)
     pod, ok = _wait(ctx.admin, ns, name, lambda p: (p or {}).get("status", {}).get("phase") == "Running",
                     fail_timeout_s, ctx.poll_s)
@@ -178,9 +178,9 @@ def _provoke(ctx: FaultContext, scenario: Scenario, name: str, injections: list[
                           "free capacity in its pool or raise fail_timeout_s")
     ran_on = pod["spec"]["nodeName"]
     time.sleep(run_before_fail_s if scenario is Scenario.NODE_FAILURE else task_timeout_s)
-    log_during = _log(ctx.tenant, ns, name)
+    log_during = read_log(ctx.tenant, ns, name)
     if scenario is Scenario.HANG_TIMEOUT:
-        pod = _pod(ctx.admin, ns, name)
+        pod = read_pod(ctx.admin, ns, name)
         return Provoked(pod, not failure_seen(Scenario.HANG_TIMEOUT, pod), log_during, ran_on, utcnow())
     if ctx.injector is None:
         raise GpupocError("node-failure: no node injector configured; set the plan's node-failure injection "

@@ -71,6 +71,7 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
     """Timelines (attempts that reached the platform) and ``workload_runs`` rows (every attempt); ``events``
     tell when a pod seen only before its binding was scheduled."""
     from gpupoc.plan import class_items
+    from gpupoc.plan.overrides import item_workload
 
     items = {i.name: i for i in class_items(plan, test_class)}
     released = {(r.get("namespace"), r.get("pod")): parse_time(r.get("released_at")) for r in release_rows}
@@ -80,7 +81,7 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
         item = items.get(a.item)
         if item is None:
             continue
-        wl, tenant = plan.workload(item.workload), plan.tenant(item.tenant)
+        wl, tenant = item_workload(plan, item), plan.tenant(item.tenant)
         pod = a.pod or {}
         mo = pod_moments(pod) if a.pod else {}
         if a.pod and mo["scheduled_at"] is None and not a.present:

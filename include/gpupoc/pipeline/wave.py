@@ -98,6 +98,24 @@ def release_patch(at: datetime) -> dict:
             "spec": {"schedulingGates": [{"$patch": "delete", "name": PIPELINE_GATE}]}}
 
 
+def await_pods(caller: KubeCaller, namespaces: list[str], label_selector: str, expected: list[str], timeout_s: float,
+               poll_s: float = 1.0, sleep: Callable[[float], None] = time.sleep, refused: Callable[[], set[str]] = set,
+               on_waiting: Callable[[list[str], float], None] | None = None) -> tuple[dict[str, dict], list[str]]:
+    """Wait until every expected item's pod exists (an item whose creation was refused is not waited for), at
+    most ``timeout_s``; the latest pod per item and the items without one."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pods = latest_per_item(list_pods(caller, namespaces, label_selector))
+        gone = refused()
+        missing = [k for k in expected if k not in pods and k not in gone]
+        if not missing or time.monotonic() >= deadline:
+            break
+        if on_waiting:
+            on_waiting(missing, deadline - time.monotonic())
+        sleep(poll_s)
+    return pods, [k for k in expected if k not in pods]
+
+
 def release_wave(caller: KubeCaller, namespaces: Iterable[str], label_selector: str, expected: list[str],
                  timeout_s: float, poll_s: float = 1.0, workers: int = 8,
                  clock: Callable[[], datetime] = utcnow, sleep: Callable[[float], None] = time.sleep,
@@ -111,17 +129,8 @@ def release_wave(caller: KubeCaller, namespaces: Iterable[str], label_selector: 
     ``on_waiting(missing, seconds left)`` is told while it waits.
     """
     namespaces = list(namespaces)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        pods = latest_per_item(list_pods(caller, namespaces, label_selector))
-        gone = refused()
-        missing = [k for k in expected if k not in pods and k not in gone]
-        if not missing or time.monotonic() >= deadline:
-            break
-        if on_waiting:
-            on_waiting(missing, deadline - time.monotonic())
-        sleep(poll_s)
-    missing = [k for k in expected if k not in pods]
+    pods, missing = await_pods(caller, namespaces, label_selector, expected, timeout_s, poll_s, sleep, refused,
+                               on_waiting)
     rel = Release(expected=len(expected), found=len(expected) - len(missing), missing=missing)
     rel.all_exist_at = None if missing else rfc3339(clock())
     gated = [p for k, p in pods.items() if k in expected and PIPELINE_GATE in _gates(p)]

@@ -9,6 +9,7 @@ from gpupoc.common.fair_share import Owed, fair_allocation
 from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
 from gpupoc.plan.document import Plan
 from gpupoc.plan.model import Adapter
+from gpupoc.plan.replay import check_replays
 from gpupoc.plan.waves import MAX_ITEM_NAME, class_items
 
 MAX_WORKLOAD_NAME = MAX_ITEM_NAME - len("qc--000")
@@ -24,6 +25,7 @@ def check_plan(plan: Plan) -> list[str]:
     _check_classes(plan, errors)
     if not errors:  # needs every reference resolved
         _check_quota_fit(plan, errors)
+        errors += check_replays(plan)
     return list(dict.fromkeys(errors))  # each problem once, in the order found
 
 
@@ -125,7 +127,7 @@ def _check_classes(plan: Plan, errors: list[str]) -> None:
         for k, entry in enumerate(spec.wave):
             _check_entry(plan, errors, f"{base}.wave[{k}]", entry)
         needs_wave = cls in (TestClass.QUEUE_CONGESTION, TestClass.UTILIZATION, TestClass.TENANT_ISOLATION)
-        if spec.enabled and needs_wave and not spec.wave:
+        if spec.enabled and needs_wave and not spec.wave and getattr(spec, "replay", None) is None:
             errors.append(f"{base}.wave: empty; list at least one {{workload, tenant, count}}")
     names = {t.name for t in plan.tenants}
     iso = tc.tenant_isolation
@@ -230,7 +232,7 @@ def _check_fair_share(plan: Plan, errors: list[str]) -> None:
 def _check_quota_fit(plan: Plan, errors: list[str]) -> None:
     """A class's pods all exist at once (held by the gate), and quota counts pending pods: they must fit."""
     for cls, spec in plan.test_classes.items():
-        if not spec.enabled:
+        if not spec.enabled or getattr(spec, "replay", None) is not None:  # a replay: check_replays
             continue
         gpus: dict[str, int] = {}
         pods: dict[str, int] = {}

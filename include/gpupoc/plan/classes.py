@@ -16,6 +16,7 @@ from gpupoc.plan.fields import (
     Ratio,
     StrictModel,
 )
+from gpupoc.plan.replay_spec import ReplaySpec
 
 
 class TestClass(str, Enum):
@@ -87,6 +88,7 @@ class CongestionThresholds(StrictModel):
 
 class QueueCongestion(ClassSpec):
     snapshot_interval_seconds: PositiveInt = 3
+    replay: ReplaySpec | None = Field(default=None, description="the wave from a job history (instead of wave)")
     thresholds: CongestionThresholds
 
 
@@ -189,6 +191,7 @@ class UtilizationThresholds(StrictModel):
 
 class Utilization(ClassSpec):
     bucket_seconds: PositiveInt = Field(default=60, description="time bucket of the utilization table")
+    replay: ReplaySpec | None = Field(default=None, description="the wave from a job history (instead of wave)")
     sample_step_seconds: PositiveInt = 15
     thresholds: UtilizationThresholds = Field(default_factory=UtilizationThresholds)
 

@@ -14,6 +14,7 @@ from gpupoc.exceptions import ConfigError
 from gpupoc.plan.checks import check_plan
 from gpupoc.plan.document import Plan
 from gpupoc.plan.files import check_files
+from gpupoc.plan.overrides import item_workload
 from gpupoc.plan.waves import class_items
 
 DEFAULT_PLAN = Path(__file__).resolve().parents[3] / "plans" / "default.yaml"
@@ -87,7 +88,7 @@ def summary(plan: Plan) -> list[str]:
     ]
     for tc, spec in plan.test_classes.items():
         items = class_items(plan, tc)
-        gpus = sum(plan.workload(i.workload).gpus for i in items)
+        gpus = sum(item_workload(plan, i).gpus for i in items)
         state = "enabled" if spec.enabled else "disabled"
         lines.append(f"  {tc.value}: {state}, {len(items)} pods, {gpus} GPUs requested")
     w = plan.window

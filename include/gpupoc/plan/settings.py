@@ -109,8 +109,11 @@ class DecisionRules(StrictModel):
 
 
 class Reviewer(StrictModel):
+    """Who signs off in the acceptance meeting: security the must items, platform (operations) the key items,
+    business (algorithm teams) the experience items, management the decision."""
+
     name: str = Field(min_length=1)
-    role: Literal["security", "platform", "business"]
+    role: Literal["security", "platform", "business", "management"]
 
 
 class ReportSettings(StrictModel):

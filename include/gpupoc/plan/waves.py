@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from gpupoc.plan.classes import TestClass, WaveEntry
+from gpupoc.plan.overrides import ReplayOverride
 
 PREFIX = {
     TestClass.QUEUE_CONGESTION: "qc",
@@ -36,6 +37,7 @@ class WaveItem:
     replica: int = 0
     replicas: int = 1
     min_available: int = 1
+    replay: ReplayOverride | None = None  # a pod of a replayed history job (``gpupoc.plan.overrides``)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -45,6 +47,15 @@ def class_items(plan, tc: TestClass | str) -> list[WaveItem]:
     """Every pod of the class in submission order; names are unique within the class and stable across runs."""
     tc = TestClass(tc)
     spec = plan.test_class(tc)
+    if getattr(spec, "replay", None) is not None:  # one item per pod of each replayed job, in arrival order
+        # A replayed job of several nodes is not a gang here: its pods keep the defaults (no gang, one replica)
+        # and are released and judged alone, as the history's scheduler placed them.
+        from gpupoc.plan.replay import replay_pods
+
+        template = spec.replay.template
+        return [WaveItem(test_class=tc.value, index=i, name=item_name(tc, template, i), workload=template,
+                         tenant=p.tenant, priority_class=p.priority_class, replay=p.override)
+                for i, p in enumerate(replay_pods(plan, tc))]
     raw: list[tuple[WaveEntry, str, str | None]] = []
     for entry in spec.wave:
         raw += [(entry, "wave", None)] * entry.count

@@ -10,6 +10,7 @@ from kubernetes.client import ApiClient
 from gpupoc.plan.classes import TestClass
 from gpupoc.plan.document import Plan
 from gpupoc.plan.model import Tenant, Workload
+from gpupoc.plan.replay import replay_span_seconds
 from gpupoc.podspec.build import build_pod
 
 STARTUP_MARGIN_SECONDS = 60
@@ -29,6 +30,9 @@ KPO_DEFAULTS: dict = {
     "durable": True,                 # Airflow 3.3's reattach_on_restart: a retry reuses the running pod
     "get_logs": True,
     "log_events_on_failure": True,
+    # no event watch per pending pod in the triggerer (one watch per wave pod at 1,000 pods): the observer
+    # records the platform's events for the evidence, and a failed pod's task still logs them
+    "log_events_on_startup": False,
 }
 
 
@@ -44,8 +48,11 @@ def identity_kwargs(plan: Plan, tenant: Tenant | None) -> dict[str, Any]:
 
 
 def startup_timeout_seconds(plan: Plan, test_class: str, wave_gate: bool) -> int:
-    """Pending time the operator tolerates: the longest acceptable wait, plus the gate's hold when gated."""
-    hold = plan.test_class(test_class).gate_timeout_seconds if wave_gate else 0
+    """Pending time the operator tolerates: the longest acceptable wait, plus the gate's hold when gated (and a
+    replayed wave's schedule: its last item is released that long after the first)."""
+    hold = 0.0
+    if wave_gate:
+        hold = plan.test_class(test_class).gate_timeout_seconds + replay_span_seconds(plan, test_class)
     return int(plan.longest_acceptable_wait_seconds() + hold + STARTUP_MARGIN_SECONDS)
 
 

@@ -5,20 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpupoc.report import charts
+from gpupoc.report import charts, replay_figures
+from gpupoc.evidence.reader import RunEvidence
 from gpupoc.report.models import EvidenceTable, Figure, Stability
-from gpupoc.validation.evidence import RunEvidence
+from gpupoc.report.wording import Wording
 
 PRIORITY_COLOURS = ["#d62728", "#ff7f0e", "#1f77b4", "#7f7f7f", "#2ca02c", "#9467bd"]
 TERMINAL = {"Succeeded", "Failed"}
 
 
 def _table(title: str, df: pd.DataFrame, limit: int = 20) -> EvidenceTable:
-    df = df.head(limit)
-    rows = [[None if (isinstance(v, float) and v != v) else (round(v, 3) if isinstance(v, float) else
-             (v.isoformat() if hasattr(v, "isoformat") else (v.item() if hasattr(v, "item") else v)))
-             for v in r] for r in df.itertuples(index=False)]
-    return EvidenceTable(title=title, columns=[str(c) for c in df.columns], rows=rows)
+    return EvidenceTable.from_frame(title, df, limit)
 
 
 def _load(runs: dict[str, RunEvidence], tc: str, table: str) -> pd.DataFrame:
@@ -129,6 +126,8 @@ def item_details(item: str, runs: dict[str, RunEvidence]) -> tuple[list[Figure],
         if po_path and po_path.is_file():
             overtaken = int(pd.read_parquet(po_path)["overtaken_by_lower"].sum())
             f.append(Figure(label="overtaken_by_lower", value=overtaken))
+        rf, rt = replay_figures.item_details(item, runs)  # a replayed history's waits beside the platform's
+        f, t = f + rf, t + rt
     elif item == "monitoring_integration":
         fr = _load(runs, "fault_recovery", "failure_records")
         if not fr.empty and "alerts" in fr:
@@ -161,9 +160,11 @@ def failure_records_table(runs: dict[str, RunEvidence]) -> EvidenceTable | None:
     return _table("failure_records", fr[cols], 50)
 
 
-def build_charts(runs: dict[str, RunEvidence], titles: dict[str, str]) -> dict[str, str]:
-    """Every chart the report shows, from aggregated evidence."""
+def build_charts(runs: dict[str, RunEvidence], words: Wording) -> dict[str, str]:
+    """Every chart the report shows, from aggregated evidence, worded in the report's language."""
     out: dict[str, str] = {}
+    titles = {k[len("chart."):]: v for k, v in words.table.items() if k.startswith("chart.")}
+    waiting = words.t("legend.waiting")
     wr = _load(runs, "queue_congestion", "workload_runs")
     if not wr.empty:
         t0 = pd.to_datetime(wr["released_at"].fillna(wr["submitted_at"]), utc=True).min()
@@ -174,12 +175,12 @@ def build_charts(runs: dict[str, RunEvidence], titles: dict[str, str]) -> dict[s
         rows = []
         for r in wr.itertuples(index=False):
             end_wait = r.s if r.s == r.s else r.e if r.e == r.e else r.r
-            segs = [(r.r, end_wait, "#cccccc", f"{r.pod} waiting {end_wait - r.r:.0f}s")]
+            segs = [(r.r, end_wait, "#cccccc", f"{r.pod}: {waiting} {end_wait - r.r:.0f}s")]
             if r.s == r.s and r.e == r.e:
-                segs.append((r.s, r.e, colour[r.priority_class], f"{r.pod} {r.priority_class} running"))
+                segs.append((r.s, r.e, colour[r.priority_class],
+                             f"{r.pod} {r.priority_class}: {words.t('legend.running')}"))
             rows.append((f"{r.pod}", segs))
-        out["queue_timeline"] = charts.timeline(titles["queue_timeline"], rows,
-                                                {"waiting": "#cccccc", **colour})
+        out["queue_timeline"] = charts.timeline(titles["queue_timeline"], rows, {waiting: "#cccccc", **colour})
         g = wr.groupby(["priority_class", "gpus"])["wait_seconds"].median().unstack("gpus")
         g = g.reindex(classes)
         out["wait_by_priority"] = charts.grouped_bars(
@@ -195,20 +196,26 @@ def build_charts(runs: dict[str, RunEvidence], titles: dict[str, str]) -> dict[s
         by = ut.groupby("namespace")[["allocated_gpu_hours", "used_gpu_hours"]].sum()
         out["allocated_vs_used"] = charts.grouped_bars(
             titles["allocated_vs_used"], [str(i) for i in by.index],
-            {"allocated": by["allocated_gpu_hours"].tolist(), "used": by["used_gpu_hours"].tolist()}, "GPU-h")
+            {words.t("legend.allocated"): by["allocated_gpu_hours"].tolist(),
+             words.t("legend.used"): by["used_gpu_hours"].tolist()}, "GPU-h")
+    out.update(replay_figures.replay_charts(runs, words))
     fr = _load(runs, "fault_recovery", "failure_records")
     if not fr.empty:
-        out["failure_timeline"] = _failure_timeline(fr, _load(runs, "fault_recovery", "workload_runs"),
-                                                    titles["failure_timeline"])
+        out["failure_timeline"] = _failure_timeline(fr, _load(runs, "fault_recovery", "workload_runs"), words)
     return out
 
 
-FAULT_COLOURS = {"pending": "#cccccc", "running": "#2ca02c", "failed": "#d62728", "gpu held": "#ff7f0e"}
+FAULT_COLOURS = {"pending": "#cccccc", "running": "#2ca02c", "failed": "#d62728", "gpu_held": "#ff7f0e"}
 
 
-def _failure_timeline(fr: pd.DataFrame, fw: pd.DataFrame, title: str) -> str:
+def _failure_timeline(fr: pd.DataFrame, fw: pd.DataFrame, words: Wording) -> str:
     """Per scenario: pending, running, the end (failed), then how long the GPUs stayed held (never: to the edge)."""
     release = {str(r.scenario): _num(r.gpu_release_seconds) for r in fr.itertuples(index=False)}
+    legend = {words.t(f"legend.{k}"): v for k, v in FAULT_COLOURS.items()}
+
+    def held(rel: float | None) -> str:
+        return words.t("tip.never_released") if rel is None else words.t("tip.released_after", seconds=rel)
+
     rows: list[tuple[str, list[tuple[float, float, str, str]]]] = []
     if not fw.empty and "scenario" in fw and fw["scenario"].notna().any():
         fw = fw[fw["scenario"].notna()]
@@ -218,21 +225,20 @@ def _failure_timeline(fr: pd.DataFrame, fw: pd.DataFrame, title: str) -> str:
         for r in fw.itertuples(index=False):
             segs, end = [], r.e if r.e == r.e else edge
             start = r.b if r.b == r.b else end
-            segs.append((r.a, start, FAULT_COLOURS["pending"], f"{r.pod}: pending {start - r.a:.0f}s"))
+            segs.append((r.a, start, FAULT_COLOURS["pending"], f"{r.pod}: {words.t('legend.pending')} "
+                                                                 f"{start - r.a:.0f}s"))
             if r.b == r.b:
                 colour = FAULT_COLOURS["failed"] if r.phase == "Failed" else FAULT_COLOURS["running"]
-                segs.append((r.b, end, colour, f"{r.pod}: running, {r.phase} {r.reason or ''}"))
+                segs.append((r.b, end, colour, f"{r.pod}: {words.t('legend.running')}, {r.phase} {r.reason or ''}"))
             rel = release.get(str(r.scenario))
             held_to = edge if rel is None else end + rel
-            segs.append((end, max(held_to, end), FAULT_COLOURS["gpu held"],
-                         f"{r.scenario}: GPUs " + ("never released" if rel is None else f"released after {rel}s")))
+            segs.append((end, max(held_to, end), FAULT_COLOURS["gpu_held"], f"{r.scenario}: {held(rel)}"))
             rows.append((f"{r.scenario}", segs))
     else:
         edge = max([v for v in release.values() if v] or [10]) * 1.5
         for sc, rel in release.items():
-            rows.append((sc, [(0.0, edge if rel is None else rel, FAULT_COLOURS["gpu held"],
-                               f"{sc}: GPUs " + ("never released" if rel is None else f"released after {rel}s"))]))
-    return charts.timeline(title, rows, FAULT_COLOURS)
+            rows.append((sc, [(0.0, edge if rel is None else rel, FAULT_COLOURS["gpu_held"], f"{sc}: {held(rel)}")]))
+    return charts.timeline(words.t("chart.failure_timeline"), rows, legend)
 
 
 def stability_charts(stab: Stability, table: dict[str, str]) -> dict[str, str]:

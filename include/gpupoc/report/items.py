@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpupoc.report.inputs import TEST_CLASSES
 from gpupoc.report.models import ItemResult, ReviewerScore
 from gpupoc.report.rules import DecisionRules
 from gpupoc.validation.models import CheckOutcome, FailureClass, Tier, ValidationSummary, Verdict
@@ -27,7 +28,6 @@ TEXTS = {  # English defaults; the report passes its string table ("reason.*" ke
     "reason.mean_pass": "mean score {mean:.1f} ({who})",
     "reason.mean_fail": "mean score {mean:.1f} below {pass_score:g} ({who})",
 }
-TEST_CLASSES = ["queue_congestion", "tenant_isolation", "utilization", "fault_recovery", "audit_trail"]
 
 
 def required_classes(suites: list[SuiteFile]) -> dict[str, list[str]]:

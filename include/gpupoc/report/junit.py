@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpupoc.report.items import ITEMS, TEST_CLASSES
 from gpupoc.report.models import ItemResult, Report, Tier, Verdict
-from gpupoc.report.render import check_signals
+from gpupoc.report.wording import Wording
 
 JUNIT_FILE = "report.junit.xml"
 EXPERIENCE_SUITE = "experience"
@@ -59,13 +59,14 @@ def _experience_case(item: ItemResult) -> Case:
 
 def junit_cases(report: Report) -> dict[str, list[Case]]:
     """Suite name -> its test cases: the test classes in their order, then the experience items."""
-    signals = check_signals(report.language)
+    words = Wording(report.language)
+    signals = words.signals
     suites: dict[str, list[Case]] = {tc: [] for tc in TEST_CLASSES}
     run_classes = {s.test_class for s in report.sources}
     for tc in TEST_CLASSES:
         if tc not in run_classes:
             suites[tc].append(Case(classname=tc, name=f"{tc}: validated run", verdict=Verdict.NOT_VERIFIED,
-                                   reason=f"no validated run of test class {tc}: none of its checks was verified"))
+                                   reason=words.t("junit.no_run", test_class=tc)))
     for item in report.items:
         if ITEMS.get(item.id) is Tier.EXPERIENCE:
             suites.setdefault(EXPERIENCE_SUITE, []).append(_experience_case(item))
@@ -97,8 +98,10 @@ def _timestamp(generated_at: str) -> str:
 def junit_xml(report: Report) -> bytes:
     """The JUnit XML document of ``report`` (UTF-8)."""
     suites = junit_cases(report)
+    words = Wording(report.language)
+    not_verified = words.t("verdict.not_verified")
     every = [c for cases in suites.values() for c in cases]
-    root = ET.Element("testsuites", {"name": f"gpupoc go-live report: {report.decision.value}", **_counts(every)})
+    root = ET.Element("testsuites", {"name": f"{words.t('title')}: {report.decision.value}", **_counts(every)})
     stamp = _timestamp(report.generated_at)
     for sid, (name, cases) in enumerate(suites.items()):
         attrs = {"name": name, **_counts(cases), "id": str(sid)}
@@ -118,7 +121,7 @@ def junit_xml(report: Report) -> bytes:
                 fail = ET.SubElement(tc, "failure", {"message": case.reason, "type": case.failure_type or "fail"})
                 fail.text = case.reason
             elif case.verdict is Verdict.NOT_VERIFIED:
-                ET.SubElement(tc, "skipped", {"message": f"not verified: {case.reason}"})
+                ET.SubElement(tc, "skipped", {"message": f"{not_verified}: {case.reason}"})
     ET.indent(root, space=" ")
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 

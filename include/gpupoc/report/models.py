@@ -6,13 +6,13 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from gpupoc.common.outcomes import Decision, FailureClass, Tier, Verdict  # noqa: F401  (re-exported)
 from gpupoc.validation.models import CheckOutcome
 
-SCHEMA_VERSION = "1.0"
-
+SCHEMA_VERSION = "1.1"
+DECISION_ITEM = "decision"  # what the management reviewer signs off
 
 
 class ScopeStatus(str, Enum):
@@ -52,12 +52,105 @@ class ReviewerScore(BaseModel):
     comment: str = ""
 
 
+class ReviewRole(str, Enum):
+    """Who signs off which block: security the must items, platform the key items, business the experience
+    items, management the decision."""
+
+    SECURITY = "security"
+    PLATFORM = "platform"
+    BUSINESS = "business"
+    MANAGEMENT = "management"
+
+
+class SignOffAction(str, Enum):
+    CONFIRM = "confirm"
+    OBJECT = "object"
+
+
+class SignOffStatus(str, Enum):
+    CONFIRMED = "confirmed"
+    OBJECTED = "objected"
+    OPEN = "open"
+
+
+class SignOff(BaseModel):
+    """One reviewer's confirmation of, or objection to, items of their block (all of it when ``items`` is
+    empty). An objection keeps its items open, never a pass."""
+
+    reviewer: str = Field(min_length=1)
+    role: ReviewRole
+    action: SignOffAction
+    items: list[str] = Field(default_factory=list, description="item ids of the role's block ('decision' for "
+                             "management); empty: the whole block")
+    comment: str = ""
+    at: str = Field(min_length=1, description="when it was given (ISO 8601)")
+    basis: str = Field(default="", description="fingerprint of the evidence the reviewer judged; empty: this "
+                       "report's")
+
+    @model_validator(mode="after")
+    def _objection_says_why(self) -> "SignOff":
+        if self.action is SignOffAction.OBJECT and not self.comment.strip():
+            raise ValueError("an objection needs a comment saying what is wrong")
+        return self
+
+
+class SignOffLine(BaseModel):
+    """One item of a block (or the decision) with who confirmed or objected."""
+
+    item: str
+    verdict: str = Field(description="the item's verdict, or the decision for the management block")
+    status: SignOffStatus
+    by: list[SignOff] = Field(default_factory=list)
+
+
+class SignOffBlock(BaseModel):
+    """The confirmation block of one role."""
+
+    role: ReviewRole
+    tier: Tier | None = Field(description="the tier it confirms; None: the decision")
+    reviewers: list[str] = Field(default_factory=list, description="the plan's reviewers of this role")
+    status: SignOffStatus
+    lines: list[SignOffLine] = Field(default_factory=list)
+    other_evidence: list[SignOff] = Field(default_factory=list, description="given on other evidence; not counted")
+
+
+class Coverage(BaseModel):
+    """How many checks passed, failed and were not verified; the not verified ones named."""
+
+    passed: int = 0
+    failed: int = 0
+    not_verified: int = 0
+    not_verified_checks: list[str] = Field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.not_verified
+
+
+class KeyFigure(BaseModel):
+    """A test class's one key figure for the summary page, with the class's status."""
+
+    test_class: str
+    label: str = Field(description="string-table key")
+    value: str | None = None
+    status: Verdict
+
+
 class EvidenceTable(BaseModel):
     """A small table shown with an item (at most a few dozen rows)."""
 
     title: str
     columns: list[str]
     rows: list[list[Any]]
+
+    @classmethod
+    def from_frame(cls, title: str, df: Any, limit: int = 20) -> "EvidenceTable":
+        """The first ``limit`` rows of a DataFrame, as plain JSON values (floats rounded, NaN as None)."""
+        df = df.head(limit)
+        rows = [[None if (isinstance(v, float) and v != v) else (round(v, 3) if isinstance(v, float) else
+                 (v.isoformat() if hasattr(v, "isoformat") else (v.item() if hasattr(v, "item") else v)))
+                 for v in r] for r in df.itertuples(index=False)]
+        return cls(title=title, columns=[str(c) for c in df.columns], rows=rows)
 
 
 class ItemResult(BaseModel):
@@ -74,6 +167,7 @@ class ItemResult(BaseModel):
     tables: list[EvidenceTable] = Field(default_factory=list)
     evidence: list[EvidenceRef] = Field(default_factory=list)
     scores: list[ReviewerScore] = Field(default_factory=list)
+    signoffs: list[SignOff] = Field(default_factory=list)
 
 
 class ScenarioScope(BaseModel):
@@ -122,10 +216,12 @@ class SourceRun(BaseModel):
     test_class: str
     dag_id: str
     run_id: str
-    run_dir: str
+    run_dir: str = Field(description="relative to the evidence root")
     window: dict[str, Any] = Field(default_factory=dict)
     platform: dict[str, Any] = Field(default_factory=dict)
     plan_hash: str | None = None
+    problems: list[str] = Field(default_factory=list, description="why its evidence is not trusted (every check "
+                                "it feeds is then not verified)")
 
 
 class Report(BaseModel):
@@ -135,13 +231,18 @@ class Report(BaseModel):
     title: str
     language: str
     generated_at: str
-    evidence_root: str
+    evidence_root: str = Field(description="relative to the report directory")
+    basis: str = Field(default="", description="fingerprint of the evidence judged (runs, manifests, validations)")
     sources: list[SourceRun]
     decision: Decision
     decision_reasons: list[str]
     items: list[ItemResult]
     scope: list[ScenarioScope]
     findings: list[Finding]
+    blocking: list[Finding] = Field(default_factory=list, description="findings whose item alone postpones")
+    coverage: Coverage = Field(default_factory=Coverage)
+    key_figures: list[KeyFigure] = Field(default_factory=list)
+    signoff: list[SignOffBlock] = Field(default_factory=list)
     failure_records: EvidenceTable | None = None
     stability: Stability
     data_docs: str | None = None

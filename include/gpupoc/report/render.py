@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from gpupoc.exceptions import ConfigError
 from gpupoc.report.models import Report
+from gpupoc.report.wording import LANGUAGES, TEMPLATES, Wording, check_signals, strings  # noqa: F401 (re-exported)
 
-TEMPLATES = Path(__file__).parent / "templates"
 SCHEMA_FILE = Path(__file__).parent / "report.schema.json"
-LANGUAGES = ("en", "zh")
 VIEWS = [("security", "must"), ("platform", "key"), ("business", "experience")]
-
-
-@lru_cache(maxsize=None)
-def strings(language: str) -> dict[str, str]:
-    """The string table of one language (``templates/strings.<lang>.json``)."""
-    if language not in LANGUAGES:
-        raise ConfigError("report.language", [f"report.language: expected one of {list(LANGUAGES)}, got {language!r}"])
-    return json.loads((TEMPLATES / f"strings.{language}.json").read_text(encoding="utf-8"))
 
 
 def _md(value: object) -> str:
@@ -30,27 +19,25 @@ def _md(value: object) -> str:
 
 
 def _env(language: str, autoescape: bool) -> Environment:
-    table = strings(language)
+    words = Wording(language)
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), undefined=StrictUndefined,
                       autoescape=select_autoescape(["j2"]) if autoescape else False,
                       trim_blocks=False, lstrip_blocks=False, keep_trailing_newline=True)
-    env.globals["t"] = lambda key: table.get(key, key)
-    env.filters["item_name"] = lambda item: table.get(f"item.{item}", item)
+    env.globals["t"] = lambda key, **values: words.table.get(key, key).format(**values) if values \
+        else words.table.get(key, key)
+    env.filters["item_name"] = words.item
     env.filters["md"] = _md
-    signals = check_signals(language)
-    env.filters["signal"] = lambda check: signals.get(check.check_id, check.signal)
+    env.filters["signal"] = words.signal
     return env
-
-
-@lru_cache(maxsize=None)
-def check_signals(language: str) -> dict[str, str]:
-    """Check id -> pass signal in ``language`` (``templates/checks.<lang>.json``); the suites hold English."""
-    p = TEMPLATES / f"checks.{language}.json"
-    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
 
 
 def render_html(report: Report) -> str:
     return _env(report.language, True).get_template("report.html.j2").render(r=report, views=VIEWS)
+
+
+def render_summary(report: Report) -> str:
+    """``summary.html``: the one-page summary alone (A4 landscape when printed, 16:9 on a screen)."""
+    return _env(report.language, True).get_template("summary_page.html.j2").render(r=report, views=VIEWS)
 
 
 def render_markdown(report: Report) -> str:
@@ -66,15 +53,17 @@ def json_schema() -> dict:
 
 
 def write_outputs(report: Report, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``report.html``, ``report.md`` and ``report.json``; return their paths."""
+    """Write ``report.html``, ``summary.html``, ``report.md`` and ``report.json``; return their paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"html": out / "report.html", "markdown": out / "report.md", "json": out / "report.json"}
+    paths = {"html": out / "report.html", "summary": out / "summary.html", "markdown": out / "report.md",
+             "json": out / "report.json"}
     charts = out / "charts"
     charts.mkdir(exist_ok=True)
     for name, svg in report.charts.items():  # the Markdown shows them as images; the HTML inlines them
         (charts / f"{name}.svg").write_text(svg, encoding="utf-8")
     paths["html"].write_text(render_html(report), encoding="utf-8")
+    paths["summary"].write_text(render_summary(report), encoding="utf-8")
     paths["markdown"].write_text(render_markdown(report), encoding="utf-8")
     paths["json"].write_text(json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False),
                              encoding="utf-8")

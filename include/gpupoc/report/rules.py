@@ -48,8 +48,11 @@ def decide(items: list[ItemResult], rules: DecisionRules,
     return decision, reasons
 
 
-def scope(items: list[ItemResult], scenarios: dict[str, list[str]] | None = None) -> list[ScenarioScope]:
-    """Per scenario: go live when its items pass; blocked by a failing must item; else a second verification."""
+def scope(items: list[ItemResult], scenarios: dict[str, list[str]] | None = None,
+          reason: Callable[[ScopeStatus, list[str]], str] = lambda status, ids: ", ".join(ids)) -> list[ScenarioScope]:
+    """Per scenario: go live when its items pass; blocked by a failing must item; else a second verification.
+
+    ``reason(status, item ids)`` words why a scenario is blocked or needs a second verification."""
     by_id = {i.id: i for i in items}
     out = []
     for name, deps in (scenarios or SCENARIOS).items():
@@ -58,12 +61,24 @@ def scope(items: list[ItemResult], scenarios: dict[str, list[str]] | None = None
         open_ = [i.id for i in its if i.verdict is not Verdict.PASS and i.id not in blocking]
         if blocking:
             out.append(ScenarioScope(scenario=name, status=ScopeStatus.BLOCKED, items=deps,
-                                     reason="failed: " + ", ".join(blocking)))
+                                     reason=reason(ScopeStatus.BLOCKED, blocking)))
         elif open_:
             out.append(ScenarioScope(scenario=name, status=ScopeStatus.SECOND_VERIFICATION, items=deps,
-                                     reason="not passed: " + ", ".join(open_)))
+                                     reason=reason(ScopeStatus.SECOND_VERIFICATION, open_)))
         else:
             out.append(ScenarioScope(scenario=name, status=ScopeStatus.GO_LIVE, items=deps))
+    return out
+
+
+def blocking(found: list[Finding], items: list[ItemResult], rules: DecisionRules) -> list[Finding]:
+    """The findings whose item alone postpones go-live under ``rules``."""
+    by_id = {i.id: i for i in items}
+    out = []
+    for f in found:
+        it = by_id[f.item]
+        outcome = "fail" if it.verdict is Verdict.FAIL else "not_verified"
+        if getattr(rules, f"{it.tier.value}_{outcome}") is Decision.POSTPONE:
+            out.append(f)
     return out
 
 

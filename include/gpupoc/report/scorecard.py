@@ -9,6 +9,8 @@ Accepted shapes (the same as a dict of Airflow Params)::
         comments: {training_cost: "half a day for a new user"}
     scores:                          # or a flat list
       - {reviewer: Li Lei, role: business, item: documentation, score: 2, comment: "..."}
+    signoffs:                        # confirmations and objections (gpupoc.report.signoff)
+      - {reviewer: Zhao Min, role: security, action: confirm, at: "2026-12-01T10:00:00+08:00"}
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ def load_scorecard(path: str | Path | None) -> list[ReviewerScore]:
     """Scores from a YAML or JSON file; None gives no scores (the items stay not verified)."""
     if path is None:
         return []
+    return parse_scorecard(read_scorecard(path), str(path))
+
+
+def read_scorecard(path: str | Path) -> dict[str, Any]:
+    """The scorecard file as a mapping (scores and sign-offs); ConfigError naming the file and the fix."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(str(p), ["(file): scorecard not found; pass an existing YAML or JSON file"])
@@ -76,4 +83,8 @@ def load_scorecard(path: str | Path | None) -> list[ReviewerScore]:
         data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(str(p), [f"(parse): {exc}"]) from None
-    return parse_scorecard(data, str(p))
+    if data in (None, ""):
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(p), ["(root): expected a mapping with 'reviewers', 'scores' or 'signoffs'"])
+    return data

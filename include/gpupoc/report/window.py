@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from gpupoc.report.models import RunStat, Stability
-from gpupoc.validation.evidence import RunEvidence
+from gpupoc.evidence.reader import RunEvidence
 from gpupoc.validation.models import ValidationSummary, Verdict
 
 

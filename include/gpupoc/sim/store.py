@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
@@ -57,12 +58,21 @@ class Gone(Exception):
 
 @dataclass
 class Change:
-    """One committed change: ``type`` is ADDED, MODIFIED or DELETED; ``obj`` a deep copy."""
+    """One committed change: ``type`` is ADDED, MODIFIED or DELETED; ``obj`` a deep copy.
+
+    ``line()`` is the change as one watch event line, encoded once however many watchers send it.
+    """
 
     rv: int
     resource: str
     type: str
     obj: dict
+    _line: bytes | None = field(default=None, repr=False, compare=False)
+
+    def line(self) -> bytes:
+        if self._line is None:
+            self._line = watch_line(self.type, self.obj)
+        return self._line
 
 
 @dataclass
@@ -194,6 +204,11 @@ class Store:
     def add_listener(self, fn: Callable[[Change], None]) -> None:
         """Call ``fn`` synchronously after every committed change (controllers use it to wake up)."""
         self._listeners.append(fn)
+
+
+def watch_line(type_: str, obj: dict) -> bytes:
+    """One watch event as the API server streams it: a JSON object and a newline."""
+    return (json.dumps({"type": type_, "object": obj}, separators=(",", ":")) + "\n").encode()
 
 
 def json_copy(value):

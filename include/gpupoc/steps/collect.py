@@ -13,11 +13,12 @@ from gpupoc.pipeline.attempts import gather
 from gpupoc.pipeline.audit import Ledger
 from gpupoc.pipeline.k8s import service_account_actor
 from gpupoc.pipeline.runs import attempt_runs
-from gpupoc.plan import plan_hash
+from gpupoc.plan import class_items, plan_hash
 from gpupoc.podspec import labels as L
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_FILE
 from gpupoc.steps.profiles import profile
+from gpupoc.steps.replay import REPLAY_TABLES, collect_replay, is_replay
 from gpupoc.steps.wave import SNAPSHOT_SOURCE
 
 
@@ -30,7 +31,8 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     release = ctx.read_file(RELEASE_FILE, {}) or {}
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
     records = ctx.platform_records()
-    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records)
+    probes = {i.name: ctx.plan.tenant(i.tenant).namespace for i in class_items(ctx.plan, ctx.test_class)}
+    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
     timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events)
     for r in runs:
         r["run_id"] = ctx.run_id
@@ -44,9 +46,13 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
                "arrival_spread_seconds": release.get("arrival_spread_seconds")}
     prof = profile(ctx.test_class)
     summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
+    replayed = is_replay(ctx)
+    if replayed:  # the history's waits beside the platform's, and the capacity question
+        summary.update(collect_replay(ctx, runs))
     platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
     ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
-                              platform=platform, expected_tables=prof.tables,
+                              platform=platform,
+                              expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ())),
                               extra={"test_class": ctx.test_class, "summary": summary})
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from gpupoc.pipeline import wave as W
+from gpupoc.plan.overrides import planned_seconds
+from gpupoc.plan.replay import replay_span_seconds
 
 # kubeadm's name for the cluster administrator: used when the API server cannot say who we are.
 DEFAULT_ADMIN_USER = "kubernetes-admin"
@@ -104,15 +106,17 @@ class RunContext:
 
     def hold_timeout_s(self) -> float:
         """How long the wave may take once released: the longest acceptable wait plus the longest workload."""
-        durations = [self.plan.workload(i.workload).duration_seconds for i in self.wave_items()]
+        durations = [planned_seconds(self.plan, i) for i in self.wave_items()]
         return self.plan.longest_acceptable_wait_seconds() + max(durations, default=0) + 120
 
     def observe_timeout_s(self) -> float:
-        """The observer's deadline: the gate's hold, the wave, and every resubmission the plan allows."""
-        durations = [self.plan.workload(i.workload).duration_seconds for i in self.wave_items()]
+        """The observer's deadline: the gate's hold, the wave (a replayed wave's releases span its schedule),
+        and every resubmission the plan allows."""
+        durations = [planned_seconds(self.plan, i) for i in self.wave_items()]
         policy = self.spec.resubmission
         again = policy.limit * (policy.wait_seconds + max(durations, default=0))
-        return self.spec.gate_timeout_seconds + self.hold_timeout_s() + again
+        span = replay_span_seconds(self.plan, self.test_class)
+        return self.spec.gate_timeout_seconds + span + self.hold_timeout_s() + again
 
     def reader(self):
         """The administrator's client for reads the ledger does not record (observing, collecting)."""

@@ -12,13 +12,18 @@ from gpupoc.pipeline.congestion import Observation
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+from gpupoc.steps.replay import is_replay, release_schedule
 
 SNAPSHOT_SOURCE = "kubernetes-api"
+# How often the observer saves what it saw so far (a retried observer goes on from there): every save rewrites
+# all observations, so at 1,000 pods a save every few seconds would cost more than the snapshots.
+CHECKPOINT_SECONDS = 15.0  # a killed observer's retry loses at most this much
 
 
 def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
     """Wait until every pod of the wave exists and the observer has taken its first snapshot, then lift the
-    pipeline's gate of all of them at once (without the observer after ``observer_wait_s``: recorded)."""
+    pipeline's gate of all of them at once (without the observer after ``observer_wait_s``: recorded); a
+    replayed wave is released on its schedule instead (``gpupoc.steps.replay``)."""
     expected = [i["workload_key"] for i in ctx.items]
     admin = ctx.admin("release the wave")
     deadline = time.monotonic() + observer_wait_s
@@ -26,6 +31,8 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
     while not ctx.files(OBSERVING_FILE).is_file() and time.monotonic() < deadline:
         time.sleep(0.5)
     observer_ready = ctx.files(OBSERVING_FILE).is_file()
+    if is_replay(ctx):  # the history's arrival times, not all at once
+        return release_schedule(ctx, observer_ready)
 
     def refused() -> set[str]:
         return {s.item for s in ctx.submissions() if s.rejection is not None}
@@ -52,14 +59,14 @@ def observe(ctx: RunContext) -> dict:
     policy = ctx.spec.resubmission
     acc: list[dict] = list(ctx.read_file("observations", []) or [])
     seen_pods: dict[str, dict] = {_pod_key(p): p for p in ctx.read_file(OBSERVED_PODS, []) or []}
-    last_write = [time.monotonic()]
+    last_write = [float("-inf")]  # the first snapshot (the gated wave, before release) is kept at once
 
     def keep(snap) -> None:
         acc.extend(o.to_dict() for o in snap.observations)
         seen_pods.update({_pod_key(p): p for p in snap.pods})
         if not ctx.files(OBSERVING_FILE).is_file():
             ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": rfc3339(utcnow())})
-        if time.monotonic() - last_write[0] > 15:
+        if time.monotonic() - last_write[0] > CHECKPOINT_SECONDS:
             _save_observed(ctx, acc, seen_pods)
             last_write[0] = time.monotonic()
 

@@ -31,7 +31,8 @@ _LINK = re.compile(r'(?P<attr>\b(?:href|src))="(?P<url>[^"]*)"')
 _BODY = re.compile(r"<body[^>]*>", re.IGNORECASE)
 _NAV = ('<div id="gpupoc-nav" style="font:14px system-ui,sans-serif;padding:6px 12px;background:#f6f8fa;'
         'border-bottom:1px solid #d0d7de"><a href="../../">&larr; All reports</a> &middot; '
-        '<a href="report.md">Markdown</a> &middot; <a href="report.json">JSON</a>{docs}</div>')
+        '<a href="summary.html">Summary</a> &middot; <a href="report.md">Markdown</a> &middot; '
+        '<a href="report.json">JSON</a> &middot; <a href="report.junit.xml">JUnit</a>{pdf}{docs}</div>')
 
 _env = Environment(loader=PackageLoader("gpupoc.ui", "templates"), autoescape=select_autoescape(["j2", "html"]))
 
@@ -160,7 +161,8 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
             return _missing_report(p, run_id)
         text = rewrite_report_links(page.read_text(encoding="utf-8"), run_dir.resolve(), p, serve_evidence)
         has_docs = (p.data_docs_dir / "index.html").is_file()
-        nav = _NAV.format(docs=' &middot; <a href="../../data-docs/">Data Docs</a>' if has_docs else "")
+        nav = _NAV.format(docs=' &middot; <a href="../../data-docs/">Data Docs</a>' if has_docs else "",
+                          pdf=' &middot; <a href="report.pdf">PDF</a>' if (run_dir / "report.pdf").is_file() else "")
         text, n = _BODY.subn(lambda m: m.group(0) + nav, text, count=1)
         return HTMLResponse(text if n else nav + text, headers=HEADERS)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from gpupoc.ui.files import Refused
 
 ROOT_REPORT_ID = "_"
-REPORT_FILES = ("report.html", "report.md", "report.json")
+REPORT_FILES = ("report.html", "summary.html", "report.md", "report.json", "report.junit.xml", "report.pdf")
 _RUN_ID = re.compile(r"^[A-Za-z0-9_.:+\-]{1,200}$")
 
 
@@ -32,13 +32,14 @@ class ReportEntry:
     language: str = ""
     verdicts: dict[str, int] = field(default_factory=dict)
     blocking: list[str] = field(default_factory=list)
+    signoff: dict[str, str] = field(default_factory=dict)  # role -> confirmed | objected | open
     files: list[str] = field(default_factory=list)
     error: str | None = None
 
     def summary(self) -> dict:
         return {"run_id": self.run_id, "generated_at": self.generated_at.isoformat(), "decision": self.decision,
                 "title": self.title, "language": self.language, "verdicts": self.verdicts,
-                "blocking": self.blocking, "files": self.files, "error": self.error}
+                "blocking": self.blocking, "signoff": self.signoff, "files": self.files, "error": self.error}
 
 
 def _is_report_dir(path: Path) -> bool:
@@ -63,6 +64,7 @@ def read_entry(run_id: str, path: Path) -> ReportEntry:
         entry.verdicts = dict(Counter(str(i.get("verdict")) for i in items))
         entry.blocking = [str(i.get("id")) for i in items
                           if i.get("tier") == "must" and i.get("verdict") != "pass"]
+        entry.signoff = {str(b.get("role")): str(b.get("status")) for b in data.get("signoff") or []}
         generated = data.get("generated_at")
         if generated:
             stamp = datetime.fromisoformat(str(generated))

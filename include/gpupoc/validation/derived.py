@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from gpupoc.validation.evidence import RunEvidence
+from gpupoc.evidence.reader import RunEvidence
 
 
 def _ts(s: pd.Series) -> pd.Series:

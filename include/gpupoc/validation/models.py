@@ -23,13 +23,16 @@ class CheckOutcome(BaseModel):
     verdict: Verdict
     optional: bool = False
     failure_class: FailureClass | None = None
-    reason: str = ""
+    reason: str = Field(default="", description="in English; reason_code and reason_args word it in any language")
+    reason_code: str = ""
+    reason_args: dict[str, Any] = Field(default_factory=dict)
     observed: dict[str, Any] = Field(default_factory=dict)
     test_class: str = Field(default="", description="the test class whose run this check validated")
 
 
 class SuiteOutcome(BaseModel):
-    """One suite run over one table of one run; ``result_path`` holds the full GX result."""
+    """One suite run over one table of one run; ``result_path`` (relative to the evidence root) holds the full
+    GX result."""
 
     suite: str
     table: str
@@ -44,7 +47,8 @@ class SuiteOutcome(BaseModel):
 
 
 class ValidationSummary(BaseModel):
-    """Everything the report needs from a validated run."""
+    """Everything the report needs from a validated run. Paths are relative to the evidence root, so a moved
+    or bundled root keeps them; ``inputs`` and ``results`` seal what was validated (run-relative path -> sha256)."""
 
     run_dir: str
     dag_id: str
@@ -53,6 +57,9 @@ class ValidationSummary(BaseModel):
     data_docs_index: str | None = None
     suites: list[SuiteOutcome] = Field(default_factory=list)
     gx_seconds: float = 0.0
+    plan_hash: str = Field(default="", description="the manifest's plan hash when the run was validated")
+    inputs: dict[str, str] = Field(default_factory=dict, description="every table file validated -> its sha256")
+    results: dict[str, str] = Field(default_factory=dict, description="every result file written -> its sha256")
 
     @model_validator(mode="after")
     def _checks_know_their_test_class(self) -> "ValidationSummary":
@@ -78,4 +85,5 @@ class ValidationSummary(BaseModel):
         return not self.failed_checks
 
     def summary_path(self) -> str:
+        """Relative to the evidence root."""
         return f"{self.run_dir}/validation/summary.json"

@@ -17,11 +17,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from gpupoc.evidence.reader import RunEvidence
+from gpupoc.evidence.writer import sha256_file
 from gpupoc.exceptions import ToolMissing, ValidationFailed
 from gpupoc.validation.derived import DERIVED
-from gpupoc.validation.evidence import RunEvidence
 from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
                                       Verdict)
+from gpupoc.validation.reasons import word
+from gpupoc.validation.stored import SUMMARY_FILE
 from gpupoc.validation.suites import DERIVED_PREFIX, SuiteFile, load_suites
 
 DERIVED_SOURCES = {"priority_order": ["workload_runs"], "tenant_share": ["workload_runs"]}
@@ -68,47 +71,54 @@ def _gx_context(docs_dir: Path):
     return gx, ctx
 
 
-def _table_source(ev: RunEvidence, suite: SuiteFile) -> tuple[str | None, str]:
-    """(path relative to the run dir, reason it is not verified or "")."""
+Reason = tuple[str, dict[str, Any]]  # (reason code, its values): worded by gpupoc.validation.reasons
+
+
+def _table_source(ev: RunEvidence, suite: SuiteFile) -> tuple[str | None, Reason]:
+    """(path relative to the run dir, or None with the reason it is not verified)."""
     if suite.is_derived:
         name = suite.table[len(DERIVED_PREFIX):]
         if name not in DERIVED:
-            return None, f"unknown derived table {name!r}; known: {sorted(DERIVED)}"
+            return None, ("check.unknown_derived", {"name": name, "known": ", ".join(sorted(DERIVED))})
         for src in DERIVED_SOURCES.get(name, []):
             st = ev.status(src)
             if not st.verified:
-                return None, f"source table {src} not verified: {st.reason}"
+                return None, ("check.source_not_verified", {"table": src, "why": {"code": st.code, "args": st.args}})
         rel = f"validation/derived/{name}.parquet"
         out = ev.run_dir / rel
         out.parent.mkdir(parents=True, exist_ok=True)
         DERIVED[name](ev).to_parquet(out, index=False)
-        return rel, ""
+        return rel, ("", {})
     st = ev.status(suite.table)
     if not st.verified:
-        return None, st.reason or f"table {suite.table} not verified"
-    return str(st.path.relative_to(ev.run_dir)), ""
+        return None, (st.code, st.args)
+    return str(st.path.relative_to(ev.run_dir)), ("", {})
 
 
-def _outcome(exp_meta: dict[str, Any], suite: SuiteFile, etype: str, verdict: Verdict, reason: str,
+def _outcome(exp_meta: dict[str, Any], suite: SuiteFile, etype: str, verdict: Verdict, reason: Reason,
              observed: dict[str, Any] | None = None) -> CheckOutcome:
     fc = exp_meta.get("failure_class") or FailureClass.PRODUCT_GAP.value
+    code, args = reason
     return CheckOutcome(
         check_id=exp_meta.get("check_id", "?"), suite=suite.name, table=suite.table, expectation_type=etype,
         tier=Tier(exp_meta.get("tier", "must")), item=exp_meta.get("item", "?"), signal=exp_meta.get("signal", ""),
-        verdict=verdict, optional=bool(exp_meta.get("optional")), reason=reason, observed=observed or {},
+        verdict=verdict, optional=bool(exp_meta.get("optional")), reason=word(code, args), reason_code=code,
+        reason_args=args, observed=observed or {},
         failure_class=FailureClass(fc) if verdict is Verdict.FAIL else None)
 
 
-def _describe(res: dict[str, Any]) -> str:
-    """Plain words for what GX observed."""
+def _describe(res: dict[str, Any], prefix: str = "check.") -> Reason:
+    """What GX observed, as a reason (``prefix`` "check.not_met_" for a failure)."""
     r = res.get("result") or {}
     if "observed_value" in r:
-        return f"observed {r['observed_value']!r}"
+        return f"{prefix}observed", {"value": repr(r["observed_value"])}
     if "element_count" in r:
         n, bad = r.get("element_count", 0), r.get("unexpected_count", 0)
         sample = (r.get("partial_unexpected_list") or [])[:5]
-        return f"{bad} of {n} rows unexpected" + (f", e.g. {sample}" if bad else "")
-    return ""
+        if bad:
+            return f"{prefix}rows_sample", {"bad": bad, "n": n, "sample": repr(sample)}
+        return f"{prefix}rows", {"bad": bad, "n": n}
+    return (prefix.rstrip("_"), {}) if prefix != "check." else ("", {})
 
 
 _TABLE_LEVEL = ("expect_table_", "expect_column_unique_value_count", "expect_column_distinct_",
@@ -124,24 +134,25 @@ def _check_from_result(res: dict[str, Any], suite: SuiteFile) -> CheckOutcome:
     exc = res.get("exception_info") or {}
     if exc.get("raised_exception"):
         msg = str(exc.get("exception_message") or "")[:300]
-        return _outcome(meta, suite, etype, Verdict.NOT_VERIFIED, f"could not be evaluated: {msg}", observed)
+        return _outcome(meta, suite, etype, Verdict.NOT_VERIFIED, ("check.exception", {"message": msg}), observed)
     if r.get("element_count") == 0 and not etype.startswith(_TABLE_LEVEL):
-        return _outcome(meta, suite, etype, Verdict.NOT_VERIFIED,
-                        "no rows to check (nothing recorded for this check)", observed)
+        return _outcome(meta, suite, etype, Verdict.NOT_VERIFIED, ("check.no_rows", {}), observed)
     if (r.get("element_count") and r.get("missing_count") == r.get("element_count")
             and "not_be_null" not in etype):
         return _outcome(meta, suite, etype, Verdict.NOT_VERIFIED,
-                        f"column {cfg.get('kwargs', {}).get('column')} holds no values", observed)
+                        ("check.no_values", {"column": cfg.get("kwargs", {}).get("column")}), observed)
     if res.get("success"):
         return _outcome(meta, suite, etype, Verdict.PASS, _describe(res), observed)
-    return _outcome(meta, suite, etype, Verdict.FAIL, f"not met: {_describe(res)}", observed)
+    return _outcome(meta, suite, etype, Verdict.FAIL, _describe(res, "check.not_met_"), observed)
 
 
-def _write_json(path: Path, data: Any) -> None:
+def _write_json(path: Path, data: Any) -> str:
+    """Write ``data`` as JSON atomically; return the file's sha256."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str), encoding="utf-8")
     tmp.replace(path)
+    return sha256_file(path)
 
 
 def _run_time(ev: RunEvidence) -> datetime:
@@ -162,42 +173,61 @@ def validate_run(run_dir: str | Path, suites_dir: str | Path | None = None, docs
 
     ``parameters`` are the plan's thresholds for the class (override the suites' defaults by name).
     Results go to ``<run_dir>/validation/<suite>.json`` and ``summary.json``; nothing raises on a failed check.
+    The summary keeps the sha256 of every table it validated and of every result it wrote, and the plan hash,
+    so the report can tell evidence changed after validation; its paths are relative to the evidence root.
     """
     ev = RunEvidence.open(run_dir)
     docs = Path(docs_dir) if docs_dir else ev.evidence_root
     suites = [s for s in load_suites(suites_dir) if s.applies_to(ev.test_class)]
     vdir = ev.run_dir / "validation"
-    summary = ValidationSummary(run_dir=str(ev.run_dir), dag_id=ev.dag_id, run_id=ev.run_id,
-                                test_class=ev.test_class)
+    summary = ValidationSummary(run_dir=ev.rel_dir, dag_id=ev.dag_id, run_id=ev.run_id,
+                                test_class=ev.test_class, plan_hash=ev.plan_hash)
     runnable: list[tuple[SuiteFile, str, dict[str, Any]]] = []
     for s in suites:
         params = s.parameters(parameters)
         rel, reason = _table_source(ev, s)
-        result_path = vdir / f"{s.name}.json"
         if rel is None:
             checks = [_outcome(e.get("meta") or {}, s, e.get("type", ""), Verdict.NOT_VERIFIED, reason)
                       for e in s.expectations(params)]
-            _write_json(result_path, {"suite": s.name, "verified": False, "reason": reason, "success": None})
-            summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=False, reason=reason,
-                                               result_path=str(result_path), checks=checks))
+            text = word(*reason)
+            summary.results[f"validation/{s.name}.json"] = _write_json(
+                vdir / f"{s.name}.json", {"suite": s.name, "verified": False, "reason": text, "success": None})
+            summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=False, reason=text,
+                                               result_path=f"{ev.rel_dir}/validation/{s.name}.json", checks=checks))
         else:
             runnable.append((s, rel, params))
+            summary.inputs[rel] = sha256_file(ev.run_dir / rel)
     if runnable:
         t0 = time.perf_counter()
         results = _run_gx(ev, docs, runnable)
         summary.gx_seconds = round(time.perf_counter() - t0, 3)
         for s, _rel, _params in runnable:
             res = results[s.name]
-            result_path = vdir / f"{s.name}.json"
-            _write_json(result_path, res)
+            summary.results[f"validation/{s.name}.json"] = _write_json(vdir / f"{s.name}.json", res)
             checks = [_check_from_result(r, s) for r in res.get("results", [])]
             summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=True,
-                                               result_path=str(result_path), checks=checks))
-        summary.data_docs_index = str(data_docs_index(docs))
+                                               result_path=f"{ev.rel_dir}/validation/{s.name}.json", checks=checks))
+        summary.data_docs_index = os.path.relpath(data_docs_index(docs), ev.evidence_root)
     summary.suites.sort(key=lambda so: so.suite)
     for c in summary.checks:
         c.test_class = ev.test_class
-    _write_json(vdir / "summary.json", summary.model_dump(mode="json"))
+    _write_json(vdir / SUMMARY_FILE, summary.model_dump(mode="json"))
+    return summary
+
+
+def unvalidated_summary(ev: RunEvidence, suites: list[SuiteFile], code: str, args: dict[str, Any]) -> ValidationSummary:
+    """The summary a run would have if nothing could be checked: every check of its suites NOT_VERIFIED with
+    the reason ``code`` (for a run the report finds without a usable validation)."""
+    summary = ValidationSummary(run_dir=ev.rel_dir, dag_id=ev.dag_id, run_id=ev.run_id, test_class=ev.test_class,
+                                plan_hash=ev.plan_hash)
+    for s in suites:
+        if s.applies_to(ev.test_class):
+            checks = [_outcome(e.get("meta") or {}, s, e.get("type", ""), Verdict.NOT_VERIFIED, (code, args))
+                      for e in s.expectations(s.parameters())]
+            summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=False, reason=word(code, args),
+                                               result_path="", checks=checks))
+    for c in summary.checks:
+        c.test_class = ev.test_class
     return summary
 
 
@@ -275,5 +305,6 @@ def validate_run_or_raise(run_dir: str | Path, suites_dir: str | Path | None = N
     summary = validate_run(run_dir, suites_dir, docs_dir, parameters)
     if not summary.success:
         failed_suites = [s.suite for s in summary.suites if s.failed]
-        raise ValidationFailed(",".join(failed_suites), summary.failed_checks, summary.summary_path())
+        raise ValidationFailed(",".join(failed_suites), summary.failed_checks,
+                               str(Path(run_dir) / "validation" / SUMMARY_FILE))
     return summary

@@ -215,6 +215,6 @@ def write_good_root(root, run_id: str = "scheduled__1"):
     from gpupoc.plan.classes import TestClass
     from gpupoc.validation import validate_run
 
-    for tc in (c.value for c in TestClass):
-        validate_run(write_run(root, tc, run_id, good_tables(tc)))
+    for tc in TestClass:
+        validate_run(write_run(root, tc.value, run_id, good_tables(tc.value)))
     return root

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpupoc.airflow_runtime.settings import RuntimeSettings, admin_password, process_env, write_config
+from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, admin_password, process_env, write_config
 from gpupoc.exceptions import ConfigError
 
 
@@ -47,6 +47,37 @@ def test_more_than_16_active_tasks_is_refused_because_sqlite_locks():
         RuntimeSettings(max_active_tasks=32)
 
 
+PG = "postgresql+psycopg2://airflow:pw@127.0.0.1:5432/airflow"
+
+
+def test_celery_executor_config_names_the_broker_and_keeps_task_states_in_the_metadata_database(tmp_path):
+    s = RuntimeSettings(home=tmp_path, executor=Executor.CELERY, database_url=PG, broker_url="redis://127.0.0.1:6390/0",
+                        worker_concurrency=3, max_active_tasks=64, schedulers=2)
+    cfg = read(write_config(s))
+    assert cfg["core"]["executor"] == "CeleryExecutor"
+    assert cfg["database"]["sql_alchemy_conn"] == PG
+    assert cfg["celery"]["broker_url"] == "redis://127.0.0.1:6390/0"
+    assert cfg["celery"]["result_backend"] == "db+" + PG
+    assert cfg["celery"]["worker_concurrency"] == "3"
+    assert cfg["core"]["max_active_tasks_per_dag"] == "64", "PostgreSQL does not lock like SQLite"
+
+
+def test_local_executor_config_has_no_celery_section(tmp_path):
+    assert not read(write_config(RuntimeSettings(home=tmp_path))).has_section("celery")
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"executor": Executor.CELERY, "broker_url": "redis://127.0.0.1:6379/0"}, "database_url"),
+    ({"executor": Executor.CELERY, "database_url": PG}, "broker_url"),
+    ({"schedulers": 2}, "schedulers"),
+    ({"celery_workers": 0, "executor": Executor.CELERY, "database_url": PG, "broker_url": "redis://x"},
+     "celery_workers"),
+])
+def test_a_topology_the_database_or_broker_cannot_carry_is_refused_naming_the_field(kwargs, field):
+    with pytest.raises(ValueError, match=f"^{field}: "):
+        RuntimeSettings(**kwargs)
+
+
 def test_processes_get_the_venv_first_on_path_and_no_inherited_airflow_overrides(tmp_path, monkeypatch):
     import sys
     from pathlib import Path
@@ -63,7 +94,7 @@ def test_a_missing_password_file_says_to_start_airflow_first(tmp_path):
         admin_password(tmp_path)
 
 
-def test_only_the_scheduler_preloads_the_task_modules(tmp_path):
+def test_only_the_processes_that_fork_tasks_preload_the_task_modules(tmp_path):
     import importlib.util
 
     from gpupoc.airflow_runtime.settings import PRELOAD_DIR, RuntimeSettings, process_env
@@ -73,6 +104,8 @@ def test_only_the_scheduler_preloads_the_task_modules(tmp_path):
     spec.loader.exec_module(mod)  # in pytest's process: not the scheduler, so nothing is imported
     assert mod.should_preload([b"/venv/bin/airflow", b"scheduler", b""])
     assert mod.should_preload([b"/venv/bin/python3", b"/venv/bin/airflow", b"scheduler"])
+    assert mod.should_preload([b"/venv/bin/airflow", b"celery", b"worker", b"--concurrency", b"4"])
+    assert not mod.should_preload([b"/venv/bin/airflow", b"celery", b"flower"])
     assert not mod.should_preload([b"/venv/bin/airflow", b"triggerer"])
     assert not mod.should_preload([b"/venv/bin/airflow", b"api-server", b"--port", b"8080"])
     assert not mod.should_preload([b"/usr/bin/python3", b"-m", b"pytest"])

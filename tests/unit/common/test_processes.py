@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -10,8 +9,13 @@ from gpupoc.common.processes import cmdline, pid_alive
 
 
 def test_pid_alive_checks_the_command_line():
-    assert pid_alive(os.getpid(), "python")
-    assert not pid_alive(os.getpid(), "prometheus")  # a reused pid is not our Prometheus
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "gpupoc-test-mark"])
+    try:
+        assert pid_alive(child.pid, "gpupoc-test-mark")
+        assert not pid_alive(child.pid, "prometheus")  # a reused pid is not our Prometheus
+    finally:
+        child.kill()
+        child.wait()
     assert not pid_alive(None, "python") and not pid_alive(-1, "python")
 
 

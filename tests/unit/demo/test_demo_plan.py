@@ -80,3 +80,10 @@ def test_every_adapter_plan_becomes_a_valid_demo_plan(tmp_path):
         paths = DemoPaths(tmp_path / adapter)
         out = write_demo_plan(paths, repo_root() / "plans" / f"{adapter}.yaml", SIM, STACK, now=NOW)
         assert load_plan(out).platform.adapter.value == adapter
+
+
+def test_the_replay_plans_history_stays_found_from_the_demo_plan(tmp_path):
+    out = write_demo_plan(DemoPaths(tmp_path), repo_root() / "plans" / "replay.yaml", SIM, STACK, now=NOW)
+    replay = yaml.safe_load(out.read_text())["test_classes"]["queue_congestion"]["replay"]
+    assert replay["file"] == str(repo_root() / "plans" / "history" / "kalos-300.csv")
+    load_plan(out)  # raises ConfigError naming replay.file when the history is not found

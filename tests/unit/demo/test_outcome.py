@@ -56,3 +56,21 @@ def test_summary_gives_decision_report_paths_ui_login_and_time():
 def test_summary_of_a_clean_report_says_every_item_passed():
     o = extract_outcome({"decision": "go-live", "decision_reasons": [], "items": []})
     assert "  - every item passed" in summary_lines(o, "u", "p", None, 1.0, {})
+
+
+def test_summary_lists_every_format_written_and_the_bundle_beside_the_report(tmp_path):
+    d = tmp_path / "report" / "run1"
+    d.mkdir(parents=True)
+    for name in ("report.html", "summary.html", "report.md", "report.json", "report.junit.xml", "report.pdf"):
+        (d / name).write_text("x")
+    (tmp_path / "report" / "run1.bundle.tar.gz").write_bytes(b"x")
+    o = extract_outcome(REPORT, d)
+    lines = summary_lines(o, "u", "p", "run1", 1.0, {})
+    for name in ("summary.html", "report.md", "report.json", "report.junit.xml", "report.pdf"):
+        assert f"        {d / name}" in lines, name
+    assert f"        {tmp_path / 'report' / 'run1.bundle.tar.gz'}" in lines
+    assert not any("make test-deps" in ln for ln in lines)
+    (d / "report.pdf").unlink()
+    lines = summary_lines(o, "u", "p", "run1", 1.0, {})
+    assert not any(ln.strip() == str(d / "report.pdf") for ln in lines)
+    assert any("no report.pdf" in ln and "make test-deps" in ln for ln in lines)

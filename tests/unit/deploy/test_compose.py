@@ -114,7 +114,9 @@ def test_healthchecks_and_start_order(compose):
         assert deps["airflow-init"]["condition"] == "service_completed_successfully", name
     assert "/api/v2/monitor/health" in str(services["airflow-apiserver"]["healthcheck"]["test"])
     assert "8974/health" in str(services["airflow-scheduler"]["healthcheck"]["test"])
-    assert services["airflow-init"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    assert services["airflow-init"]["depends_on"] == {
+        "postgres": {"condition": "service_healthy"},
+        "redis": {"condition": "service_healthy", "required": False}}, "init waits for the broker of the celery profile"
     assert _env(services["airflow-scheduler"])["AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK"] == "true"
 
 
@@ -149,3 +151,48 @@ def test_every_referenced_variable_is_documented_in_env_example(compose):
     example = (REPO / "docs" / "env.example").read_text(encoding="utf-8")
     missing = [v for v in sorted(required) if not re.search(rf"^{v}=", example, re.M)]
     assert not missing, f"docs/env.example lacks {missing}"
+
+
+CELERY_SERVICES = {"redis": None, "airflow-worker-1": "celery worker", "airflow-worker-2": "celery worker",
+                   "airflow-scheduler-2": "scheduler", "airflow-triggerer-2": "triggerer"}
+
+
+def test_the_celery_profile_adds_a_broker_two_workers_a_second_scheduler_and_triggerer(compose):
+    services = compose["services"]
+    profiled = {n for n, s in services.items() if s.get("profiles")}
+    assert profiled == set(CELERY_SERVICES), sorted(profiled)
+    for name, command in CELERY_SERVICES.items():
+        assert services[name]["profiles"] == ["celery"], name
+        if command:
+            assert services[name]["command"] == command, f"{name}: expected command {command!r}"
+            assert services[name]["healthcheck"]["test"], f"{name}: no healthcheck"
+    assert services["redis"]["image"].startswith("redis:7") and "ports" not in services["redis"], \
+        "the broker stays on the compose network"
+    assert "redis-cli" in str(services["redis"]["healthcheck"]["test"])
+    for name in ("airflow-worker-1", "airflow-worker-2"):
+        assert "inspect ping" in str(services[name]["healthcheck"]["test"]), name
+        assert services[name]["depends_on"]["airflow-apiserver"]["condition"] == "service_healthy", name
+        assert _env(services[name])["DUMB_INIT_SETSID"] == "0", f"{name}: warm shutdown needs DUMB_INIT_SETSID=0"
+
+
+def test_every_airflow_service_finds_the_broker_and_the_result_backend_in_postgres(compose):
+    for name, service in compose["services"].items():
+        if not name.startswith("airflow-"):
+            continue
+        env = _env(service)
+        assert env["AIRFLOW__CELERY__BROKER_URL"] == "redis://redis:6379/0", name
+        backend = env["AIRFLOW__CELERY__RESULT_BACKEND"]
+        assert backend.startswith("db+postgresql://airflow:${POSTGRES_PASSWORD:?") and \
+            backend.endswith("@postgres:5432/airflow"), backend
+        redis = (service.get("depends_on") or {}).get("redis")
+        if name != "airflow-init" or redis:
+            assert redis == {"condition": "service_healthy", "required": False}, \
+                f"{name}: waits for the broker when the celery profile runs it, and starts without it otherwise"
+
+
+def test_init_refuses_an_executor_that_does_not_match_the_profile(compose):
+    script = "\n".join(compose["services"]["airflow-init"]["command"])
+    assert script.index("CeleryExecutor") < script.index("airflow db migrate"), \
+        "a deployment whose executor and profile disagree stops before anything starts"
+    assert "COMPOSE_PROFILES=celery" in script and "AIRFLOW__CORE__EXECUTOR=CeleryExecutor" in script
+    assert _env(compose["services"]["airflow-init"])["GPUPOC_COMPOSE_PROFILES"] == "${COMPOSE_PROFILES:-}"

@@ -8,9 +8,7 @@ from datetime import datetime, timezone
 import pyarrow.parquet as pq
 import pytest
 
-from gpupoc.evidence import EvidenceWriter, PlatformInfo, QueueSnapshot, read_run, safe_segment
-from gpupoc.evidence.reader import find_runs, latest_run
-from gpupoc.exceptions import SourceUnavailable
+from gpupoc.evidence import EvidenceWriter, PlatformInfo, QueueSnapshot, safe_segment
 
 RUN = "manual__2026-11-30T07:00:00+00:00"
 T0 = datetime(2026, 11, 30, 7, 0, tzinfo=timezone.utc)
@@ -106,34 +104,3 @@ def test_manifest_and_documents_never_hold_secrets(tmp_path):
         assert b"sekret-token-value" not in p.read_bytes(), p
     assert "sekret-token-value" not in str(pq.read_table(w.table_path("platform_info")).to_pylist())
     assert b"/root/.kube/config" not in m.read_bytes()
-
-
-def test_read_run_returns_tables_and_detects_tampering(tmp_path):
-    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
-    w.write("queue_snapshots", snapshots(), source="api")
-    w.mark_not_verified("explanations", "no snapshots", "pipeline")
-    w.write_manifest(window_start=T0, window_end=T0, plan_hash="0" * 64)
-    ev = read_run(w.run_dir)
-    assert ev.dag_id == "poc_queue_congestion" and ev.run_id == RUN
-    assert ev.df("queue_snapshots")["reason"].tolist() == ["Unschedulable"] * 3
-    assert ev.verified("queue_snapshots") and not ev.verified("explanations")
-    assert ev.reason("explanations") == "no snapshots"
-    assert ev.table("utilization").num_rows == 0  # absent table: empty, typed
-    assert ev.integrity_errors() == []
-    w.write("queue_snapshots", snapshots(1), source="api")  # rewritten after the manifest
-    assert read_run(w.run_dir).integrity_errors() == [
-        "queue_snapshots: tables/queue_snapshots.parquet changed since the manifest was written (sha256 differs)"]
-
-
-def test_read_run_without_manifest_says_how_to_fix(tmp_path):
-    with pytest.raises(SourceUnavailable, match="no manifest.json"):
-        read_run(tmp_path)
-
-
-def test_latest_run_is_by_collection_window(tmp_path):
-    for run_id, end in (("b-run", "2026-11-30T08:00:00Z"), ("a-run", "2026-11-30T09:00:00Z")):
-        w = EvidenceWriter(tmp_path, "poc_utilization", run_id)
-        w.write_manifest(window_start=T0, window_end=end, plan_hash="0" * 64)
-    assert [p.name for p in find_runs(tmp_path, "poc_utilization")] == ["b-run", "a-run"]
-    assert latest_run(tmp_path, "poc_utilization").run_id == "a-run"
-    assert latest_run(tmp_path, "poc_fault_recovery") is None

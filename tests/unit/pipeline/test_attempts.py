@@ -84,3 +84,10 @@ def test_open_items_wait_for_pending_pods_and_for_a_preempted_items_next_attempt
     assert set(got) == {"a", "c", "d"} and "preempted" in got["d"]
     later = open_items(items, seen, present, last, events, {("team-a", "d-1"): 0.0}, now=61.0, limit=1, wait_s=60)
     assert "d" not in {o.item for o in later}, "after wait_s the preemption is the item's outcome"
+
+
+def test_a_probes_pod_is_read_back_but_a_probe_item_never_created_is_not_lost():
+    att = gather({"a": "team-a"}, [ran("a-1", "a"), ran("c-1", "consumer")], {}, [], Evidence(),
+                 also={"consumer": "team-a", "over-quota": "team-a"})
+    assert sorted(a.item for a in att) == ["a", "consumer"]
+    assert all(a.outcome.outcome is O.SUCCEEDED for a in att)

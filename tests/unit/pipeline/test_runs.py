@@ -82,3 +82,29 @@ def test_a_pod_last_seen_before_its_binding_takes_its_schedule_from_the_schedule
     timelines, rows = runs.attempt_runs(PLAN, "queue_congestion", [a], release, [ev])
     assert rows[0]["scheduled_at"] == T0 + timedelta(seconds=5) and rows[0]["node"] == "training-node-2"
     assert rows[0]["wait_seconds"] == 4.0
+
+
+def test_a_replayed_items_row_carries_the_jobs_gpus_pool_and_task_type_not_its_templates():
+    from pathlib import Path
+
+    import yaml
+
+    from gpupoc.pipeline.common import repo_root
+    from gpupoc.plan import class_items, parse_plan
+
+    data = yaml.safe_load((repo_root() / "plans" / "replay.yaml").read_text())
+    util = data["test_classes"]["utilization"]
+    util["replay"] = {**data["test_classes"]["queue_congestion"]["replay"], "compress": 48,
+                      "window": "2023-05-01T15:00/2023-05-01T16:00"}
+    del util["wave"]
+    plan = parse_plan(data, "replay.yaml", base_dir=Path(repo_root() / "plans"))
+    item = next(i for i in class_items(plan, "utilization") if i.replay.pool == "inference")
+    ns = plan.tenant(item.tenant).namespace
+    p = scheduled("u-1", ns, item.name, 3, 1000, "Succeeded")
+    [row] = runs.attempt_runs(plan, "utilization", [Attempt(item.name, 1, ns, "u-1", p, True, "pipeline",
+                                                            OutcomeRecord(O.SUCCEEDED), final=True)], [])[1]
+    assert (row["pool"], row["task_type"], row["workload"]) == ("inference", "replay", "v-train-1g")
+    assert row["gpus"] == 4  # the fake pod asks 4; without a pod the item's own GPUs count
+    [bare] = runs.attempt_runs(plan, "utilization", [Attempt(item.name, 1, ns, None, None, False, "pipeline",
+                                                             OutcomeRecord(O.LOST))], [])[1]
+    assert bare["gpus"] == item.replay.gpus and bare["pool"] == "inference"

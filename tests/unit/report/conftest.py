@@ -25,6 +25,12 @@ def root_copy(good_root, tmp_path):
     return dst
 
 
-def write_later_run(root, test_class, tables, run_id="scheduled__2", **kw):
-    """A newer run of one class (its window ends an hour later), so it becomes the latest."""
-    return syn.write_run(root, test_class, run_id, tables, window_end=syn.T0 + timedelta(hours=2), **kw)
+def write_later_run(root, test_class, tables, run_id="scheduled__2", validate=True, **kw):
+    """A newer run of one class (its window ends an hour later), so it becomes the latest; validated, as its
+    DAG's validate task would (the report only reads validations)."""
+    from gpupoc.validation import validate_run
+
+    run = syn.write_run(root, test_class, run_id, tables, window_end=syn.T0 + timedelta(hours=2), **kw)
+    if validate:
+        validate_run(run)
+    return run

@@ -119,8 +119,10 @@ def test_unverified_table_makes_its_item_not_verified_and_postpones(root_copy):
 
 
 def test_class_without_any_run_leaves_its_items_not_verified(tmp_path):
+    from gpupoc.validation import validate_run
+
     root = tmp_path / "evidence"
-    syn.write_run(root, "utilization", "r1", syn.good_tables("utilization"))
+    validate_run(syn.write_run(root, "utilization", "r1", syn.good_tables("utilization")))
     r = build_report(root, out_dir=tmp_path / "out").report
     assert r.item("utilization_reports").verdict is Verdict.PASS
     assert r.item("permission_isolation").verdict is Verdict.NOT_VERIFIED
@@ -140,9 +142,11 @@ def test_stability_tracks_findings_that_come_and_go(root_copy):
     assert "FR-07" in r.stability.new
     fr_runs = [s for s in r.stability.runs if s.test_class == "fault_recovery"]
     assert [s.checks_failed > 0 for s in fr_runs] == [False, True]
+    from gpupoc.validation import validate_run
+
     tables = syn.good_tables("fault_recovery")
-    syn.write_run(root_copy, "fault_recovery", "scheduled__3", tables,
-                  window_end=syn.T0 + pd.Timedelta(hours=3))
+    validate_run(syn.write_run(root_copy, "fault_recovery", "scheduled__3", tables,
+                               window_end=syn.T0 + pd.Timedelta(hours=3)))
     r = build_report(root_copy, out_dir=root_copy / "out").report
     assert "FR-07" in r.stability.intermittent, "passed, failed, passed again: it came and went"
     assert "FR-07" not in r.stability.new

@@ -1,5 +1,8 @@
-"""report.pdf printed by headless Chromium, read back with pypdf: A4 pages, each section from a new page,
-the decision on the first page; clear errors when Chromium is missing or fails."""
+"""report.pdf printed by headless Chromium, read back with pypdf: A4 pages, the summary alone on the first
+page, the decision with its scope and findings on the second, each other section from a new page; clear
+errors when Chromium is missing or fails."""
+
+import unicodedata
 
 import pytest
 from pypdf import PdfReader
@@ -10,9 +13,9 @@ from gpupoc.report.pdf import PDF_FILE, PrintFailed, print_pdf, print_report_pdf
 from gpupoc.report.render import strings
 
 A4_POINTS = (595.28, 841.89)
-# sections that start a page (the decision, scope and findings share the first; sources and notes follow)
-PAGE_SECTIONS = ["view.security", "view.platform", "view.business", "section.failure_records", "section.charts",
-                 "section.stability"]
+# sections that start a page (the decision, scope and findings share the second; sources and notes follow)
+PAGE_SECTIONS = ["section.signoff", "view.security", "view.platform", "view.business", "section.failure_records",
+                 "section.charts", "section.stability"]
 
 
 @pytest.fixture(scope="module")
@@ -26,30 +29,32 @@ def chromium():
 
 
 def _squash(text):
-    """Text without whitespace: the PDF's text layer adds spaces where the font changes."""
-    return "".join(text.split())
+    """Text without whitespace (the PDF's text layer adds spaces where the font changes), NFKC-folded."""
+    return "".join(unicodedata.normalize("NFKC", text).split())
 
 
 def _pages(pdf):
+    """The reader and each page's text (ligatures such as "ﬀ" unfolded)."""
     reader = PdfReader(str(pdf))
-    return reader, [page.extract_text() or "" for page in reader.pages]
+    return reader, [unicodedata.normalize("NFKC", page.extract_text() or "") for page in reader.pages]
 
 
-def test_report_prints_to_a4_pages_with_the_decision_first_and_a_page_per_section(chromium, good_root, tmp_path):
+def test_report_prints_to_a4_pages_with_the_summary_first_and_a_page_per_section(chromium, good_root, tmp_path):
     res = build_report(good_root, out_dir=tmp_path)
     pdf = print_report_pdf(tmp_path)
     assert pdf == tmp_path / PDF_FILE
     reader, texts = _pages(pdf)
     t = strings("en")
-    assert len(PAGE_SECTIONS) + 1 <= len(texts) <= 20, f"{len(texts)} pages"
+    assert len(PAGE_SECTIONS) + 2 <= len(texts) <= 22, f"{len(texts)} pages"
     for page in reader.pages:
         w, h = float(page.mediabox.width), float(page.mediabox.height)
         assert abs(w - A4_POINTS[0]) < 2 and abs(h - A4_POINTS[1]) < 2, f"page is {w} x {h} pt, not A4"
-    first = texts[0]
+    first, second = texts[0], texts[1]
     assert first.lstrip().startswith(t["title"])
     assert t["section.decision"] in first and t[f"decision.{res.report.decision.value}"] in first
-    assert t["section.findings"] in first and t["view.security"] not in first
-    starts = [text.lstrip().splitlines()[0] for text in texts[1:] if text.strip()]
+    assert t["summary.coverage"] in first and t["section.findings"] not in first, "the summary has a page of its own"
+    assert t["section.findings"] in second and t["section.scope"] in second and t["view.security"] not in second
+    starts = [text.lstrip().splitlines()[0] for text in texts[2:] if text.strip()]
     for key in PAGE_SECTIONS:
         assert any(line.startswith(t[key]) for line in starts), f"no page starts with {t[key]!r}: {starts}"
     assert not list(tmp_path.glob(".*.partial")), "the partial file is renamed, never left behind"

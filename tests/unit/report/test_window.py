@@ -1,7 +1,7 @@
 """Stability across the window, from stored run stats."""
 
 from gpupoc.report.window import stability
-from gpupoc.validation.evidence import RunEvidence
+from gpupoc.evidence.reader import RunEvidence
 from gpupoc.validation.models import CheckOutcome, SuiteOutcome, Tier, ValidationSummary, Verdict
 from gpupoc.validation import synthetic as syn
 

@@ -13,10 +13,10 @@ LAYERS = [
     {"airflow_runtime", "ui"},
     {"dags"},
     {"steps"},
-    {"pipeline", "history", "monitoring"},
+    {"pipeline", "monitoring"},
     {"report"},
     {"validation", "podspec"},
-    {"plan", "evidence", "sim", "workload"},
+    {"plan", "history", "evidence", "sim", "workload"},  # a plan's replay reads its job history
     {"common", "exceptions"},
 ]
 # Where Airflow may be imported: its DAG code, the local deployment, the UI plugin's pages, and the optional
@@ -140,6 +140,19 @@ def test_airflow_is_imported_only_where_airflow_code_lives():
 def test_every_module_belongs_to_a_layer():
     tops = {m.split(".")[1] for m in graph() if "." in m}
     assert tops <= set().union(*LAYERS), f"packages without a layer: {sorted(tops - set().union(*LAYERS))}"
+
+
+def test_no_private_name_is_imported_from_another_module():
+    """A name with a leading underscore is its module's own business: shared helpers get a public name."""
+    bad = []
+    for p in PACKAGE.rglob("*.py"):
+        if "node_modules" in p.parts:
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpupoc"):
+                bad += [f"{p.relative_to(PACKAGE)}: {node.module}.{a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+    assert bad == [], f"private names imported across modules: {bad}"
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -207,3 +207,25 @@ def test_run_tab_of_a_report_run_opens_its_report(client, root):
     assert "Decision: postpone" in client.get(f"/runs/poc_report/{run_id}").text
     missing = client.get("/runs/poc_report/manual__1999")
     assert missing.status_code == 404 and "wrote no report" in missing.text
+
+
+def test_index_shows_each_reports_sign_off_and_links_every_format(root, client):
+    import json
+
+    d = root / "report" / "manual__2026-11-30"
+    data = json.loads((d / "report.json").read_text())
+    data["signoff"] = [{"role": "security", "status": "confirmed"}, {"role": "platform", "status": "objected"}]
+    (d / "report.json").write_text(json.dumps(data))
+    for name in ("summary.html", "report.junit.xml", "report.pdf"):
+        (d / name).write_text("x")
+    body = client.get("/").text
+    row = body[body.index('data-run-id="manual__2026-11-30"'):body.index('data-run-id="scheduled__2026-11-29"')]
+    assert '<span class="signoff-confirmed">security: confirmed</span>' in row
+    assert '<span class="signoff-objected">platform: objected</span>' in row
+    for name in ("summary.html", "report.junit.xml", "report.pdf"):
+        assert f'href="reports/manual__2026-11-30/{name}">{name}</a>' in row
+    page = client.get("/reports/manual__2026-11-30/").text
+    assert '<a href="summary.html">Summary</a>' in page and '<a href="report.pdf">PDF</a>' in page
+    assert client.get("/reports/manual__2026-11-30/summary.html").status_code == 200
+    assert client.get("/api/reports").json()["reports"][0]["signoff"] == {"security": "confirmed",
+                                                                         "platform": "objected"}

@@ -4,7 +4,7 @@ import pandas as pd
 
 from gpupoc.validation import synthetic as syn
 from gpupoc.validation.derived import aggregate_utilization_samples, priority_order
-from gpupoc.validation.evidence import RunEvidence
+from gpupoc.evidence.reader import RunEvidence
 
 
 def _run(tmp_path, runs):

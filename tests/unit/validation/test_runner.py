@@ -29,7 +29,19 @@ def test_good_run_passes_and_stores_results_with_the_evidence(good_fault_run):
         stored = json.loads((run / "validation" / f"{s.suite}.json").read_text())
         assert stored["suite_name"] == s.suite and stored["success"] is True
     assert (run / "validation" / "summary.json").is_file()
-    assert data_docs_index(root).is_file() and summary.data_docs_index == str(data_docs_index(root))
+    assert data_docs_index(root).is_file() and (root / summary.data_docs_index) == data_docs_index(root)
+
+
+def test_the_summary_keeps_paths_relative_to_the_evidence_root_and_seals_what_it_validated(good_fault_run):
+    root, run, summary = good_fault_run
+    assert summary.run_dir == f"poc_fault_recovery/{run.name}" and (root / summary.run_dir) == run
+    assert all((root / s.result_path).is_file() for s in summary.suites), "result paths resolve under the root"
+    assert not any(str(root) in json.dumps(s.model_dump()) for s in summary.suites), "no absolute path is stored"
+    table = run / "tables" / "failure_records.parquet"
+    assert summary.inputs["tables/failure_records.parquet"] == hashlib.sha256(table.read_bytes()).hexdigest()
+    assert set(summary.results) == {f"validation/{s.suite}.json" for s in summary.suites}
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert summary.plan_hash == manifest["plan_hash"]
 
 
 def test_rerun_overwrites_the_same_data_docs_page(good_fault_run):
@@ -49,6 +61,7 @@ def test_table_marked_not_verified_never_passes(tmp_path):
     checks = [c for c in summary.checks if c.table == "failure_records"]
     assert checks and all(c.verdict is Verdict.NOT_VERIFIED for c in checks)
     assert "API server unreachable" in checks[0].reason
+    assert checks[0].reason_code == "table.collector" and checks[0].reason_args["table"] == "failure_records"
     stored = json.loads((run / "validation" / "fault_recovery.failure_records.json").read_text())
     assert stored["verified"] is False
 
@@ -110,3 +123,16 @@ def test_table_changed_after_the_manifest_is_not_verified(tmp_path):
     syn.artifacts().assign(sha256=None).to_parquet(run / "tables" / "artifacts.parquet")
     v = _verdicts(validate_run(run))
     assert v["AUD-07"].verdict is Verdict.NOT_VERIFIED and "sha256 differs" in v["AUD-07"].reason
+    assert v["AUD-07"].reason_code == "table.changed"
+
+
+def test_a_failed_check_keeps_a_reason_code_that_words_it_in_chinese(tmp_path):
+    from gpupoc.validation.reasons import word
+
+    tables = syn.good_tables("fault_recovery")
+    tables["failure_records"].loc[[0, 2], "logs_readable"] = False
+    v = _verdicts(validate_run(syn.write_run(tmp_path, "fault_recovery", "r1", tables)))
+    fr7 = v["FR-07"]
+    assert fr7.reason.startswith("not met: 2 of 5 rows unexpected") and fr7.reason_code == "check.not_met_rows_sample"
+    zh = word(fr7.reason_code, fr7.reason_args, "zh")
+    assert zh.startswith("未达到：5 行中有 2 行不符合预期") and "not met" not in zh

@@ -1,14 +1,19 @@
-"""Put on the Airflow scheduler's PYTHONPATH by ``gpupoc.airflow_runtime``: the scheduler imports what every
-task needs (the Task SDK, the KubernetesPodOperator, the DAG factory, the plan) before LocalExecutor forks its
-workers, so a task process starts with them loaded instead of paying the imports itself.
+"""Put on the Airflow processes' PYTHONPATH by ``gpupoc.airflow_runtime``: the processes that fork task
+processes (the scheduler of the LocalExecutor, a Celery worker) import what every task needs (the Task SDK,
+the KubernetesPodOperator, the DAG factory, the plan) before they fork, so a task process starts with them
+loaded instead of paying the imports itself.
 Any other process (api-server, triggerer, dag-processor, tasks, tools) returns at once.
 """
 
 
 def should_preload(argv: list) -> bool:
-    """True for ``.../airflow scheduler ...`` (also ``python .../airflow scheduler``)."""
-    names = [a.decode(errors="replace") if isinstance(a, bytes) else str(a) for a in argv[:3]]
-    return any(n.endswith("airflow") for n in names[:2]) and "scheduler" in names[1:3]
+    """True for ``.../airflow scheduler ...`` and ``.../airflow celery worker ...`` (also run by ``python``)."""
+    names = [a.decode(errors="replace") if isinstance(a, bytes) else str(a) for a in argv[:4]]
+    for i, name in enumerate(names[:2]):
+        if name.endswith("airflow"):
+            command = names[i + 1:i + 3]
+            return command[:1] == ["scheduler"] or command == ["celery", "worker"]
+    return False
 
 
 def _preload() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 from aiohttp import web
@@ -14,14 +13,12 @@ from gpupoc.sim.api.manners import MANNERS
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import matching, selector_of
 from gpupoc.sim.api.status import bad_request, status_obj
-from gpupoc.sim.store import Gone
+from gpupoc.sim.store import Change, Gone, watch_line
 
 DEFAULT_TIMEOUT = 1800
 BOOKMARK_EVERY = 30.0
+WRITE_BATCH = 500  # events per socket write at most
 
-
-def _line(type_: str, obj: dict) -> bytes:
-    return (json.dumps({"type": type_, "object": obj}, separators=(",", ":")) + "\n").encode()
 
 
 async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
@@ -73,17 +70,25 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
             return "DELETED"
         return None
 
-
     def render(obj: dict) -> dict:
         if table:
             return tables.to_table(spec.plural, [obj], obj["metadata"].get("resourceVersion", ""), include)
         return obj
 
+    def encode(ch: Change) -> bytes:
+        """The change as this watcher sends it (b"" when it does not concern the watcher)."""
+        type_ = translate(ch.type, ch.obj)
+        if not type_:
+            return b""
+        if not table and type_ == ch.type:
+            return ch.line()  # encoded once for every watcher
+        return watch_line(type_, render(ch.obj))
+
     try:
         w, backlog = store.watch(spec.plural, ns, since)
     except Gone as exc:
         await resp.prepare(ctx.request)
-        await resp.write(_line("ERROR", status_obj(410, str(exc), "Expired")))
+        await resp.write(watch_line("ERROR", status_obj(410, str(exc), "Expired")))
         await resp.write_eof()
         return resp
     try:
@@ -92,34 +97,43 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
             initial = matching(ctx, spec, sel)
             if name:
                 initial = [o for o in initial if o["metadata"]["name"] == name]
-            for obj in initial:
-                inside.add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
-                await resp.write(_line("ADDED", render(obj)))
+            for start in range(0, len(initial), WRITE_BATCH):
+                part = initial[start:start + WRITE_BATCH]
+                for obj in part:
+                    inside.add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+                await resp.write(b"".join(watch_line("ADDED", render(obj)) for obj in part))
         else:
             # objects matching now are taken as matching at ``since`` (the store keeps no old versions)
             inside.update((o["metadata"].get("namespace", ""), o["metadata"]["name"])
                           for o in matching(ctx, spec, sel) if not name or o["metadata"]["name"] == name)
-            for ch in backlog:
-                type_ = translate(ch.type, ch.obj)
-                if type_:
-                    await resp.write(_line(type_, render(ch.obj)))
+            for start in range(0, len(backlog), WRITE_BATCH):
+                chunk = b"".join(encode(ch) for ch in backlog[start:start + WRITE_BATCH])
+                if chunk:
+                    await resp.write(chunk)
         deadline = time.monotonic() + timeout
         last_sent = time.monotonic()
+        queue = w.queue
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             try:
-                ch = await asyncio.wait_for(w.queue.get(), min(left, BOOKMARK_EVERY))
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(min(left, BOOKMARK_EVERY)):
+                    first = await queue.get()
+            except TimeoutError:
                 if bookmarks and time.monotonic() - last_sent >= BOOKMARK_EVERY - 0.01:
-                    await resp.write(_line("BOOKMARK", {"kind": spec.kind, "apiVersion": spec.group_version,
-                                                        "metadata": {"resourceVersion": str(store.rv)}}))
+                    await resp.write(watch_line("BOOKMARK", {"kind": spec.kind, "apiVersion": spec.group_version,
+                                                             "metadata": {"resourceVersion": str(store.rv)}}))
                     last_sent = time.monotonic()
                 continue
-            type_ = translate(ch.type, ch.obj)
-            if type_:
-                await resp.write(_line(type_, render(ch.obj)))
+            # every change queued meanwhile goes out in the same write: one socket write per loop turn,
+            # not per event, so a busy server does not fall behind its watchers
+            batch = [first]
+            while not queue.empty() and len(batch) < WRITE_BATCH:
+                batch.append(queue.get_nowait())
+            chunk = b"".join(encode(ch) for ch in batch)
+            if chunk:
+                await resp.write(chunk)
                 last_sent = time.monotonic()
         await resp.write_eof()
     except (ConnectionResetError, ConnectionError):

@@ -12,6 +12,7 @@ from gpupoc.pipeline.congestion import Observation, reconstruct, summarize
 from gpupoc.pipeline.observe import scheduling_event_observations
 from gpupoc.pipeline.queue_model import expected_waits
 from gpupoc.plan import class_items
+from gpupoc.plan.overrides import planned_seconds
 
 # A wait shorter than this needs no explanation (a scheduler pass or two).
 EXPLAIN_AFTER_SECONDS = 5.0
@@ -28,7 +29,7 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
     rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
                        eta_tolerance_seconds=th.eta_tolerance_seconds, events=events)
-    durations = {i.name: ctx.plan.workload(i.workload).duration_seconds for i in class_items(ctx.plan, ctx.test_class)}
+    durations = {i.name: planned_seconds(ctx.plan, i) for i in class_items(ctx.plan, ctx.test_class)}
     expected = expected_waits(timelines, durations, cap.pool_gpus)
     ctx.writer.write("explanations", [{
         "pod": r.pod, "namespace": r.namespace, "tenant": r.tenant, "wait_seconds": r.wait_seconds,

@@ -2,7 +2,9 @@
 
 One reviewer scores the experience items 1-5 with a comment each in the form; several reviewers, or a
 prepared sheet, come as a scorecard file path (YAML/JSON, shape of ``gpupoc.report.scorecard``) or as a
-``scores`` list in the run's conf. Kept free of Airflow imports: the DAG file builds Params from ``FIELDS``.
+``scores`` list in the run's conf. In the acceptance meeting a reviewer also signs off their block: a
+confirmation or an objection with a comment (``gpupoc.report.signoff``); more come as a ``signoffs`` list.
+Kept free of Airflow imports: the DAG file builds Params from ``fields``.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from typing import Any
 import yaml
 
 from gpupoc.exceptions import ConfigError
+from gpupoc.report.models import DECISION_ITEM, ReviewRole, SignOffAction
 from gpupoc.report.scorecard import EXPERIENCE_ITEMS
 
 ROLES = ("business", "platform", "security", "operations", "user")
+SIGNOFF_FIELDS = ("signoff_reviewer", "signoff_role", "signoff_action", "signoff_items", "signoff_comment")
 TITLES = {
     "ui_usability": "UI usability",
     "documentation": "Documentation",
@@ -42,8 +46,47 @@ def fields(default_plan: str) -> dict[str, dict[str, Any]]:
                              "relative paths: against the repository"}
     out["scores"] = {"default": [], "type": "array", "title": "More scores",
                      "description": 'list of {"reviewer", "role", "item", "score", "comment"}'}
+    out["signoff_reviewer"] = {"default": "", "type": "string", "title": "Sign-off: reviewer",
+                               "description": "who confirms or objects (a reviewer the plan lists for the role)"}
+    out["signoff_role"] = {"default": "", "type": "string", "enum": ["", *(r.value for r in ReviewRole)],
+                           "title": "Sign-off: role", "description": "security: the must items; platform: the key "
+                           "items; business: the experience items; management: the decision"}
+    out["signoff_action"] = {"default": "", "type": "string", "enum": ["", *(a.value for a in SignOffAction)],
+                             "title": "Sign-off: confirm or object", "description": "an objection keeps its items "
+                             "open (never a pass) and needs a comment"}
+    out["signoff_items"] = {"default": [], "type": "array", "items": {"type": "string"},
+                            "title": "Sign-off: items", "description": "item ids of the role's block (e.g. "
+                            f"permission_isolation, or {DECISION_ITEM!r}); empty: the whole block"}
+    out["signoff_comment"] = {"default": "", "type": "string", "title": "Sign-off: comment"}
+    out["signoffs"] = {"default": [], "type": "array", "title": "More sign-offs",
+                       "description": 'list of {"reviewer", "role", "action", "items", "comment", "at"}'}
     out["language"] = {"default": "", "type": "string", "enum": ["", "en", "zh"],
                        "title": "Report language", "description": "empty: the plan's choice"}
+    return out
+
+
+def signoffs_from_params(params: dict[str, Any], at: str) -> list[dict[str, Any]]:
+    """The form's sign-off (given at ``at``, the report run's time) plus any ``signoffs`` in the conf.
+
+    A half-filled sign-off is refused naming the missing field."""
+    out: list[dict[str, Any]] = []
+    action = str(params.get("signoff_action") or "").strip()
+    filled = [f for f in SIGNOFF_FIELDS if params.get(f) not in (None, "", [])]
+    if filled and not action:
+        raise ConfigError("signoff_action", [f"signoff_action: empty, but {filled} were given; choose confirm or "
+                                             "object, or clear the sign-off fields"])
+    if action:
+        missing = [f for f in ("signoff_reviewer", "signoff_role") if not str(params.get(f) or "").strip()]
+        if action == SignOffAction.OBJECT.value and not str(params.get("signoff_comment") or "").strip():
+            missing.append("signoff_comment")
+        if missing:
+            raise ConfigError(missing[0], [f"{m}: empty; a sign-off ({action}) needs the reviewer's name, role and, "
+                                           "for an objection, a comment" for m in missing])
+        out.append({"reviewer": str(params["signoff_reviewer"]).strip(), "role": params["signoff_role"],
+                    "action": action, "items": list(params.get("signoff_items") or []),
+                    "comment": str(params.get("signoff_comment") or ""), "at": at})
+    for entry in params.get("signoffs") or []:
+        out.append({"at": at, **entry} if isinstance(entry, dict) else entry)
     return out
 
 
@@ -88,9 +131,13 @@ def scorecard_from_params(params: dict[str, Any], repo: Path) -> dict[str, list]
     return {k: v for k, v in (("reviewers", reviewers), ("scores", scores)) if v}
 
 
-def report_params(params: dict[str, Any], repo: Path) -> dict[str, Any]:
-    """What ``gpupoc.report.airflow.run_report`` takes: the scorecard keys plus the language."""
+def report_params(params: dict[str, Any], repo: Path, at: str = "") -> dict[str, Any]:
+    """What ``gpupoc.report.airflow.run_report`` takes: the scorecard keys, the sign-offs (given at ``at``)
+    and the language."""
     out: dict[str, Any] = dict(scorecard_from_params(params, repo))
+    signoffs = signoffs_from_params(params, at)
+    if signoffs:
+        out["signoffs"] = signoffs
     if params.get("language"):
         out["language"] = params["language"]
     return out

@@ -3,7 +3,7 @@ import json
 import pytest
 import yaml
 
-from gpupoc.demo.report_form import fields, report_params, scorecard_from_params
+from gpupoc.report.form import fields, report_params, scorecard_from_params
 from gpupoc.exceptions import ConfigError
 from gpupoc.report.scorecard import parse_scorecard
 
@@ -68,3 +68,40 @@ def test_the_form_fields_are_valid_airflow_params_bounding_scores_to_1_5():
     for bad in (0, 6, "four"):
         with pytest.raises(Exception):
             params["ui_usability"] = bad
+
+
+SIGNOFF = {"signoff_reviewer": "Zhao Min", "signoff_role": "security", "signoff_action": "object",
+           "signoff_items": ["queue_explainability"], "signoff_comment": "no preemption in the sample"}
+
+
+def test_the_forms_sign_off_is_dated_with_the_run_and_joins_the_conf_sign_offs(tmp_path):
+    extra = [{"reviewer": "Li Lei", "role": "platform", "action": "confirm"}]
+    out = report_params({**FORM, **SIGNOFF, "signoffs": extra}, tmp_path, at="2026-12-01T02:00:00+00:00")
+    assert out["signoffs"] == [
+        {"reviewer": "Zhao Min", "role": "security", "action": "object", "items": ["queue_explainability"],
+         "comment": "no preemption in the sample", "at": "2026-12-01T02:00:00+00:00"},
+        {"reviewer": "Li Lei", "role": "platform", "action": "confirm", "at": "2026-12-01T02:00:00+00:00"}]
+    assert "signoffs" not in report_params(FORM, tmp_path, at="x"), "no sign-off given, none recorded"
+
+
+@pytest.mark.parametrize("missing, field", [({"signoff_action": ""}, "signoff_action"),
+                                            ({"signoff_reviewer": " "}, "signoff_reviewer"),
+                                            ({"signoff_comment": ""}, "signoff_comment")])
+def test_a_half_filled_sign_off_is_refused_naming_the_field(tmp_path, missing, field):
+    with pytest.raises(ConfigError) as exc:
+        report_params({**FORM, **SIGNOFF, **missing}, tmp_path, at="t")
+    assert f"{field}:" in str(exc.value)
+
+
+def test_the_sign_off_fields_are_valid_airflow_params_with_the_four_roles():
+    from airflow.sdk import Param
+    from airflow.sdk.definitions.param import ParamsDict
+
+    params = ParamsDict({k: Param(**kw) for k, kw in fields("plans/default.yaml").items()})
+    params.validate()
+    for role in ("security", "platform", "business", "management"):
+        params["signoff_role"] = role
+    with pytest.raises(Exception):
+        params["signoff_role"] = "auditor"
+    with pytest.raises(Exception):
+        params["signoff_action"] = "approve"

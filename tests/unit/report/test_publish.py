@@ -1,0 +1,49 @@
+"""publish_report: validation first (only where none is stored, or all with revalidate), then every format;
+a missing Chromium leaves out report.pdf with a warning naming `make test-deps`, never a failure."""
+
+import re
+from datetime import timedelta
+
+from .conftest import GOOD_SCORES
+from gpupoc.cli import main
+from gpupoc.report.models import Verdict
+from gpupoc.report.publish import publish_report
+from gpupoc.validation import synthetic as syn
+
+FORMATS = ("report.html", "summary.html", "report.md", "report.json", "report.junit.xml")
+
+
+def test_a_run_without_validation_is_validated_before_the_report_reads_it(root_copy, tmp_path):
+    run = syn.write_run(root_copy, "audit_trail", "scheduled__2", syn.good_tables("audit_trail"),
+                        window_end=syn.T0 + timedelta(hours=2))
+    stored = {p: p.stat().st_mtime_ns for p in root_copy.glob("*/scheduled__1/validation/summary.json")}
+    pub = publish_report(root_copy, out_dir=tmp_path / "out", scorecard=GOOD_SCORES, pdf=False, bundle=False)
+    assert (run / "validation" / "summary.json").is_file()
+    assert pub.build.report.item("task_records").verdict is Verdict.PASS
+    assert {p: p.stat().st_mtime_ns for p in stored} == stored, "runs already validated are not validated again"
+    publish_report(root_copy, out_dir=tmp_path / "out", revalidate=True, pdf=False, bundle=False)
+    assert any(p.stat().st_mtime_ns != t for p, t in stored.items()), "revalidate validates every selected run"
+
+
+def test_without_chromium_everything_but_the_pdf_is_written_with_a_warning(good_root, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.pdf").write_bytes(b"%PDF- an older print")
+    monkeypatch.setenv("GPUPOC_CHROMIUM", str(tmp_path / "no-chromium"))
+    pub = publish_report(good_root, out_dir=out, scorecard=GOOD_SCORES)
+    assert all((out / name).is_file() for name in FORMATS)
+    assert "pdf" not in pub.paths and not (out / "report.pdf").exists(), "no PDF that no longer matches the HTML"
+    assert len(pub.warnings) == 1 and "make test-deps" in pub.warnings[0]
+    assert pub.paths["bundle"].is_file()
+
+
+def test_the_report_command_names_every_output_and_warns_on_stderr(good_root, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GPUPOC_CHROMIUM", str(tmp_path / "no-chromium"))
+    assert main(["report", str(good_root), "--out", str(tmp_path / "out")]) == 0
+    out, err = capsys.readouterr()
+    for kind in ("html", "summary", "markdown", "json", "junit", "bundle"):
+        assert re.search(rf"^{kind}: \S+", out, re.M), kind
+    assert "warning: report.pdf not written" in err and "make test-deps" in err
+
+
+
