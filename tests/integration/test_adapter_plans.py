@@ -204,3 +204,25 @@ def test_the_faults_reach_the_report_and_the_decision_follows_their_tiers(runs, 
     assert explain.verdict is Verdict.FAIL and "QC-05" in explain.reason, explain.reason
     assert policy.verdict is Verdict.FAIL and "GNG-01" in policy.reason, policy.reason
     assert bad.decision is Decision.POSTPONE, (bad.decision, bad.decision_reasons)
+
+
+def failing_checks(report) -> dict[str, str]:
+    """check id -> its item, for every failing check of the report."""
+    from gpupoc.validation.models import Verdict
+
+    return {c.check_id: i.id for i in report.items for c in i.checks if c.verdict is Verdict.FAIL}
+
+
+def test_each_faulty_run_fails_a_check_in_the_report_that_the_correct_run_passes(runs, tmp_path):
+    correct: dict[tuple[str, str], object] = {}
+    for (mode, faults), by_run in runs.items():
+        for (adapter, tc), run in by_run.items() if faults else ():
+            if (mode, tc) not in correct:
+                correct[(mode, tc)] = report_with_run(tmp_path / f"{mode}-ok-{tc}", runs[(mode, "")][(adapter, tc)])
+            ok = correct[(mode, tc)]
+            bad = report_with_run(tmp_path / f"{mode}-{faults}-{tc}".replace(",", "+"), run)
+            was = failing_checks(ok)
+            flipped = {c: item for c, item in failing_checks(bad).items() if c not in was}
+            assert flipped, f"{adapter} {tc} [{faults}]: no check fails that passes on the correct cluster"
+            print(f"\n{adapter} {tc} [{faults}]: now failing {flipped}; decision "
+                  f"{ok.decision.value} -> {bad.decision.value}")
