@@ -21,12 +21,14 @@ from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.attempts import Submission
 from gpupoc.pipeline.observe import list_events
-from gpupoc.pipeline.workload_outcome import Rejection, classify, event_statements
+from gpupoc.pipeline.workload_outcome import Rejection, classify, event_statements, group_event_statements
 from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.build import build_pod
 from gpupoc.steps import collect, finish, setup
 from gpupoc.steps import wave as wave_steps
 from gpupoc.steps.context import RunContext
+from gpupoc.steps.gangs import create_pod_groups
+from gpupoc.steps.profiles import profile
 from gpupoc.steps.markers import RELEASE_FILE
 from kubernetes.client import ApiClient
 
@@ -93,8 +95,8 @@ class Wave:
                     continue
                 events = events if events is not None else list_events(reader, self.ctx.namespaces)
                 ns = self.plan.tenant(self.items[key].tenant).namespace
-                outcome = classify(latest, present=latest is not None,
-                                   events=event_statements(events, ns, name)).outcome
+                outcome = classify(latest, present=latest is not None, events=event_statements(events, ns, name),
+                                   owner=group_event_statements(events, ns, name)).outcome
                 if not outcome.resubmittable or policy.platform_requeues or self.tries[key] > policy.limit:
                     continue
                 since = gone_since.setdefault(name, time.monotonic())
@@ -102,12 +104,14 @@ class Wave:
                     self.submit(key, gated=False)
 
 
-def run_class(plan_file: Path, test_class: str, run_id: str) -> ClassRun:
-    """validate_plan, check_access, the wave, observe and release_gate together, collect, validate."""
+def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, ...] = ()) -> ClassRun:
+    """validate_plan, check_access, the gangs' PodGroups, the wave, observe and release_gate together (with the
+    class's probes named in ``probes``, as the DAG runs them beside the observer), collect, validate."""
     dag_id = f"poc_{test_class}"
     v = setup.validate_plan(str(plan_file), dag_id, run_id, test_class, {})
     ctx = RunContext(v["plan"], dag_id, run_id, test_class, task="headless")
     setup.check_access(ctx)
+    create_pod_groups(RunContext(v["plan"], dag_id, run_id, test_class, task="prepare_wave"))
     wave = Wave(ctx)
     for key in wave.items:
         wave.submit(key, gated=True)
@@ -122,10 +126,16 @@ def run_class(plan_file: Path, test_class: str, run_id: str) -> ClassRun:
 
     observer = threading.Thread(target=run, args=(wave_steps.observe, "observe"))
     retries = threading.Thread(target=wave.retry_loop, args=(stop,))
+    side = [threading.Thread(target=run, args=(step, task_id)) for task_id, step in profile(test_class).probes
+            if task_id in probes]
     observer.start()
     retries.start()
+    for t in side:
+        t.start()
     run(wave_steps.release_gate, "release_gate")
     observer.join()
+    for t in side:
+        t.join()
     stop.set()
     retries.join()
     collected = collect.collect(RunContext(v["plan"], dag_id, run_id, test_class, task="collect_evidence"),

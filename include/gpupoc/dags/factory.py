@@ -128,7 +128,11 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
         @task
         def prepare_wave(v: dict) -> list[dict]:
-            return _ctx(v, "prepare_wave").items
+            from gpupoc.steps.gangs import create_pod_groups
+
+            ctx = _ctx(v, "prepare_wave")
+            create_pod_groups(ctx)  # Volcano and KAI gangs need their PodGroup before their pods
+            return ctx.items
 
         @task(retries=2)
         def release_gate(v: dict) -> dict:

@@ -237,7 +237,7 @@ class GpuWorkloadOperator(KubernetesPodOperator):
         """How the pod ended, from the platform's own records (pod status, events), any wording."""
         from kubernetes.client import ApiClient
 
-        from gpupoc.pipeline.workload_outcome import classify, event_statements
+        from gpupoc.pipeline.workload_outcome import classify, event_statements, group_event_statements
 
         name, ns = event.get("name"), event.get("namespace")
         api = ApiClient()
@@ -248,11 +248,15 @@ class GpuWorkloadOperator(KubernetesPodOperator):
         try:
             events = api.sanitize_for_serialization(self.client.list_namespaced_event(
                 ns, field_selector=f"involvedObject.name={name}").items)
+            # KAI records a reclaim on the victim's PodGroup ("Pod ns/p was preempted by workload ...")
+            groups = api.sanitize_for_serialization(self.client.list_namespaced_event(
+                ns, field_selector="involvedObject.kind=PodGroup").items)
         except Exception:  # noqa: BLE001 - no events readable: the pod alone decides
-            events = []
-        for e in events:
+            events, groups = [], []
+        for e in events + groups:
             e.setdefault("metadata", {}).setdefault("namespace", ns)
-        return classify(pod, present=pod is not None, events=event_statements(events, ns, name))
+        return classify(pod, present=pod is not None, events=event_statements(events, ns, name),
+                        owner=group_event_statements(groups, ns, name))
 
 
 def _status_message(body: Any) -> str:

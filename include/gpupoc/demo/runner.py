@@ -22,7 +22,8 @@ from typing import Callable
 from gpupoc.demo.outcome import Outcome, read_outcome, summary_lines
 from gpupoc.demo.pids import PidFile
 from gpupoc.demo.progress import ProgressTracker, elapsed, normalise_states
-from gpupoc.demo.services import DemoPaths, start_airflow, start_sim, start_stack, write_demo_plan
+from gpupoc.demo.services import (DemoPaths, sim_mode_for, start_airflow, start_sim, start_stack,
+                                  write_demo_plan)
 from gpupoc.evidence.writer import run_dir_for
 from gpupoc.plan import load_plan
 from gpupoc.exceptions import ApiError, GpupocError
@@ -214,9 +215,11 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     table = PidFile.load(paths.pids)
     phases: dict[str, float] = {}
 
-    out(f"[{elapsed(0):>5}] starting the simulated cluster (faults: {opts.faults or 'none'}, behaviours: "
-        f"{opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
-    sim = start_sim(paths, table, opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed)
+    mode = sim_mode_for(opts.plan)  # the plan's adapter decides the scheduler the cluster runs
+    out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
+        f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
+    sim = start_sim(paths, table, opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed,
+                    mode=mode)
     out(f"        cluster {sim['url']}  kubeconfig {sim['kubeconfig']} (Airflow: {sim.get('kubeconfig_http')})")
     stack_state = start_stack(paths, table)
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "

@@ -68,10 +68,27 @@ class DemoPaths:
         return self.var / "airflow"
 
 
+# The simulated cluster's scheduler mode that serves each adapter of a plan (``platform.adapter``).
+SIM_MODE = {"kube-scheduler": "kube", "kueue": "kueue", "volcano": "volcano", "kai": "kai"}
+
+
+def sim_mode_for(plan_file: Path) -> str:
+    """The scheduler mode (``gpupoc sim serve --mode``) the plan's ``platform.adapter`` needs."""
+    try:
+        data = yaml.safe_load(Path(plan_file).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(str(plan_file), [f"(file): cannot read the plan ({exc}); pass an existing --plan"]) from None
+    adapter = ((data.get("platform") or {}) if isinstance(data, dict) else {}).get("adapter") or "kube-scheduler"
+    if adapter not in SIM_MODE:
+        raise ConfigError(str(plan_file), [f"platform.adapter: unknown adapter {adapter!r}; one of "
+                                           f"{', '.join(SIM_MODE)}"])
+    return SIM_MODE[adapter]
+
+
 def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path | None = None,
-              behaviours: str = "", behaviour_seed: int = 0) -> dict:
-    """A fresh ``gpupoc sim serve`` (the previous one of the demo is stopped) with the given fault and behaviour
-    profiles; returns its ``sim.json``."""
+              behaviours: str = "", behaviour_seed: int = 0, mode: str = "") -> dict:
+    """A fresh ``gpupoc sim serve`` (the previous one of the demo is stopped) in scheduler ``mode`` (its shipped
+    cluster, unless ``config``) with the given fault and behaviour profiles; returns its ``sim.json``."""
     old = table.entries.get("sim")
     if old:
         stop(old)
@@ -86,6 +103,8 @@ def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path |
         cmd += ["--behaviour", behaviours, "--behaviour-seed", str(behaviour_seed)]
     if config:
         cmd += ["--config", str(config)]
+    if mode:
+        cmd += ["--mode", mode]
     log = paths.sim / "server.log"
     with log.open("ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -52,6 +52,8 @@ class WorkloadRun:
     submitted_by: str | None = None             # pipeline or platform (a controller's requeue)
     requeued_by_platform: bool | None = None    # preempted/evicted: the platform submitted the next attempt
     preempted_by_higher: bool | None = None     # preempted: the preemptor had a higher priority (None: unknown)
+    gang: str | None = None                     # the gang (plan key) of a replica of a multi-pod workload
+    gang_min_available: int | None = None       # pods of that gang that must run together
 
 
 @dataclass
@@ -89,6 +91,70 @@ class Explanation:
     expected_wait_seconds: float | None = None  # the pipeline's estimate: queue at release, plan's durations
     priority_class: str | None = None
     gpus: int | None = None
+
+
+@dataclass
+class GangPlacement:
+    """One gang of the wave: how long it was partly placed, how long until whole, whether it stalled."""
+
+    gang: str
+    tenant: str | None = None
+    namespace: str | None = None
+    pool: str | None = None
+    priority_class: str | None = None
+    adapter: str | None = None                  # the plan's scheduler adapter (kube-scheduler has no gangs)
+    replicas: int | None = None
+    min_available: int | None = None
+    gpus_per_pod: int | None = None
+    attempts: int | None = None
+    released_at: datetime | None = None
+    first_placed_at: datetime | None = None
+    full_at: datetime | None = None             # first moment min_available replicas held GPUs together
+    all_placed_at: datetime | None = None       # every replica had got its GPUs
+    fully_placed: bool | None = None
+    time_to_full_seconds: float | None = None   # release -> all placed (-> end of observation if never)
+    partial_seconds: float | None = None        # some replicas held GPUs, fewer than min_available, one waited
+    partial_while_others_waited_seconds: float | None = None
+    idle_gpu_seconds: float | None = None       # GPUs held by the partly placed replicas meanwhile
+    longest_stall_seconds: float | None = None  # partly placed while nothing in the pool was placed or ended
+
+
+@dataclass
+class QueueShare:
+    """One tenant's share of a pool while the tenants competed, beside the share it was owed."""
+
+    tenant: str
+    pool: str | None = None
+    weight: float | None = None
+    guaranteed_gpus: float | None = None
+    contended_seconds: float | None = None
+    mean_gpus: float | None = None
+    fair_gpus: float | None = None
+    share: float | None = None
+    fair_share: float | None = None
+    share_error: float | None = None            # share - fair_share; empty when the tenants never competed
+
+
+@dataclass
+class ReclaimProbeRow:
+    """The reclaim probe: the borrower's hold when the lender asked, and how soon the lender was served."""
+
+    borrower: str
+    lender: str
+    pool: str | None = None
+    borrower_submitted_at: datetime | None = None
+    borrower_guaranteed_gpus: float | None = None
+    borrower_gpus_at_submit: float | None = None
+    borrowed_gpus: float | None = None
+    lender_gpus: int | None = None
+    free_gpus_at_submit: int | None = None
+    needs_reclaim: bool | None = None
+    submitted_at: datetime | None = None
+    placed_at: datetime | None = None
+    reclaim_seconds: float | None = None
+    reclaimed: bool | None = None               # placed within max_reclaim_seconds; empty when none was owed
+    borrower_pods_taken: int | None = None
+    observed_seconds: float | None = None
 
 
 @dataclass
@@ -243,6 +309,9 @@ TABLES: dict[str, type] = {
     "workload_runs": WorkloadRun,
     "queue_snapshots": QueueSnapshot,
     "explanations": Explanation,
+    "gang_placements": GangPlacement,
+    "queue_shares": QueueShare,
+    "reclaim_probes": ReclaimProbeRow,
     "access_probes": AccessProbe,
     "quota_samples": QuotaSample,
     "utilization": UtilizationRow,

@@ -24,6 +24,7 @@ from gpupoc.pipeline.workload_outcome import (
     Statement,
     classify,
     event_statements,
+    group_event_statements,
 )
 
 
@@ -192,7 +193,8 @@ def open_items(items: dict[str, str], seen: dict[str, list[str]], present: dict[
             if phase not in TERMINAL:
                 out.append(Open(item, f"{names[-1]} ({phase})"))
             continue
-        outcome = classify(last_seen.get(key), present=False, events=event_statements(events, *key)).outcome
+        outcome = classify(last_seen.get(key), present=False, events=event_statements(events, *key),
+                           owner=group_event_statements(events, *key)).outcome
         if outcome.resubmittable and len(names) <= limit and now - gone_at.get(key, now) < wait_s:
             out.append(Open(item, f"a new attempt after {names[-1]} was {outcome.value}"))
     return out

@@ -10,7 +10,6 @@ frequent cause as the workload's bottleneck, and checks whether the platform sai
 
 from __future__ import annotations
 
-import re
 import statistics
 from bisect import bisect_left
 from collections import Counter, defaultdict
@@ -20,6 +19,7 @@ from enum import Enum
 
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.common.timefmt import parse_time, rfc3339
+from gpupoc.pipeline.readable import classify_message, readable
 
 _NEVER = datetime.max.replace(tzinfo=timezone.utc)
 
@@ -37,25 +37,13 @@ class Bottleneck(str, Enum):
     UNOBSERVED = "unobserved"                # no snapshot while it waited
 
 
-# What the platform's text says, by pattern (kube-scheduler, Kueue, Volcano, KAI wording).
-_MESSAGE_CLASSES: list[tuple[str, re.Pattern]] = [
-    ("gated", re.compile(r"scheduling ?gate", re.I)),
-    ("quota", re.compile(r"exceeded quota|quota (resource )?insufficient|OverQuota|OverLimit|"
-                         r"insufficient (unused )?quota|couldn't assign flavors|exceeds? .*quota", re.I)),
-    ("insufficient_gpus", re.compile(r"Insufficient nvidia\.com/gpu|NotEnoughResources|not enough (gpu|resources)",
-                                     re.I)),
-    ("queue", re.compile(r"position|pending in (the )?queue|waiting for (its turn|admission)|higher priority|"
-                         r"Priority|Inqueue", re.I)),
-    ("placement", re.compile(r"didn't match|untolerated taint|node affinity|unschedulable", re.I)),
-]
-
 # Which message classes name each reconstructed bottleneck correctly.
 _RIGHT_CLASSES: dict[Bottleneck, set[str]] = {
     Bottleneck.GATED: {"gated"},
     Bottleneck.QUOTA: {"quota"},
-    Bottleneck.INSUFFICIENT_GPUS: {"insufficient_gpus", "quota"},  # a queue whose quota is the pool says quota
-    Bottleneck.FRAGMENTATION: {"insufficient_gpus"},
-    Bottleneck.BEHIND_QUEUE: {"queue", "quota", "insufficient_gpus"},
+    Bottleneck.INSUFFICIENT_GPUS: {"insufficient_gpus", "quota", "gang"},  # a queue whose quota is the pool: quota
+    Bottleneck.FRAGMENTATION: {"insufficient_gpus", "gang"},
+    Bottleneck.BEHIND_QUEUE: {"queue", "quota", "insufficient_gpus", "gang"},
     Bottleneck.ADMISSION: {"queue", "quota"},
     Bottleneck.NONE: set(),
     Bottleneck.UNOBSERVED: set(),
@@ -81,6 +69,8 @@ class WorkloadTimeline:
     finished_at: datetime | None = None
     phase: str = ""
     node: str | None = None
+    gang: str | None = None       # the gang (plan key) this attempt is a replica of
+    gang_size: int = 1            # pods of its gang that must run together (min_available)
 
     @property
     def ready_at(self) -> datetime | None:
@@ -111,6 +101,10 @@ class Observation:
     position: int | None = None   # queue position if the platform offers one (Kueue visibility API)
     eta: datetime | None = None   # expected start if the platform offers one
     item: str = ""                # the wave item the pod runs
+    scheduler_reason: str | None = None   # what the scheduler's own object says (Workload, PodGroup)
+    scheduler_message: str | None = None
+    scheduler_source: str | None = None   # which object and field: "Workload team-a/w condition QuotaReserved"
+    gang: str | None = None               # the gang the pod belongs to (its object name)
 
     @property
     def holds_gpus(self) -> bool:
@@ -130,7 +124,23 @@ class Observation:
 
     @property
     def texts(self) -> list[str]:
-        return [t for t in (self.message, self.event_message) if t]
+        return [t for t in (self.message, self.event_message, self.scheduler_message) if t]
+
+    @property
+    def statements(self) -> list[tuple[str | None, str]]:
+        """(reason, text) of everything the platform said about the pod here, readable or not."""
+        return [(r, t) for r, t in ((self.reason, self.message), (self.event_reason, self.event_message),
+                                    (self.scheduler_reason, self.scheduler_message)) if t]
+
+    @property
+    def explanation(self) -> tuple[str | None, str | None]:
+        """The most telling (reason, text) a user could read: the scheduler's own object first, else the pod's
+        condition, else its latest event; the pod's condition when none is readable."""
+        for r, t in ((self.scheduler_reason, self.scheduler_message), (self.reason, self.message),
+                     (self.event_reason, self.event_message)):
+            if readable(r, t):
+                return r, t
+        return self.reason or self.event_reason, self.message or self.event_message
 
 
 @dataclass(frozen=True)
@@ -165,13 +175,6 @@ class CongestionRow(WorkloadTimeline):
 
     def to_dict(self) -> dict:
         return {**asdict(self), "wait_seconds": self.wait_seconds}
-
-
-def classify_message(text: str | None) -> set[str]:
-    """The causes a platform message names (``{"insufficient_gpus"}`` for kube-scheduler's FailedScheduling)."""
-    if not text:
-        return set()
-    return {name for name, rx in _MESSAGE_CLASSES if rx.search(text)}
 
 
 def _key(namespace: str, pod: str) -> tuple[str, str]:
@@ -296,8 +299,9 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
 
     A workload needs an explanation when it waited more than ``explain_after_seconds`` after its release.
     Its bottleneck is the most frequent reconstructed cause over the snapshots in which it waited (the later
-    one on a tie); the platform explained it when any of those snapshots carried a reason or message other
-    than the pipeline's own gate, and named it right when one of those messages names that cause.
+    one on a tie); the platform explained it when any of those snapshots carried a readable text (the pod's
+    condition, its event, or its scheduler's own object: ``readable``), and named it right when one of
+    those texts names that cause.
     A wait no snapshot saw (the observer was late or down) is judged from the platform's scheduling
     ``events`` during the wait (one ``Observation`` per event moment), each in a snapshot rebuilt from the
     timelines; the row says which source explained it.
@@ -332,7 +336,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
             if ahead_at_release is None:
                 ahead_at_release, free_at_release = ahead, free
             causes.append(cause)
-            texts += [(mine.reason or mine.event_reason, x) for x in mine.texts if not _only_pipeline_gate(mine, x)]
+            texts += [(r, x) for r, x in mine.statements if readable(r, x) and not _only_pipeline_gate(mine, x)]
             if mine.position is not None:
                 positions.append(mine.position)
             if mine.eta is not None:

@@ -18,11 +18,11 @@ from gpupoc.common.timefmt import parse_time, utcnow
 from gpupoc.pipeline.attempts import Open, open_items
 from gpupoc.pipeline.congestion import Observation
 from gpupoc.pipeline.k8s import KubeCaller
+from gpupoc.pipeline.scheduler_objects import explain, kueue_workloads, podgroup_statements
+from gpupoc.pipeline.scheduler_objects import owned_pods as _owned_pods
 from gpupoc.pipeline.wave import TERMINAL, adapter_name, item_key, list_pods
 from gpupoc.pipeline.workload_outcome import Statement
 
-KUEUE_VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
-KUEUE_API = "/apis/kueue.x-k8s.io/v1beta1"
 SCHEDULING_EVENT_REASONS = frozenset({"FailedScheduling", "Unschedulable", "PodGroupNotReady", "Pending"})
 ETA_ANNOTATION = "gpupoc.io/platform-eta"
 
@@ -79,56 +79,19 @@ def scheduling_event_observations(caller: KubeCaller, namespaces: Iterable[str],
     return sorted(out, key=lambda o: (o.taken_at, o.namespace, o.pod))
 
 
-def _kueue_queue(plan, namespace: str) -> str | None:
-    tenant = next((t for t in plan.tenants if t.namespace == namespace), None)
-    lq = (tenant.queues or {}).get("kueue") if tenant else None
-    return getattr(lq, "value", lq)
-
-
-def kueue_workloads(caller: KubeCaller, namespaces: Iterable[str]) -> list[dict]:
-    out: list[dict] = []
-    for ns in sorted(set(namespaces)):
-        r = caller.call("GET", f"{KUEUE_API}/namespaces/{ns}/workloads")
-        if r.ok and isinstance(r.body, dict):
-            out += r.body.get("items") or []
-    return out
-
-
-def _owned_pods(obj: dict) -> list[str]:
-    return [ref.get("name") for ref in (obj.get("metadata") or {}).get("ownerReferences") or []
-            if ref.get("kind") == "Pod"]
-
-
-def kueue_info(caller: KubeCaller, plan, namespaces: Iterable[str]) -> dict[tuple[str, str], dict]:
-    """(namespace, pod) -> {position, queue, reason, message} from Kueue's visibility API and Workloads."""
-    out: dict[tuple[str, str], dict] = {}
-    for ns in sorted(set(namespaces)):
-        lq = _kueue_queue(plan, ns)
-        if lq:
-            r = caller.call("GET", f"{KUEUE_VISIBILITY}/namespaces/{ns}/localqueues/{lq}/pendingworkloads")
-            for it in (r.body or {}).get("items") or [] if r.ok and isinstance(r.body, dict) else []:
-                for name in _owned_pods(it):
-                    out.setdefault((ns, name), {}).update(position=it.get("positionInClusterQueue"), queue=lq)
-    for wl in kueue_workloads(caller, namespaces):
-        cond = next((c for c in (wl.get("status") or {}).get("conditions") or []
-                     if c.get("type") == "QuotaReserved" and c.get("status") == "False"), None)
-        if cond:
-            for name in _owned_pods(wl):
-                out.setdefault((wl["metadata"]["namespace"], name), {}).update(reason=cond.get("reason"),
-                                                                              message=cond.get("message"))
-    return out
-
-
 # Conditions of an owning object that say why its pod ended (Kueue Workload; Volcano/KAI pod groups).
 _OWNER_CONDITIONS = ("Evicted", "Preempted", "Requeued", "Unschedulable")
 
 
 def owner_statements(caller: KubeCaller, plan, namespaces: Iterable[str]) -> tuple[
         dict[tuple[str, str], list[Statement]], dict[str, str]]:
-    """(namespace, pod) -> what the objects owning the pod say (Kueue Workload conditions), and
-    owner uid -> ``ns/pod`` so a preemptor named by its workload's uid can be resolved."""
+    """(namespace, pod) -> what the objects owning the pod say (Kueue Workload conditions; Volcano and KAI
+    PodGroup events that name the pod), and owner uid -> ``ns/pod`` so a preemptor named by its workload's
+    uid can be resolved."""
     out: dict[tuple[str, str], list[Statement]] = {}
     uids: dict[str, str] = {}
+    if plan is not None and adapter_name(plan) in ("volcano", "kai"):
+        return podgroup_statements(list_events(caller, namespaces)), uids
     if plan is None or adapter_name(plan) != "kueue":
         return out, uids
     for wl in kueue_workloads(caller, namespaces):
@@ -160,21 +123,20 @@ def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str,
     taken = clock()
     events = list_events(caller, namespaces)
     latest = latest_events(events, {p["metadata"]["name"] for p in pods})
-    kueue = kueue_info(caller, plan, namespaces) if plan is not None and adapter_name(plan) == "kueue" else {}
     obs = []
     for p in pods:
         m, spec, st = p["metadata"], p.get("spec") or {}, p.get("status") or {}
         key = (m["namespace"], m["name"])
         cond = _condition(p, "PodScheduled")
         waiting = cond.get("status") != "True"
-        ev, kq = latest.get(key, {}), kueue.get(key, {})
+        ev = latest.get(key, {})
         obs.append(Observation(
             taken_at=taken, pod=m["name"], namespace=m["namespace"], phase=st.get("phase") or "Pending",
             node=spec.get("nodeName"), gates=tuple(_gates(p)),
-            reason=(cond.get("reason") if waiting else None) or kq.get("reason"),
-            message=(cond.get("message") if waiting else None) or kq.get("message"),
-            event_reason=ev.get("reason"), event_message=ev.get("message"), position=kq.get("position"),
+            reason=cond.get("reason") if waiting else None, message=cond.get("message") if waiting else None,
+            event_reason=ev.get("reason"), event_message=ev.get("message"),
             eta=parse_time((m.get("annotations") or {}).get(ETA_ANNOTATION)), item=item_key(p)))
+    obs = explain(caller, plan, namespaces, pods, events, obs)  # the scheduler's own objects (scheduler_objects)
     return Snapshot(obs, pods, events)
 
 
@@ -236,8 +198,9 @@ def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source:
     for o in obs:
         if o.node or o.phase in TERMINAL:
             continue
+        reason, message = o.explanation
         rows.append({"ts": o.taken_at, "pod": o.pod, "namespace": o.namespace, "phase": o.phase,
-                     "reason": o.reason or o.event_reason, "message": o.message or o.event_message,
+                     "reason": reason, "message": message,
                      "position": o.position,
                      "eta_seconds": (o.eta - o.taken_at).total_seconds() if o.eta else None,
                      "source": source, "tenant": tenants_by_ns.get(o.namespace),

@@ -99,7 +99,7 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
                 priority_class=item.priority_class, priority=priority, gpus=gpus, submitted_at=mo["submitted_at"],
                 released_at=released.get((a.namespace, a.pod_name)), scheduled_at=mo["scheduled_at"],
                 started_at=mo["started_at"], finished_at=mo["finished_at"] or _ended_at(a),
-                phase=mo["phase"] or "", node=mo["node"])
+                phase=mo["phase"] or "", node=mo["node"], gang=item.gang, gang_size=item.min_available)
             timelines.append(t)
         o = a.outcome
         rows.append({
@@ -114,7 +114,8 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "item": a.item, "outcome": o.outcome.value, "outcome_reason": o.reason, "outcome_message": o.message,
             "outcome_by": o.by, "outcome_at": o.at, "outcome_source": o.source, "outcome_explained": o.explained,
             "final_attempt": a.final, "submitted_by": a.submitted_by, "requeued_by_platform": a.requeued_by_platform,
-            "preempted_by_higher": None})
+            "preempted_by_higher": None, "gang": item.gang,
+            "gang_min_available": item.min_available if item.gang else None})
     for r in rows:
         if r["outcome"] == "preempted" and r["outcome_by"] in priority_of:
             r["preempted_by_higher"] = priority_of[r["outcome_by"]] > r["priority"]

@@ -43,7 +43,8 @@ _SCHEDULER_IDENTITY = re.compile(r"^system:kube-scheduler$|kueue|volcano|kai-sch
 _EVICTION_IDENTITY = re.compile(r"node-controller|^system:node:|pod-garbage-collector|taint|eviction|"
                                 r"node-lifecycle", re.I)
 _UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_BY_POD = re.compile(r"by (?:pod |a pod )?(?P<ns>[a-z0-9-]+)/(?P<name>[a-z0-9.-]+)", re.I)
+_BY_POD = re.compile(r"by (?:pod |a pod |(?:higher priority )?workload )?(?P<ns>[a-z0-9-]+)/(?P<name>[a-z0-9.-]+)",
+                     re.I)
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,28 @@ def event_statements(events: list[dict], namespace: str, pod: str) -> list[State
     return sorted(out, key=lambda s: (s.at is None, s.at or datetime.min))
 
 
+_POD_NAMED = re.compile(r"^Pod (?P<ns>[a-z0-9][a-z0-9-]*)/(?P<name>[a-z0-9][a-z0-9.-]*?)\.? ", re.I)
+
+
+def named_pod(event: dict) -> tuple[str, str] | None:
+    """(namespace, pod) a pod group's event begins by naming ("Pod ns/p was preempted by ..."), else None."""
+    inv = event.get("involvedObject") or event.get("regarding") or {}
+    m = _POD_NAMED.match(event.get("message") or event.get("note") or "") if inv.get("kind") == "PodGroup" else None
+    return (m.group("ns"), m.group("name")) if m else None
+
+
+def group_event_statements(events: list[dict], namespace: str, pod: str) -> list[Statement]:
+    """Events on a pod group that begin by naming the pod: KAI writes "Pod ns/p was preempted by workload
+    ns/pg." on the victim's PodGroup, not on the pod."""
+    out = []
+    for e in events:
+        if named_pod(e) == (namespace, pod):
+            at = parse_time(e.get("eventTime") or e.get("lastTimestamp") or e.get("firstTimestamp"))
+            component = (e.get("source") or {}).get("component") or e.get("reportingComponent")
+            out.append(Statement(e.get("reason"), e.get("message") or e.get("note"), at, "PodGroup event", component))
+    return sorted(out, key=lambda s: (s.at is None, s.at or datetime.min))
+
+
 def _disruption(statements: list[Statement]) -> tuple[WorkloadOutcome, Statement] | None:
     """The first statement that says the pod was preempted, else the first that says it was evicted."""
     statements = [s for s in statements if s.reason not in _SCHEDULING_REASONS]
@@ -152,7 +175,7 @@ def preemptor(message: str | None, uids: dict[str, str] | None = None) -> str | 
         return None
     m = _BY_POD.search(message)
     if m and "/" in m.group(0):
-        return f"{m.group('ns')}/{m.group('name')}"
+        return f"{m.group('ns')}/{m.group('name').rstrip('.')}"
     for uid in _UID.findall(message):
         if uids and uid in uids:
             return uids[uid]

@@ -5,6 +5,7 @@ Each problem is one ``path: message`` line, in the same style as the structural 
 
 from __future__ import annotations
 
+from gpupoc.common.fair_share import Owed, fair_allocation
 from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
 from gpupoc.plan.document import Plan
 from gpupoc.plan.model import Adapter
@@ -89,6 +90,14 @@ def _check_workloads(plan: Plan, errors: list[str]) -> None:
         elif w.gpus > pool.gpus_per_node:
             errors.append(f"workloads[{i}].gpus: {w.gpus} GPUs do not fit a node of pool {pool.name!r} "
                           f"({pool.gpus_per_node} GPUs per node); lower gpus or choose another pool")
+        elif w.gang_size * w.gpus > pool.capacity_gpus:
+            errors.append(f"workloads[{i}].replicas: a gang of {w.gang_size} pods of {w.gpus} GPUs needs "
+                          f"{w.gang_size * w.gpus} GPUs at once, above pool {pool.name!r}'s {pool.capacity_gpus}; "
+                          "it could never be placed: lower replicas, min_available or gpus")
+        if w.is_gang and w.min_available not in (None, w.replicas) and plan.platform.adapter is Adapter.KUEUE:
+            errors.append(f"workloads[{i}].min_available: Kueue admits a pod group only with all its pods "
+                          f"(pod-group-total-count), got {w.min_available} of {w.replicas}; remove min_available "
+                          "or use another adapter")
 
 
 def _check_entry(plan: Plan, errors: list[str], path: str, e: WaveEntry, over_quota_ok: bool = False) -> None:
@@ -149,6 +158,7 @@ def _check_classes(plan: Plan, errors: list[str]) -> None:
     scen = [inj.name or inj.kind for inj in tc.fault_recovery.injections]
     _unique(errors, "test_classes.fault_recovery.injections", scen,
             note=" (an injection without a name is named after its kind)")
+    _check_fair_share(plan, errors)
     at = tc.audit_trail
     if at.quota_change is not None and at.quota_change.tenant not in names:
         errors.append(f"test_classes.audit_trail.quota_change.tenant: unknown tenant "
@@ -156,6 +166,67 @@ def _check_classes(plan: Plan, errors: list[str]) -> None:
     if at.artifact is not None:
         _check_entry(plan, errors, "test_classes.audit_trail.artifact.producer", at.artifact.producer)
         _check_entry(plan, errors, "test_classes.audit_trail.artifact.consumer", at.artifact.consumer)
+
+
+def _check_fair_share(plan: Plan, errors: list[str]) -> None:
+    """The isolation class's fair share names a pool and distinct tenants; its reclaim probe needs it."""
+    iso = plan.test_classes.tenant_isolation
+    base = "test_classes.tenant_isolation"
+    pools = {p.name: p for p in plan.pools}
+    fs = iso.fair_share
+    if fs is not None:
+        if fs.pool not in pools:
+            errors.append(f"{base}.fair_share.pool: unknown pool {fs.pool!r}; one of {sorted(pools)}")
+        names = {t.name for t in plan.tenants}
+        for k, t in enumerate(fs.tenants):
+            if t.tenant not in names:
+                errors.append(f"{base}.fair_share.tenants[{k}].tenant: unknown tenant {t.tenant!r}; one of "
+                              f"{sorted(names)}")
+        _unique(errors, f"{base}.fair_share.tenants", [t.tenant for t in fs.tenants], "tenant")
+        pool = pools.get(fs.pool)
+        guaranteed = sum(t.guaranteed_gpus for t in fs.tenants)
+        if pool is not None and guaranteed > pool.capacity_gpus:
+            errors.append(f"{base}.fair_share.tenants: {guaranteed} GPUs guaranteed, above pool {pool.name!r}'s "
+                          f"{pool.capacity_gpus}; lower the guarantees")
+    rc = iso.reclaim
+    if rc is None:
+        return
+    if fs is None:
+        errors.append(f"{base}.reclaim: needs {base}.fair_share (the pool and each tenant's guaranteed GPUs); "
+                      "add fair_share or remove reclaim")
+        return
+    shares = {t.tenant: t for t in fs.tenants}
+    for side in ("borrower", "lender"):
+        sub = getattr(rc, side)
+        path = f"{base}.reclaim.{side}"
+        _check_entry(plan, errors, path, WaveEntry(workload=sub.workload, tenant=sub.tenant), over_quota_ok=True)
+        if sub.tenant not in shares:
+            errors.append(f"{path}.tenant: {sub.tenant!r} is not in {base}.fair_share.tenants; list it there with "
+                          "its guaranteed GPUs")
+        elif sub.workload in {w.name for w in plan.workloads} and plan.workload(sub.workload).pool != fs.pool:
+            errors.append(f"{path}.workload: {sub.workload!r} runs in pool {plan.workload(sub.workload).pool!r}, "
+                          f"not the fair-share pool {fs.pool!r}; choose a workload of that pool")
+    if rc.borrower.tenant == rc.lender.tenant:
+        errors.append(f"{base}.reclaim: borrower and lender are both {rc.lender.tenant!r}; the lender is another "
+                      "tenant")
+    lender, borrower = shares.get(rc.lender.tenant), shares.get(rc.borrower.tenant)
+    known = {w.name for w in plan.workloads}
+    if lender is None or borrower is None or fs.pool not in pools or not {rc.lender.workload,
+                                                                           rc.borrower.workload} <= known:
+        return
+
+    asked = rc.lender.count * plan.workload(rc.lender.workload).gpus
+    wanted = rc.borrower.count * plan.workload(rc.borrower.workload).gpus
+    owed = fair_allocation(pools[fs.pool].capacity_gpus, {lender.tenant: asked, borrower.tenant: wanted},
+                           [Owed(t.tenant, t.weight, t.guaranteed_gpus) for t in (lender, borrower)])
+    if asked > owed[lender.tenant] + 1e-6:
+        errors.append(f"{base}.reclaim.lender.count: the lender asks {asked} GPUs, above the {owed[lender.tenant]:g} "
+                      f"it is owed against the borrower's {wanted} (its guarantee, then its weighted part); a "
+                      "reclaim is owed only within its fair share: lower the count")
+    if wanted > plan.tenant(borrower.tenant).quota.gpus:
+        errors.append(f"{base}.reclaim.borrower.count: the borrower asks {wanted} GPUs, above tenant "
+                      f"{borrower.tenant!r}'s quota of {plan.tenant(borrower.tenant).quota.gpus} (the platform would "
+                      "refuse the excess at creation); lower the count")
 
 
 def _check_quota_fit(plan: Plan, errors: list[str]) -> None:

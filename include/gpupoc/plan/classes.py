@@ -7,7 +7,15 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field
 
-from gpupoc.plan.fields import DnsLabel, NonNegativeNumber, PositiveInt, PositiveNumber, Ratio, StrictModel
+from gpupoc.plan.fields import (
+    DnsLabel,
+    NonNegativeInt,
+    NonNegativeNumber,
+    PositiveInt,
+    PositiveNumber,
+    Ratio,
+    StrictModel,
+)
 from gpupoc.plan.replay_spec import ReplaySpec
 
 
@@ -68,6 +76,14 @@ class CongestionThresholds(StrictModel):
     eta_tolerance_seconds: PositiveNumber = 30
     max_release_spread_seconds: PositiveNumber = 1.0
     min_samples: PositiveInt = 3
+    max_partial_gang_seconds: NonNegativeNumber = Field(
+        default=2, description="longest a gang may hold GPUs partly placed, fewer than min_available replicas "
+        "running while another waits (the platform's timestamps have whole seconds)")
+    max_gang_placement_seconds: PositiveNumber = Field(
+        default=180, description="longest time from a gang's release until every one of its pods got its GPUs")
+    deadlock_seconds: PositiveNumber = Field(
+        default=90, description="GPUs held by a partly placed gang while no pod of the wave was placed or "
+        "ended for this long is a deadlock (fails a must item)")
 
 
 class QueueCongestion(ClassSpec):
@@ -111,12 +127,57 @@ class IsolationThresholds(StrictModel):
     max_cross_tenant_allowed: int = Field(default=0, ge=0)
     min_quota_samples: PositiveInt = 3
     min_share_ratio: Ratio = Field(default=0.25, description="each competing tenant gets at least this GPU share")
+    fair_share_tolerance: Ratio = Field(
+        default=0.15, description="largest difference between a tenant's share of the pool and its fair share "
+        "(both as fractions of the pool) while the tenants competed")
+    max_reclaim_seconds: PositiveNumber = Field(
+        default=30, description="longest time from the lender's submission until its GPUs, lent to the borrower, "
+        "are given back")
+
+
+class FairShareTenant(StrictModel):
+    """What a tenant is owed in the pool: its guaranteed GPUs, then the rest by weight among those who want more."""
+
+    tenant: str
+    weight: PositiveNumber = 1
+    guaranteed_gpus: NonNegativeInt = 0
+
+
+class FairShare(StrictModel):
+    """The tenants competing for one pool and what each is owed (weighted max-min above the guarantees)."""
+
+    pool: str
+    tenants: list[FairShareTenant] = Field(min_length=2)
+
+
+class Submission(StrictModel):
+    """``count`` pods of a catalogue workload submitted by a probe as ``tenant``."""
+
+    tenant: str
+    workload: str
+    count: PositiveInt = 1
+
+
+class Reclaim(StrictModel):
+    """After the wave: the borrower fills the pool beyond its guarantee, then the lender asks for GPUs within its
+    own; the platform must take the lent GPUs back (preempting or evicting the borrower) within
+    ``thresholds.max_reclaim_seconds``."""
+
+    borrower: Submission
+    lender: Submission
+    borrow_timeout_seconds: PositiveInt = Field(
+        default=60, description="how long the borrower may take to hold more than its guaranteed GPUs")
 
 
 class TenantIsolation(ClassSpec):
     probes: AccessProbes = Field(default_factory=AccessProbes)
     over_quota: list[OverQuota] = Field(default_factory=list)
     quota_sample_interval_seconds: PositiveInt = 5
+    fair_share: FairShare | None = Field(
+        default=None, description="tenants competing in the wave and what each is owed; checked (fair share) "
+        "when set")
+    reclaim: Reclaim | None = Field(default=None, description="borrowed quota taken back for its lender; needs "
+                                    "fair_share (pool and guarantees)")
     thresholds: IsolationThresholds = Field(default_factory=IsolationThresholds)
 
 

@@ -157,6 +157,13 @@ class Workload(StrictModel):
     pool: str
     priority_class: str
     active_deadline_seconds: PositiveInt | None = None
+    replicas: PositiveInt = Field(default=1, description="pods of one run of the workload (multi-node training); "
+                                  "more than one: submitted as one gang in the adapter's own grouping")
+    min_available: PositiveInt | None = Field(
+        default=None, description="pods that must run together for the gang to progress (default: replicas)")
+    preemptible: bool | None = Field(
+        default=None, description="kai: label kai.scheduler/preemptibility (preemptible workloads may go over "
+        "their queue's quota); unset: the platform's default for the priority class")
 
     @model_validator(mode="after")
     def _memory_limit_covers_request(self) -> "Workload":
@@ -164,3 +171,19 @@ class Workload(StrictModel):
             raise ValueError(f"memory_limit {self.memory_limit} is below memory_request {self.memory_request}; "
                              "raise the limit or lower the request")
         return self
+
+    @model_validator(mode="after")
+    def _min_available_within_replicas(self) -> "Workload":
+        if self.min_available is not None and self.min_available > self.replicas:
+            raise ValueError(f"min_available {self.min_available} is above replicas {self.replicas}; a gang cannot "
+                             "need more pods than it has: lower min_available or raise replicas")
+        return self
+
+    @property
+    def gang_size(self) -> int:
+        """Pods that must run together: ``min_available``, else every replica."""
+        return self.min_available or self.replicas
+
+    @property
+    def is_gang(self) -> bool:
+        return self.replicas > 1

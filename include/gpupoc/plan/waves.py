@@ -20,7 +20,10 @@ MAX_ITEM_NAME = 63 - 9
 
 @dataclass(frozen=True)
 class WaveItem:
-    """One pod a test class submits. ``role`` says why: wave, over_quota, injection:<kind>, artifact-<side>."""
+    """One pod a test class submits. ``role`` says why: wave, over_quota, injection:<kind>, artifact-<side>.
+
+    A workload of several ``replicas`` gives one item per replica, all naming the same ``gang`` (a key unique
+    in the class); ``min_available`` of them must run together."""
 
     test_class: str
     index: int
@@ -30,6 +33,10 @@ class WaveItem:
     priority_class: str
     role: str = "wave"
     scenario: str | None = None
+    gang: str | None = None
+    replica: int = 0
+    replicas: int = 1
+    min_available: int = 1
     replay: ReplayOverride | None = None  # a pod of a replayed history job (``gpupoc.plan.overrides``)
 
     def to_dict(self) -> dict:
@@ -41,6 +48,8 @@ def class_items(plan, tc: TestClass | str) -> list[WaveItem]:
     tc = TestClass(tc)
     spec = plan.test_class(tc)
     if getattr(spec, "replay", None) is not None:  # one item per pod of each replayed job, in arrival order
+        # A replayed job of several nodes is not a gang here: its pods keep the defaults (no gang, one replica)
+        # and are released and judged alone, as the history's scheduler placed them.
         from gpupoc.plan.replay import replay_pods
 
         template = spec.replay.template
@@ -60,25 +69,43 @@ def class_items(plan, tc: TestClass | str) -> list[WaveItem]:
     if tc is TestClass.AUDIT_TRAIL and spec.artifact is not None:
         raw.append((spec.artifact.producer, "artifact-producer", "artifact"))
         raw.append((spec.artifact.consumer, "artifact-consumer", "artifact"))
-    items = []
-    for i, (entry, role, scenario) in enumerate(raw):
+    items: list[WaveItem] = []
+    for entry, role, scenario in raw:
         workload = plan.workload(entry.workload)
-        items.append(WaveItem(
-            test_class=tc.value,
-            index=i,
-            name=item_name(tc, entry.workload, i),
-            workload=entry.workload,
-            tenant=entry.tenant,
-            priority_class=entry.priority_class or workload.priority_class,
-            role=role,
-            scenario=scenario,
-        ))
+        first = len(items)
+        gang = gang_key(tc, entry.workload, first) if workload.is_gang else None
+        for replica in range(workload.replicas):
+            i = len(items)
+            items.append(WaveItem(
+                test_class=tc.value,
+                index=i,
+                name=item_name(tc, entry.workload, i),
+                workload=entry.workload,
+                tenant=entry.tenant,
+                priority_class=entry.priority_class or workload.priority_class,
+                role=role,
+                scenario=scenario,
+                gang=gang,
+                replica=replica,
+                replicas=workload.replicas,
+                min_available=workload.gang_size,
+            ))
     return items
 
 
 def item_name(tc: TestClass | str, workload: str, index: int) -> str:
     """``qc-train-8g-007``: class prefix, workload name, index in the class."""
     return f"{PREFIX[TestClass(tc)]}-{workload}-{index:03d}"
+
+
+def gang_key(tc: TestClass | str, workload: str, first_index: int) -> str:
+    """``qc-train-2x8g-g004``: the gang whose first replica is item ``first_index`` of the class."""
+    return f"{PREFIX[TestClass(tc)]}-{workload}-g{first_index:03d}"
+
+
+def gang_items(plan, tc: TestClass | str, gang: str) -> list[WaveItem]:
+    """The replicas of one gang, in order."""
+    return [i for i in class_items(plan, tc) if i.gang == gang]
 
 
 def find_item(plan, tc: TestClass | str, key: str) -> WaveItem:

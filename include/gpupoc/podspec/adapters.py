@@ -4,7 +4,9 @@
 - Kueue: label ``kueue.x-k8s.io/queue-name`` (the tenant's LocalQueue), optionally
   ``kueue.x-k8s.io/priority-class`` (a WorkloadPriorityClass).
 - Volcano: ``schedulerName: volcano``, annotation ``scheduling.volcano.sh/queue-name``.
-- KAI: ``schedulerName: kai-scheduler``, label ``kai.scheduler/queue``.
+- KAI: ``schedulerName: kai-scheduler``, label ``kai.scheduler/queue``, and ``kai.scheduler/preemptibility``
+  when the workload says.
+A pod of a gang also gets the adapter's grouping (``gpupoc.podspec.gangs``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from kubernetes.client import V1Pod
 
 from gpupoc.plan.model import Adapter, Platform, Tenant, Workload
+from gpupoc.podspec.gangs import KAI_PREEMPTIBILITY, Gang, gang_labels, preemptibility
 
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
@@ -19,10 +22,15 @@ VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 KAI_QUEUE = "kai.scheduler/queue"
 
 
-def decorate(pod: V1Pod, platform: Platform, tenant: Tenant, workload: Workload, *, priority_class: str) -> V1Pod:
-    """Add what ``platform.adapter`` needs to ``pod`` (mutated and returned)."""
+def decorate(pod: V1Pod, platform: Platform, tenant: Tenant, workload: Workload, *, priority_class: str,
+             gang: Gang | None = None) -> V1Pod:
+    """Add what ``platform.adapter`` needs to ``pod`` (mutated and returned), and its gang's grouping."""
     adapter = platform.adapter
     pod.spec.scheduler_name = platform.scheduler_name
+    if gang is not None:
+        labels, annotations = gang_labels(adapter, gang, tenant.queues.get(adapter.value))
+        pod.metadata.labels.update(labels)
+        pod.metadata.annotations.update(annotations)
     if adapter is Adapter.KUBE_SCHEDULER:
         return pod
     queue = tenant.queues.get(adapter.value)
@@ -37,4 +45,7 @@ def decorate(pod: V1Pod, platform: Platform, tenant: Tenant, workload: Workload,
         pod.metadata.annotations[VOLCANO_QUEUE] = queue
     elif adapter is Adapter.KAI:
         pod.metadata.labels[KAI_QUEUE] = queue
+        mode = preemptibility(workload)
+        if mode:
+            pod.metadata.labels[KAI_PREEMPTIBILITY] = mode
     return pod

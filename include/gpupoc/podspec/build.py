@@ -22,6 +22,7 @@ from gpupoc.common.constants import GPU, PIPELINE_GATE
 from gpupoc.plan.model import Tenant, Workload
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.adapters import decorate
+from gpupoc.podspec.gangs import gang_of
 
 BASE_CONTAINER = "base"  # KubernetesPodOperator reads logs and exit codes of this container
 
@@ -32,7 +33,8 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
     """The pod for one ``workload`` of ``tenant`` in a test class run.
 
     ``wave_gate`` holds the pod back with the scheduling gate ``gpupoc.io/wave-release`` until the pipeline
-    releases the whole wave. ``priority_class`` overrides the workload's (a wave entry may do so).
+    releases the whole wave. ``priority_class`` overrides the workload's (a wave entry may do so). A replica
+    of a multi-pod workload (``name`` is its wave item) joins its gang in the adapter's own grouping.
     """
     pool = plan.pool(workload.pool)
     pc = priority_class or workload.priority_class
@@ -54,6 +56,9 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
         annotations[L.EXPECTED_REASON] = workload.expected_reason
     if name:
         annotations[L.ITEM] = name
+    gang = gang_of(plan, test_class, name, run_id) if workload.is_gang else None
+    if gang is not None:
+        annotations[L.GANG_KEY] = gang.key
     pod = V1Pod(
         api_version="v1",
         kind="Pod",
@@ -76,7 +81,7 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
             active_deadline_seconds=workload.active_deadline_seconds,
         ),
     )
-    return decorate(pod, plan.platform, tenant, workload, priority_class=pc)
+    return decorate(pod, plan.platform, tenant, workload, priority_class=pc, gang=gang)
 
 
 def workload_env(workload: Workload, tenant: Tenant, *, run_id: str, test_class: str) -> list[V1EnvVar]:

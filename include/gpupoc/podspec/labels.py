@@ -13,11 +13,13 @@ TASK_TYPE = "gpupoc.io/task-type"
 POOL = "gpupoc.io/pool"
 PRIORITY_CLASS = "gpupoc.io/priority-class"
 ROLE = "gpupoc.io/role"
+GANG = "gpupoc.io/gang"              # the gang's object name in this run (every adapter, kube-scheduler too)
 # annotations: values that do not fit a label
 RUN_ID_RAW = "gpupoc.io/run-id-raw"
 EXPECTED_EXIT = "gpupoc.io/expected-exit-code"
 EXPECTED_REASON = "gpupoc.io/expected-reason"
 ITEM = "gpupoc.io/item"
+GANG_KEY = "gpupoc.io/gang-key"      # the gang as the plan names it (class_items)
 
 MAX_LABEL_LEN = 63
 _VALID = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

@@ -24,18 +24,24 @@ def validate(ctx: RunContext, run_dir: str) -> dict:
 
 
 def _thresholds(ctx: RunContext) -> dict:
-    """The suites' parameters: the class's thresholds and its resubmission expectation."""
+    """The suites' parameters: the class's thresholds, its resubmission expectation, and which of the cases a
+    check ``requires`` the plan provokes (gangs in the wave, a fair share, a reclaim probe)."""
     th = getattr(ctx.spec, "thresholds", None)
     params = th.model_dump(mode="json") if th is not None else {}
-    return {**params, "platform_requeues": ctx.spec.resubmission.platform_requeues}
+    return {**params, "platform_requeues": ctx.spec.resubmission.platform_requeues,
+            "gangs_in_wave": any(i.gang for i in ctx.wave_items()),
+            "fair_share_defined": getattr(ctx.spec, "fair_share", None) is not None,
+            "reclaim_defined": getattr(ctx.spec, "reclaim", None) is not None}
 
 
 def cleanup(ctx: RunContext) -> dict:
     """Delete the pods the wave kept for evidence (the operator keeps them: on_finish_action keep_pod)."""
+    from gpupoc.steps.gangs import delete_pod_groups
+
     admin = ctx.admin("delete the wave's pods after collecting evidence")
     try:
         pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
-        errors = W.delete_pods(admin, pods)
+        errors = W.delete_pods(admin, pods) + delete_pod_groups(ctx)
     finally:
         ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's cluster lease
     if errors:

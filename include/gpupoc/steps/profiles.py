@@ -18,6 +18,7 @@ from gpupoc.steps.probes.isolation import (
     isolation_probes,
     sample_quotas,
 )
+from gpupoc.steps.probes.reclaim import reclaim_probe
 from gpupoc.steps.probes.utilization import collect_utilization
 
 Step = Callable[..., dict]
@@ -52,10 +53,12 @@ class ClassProfile:
 
 
 PROFILES: dict[TestClass, ClassProfile] = {p.test_class: p for p in (
-    ClassProfile(TestClass.QUEUE_CONGESTION, ("congestion", "queue"), ("wave",), (), collect_congestion,
-                 (*COMMON_TABLES, "explanations"), "waits explained"),
-    ClassProfile(TestClass.TENANT_ISOLATION, ("isolation", "quota", "rbac"), ("wave",),
-                 (("isolation_probes", isolation_probes), ("sample_quotas", sample_quotas)), collect_isolation,
+    ClassProfile(TestClass.QUEUE_CONGESTION, ("congestion", "queue", "gangs"), ("wave",), (), collect_congestion,
+                 (*COMMON_TABLES, "explanations", "gang_placements"), "waits explained"),
+    # reclaim_probe runs after the wave (a no-op without test_classes.tenant_isolation.reclaim)
+    ClassProfile(TestClass.TENANT_ISOLATION, ("isolation", "quota", "rbac", "fair-share"), ("wave",),
+                 (("isolation_probes", isolation_probes), ("sample_quotas", sample_quotas),
+                  ("reclaim_probe", reclaim_probe)), collect_isolation,
                  (*COMMON_TABLES, "access_probes", "quota_samples"), "cross-tenant attempts denied"),
     ClassProfile(TestClass.UTILIZATION, ("utilization", "capacity"), ("wave",), (), collect_utilization,
                  (*COMMON_TABLES, "utilization"), "allocated vs used GPU-hours"),

@@ -1,9 +1,11 @@
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 import yaml
 
-from gpupoc.demo.services import DemoPaths, write_demo_plan
+from gpupoc.demo.services import DemoPaths, sim_mode_for, write_demo_plan
+from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.common import repo_root
 from gpupoc.plan import load_plan
 
@@ -61,6 +63,23 @@ def test_the_reviewers_scorecard_of_the_base_plan_stays_found_from_the_demo_plan
     (tmp_path / "plans" / "p.yaml").write_text(yaml.safe_dump(base))
     out = write_demo_plan(DemoPaths(tmp_path), tmp_path / "plans" / "p.yaml", SIM, STACK, now=NOW)
     assert yaml.safe_load(out.read_text())["report"]["scorecard"] == str(tmp_path / "plans" / "reviews" / "scores.yaml")
+
+
+def test_the_demo_starts_the_simulated_cluster_in_the_mode_of_the_plans_adapter(tmp_path):
+    plans = repo_root() / "plans"
+    assert [sim_mode_for(plans / f"{p}.yaml") for p in ("default", "kueue", "volcano", "kai")] == [
+        "kube", "kueue", "volcano", "kai"]
+    bad = tmp_path / "plan.yaml"
+    bad.write_text("platform: {adapter: slurm}\n")
+    with pytest.raises(ConfigError, match="platform.adapter: unknown adapter 'slurm'; one of kube-scheduler"):
+        sim_mode_for(bad)
+
+
+def test_every_adapter_plan_becomes_a_valid_demo_plan(tmp_path):
+    for adapter in ("kueue", "volcano", "kai"):
+        paths = DemoPaths(tmp_path / adapter)
+        out = write_demo_plan(paths, repo_root() / "plans" / f"{adapter}.yaml", SIM, STACK, now=NOW)
+        assert load_plan(out).platform.adapter.value == adapter
 
 
 def test_the_replay_plans_history_stays_found_from_the_demo_plan(tmp_path):

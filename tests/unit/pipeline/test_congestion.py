@@ -10,7 +10,6 @@ from gpupoc.pipeline.congestion import (
     Capacity,
     Observation,
     WorkloadTimeline,
-    classify_message,
     reconstruct,
     summarize,
 )
@@ -146,15 +145,6 @@ def test_a_long_wait_with_no_snapshot_is_unobserved():
     assert rows[0].bottleneck == Bottleneck.UNOBSERVED.value and rows[0].platform_explained is False
 
 
-def test_platform_messages_are_classified_by_the_cause_they_name():
-    assert classify_message(FAILED) == {"insufficient_gpus"}
-    kueue = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor training"
-    assert "quota" in classify_message(kueue)
-    assert classify_message('pods "x" is forbidden: exceeded quota: team-a-gpu') == {"quota"}
-    assert classify_message("Scheduling is blocked due to non-empty scheduling gates") == {"gated"}
-    assert classify_message(None) == set()
-
-
 def test_a_wait_no_snapshot_saw_is_judged_from_the_platforms_scheduling_events():
     # a and b hold the 8-GPU node until 30 s; c waits from its release at 0 to 31 s; the observer saw nothing
     tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31)]
@@ -187,3 +177,19 @@ def test_snapshots_take_precedence_over_events_when_the_observer_saw_the_wait():
                           event_message="0/1 nodes are available: 1 node(s) had untolerated taint")]
     r = row(reconstruct(tl, obs, ONE_NODE, events=events), "c")
     assert r.explained_from == "snapshots" and r.platform_message == FAILED
+
+
+def test_the_platforms_own_gate_and_placeholders_are_no_explanation_but_the_schedulers_object_is():
+    """Kueue keeps its pods ``SchedulingGated`` until admission: only the Workload's message explains the wait."""
+    tl = [wl("a"), wl("b"), wl("c", released=10, scheduled=40)]
+    gate = ("SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
+    quota = "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor f, 4 more needed"
+    waits = [ob(12, "a", node="n1"), ob(12, "b", node="n1")]
+    gated = waits + [ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1]),
+                     ob(15, "c", reason="Unschedulable", message="0/1 nodes are available.")]
+    assert row(reconstruct(tl, gated, ONE_NODE), "c").platform_explained is False
+    told = waits + [ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1],
+                       scheduler_reason="Pending", scheduler_message=quota)]
+    c = row(reconstruct(tl, told, ONE_NODE), "c")
+    assert c.platform_explained is True and (c.platform_reason, c.platform_message) == ("Pending", quota)
+    assert c.platform_names_bottleneck is True

@@ -8,7 +8,7 @@ import pytest
 
 from gpupoc.common.outcomes import WorkloadOutcome as O
 from gpupoc.pipeline.workload_outcome import (Deletion, Rejection, Statement, classify, event_statements,
-                                              pod_statements, preemptor)
+                                              group_event_statements, named_pod, pod_statements, preemptor)
 
 T = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 UID = "7d0e5a52-1c1b-4f35-9a65-0c2f3e9b1a11"
@@ -150,3 +150,21 @@ def test_a_failed_scheduling_note_that_the_pod_could_not_preempt_is_not_a_preemp
                                                                at="2026-11-30T09:01:00Z")], "team-a", "p")
     r = classify(pod(), present=False, events=later)
     assert r.outcome is O.PREEMPTED and r.reason == "Preempted"
+
+
+def test_a_reclaim_kai_records_on_the_victims_podgroup_explains_the_vanished_pod():
+    e = {"metadata": {"namespace": "team-a"}, "involvedObject": {"kind": "PodGroup", "name": "pg-p"},
+         "reason": "Evict", "message": "Pod team-a/p was preempted by workload team-b/pg-q.",
+         "lastTimestamp": "2026-11-30T09:00:20Z"}
+    other = {**e, "message": "Pod team-a/p2 was preempted by workload team-b/pg-q."}
+    said = group_event_statements([e, other], "team-a", "p")
+    assert [s.message for s in said] == [e["message"]]
+    out = classify(None, present=False, owner=said)
+    assert out.outcome is O.PREEMPTED and out.by == "team-b/pg-q"
+
+
+def test_named_pod_reads_the_pod_a_podgroup_event_begins_with_and_ignores_other_objects():
+    e = {"involvedObject": {"kind": "PodGroup", "name": "pg-p"}, "message": "Pod team-a/p-0 was preempted by x."}
+    assert named_pod(e) == ("team-a", "p-0")
+    assert named_pod({**e, "involvedObject": {"kind": "Pod", "name": "p-0"}}) is None
+    assert named_pod({**e, "message": "PodGroup is not ready"}) is None

@@ -148,3 +148,59 @@ def test_workload_names_leave_room_for_the_pod_name_suffixes(data):
     i = len(data["workloads"]) - 1
     errs = errors_of(data)
     assert errs == [f"workloads[{i}].name: {long!r} is 52 characters; at most 47 so pod names stay within 63"]
+
+
+def test_min_available_cannot_exceed_the_replicas(data):
+    i = workload_index(data, "v-train-1g")
+    data["workloads"][i].update(replicas=2, min_available=3)
+    assert any(e.startswith(f"workloads[{i}]: min_available 3 is above replicas 2")
+               for e in errors_of(data)), errors_of(data)
+
+
+def test_a_gang_larger_than_its_pool_could_never_be_placed(data):
+    i = workload_index(data, "v-train-8g")
+    data["workloads"][i]["replicas"] = 4
+    assert any(e.startswith(f"workloads[{i}].replicas: a gang of 4 pods of 8 GPUs needs 32 GPUs at once, above pool "
+                            "'training''s 24") for e in errors_of(data))
+
+
+def test_kueue_pod_groups_need_every_pod(data):
+    i = workload_index(data, "v-train-1g")
+    data["workloads"][i].update(replicas=4, min_available=2)
+    data["platform"]["adapter"] = "kueue"
+    assert any(e.startswith(f"workloads[{i}].min_available: Kueue admits a pod group only with all its pods")
+               for e in errors_of(data))
+
+
+def fair_share(data, **reclaim):
+    iso = data["test_classes"]["tenant_isolation"]
+    iso["fair_share"] = {"pool": "training", "tenants": [{"tenant": "team-vision", "weight": 2, "guaranteed_gpus": 8},
+                                                         {"tenant": "team-nlp", "weight": 1, "guaranteed_gpus": 8}]}
+    if reclaim:
+        iso["reclaim"] = reclaim
+    return iso
+
+
+def test_the_fair_share_names_a_known_pool_and_tenants_once(data):
+    iso = fair_share(data)
+    iso["fair_share"]["pool"] = "nowhere"
+    iso["fair_share"]["tenants"].append({"tenant": "team-nlp"})
+    errs = errors_of(data)
+    base = "test_classes.tenant_isolation.fair_share"
+    assert f"{base}.pool: unknown pool 'nowhere'; one of ['inference', 'training']" in errs
+    assert any(e.startswith(f"{base}.tenants[2].tenant: duplicate tenant 'team-nlp'") for e in errs), errs
+
+
+def test_a_reclaim_needs_a_fair_share(data):
+    data["test_classes"]["tenant_isolation"]["reclaim"] = {
+        "borrower": {"tenant": "team-nlp", "workload": "xt-train-4g", "count": 6},
+        "lender": {"tenant": "team-vision", "workload": "xt-train-4g", "count": 2}}
+    assert any(e.startswith("test_classes.tenant_isolation.reclaim: needs test_classes.tenant_isolation.fair_share")
+               for e in errors_of(data))
+
+
+def test_a_lender_asking_beyond_its_fair_share_is_owed_no_reclaim(data):
+    fair_share(data, borrower={"tenant": "team-nlp", "workload": "xt-train-4g", "count": 6},
+               lender={"tenant": "team-vision", "workload": "xt-train-4g", "count": 4})
+    assert any(e.startswith("test_classes.tenant_isolation.reclaim.lender.count: the lender asks 16 GPUs, above the "
+                            "13.3333 it is owed") for e in errors_of(data)), errors_of(data)

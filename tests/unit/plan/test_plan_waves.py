@@ -52,3 +52,27 @@ def test_isolation_and_audit_extra_items():
     audit = class_items(plan, TestClass.AUDIT_TRAIL)
     assert [i.role for i in audit][-2:] == ["artifact-producer", "artifact-consumer"]
     assert audit[-1].to_dict()["workload"] == "eval-artifact"
+
+
+def gang_data(default_data):
+    import copy
+
+    data = copy.deepcopy(default_data)
+    data["workloads"].append({**next(w for w in data["workloads"] if w["name"] == "v-train-1g"),
+                              "name": "v-ddp-3x1g", "replicas": 3, "min_available": 2})
+    wave = data["test_classes"]["queue_congestion"]["wave"]
+    wave[:0] = [{"workload": "v-ddp-3x1g", "tenant": "team-vision", "count": 2}]
+    next(e for e in wave if e["workload"] == "v-sweep-1g" and e["tenant"] == "team-vision")["count"] = 1  # room in its quota for the gangs
+    return data
+
+
+def test_a_multi_replica_workload_is_one_item_per_replica_sharing_its_gang(default_data):
+    from gpupoc.plan import parse_plan
+
+    plan = parse_plan(gang_data(default_data), "plan.yaml")
+    items = class_items(plan, TestClass.QUEUE_CONGESTION)
+    first, second = items[:3], items[3:6]
+    assert [i.name for i in first] == ["qc-v-ddp-3x1g-000", "qc-v-ddp-3x1g-001", "qc-v-ddp-3x1g-002"]
+    assert {i.gang for i in first} == {"qc-v-ddp-3x1g-g000"} and {i.gang for i in second} == {"qc-v-ddp-3x1g-g003"}
+    assert [i.replica for i in first] == [0, 1, 2] and {(i.replicas, i.min_available) for i in first} == {(3, 2)}
+    assert items[6].gang is None and items[6].min_available == 1

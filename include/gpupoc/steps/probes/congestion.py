@@ -3,7 +3,11 @@ wait a user could have expected beside the actual one."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.gangs import gang_rows
 from gpupoc.pipeline.congestion import Observation, reconstruct, summarize
 from gpupoc.pipeline.observe import scheduling_event_observations
 from gpupoc.pipeline.queue_model import expected_waits
@@ -35,7 +39,25 @@ def collect_congestion(ctx, timelines, runs) -> dict:
         "eta_error_seconds": r.eta_error_seconds, "expected_wait_seconds": expected.get((r.namespace, r.pod)),
         "priority_class": r.priority_class, "gpus": r.gpus} for r in rows], source="pipeline reconstruction")
     summary = summarize(rows, th.max_wait_seconds)
+    gangs = write_gang_placements(ctx, timelines, obs)
     ctx.writer.write_json("congestion_rows", [r.to_dict() for r in rows])
     ctx.writer.write_json("congestion_summary", summary.to_dict())
     return {k: v for k, v in summary.to_dict().items() if k != "bottlenecks"} | {
-        "bottlenecks": summary.bottlenecks}
+        "bottlenecks": summary.bottlenecks, "gangs": gangs}
+
+
+def observation_end(timelines, observations) -> datetime:
+    """When the wave stopped being watched: the last snapshot, else the last moment of any attempt, else now."""
+    moments = [o.taken_at for o in observations] + [m for t in timelines for m in (t.scheduled_at, t.finished_at)
+                                                    if m is not None]
+    return max(moments) if moments else utcnow()
+
+
+def write_gang_placements(ctx, timelines, observations) -> dict:
+    """``gang_placements``: one row per gang of the wave (none when the wave has no multi-pod workload)."""
+    adapter = W.adapter_name(ctx.plan)
+    rows = gang_rows(timelines, observation_end(timelines, observations))
+    ctx.writer.write("gang_placements", [{**r.to_dict(), "adapter": adapter} for r in rows],
+                     source="pipeline reconstruction (workload_runs timelines)")
+    return {"gangs": len(rows), "partly_placed": sum(1 for r in rows if r.partial_seconds > 0),
+            "longest_stall_seconds": max((r.longest_stall_seconds for r in rows), default=None)}

@@ -102,5 +102,39 @@ def collect_isolation(ctx, timelines, runs) -> dict:
                                      "kubernetes-api")
     shares = tenant_shares(runs, {t.name: t.quota.gpus for t in ctx.plan.tenants})
     ctx.writer.write_json("tenant_shares", [s.model_dump(mode="json") for s in shares])
+    fair = write_fair_shares(ctx, timelines)
+    reclaim = write_reclaim(ctx)
     return {"attempts": len(rows), "cross_tenant_allowed": sum(1 for r in rows if r["allowed"]),
-            "tenants": sorted(tenants_by_ns.values())}
+            "tenants": sorted(tenants_by_ns.values()), **fair, **reclaim}
+
+
+def write_fair_shares(ctx, timelines) -> dict:
+    """``queue_shares``: each competing tenant's share of the pool beside its fair share (plan: fair_share)."""
+    from gpupoc.pipeline.fair_share import Owed, share_rows
+    from gpupoc.steps.probes.congestion import observation_end
+
+    fs = ctx.spec.fair_share
+    if fs is None:
+        return {}
+    pool = ctx.plan.pool(fs.pool)
+    owed = [Owed(t.tenant, t.weight, t.guaranteed_gpus) for t in fs.tenants]
+    rows = share_rows(timelines, pool.name, pool.capacity_gpus, owed, observation_end(timelines, []))
+    ctx.writer.write("queue_shares", [r.to_dict() for r in rows], source="pipeline reconstruction (workload_runs)")
+    return {"share_errors": {r.tenant: r.share_error for r in rows}}
+
+
+def write_reclaim(ctx) -> dict:
+    """``reclaim_probes`` from the reclaim probe's result (plan: reclaim)."""
+    from gpupoc.steps.probes.reclaim import RECLAIM_FILE
+
+    if ctx.spec.reclaim is None:
+        return {}
+    row = ctx.read_file(RECLAIM_FILE)
+    if not row:
+        ctx.writer.mark_not_verified("reclaim_probes", "the reclaim_probe task recorded no result; see its log",
+                                     "kubernetes-api")
+        return {"reclaimed": None}
+    row = {**row, "submitted_at": parse_time(row.get("submitted_at")), "placed_at": parse_time(row.get("placed_at")),
+           "borrower_submitted_at": parse_time(row.get("borrower_submitted_at"))}
+    ctx.writer.write("reclaim_probes", [row], source="kubernetes-api (tenant tokens)")
+    return {"reclaimed": row.get("reclaimed"), "reclaim_seconds": row.get("reclaim_seconds")}

@@ -1,0 +1,228 @@
+"""The adapter plans end to end, and the gang and queue fault profiles reaching their checks.
+
+``plans/kueue.yaml``, ``plans/volcano.yaml`` and ``plans/kai.yaml`` run their congestion class (gangs in the
+wave; waits explained from the scheduler's own objects) and their isolation class (fair share and the reclaim
+probe) through the pipeline's own steps (``class_runner``) against the matching mode of the simulated cluster,
+with shorter virtual workloads. On the correct cluster every gang, fair-share, reclaim and explainability
+check passes. Each fault profile then fails its check, and the checks of the other semantics keep the correct
+cluster's verdicts:
+
+- ``gang-partial``: GNG-01 (gang atomicity), in every mode;
+- ``borrow-not-reclaimed``: RCL-02 (borrowed quota reclaimed); ``fairshare-ignored``: FS-01 (fair share).
+  Both are shown on Kueue, where the two are separate mechanisms (under Volcano the GPUs a lender lends are
+  its weighted, deserved share, so ``fairshare-ignored`` stops their reclaim too, as the simulator's README
+  says);
+- ``reasons-opaque``: QC-05 (queue explainability), in every mode.
+A fault of one class is paired with a fault of the other class on one cluster (each class runs against its
+own fault), and a plain kube-scheduler cluster records the partial placement of the same gangs as the
+finding it is. Clusters run side by side, three at a time: the runs mostly wait for their waves.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpupoc.pipeline.common import repo_root
+from gpupoc.sim.config import shipped_config
+from gpupoc.sim.modes import SchedulerMode
+
+from .class_runner import run_class
+from .test_verdict_stability import item_verdicts
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+C, I = "queue_congestion", "tenant_isolation"
+# Virtual run times short enough for the suite; the reclaim probe's pods are deleted when it has its answer.
+DURATIONS = {"v-train-8g": 8, "v-train-4g": 6, "v-train-2g": 6, "v-sweep-1g": 6, "v-infer-1g": 6, "v-infer-4g": 8,
+             "v-ddp-4x1g": 8, "v-ddp-3x2g": 8, "v-ddp-8x1g": 8, "v-train-2x8g": 8, "xt-train-4g": 15, "v-borrow-4g": 90,
+             "v-lend-4g": 60}
+NEW_CHECKS = ("QC-04", "QC-05", "QC-06", "GNG-01", "GNG-02", "GNG-03", "FS-01", "RCL-01", "RCL-02", "TR-01")
+
+
+def with_a_gang_as_large_as_the_pool(plan: dict) -> dict:
+    """The default plan with team-vision's 8-GPU pods as one gang of three (the whole training pool), of
+    normal priority and first in the wave, and four more sweeps for team-nlp: nodes free one by one, so a
+    scheduler without gangs places the gang node by node while the sweeps wait."""
+    eight = next(w for w in plan["workloads"] if w["name"] == "v-train-8g")
+    plan["workloads"].append({**eight, "name": "v-train-3x8g", "replicas": 3, "priority_class": "gpupoc-normal"})
+    wave = plan["test_classes"][C]["wave"]
+    wave[0] = {"workload": "v-train-3x8g", "tenant": "team-vision", "count": 1}
+    for entry in wave:
+        if entry["workload"] == "v-sweep-1g":
+            entry["count"] = 2 if entry["tenant"] == "team-vision" else entry["count"] + 4  # within the quotas
+    return plan
+
+
+def adapter_plan(tmp: Path, sim, adapter: str, as_adapter: str | None = None) -> Path:
+    """``plans/<adapter>.yaml`` pointed at ``sim``, shorter workloads, a one-second observer; ``default`` with
+    ``as_adapter`` kube-scheduler is the default plan with a gang in its congestion wave."""
+    plan = yaml.safe_load((repo_root() / "plans" / f"{adapter}.yaml").read_text())
+    plan["platform"]["kubeconfig"] = str(sim.kubeconfig_http)
+    if as_adapter:
+        plan = with_a_gang_as_large_as_the_pool(plan)
+    plan["evidence_root"] = str(tmp / "evidence")
+    plan["evidence_sources"]["audit_log_path"] = str(sim.audit_log)
+    tomorrow = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=1)
+    plan["window"].update(start=tomorrow.isoformat(), end=(tomorrow + timedelta(days=7)).isoformat())
+    for w in plan["workloads"]:
+        if w["name"] in DURATIONS:
+            w["duration_seconds"] = DURATIONS[w["name"]]
+    qc = plan["test_classes"][C]
+    qc.update(snapshot_interval_seconds=1, gate_timeout_seconds=90)
+    qc["resubmission"] = {"limit": 2, "platform_requeues": False, "wait_seconds": 20}
+    qc["thresholds"]["max_wait_seconds"] = 120
+    plan["test_classes"][I]["gate_timeout_seconds"] = 90
+    path = tmp / f"plan-{as_adapter or adapter}.yaml"
+    path.write_text(yaml.safe_dump(plan, sort_keys=False))
+    return path
+
+
+def run_cluster(tmp: Path, mode: str, faults: str, runs: list[tuple[str, str, str | None]]) -> dict:
+    """One simulated cluster in ``mode`` with ``faults``; each (plan, class, adapter override) run in turn."""
+    from .conftest import launch
+
+    sim = launch(tmp / "sim", faults=faults, config=shipped_config(SchedulerMode(mode)))
+    try:
+        out = {}
+        for adapter, tc, as_adapter in runs:
+            plan = adapter_plan(tmp, sim, adapter, as_adapter)
+            probes = ("reclaim_probe",) if tc == I else ()
+            out[(as_adapter or adapter, tc)] = run_class(plan, tc, f"plans__{adapter}_{tc}_{faults or 'ok'}",
+                                                         probes=probes)
+        return out
+    finally:
+        sim.stop()
+
+
+BOTH = [(C, None), (I, None)]
+CLUSTERS = {  # (mode, faults) -> runs
+    ("kueue", ""): [("kueue", tc, a) for tc, a in BOTH],
+    ("kube", ""): [("default", C, "kube-scheduler")],
+    ("kueue", "gang-partial,borrow-not-reclaimed"): [("kueue", tc, a) for tc, a in BOTH],
+    ("kueue", "reasons-opaque,fairshare-ignored"): [("kueue", tc, a) for tc, a in BOTH],
+    ("volcano", ""): [("volcano", tc, a) for tc, a in BOTH],
+    ("volcano", "reasons-opaque,gang-partial"): [("volcano", C, None)],
+    ("kai", ""): [("kai", tc, a) for tc, a in BOTH],
+    ("kai", "reasons-opaque,gang-partial"): [("kai", C, None)],
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict:
+    """(mode, faults) -> {(adapter, class): ClassRun}, the clusters three at a time in processes."""
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=3, mp_context=ctx) as pool:
+        futures = {key: pool.submit(run_cluster, tmp_path_factory.mktemp(f"{key[0]}-{key[1] or 'ok'}"), key[0],
+                                    key[1], plan_runs) for key, plan_runs in CLUSTERS.items()}
+        return {key: f.result() for key, f in futures.items()}
+
+
+def verdicts(runs, mode: str, faults: str, adapter: str, tc: str):
+    run = runs[(mode, faults)][(adapter, tc)]
+    assert not run.errors, f"{adapter} {tc} on {mode} [{faults or 'correct'}]: {run.errors}"
+    assert "lost" not in run.summary["outcomes"], run.summary
+    return run.verdicts
+
+
+@pytest.mark.parametrize("adapter", ["kueue", "volcano", "kai"])
+def test_each_adapter_plan_passes_its_new_checks_on_the_correct_cluster(runs, adapter):
+    congestion = verdicts(runs, adapter, "", adapter, C)
+    isolation = verdicts(runs, adapter, "", adapter, I)
+    checks = {**congestion, **isolation}
+    failing = {c: checks.get(c) for c in NEW_CHECKS if checks.get(c) != "pass"}
+    assert not failing, f"{adapter}: {failing}; all: {checks}"
+    summary = runs[(adapter, "")][(adapter, C)].summary
+    assert summary["gangs"]["gangs"] >= 2 and summary["needing_explanation"] >= 3, summary
+    print(f"\n{adapter}: items {item_verdicts(checks)}; congestion {congestion}; isolation {isolation}")
+
+
+def changed(runs, mode: str, faults: str, tc: str, adapter: str | None = None) -> dict[str, tuple[str, str]]:
+    """The new checks whose verdict differs from the correct cluster's: check -> (correct, faulty)."""
+    ok, bad = verdicts(runs, mode, "", adapter or mode, tc), verdicts(runs, mode, faults, adapter or mode, tc)
+    return {c: (ok.get(c), bad.get(c)) for c in NEW_CHECKS if ok.get(c) != bad.get(c)}
+
+
+def test_gang_partial_fails_gang_atomicity_and_nothing_else_new_on_kueue(runs):
+    assert changed(runs, "kueue", "gang-partial,borrow-not-reclaimed", C) == {"GNG-01": ("pass", "fail")}
+
+
+def test_borrow_not_reclaimed_fails_the_reclaim_and_nothing_else_new(runs):
+    assert changed(runs, "kueue", "gang-partial,borrow-not-reclaimed", I) == {"RCL-02": ("pass", "fail")}
+
+
+def test_fairshare_ignored_fails_the_fair_share_and_nothing_else_new(runs):
+    assert changed(runs, "kueue", "reasons-opaque,fairshare-ignored", I) == {"FS-01": ("pass", "fail")}
+
+
+@pytest.mark.parametrize("mode, faults", [("kueue", "reasons-opaque,fairshare-ignored"),
+                                          ("volcano", "reasons-opaque,gang-partial"),
+                                          ("kai", "reasons-opaque,gang-partial")])
+def test_opaque_reasons_fail_queue_explainability_for_every_adapter(runs, mode, faults):
+    diff = changed(runs, mode, faults, C)
+    assert diff.get("QC-05") == ("pass", "fail"), diff
+    expected = {"QC-05", "QC-06"} | ({"GNG-01"} if "gang-partial" in faults else set())
+    assert set(diff) == expected, f"{mode} [{faults}]: {diff}"
+
+
+def test_plain_kube_scheduler_records_the_partial_placement_of_gangs_as_a_finding(runs):
+    kube = verdicts(runs, "kube", "", "kube-scheduler", C)
+    assert kube["GNG-01"] == "fail", kube
+    run = runs[("kube", "")][("kube-scheduler", C)]
+    assert run.summary["gangs"]["partly_placed"] >= 1, run.summary
+
+
+SCORES = {"reviewers": [{"name": "Wang Fang", "role": "business",
+                         "scores": {"ui_usability": 4, "documentation": 4, "training_cost": 4}}]}
+
+
+def report_with_run(tmp: Path, run) -> object:
+    """The report of a correct platform's synthetic evidence with ``run`` as the latest congestion run."""
+    import shutil
+
+    from gpupoc.report import build_report
+    from gpupoc.validation import synthetic as syn
+
+    root = syn.write_good_root(tmp / "evidence")
+    shutil.copytree(run.run_dir, root / run.run_dir.parent.name / run.run_dir.name)
+    return build_report(root, out_dir=tmp / "report", scorecard=SCORES).report
+
+
+def test_the_faults_reach_the_report_and_the_decision_follows_their_tiers(runs, tmp_path):
+    from gpupoc.report.models import Decision
+    from gpupoc.validation.models import Verdict
+
+    good = report_with_run(tmp_path / "ok", runs[("volcano", "")][("volcano", C)])
+    assert good.decision is Decision.GO_LIVE, (good.decision, good.decision_reasons)
+    bad = report_with_run(tmp_path / "bad", runs[("volcano", "reasons-opaque,gang-partial")][("volcano", C)])
+    explain, policy = bad.item("queue_explainability"), bad.item("scheduling_policy")
+    assert explain.verdict is Verdict.FAIL and "QC-05" in explain.reason, explain.reason
+    assert policy.verdict is Verdict.FAIL and "GNG-01" in policy.reason, policy.reason
+    assert bad.decision is Decision.POSTPONE, (bad.decision, bad.decision_reasons)
+
+
+def failing_checks(report) -> dict[str, str]:
+    """check id -> its item, for every failing check of the report."""
+    from gpupoc.validation.models import Verdict
+
+    return {c.check_id: i.id for i in report.items for c in i.checks if c.verdict is Verdict.FAIL}
+
+
+def test_each_faulty_run_fails_a_check_in_the_report_that_the_correct_run_passes(runs, tmp_path):
+    correct: dict[tuple[str, str], object] = {}
+    for (mode, faults), by_run in runs.items():
+        for (adapter, tc), run in by_run.items() if faults else ():
+            if (mode, tc) not in correct:
+                correct[(mode, tc)] = report_with_run(tmp_path / f"{mode}-ok-{tc}", runs[(mode, "")][(adapter, tc)])
+            ok = correct[(mode, tc)]
+            bad = report_with_run(tmp_path / f"{mode}-{faults}-{tc}".replace(",", "+"), run)
+            was = failing_checks(ok)
+            flipped = {c: item for c, item in failing_checks(bad).items() if c not in was}
+            assert flipped, f"{adapter} {tc} [{faults}]: no check fails that passes on the correct cluster"
+            print(f"\n{adapter} {tc} [{faults}]: now failing {flipped}; decision "
+                  f"{ok.decision.value} -> {bad.decision.value}")

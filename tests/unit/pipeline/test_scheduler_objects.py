@@ -1,0 +1,107 @@
+"""The scheduler's own objects joined to each pod: Kueue Workloads and positions, Volcano and KAI PodGroups."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpupoc.pipeline import scheduler_objects as S
+from gpupoc.pipeline.congestion import Observation
+from gpupoc.pipeline.k8s import Response
+from gpupoc.podspec import labels as L
+
+from .fake_api import PLAN, T0
+
+QUOTA = ("couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor "
+         "training, 4 more needed")
+GANG = "1/4 tasks in gang unschedulable: pod group is not ready, 4 Pending, 4 minAvailable"
+QUEUE = "queue resource quota insufficient: insufficient nvidia.com/gpu"
+
+
+class Paths:
+    """GET path -> list items (everything else 404)."""
+
+    def __init__(self, items: dict[str, list[dict]]):
+        self.items = items
+
+    def call(self, method, path, **_):
+        if method == "GET" and path in self.items:
+            return Response(200, {"items": self.items[path]})
+        return Response(404, {"message": "not found"})
+
+
+def plan_with(adapter: str):
+    return PLAN.model_copy(update={"platform": PLAN.platform.model_copy(update={"adapter": adapter})})
+
+
+def pod(name, ns="team-nlp", annotations=None, labels=None):
+    return {"metadata": {"name": name, "namespace": ns, "annotations": annotations or {}, "labels": labels or {}}}
+
+
+def obs(name, ns="team-nlp", **kw):
+    return Observation(taken_at=T0, pod=name, namespace=ns, **kw)
+
+
+def test_kueue_pods_get_their_workloads_quota_message_and_their_position():
+    wl = {"metadata": {"name": "g", "namespace": "team-nlp", "ownerReferences": [{"kind": "Pod", "name": "p1"},
+                                                                               {"kind": "Pod", "name": "p2"}]},
+          "status": {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": QUOTA}]}}
+    vis = {"metadata": {"name": "g", "ownerReferences": [{"kind": "Pod", "name": "p1"}, {"kind": "Pod", "name": "p2"}]},
+           "positionInClusterQueue": 3}
+    api = Paths({f"{S.KUEUE_API}/namespaces/team-nlp/workloads": [wl],
+                 f"{S.KUEUE_VISIBILITY}/namespaces/team-nlp/localqueues/training/pendingworkloads": [vis]})
+    gated = obs("p1", reason="SchedulingGated", message="Scheduling is blocked due to non-empty scheduling gates")
+    [o] = S.explain(api, plan_with("kueue"), ["team-nlp"], [pod("p1")], [], [gated])
+    assert (o.scheduler_reason, o.scheduler_message, o.position) == ("Pending", QUOTA, 3)
+    assert o.scheduler_source == "Workload team-nlp/g condition QuotaReserved"
+    assert o.explanation == ("Pending", QUOTA)
+
+
+def test_volcano_pods_get_the_enqueue_event_while_pending_and_the_gang_condition_once_enqueued():
+    def pg(phase):
+        return {"metadata": {"name": "g", "namespace": "team-nlp"}, "status": {"phase": phase, "conditions": [
+            {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": GANG}]}}
+    event = {"metadata": {"namespace": "team-nlp"}, "involvedObject": {"kind": "PodGroup", "name": "g",
+                                                                        "namespace": "team-nlp"},
+             "reason": "Unschedulable", "message": QUEUE, "lastTimestamp": "2026-11-30T09:00:05Z"}
+    member = pod("p1", annotations={"scheduling.k8s.io/group-name": "g"}, labels={L.GANG: "g"})
+    path = f"{S.VOLCANO_PODGROUPS}/namespaces/team-nlp/podgroups"
+    [o] = S.explain(Paths({path: [pg("Pending")]}), plan_with("volcano"), ["team-nlp"], [member], [event], [obs("p1")])
+    assert (o.scheduler_message, o.gang) == (QUEUE, "g")
+    [o] = S.explain(Paths({path: [pg("Inqueue")]}), plan_with("volcano"), ["team-nlp"], [member], [event], [obs("p1")])
+    assert o.scheduler_message == GANG and o.scheduler_source == "PodGroup team-nlp/g (Inqueue) condition Unschedulable"
+
+
+def test_kai_pods_get_the_reason_of_their_podgroups_scheduling_condition():
+    over = ("Non-preemptible workload is over quota. Workload requested 4 GPUs, but team-nlp quota is 8 GPUs, while 8 "
+            "GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over quota.")
+    pg = {"metadata": {"name": "pg-1", "namespace": "team-nlp"}, "status": {"schedulingConditions": [
+        {"type": "UnschedulableOnNodePool", "reason": "Unschedulable", "message": f"NonPreemptibleOverQuota: {over}",
+         "reasons": [{"reason": "NonPreemptibleOverQuota", "message": over}]}]}}
+    api = Paths({f"{S.KAI_PODGROUPS}/namespaces/team-nlp/podgroups": [pg]})
+    [o] = S.explain(api, plan_with("kai"), ["team-nlp"], [pod("p1", annotations={"pod-group-name": "pg-1"})], [],
+                    [obs("p1")])
+    assert (o.scheduler_reason, o.scheduler_message) == ("NonPreemptibleOverQuota", over)
+
+
+def test_empty_podgroup_messages_leave_the_pod_unexplained():
+    pg = {"metadata": {"name": "g", "namespace": "team-nlp"}, "status": {"phase": "Inqueue", "conditions": [
+        {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": ""}]}}
+    api = Paths({f"{S.VOLCANO_PODGROUPS}/namespaces/team-nlp/podgroups": [pg]})
+    opaque = obs("p1", reason="Unschedulable", message="0/5 nodes are available.")
+    [o] = S.explain(api, plan_with("volcano"), ["team-nlp"], [pod("p1", annotations={"scheduling.k8s.io/group-name": "g"})],
+                    [], [opaque])
+    assert o.scheduler_message is None and o.explanation == ("Unschedulable", "0/5 nodes are available.")
+
+
+def test_kube_scheduler_plans_read_no_scheduler_objects_but_keep_the_gang():
+    api = Paths({})
+    [o] = S.explain(api, PLAN, ["team-nlp"], [pod("p1", labels={L.GANG: "g-1"})], [], [obs("p1")])
+    assert o == replace(obs("p1"), gang="g-1")
+
+
+def test_podgroup_events_that_name_a_pod_are_statements_about_it():
+    e = {"metadata": {"namespace": "team-nlp"}, "involvedObject": {"kind": "PodGroup", "name": "pg-a"},
+         "reason": "Evict", "message": "Pod team-nlp/p-1 was preempted by workload team-vision/pg-b.",
+         "lastTimestamp": "2026-11-30T09:00:05Z"}
+    said = S.podgroup_statements([e])
+    assert [s.reason for s in said[("team-nlp", "p-1")]] == ["Evict"]

@@ -1,0 +1,80 @@
+"""The run's PodGroups: created once per gang for Volcano and KAI (a 409 of an earlier try is fine), none for
+Kueue, and a refusal named with the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from gpupoc.exceptions import GpupocError
+from gpupoc.pipeline.common import repo_root
+from gpupoc.pipeline.k8s import Response
+from gpupoc.plan import class_items, load_plan
+from gpupoc.steps.gangs import create_pod_groups, delete_pod_groups
+
+TC = "queue_congestion"
+
+
+class Recorder:
+    def __init__(self, status: int = 201):
+        self.status, self.calls = status, []
+
+    def call(self, method, path, *, body=None, **_):
+        self.calls.append((method, path, body))
+        return Response(self.status, {"message": "denied"} if self.status >= 400 else (body or {}))
+
+
+@dataclass
+class Ctx:
+    plan: object
+    api: Recorder
+    run_id: str = "scheduled__2026-12-01"
+    test_class: str = TC
+    purposes: list = field(default_factory=list)
+
+    def wave_items(self):
+        return class_items(self.plan, TC)
+
+    def admin(self, purpose=""):
+        self.purposes.append(purpose)
+        return self.api
+
+
+def plan(adapter):
+    return load_plan(repo_root() / "plans" / f"{adapter}.yaml")
+
+
+@pytest.mark.parametrize("adapter, api", [("volcano", "scheduling.volcano.sh/v1beta1"),
+                                          ("kai", "scheduling.run.ai/v2alpha2")])
+def test_one_podgroup_per_gang_is_created_in_its_tenants_namespace(adapter, api):
+    ctx = Ctx(plan(adapter), Recorder())
+    out = create_pod_groups(ctx)
+    posts = [(path, body) for method, path, body in ctx.api.calls if method == "POST"]
+    gangs = {i.gang for i in class_items(ctx.plan, TC) if i.gang}
+    assert out["gangs"] == len(gangs) >= 2 and len(posts) == len(gangs)
+    assert {p for p, _ in posts} == {f"/apis/{api}/namespaces/team-nlp/podgroups",
+                                     f"/apis/{api}/namespaces/team-vision/podgroups"}
+    assert all(b["metadata"]["labels"]["gpupoc.io/run-id"] == "scheduled__2026-12-01" for _, b in posts)
+
+
+def test_a_podgroup_made_by_an_earlier_try_counts_as_created():
+    out = create_pod_groups(Ctx(plan("volcano"), Recorder(409)))
+    assert len(out["pod_groups"]) == out["gangs"] >= 2
+
+
+def test_kueue_groups_pods_by_label_and_needs_no_object():
+    ctx = Ctx(plan("kueue"), Recorder())
+    assert create_pod_groups(ctx)["pod_groups"] == [] and ctx.api.calls == []
+    assert delete_pod_groups(ctx) == [] and ctx.api.calls == []
+
+
+def test_a_refused_podgroup_fails_naming_the_adapter_and_the_fix():
+    with pytest.raises(GpupocError, match="could not be created.*HTTP 403.*serves the volcano API"):
+        create_pod_groups(Ctx(plan("volcano"), Recorder(403)))
+
+
+def test_the_runs_podgroups_are_deleted_and_a_missing_one_is_gone_already():
+    ctx = Ctx(plan("kai"), Recorder(404))
+    assert delete_pod_groups(ctx) == []
+    assert [m for m, _, _ in ctx.api.calls] == ["DELETE", "DELETE"]
