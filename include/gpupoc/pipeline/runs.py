@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from gpupoc.common.priority import priority_within_queue
 from gpupoc.common.timefmt import parse_time
 from gpupoc.pipeline.attempts import Attempt
 from gpupoc.pipeline.congestion import WorkloadTimeline
 from gpupoc.pipeline.k8s import pod_gpus
+from gpupoc.pipeline.wave import adapter_name
 from gpupoc.pipeline.workload_outcome import event_statements
 
 OUTCOME_COLUMNS = ("outcome", "outcome_reason", "outcome_message", "outcome_by", "outcome_at", "outcome_source",
@@ -76,6 +78,8 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
     items = {i.name: i for i in class_items(plan, test_class)}
     released = {(r.get("namespace"), r.get("pod")): parse_time(r.get("released_at")) for r in release_rows}
     priority_of: dict[str, int] = {}
+    tenant_of: dict[str, str] = {}
+    within_queue = priority_within_queue(adapter_name(plan))
     timelines, rows = [], []
     for a in attempts:
         item = items.get(a.item)
@@ -92,6 +96,7 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
         gpus = (pod_gpus(a.pod) if a.pod else 0) or wl.gpus
         name = a.pod_name or f"{a.item} (never created)"
         priority_of[f"{a.namespace}/{name}"] = priority
+        tenant_of[f"{a.namespace}/{name}"] = tenant.name
         t = None
         if a.pod is not None:
             t = WorkloadTimeline(
@@ -118,6 +123,8 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "gang_min_available": item.min_available if item.gang else None})
     for r in rows:
         if r["outcome"] == "preempted" and r["outcome_by"] in priority_of:
+            if within_queue and tenant_of[r["outcome_by"]] != r["tenant"]:
+                continue  # another queue's reclaim or fair share: queue policy, not priority (left unknown)
             r["preempted_by_higher"] = priority_of[r["outcome_by"]] > r["priority"]
     return timelines, rows
 

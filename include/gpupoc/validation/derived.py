@@ -11,6 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from gpupoc.common.priority import priority_within_queue
 from gpupoc.evidence.reader import RunEvidence
 
 
@@ -25,7 +26,9 @@ def _secs(ts: pd.Series) -> np.ndarray:
 
 def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFrame:
     """Per workload: how many lower-priority workloads of the same pool, asking at least as many GPUs, were
-    scheduled while it was already waiting (``overtaken_by_lower``; 0 when the policy honours priority)."""
+    scheduled while it was already waiting (``overtaken_by_lower``; 0 when the policy honours priority).
+    Under a queue scheduler (Kueue, Volcano, KAI) only workloads of the same tenant's queue are compared:
+    between queues, quota and fair share decide first (:mod:`gpupoc.common.priority`)."""
     runs = ev.load("workload_runs")
     cols = ["pod", "priority_class", "priority", "gpus", "pool", "wait_seconds", "overtaken_by_lower"]
     if runs.empty:
@@ -39,7 +42,10 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     ready_i = np.nan_to_num(_secs(ready), nan=np.inf)
     prio = pd.to_numeric(runs["priority"], errors="coerce").fillna(0).to_numpy()
     gpus = pd.to_numeric(runs["gpus"], errors="coerce").fillna(0).to_numpy()
-    pool = runs["pool"].astype(str).to_numpy()
+    pool = runs["pool"].astype(str)
+    if priority_within_queue(_adapter(ev)) and "tenant" in runs:
+        pool = pool + "/" + runs["tenant"].astype(str)
+    pool = pool.to_numpy()
     tol = tolerance_seconds
     over = np.zeros(len(runs), dtype=int)
     for p in np.unique(pool):
@@ -51,6 +57,15 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     out = runs.reindex(columns=cols[:-1]).copy()
     out["overtaken_by_lower"] = over
     return out
+
+
+def _adapter(ev: RunEvidence) -> str:
+    """The plan's scheduler adapter as the run recorded it in ``platform_info`` ("" when not recorded)."""
+    info = ev.load("platform_info")
+    if info.empty or "key" not in info:
+        return ""
+    hit = info.loc[info["key"] == "adapter", "value"]
+    return str(hit.iloc[0]) if len(hit) else ""
 
 
 def tenant_share(ev: RunEvidence) -> pd.DataFrame:

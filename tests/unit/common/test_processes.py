@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 from gpupoc.common.processes import cmdline, pid_alive
 
@@ -11,6 +12,11 @@ from gpupoc.common.processes import cmdline, pid_alive
 def test_pid_alive_checks_the_command_line():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "gpupoc-test-mark"])
     try:
+        # between fork and exec the child still shows its parent's command line: wait for the exec
+        for _ in range(500):
+            if "gpupoc-test-mark" in (cmdline(child.pid) or ""):
+                break
+            time.sleep(0.01)
         assert pid_alive(child.pid, "gpupoc-test-mark")
         assert not pid_alive(child.pid, "prometheus")  # a reused pid is not our Prometheus
     finally:

@@ -108,3 +108,26 @@ def test_a_replayed_items_row_carries_the_jobs_gpus_pool_and_task_type_not_its_t
     [bare] = runs.attempt_runs(plan, "utilization", [Attempt(item.name, 1, ns, None, None, False, "pipeline",
                                                              OutcomeRecord(O.LOST))], [])[1]
     assert bare["gpus"] == item.replay.gpus and bare["pool"] == "inference"
+
+
+def test_under_a_queue_scheduler_a_preemption_by_another_tenants_queue_is_not_judged_by_priority():
+    plan = PLAN.model_copy(update={"platform": PLAN.platform.model_copy(
+        update={"adapter": type(PLAN.platform.adapter)("kueue")})})
+    items = wave.prepare_wave(plan, "queue_congestion")
+    low = next(i for i in items if "sweep" in i["workload_key"])
+    other = next(i for i in items if i["namespace"] != low["namespace"])
+    ns_low, ns_other = low["namespace"], other["namespace"]
+    victim = scheduled("low-1", ns_low, low["workload_key"], 2, 10000)
+    reclaimer = scheduled("other-1", ns_other, other["workload_key"], 9, 100, "Succeeded")
+    attempts = [
+        Attempt(low["workload_key"], 1, ns_low, "low-1", victim, False, "pipeline",
+                OutcomeRecord(O.PREEMPTED, T0 + timedelta(seconds=8), f"{ns_other}/other-1", "Preempted",
+                              "InCohortReclamation", "condition"), final=True),
+        Attempt(other["workload_key"], 1, ns_other, "other-1", reclaimer, True, "pipeline",
+                OutcomeRecord(O.SUCCEEDED), final=True),
+    ]
+    _, rows = runs.attempt_runs(plan, "queue_congestion", attempts, [])
+    assert {r["pod"]: r for r in rows}["low-1"]["preempted_by_higher"] is None, \
+        "a reclaim by another queue is queue policy (judged by the reclaim checks), not a priority inversion"
+    _, kube_rows = runs.attempt_runs(PLAN, "queue_congestion", attempts, [])
+    assert {r["pod"]: r for r in kube_rows}["low-1"]["preempted_by_higher"] is False

@@ -53,3 +53,26 @@ def test_tenant_share_is_counted_within_each_pool_two_or_more_tenants_competed_f
     assert list(zip(share["pool"], share["tenant"], share["share"])) == [
         ("training", "team-a", 0.5), ("training", "team-b", 0.5)], "team-c alone in its pool competed with nobody"
     assert share["gpu_seconds"].tolist() == [80.0, 80.0]
+
+
+def _fifo_across_tenants(tmp_path, adapter: str | None):
+    runs = syn.workload_runs(6)
+    runs["pool"] = "training"
+    runs["gpus"] = 1
+    runs["scheduled_at"] = [pd.Timestamp(syn.T0) + pd.Timedelta(seconds=20 + 10 * i) for i in range(6)]
+    runs["priority"] = [10, 10, 1000, 1000, 100, 1000]
+    tables = {"workload_runs": runs}
+    if adapter:
+        tables["platform_info"] = pd.DataFrame({"key": ["adapter"], "value": [adapter], "source": ["plan"]})
+    return priority_order(RunEvidence.open(syn.write_run(tmp_path, "queue_congestion", "r1", tables)))
+
+
+def test_under_a_queue_scheduler_priority_is_compared_inside_each_tenants_queue_only(tmp_path):
+    tenants = syn.workload_runs(6)["tenant"].tolist()
+    kube = _fifo_across_tenants(tmp_path / "kube", "kube-scheduler").set_index("pod")
+    kueue = _fifo_across_tenants(tmp_path / "kueue", "kueue").set_index("pod")
+    assert kube.loc["wave-5", "overtaken_by_lower"] == 3, "kube-scheduler orders the whole pool by priority"
+    # wave-5 is overtaken only by the lower-priority workloads of its own tenant
+    same = sum(1 for i in (0, 1, 4) if tenants[i] == tenants[5])
+    assert kueue.loc["wave-5", "overtaken_by_lower"] == same < 3
+    assert (kueue["overtaken_by_lower"] <= kube["overtaken_by_lower"]).all()
