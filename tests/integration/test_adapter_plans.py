@@ -35,7 +35,7 @@ from gpupoc.sim.modes import SchedulerMode
 from .class_runner import run_class
 from .test_verdict_stability import item_verdicts
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("adapter-plans")]
 
 C, I = "queue_congestion", "tenant_isolation"
 # Virtual run times short enough for the suite; the reclaim probe's pods are deleted when it has its answer.

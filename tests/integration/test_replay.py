@@ -18,7 +18,7 @@ from gpupoc.pipeline.common import repo_root
 
 from .class_runner import run_class
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600), pytest.mark.xdist_group("replay")]
 
 COMPRESS = 96  # the demo plan's window at 96x instead of 24x: about 25 s of arrivals
 

@@ -25,7 +25,7 @@ from gpupoc.validation.suites import load_suites
 
 from .class_runner import run_class
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("verdict-stability")]
 
 # Twice the training pool (48 GPUs asked of 24) with every priority: high 8- and 4-GPU jobs, normal 2-GPU
 # jobs, low 1-GPU sweeps that wait for a second round; short virtual workloads.
