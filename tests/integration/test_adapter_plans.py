@@ -137,8 +137,9 @@ def test_each_adapter_plan_passes_its_new_checks_on_the_correct_cluster(runs, ad
     checks = {**congestion, **isolation}
     failing = {c: checks.get(c) for c in NEW_CHECKS if checks.get(c) != "pass"}
     assert not failing, f"{adapter}: {failing}; all: {checks}"
-    # a reclaim by another queue is queue policy, never judged as a priority inversion
-    assert checks.get("QC-13") != "fail", f"{adapter}: QC-13 {checks.get('QC-13')}"
+    # a correct platform fails no check at all: its preemptions, reclaims and queue order are its policy
+    wrong = {c: v for c, v in checks.items() if v == "fail"}
+    assert not wrong, f"{adapter} on its correct simulated cluster fails {wrong}"
     summary = runs[(adapter, "")][(adapter, C)].summary
     assert summary["gangs"]["gangs"] >= 2 and summary["needing_explanation"] >= 3, summary
     print(f"\n{adapter}: items {item_verdicts(checks)}; congestion {congestion}; isolation {isolation}")

@@ -27,13 +27,19 @@ def _secs(ts: pd.Series) -> np.ndarray:
 def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFrame:
     """Per workload: how many lower-priority workloads of the same pool, asking at least as many GPUs, were
     scheduled while it was already waiting (``overtaken_by_lower``; 0 when the policy honours priority).
-    Under a queue scheduler (Kueue, Volcano, KAI) only workloads of the same tenant's queue are compared:
-    between queues, quota and fair share decide first (:mod:`gpupoc.common.priority`)."""
+    Under a queue scheduler (Kueue, Volcano, KAI) only workloads of the same tenant's queue are compared
+    (between queues, quota and fair share decide first: :mod:`gpupoc.common.priority`), and only one that
+    reached the queue later counts: such a scheduler admits a pod when it is created, gated or not, so
+    arrival is the pod's creation, and a lower-priority workload that arrived first may hold quota first."""
     runs = ev.load("workload_runs")
     cols = ["pod", "priority_class", "priority", "gpus", "pool", "wait_seconds", "overtaken_by_lower"]
     if runs.empty:
         return pd.DataFrame(columns=cols)
-    ready = _ts(runs["released_at"]) if "released_at" in runs else _ts(runs["submitted_at"])
+    within_queue = priority_within_queue(_adapter(ev))
+    if within_queue and "submitted_at" in runs:
+        ready = _ts(runs["submitted_at"])
+    else:
+        ready = _ts(runs["released_at"]) if "released_at" in runs else _ts(runs["submitted_at"])
     if "submitted_at" in runs:
         ready = ready.fillna(_ts(runs["submitted_at"]))
     sched = _secs(_ts(runs["scheduled_at"]))
@@ -43,7 +49,7 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     prio = pd.to_numeric(runs["priority"], errors="coerce").fillna(0).to_numpy()
     gpus = pd.to_numeric(runs["gpus"], errors="coerce").fillna(0).to_numpy()
     pool = runs["pool"].astype(str)
-    if priority_within_queue(_adapter(ev)) and "tenant" in runs:
+    if within_queue and "tenant" in runs:
         pool = pool + "/" + runs["tenant"].astype(str)
     pool = pool.to_numpy()
     tol = tolerance_seconds
@@ -53,6 +59,8 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
         h, l_ = np.meshgrid(idx, idx, indexing="ij")  # rows: the waiting workload, cols: a candidate overtaker
         m = ((prio[l_] < prio[h]) & (gpus[l_] >= gpus[h]) & has_sched[l_]
              & (sched[l_] < sched_h[h] - tol) & (sched[l_] >= ready_i[h]))
+        if within_queue:
+            m &= ready_i[l_] > ready_i[h] + tol  # it reached the queue after the waiting one
         over[idx] = m.sum(axis=1)
     out = runs.reindex(columns=cols[:-1]).copy()
     out["overtaken_by_lower"] = over

@@ -76,3 +76,22 @@ def test_under_a_queue_scheduler_priority_is_compared_inside_each_tenants_queue_
     same = sum(1 for i in (0, 1, 4) if tenants[i] == tenants[5])
     assert kueue.loc["wave-5", "overtaken_by_lower"] == same < 3
     assert (kueue["overtaken_by_lower"] <= kube["overtaken_by_lower"]).all()
+
+
+def test_under_a_queue_scheduler_only_a_later_arrival_of_lower_priority_overtakes(tmp_path):
+    runs = syn.workload_runs(3)
+    runs["tenant"], runs["pool"], runs["gpus"] = "team-a", "training", 1
+    runs["priority"] = [10, 1000, 10]
+    t0 = pd.Timestamp(syn.T0)
+    # created: low-early at 0 s, high at 5 s, low-late at 10 s; one release at 20 s (the gate a queue scheduler
+    # does not wait for); bound: both low ones before the high one
+    runs["submitted_at"] = [t0, t0 + pd.Timedelta(seconds=5), t0 + pd.Timedelta(seconds=10)]
+    runs["released_at"] = t0 + pd.Timedelta(seconds=20)
+    runs["scheduled_at"] = [t0 + pd.Timedelta(seconds=s) for s in (21, 40, 22)]
+    info = pd.DataFrame({"key": ["adapter"], "value": ["kai"], "source": ["plan"]})
+    queue = priority_order(RunEvidence.open(syn.write_run(
+        tmp_path / "q", "queue_congestion", "r1", {"workload_runs": runs, "platform_info": info}))).set_index("pod")
+    kube = priority_order(RunEvidence.open(syn.write_run(
+        tmp_path / "k", "queue_congestion", "r1", {"workload_runs": runs}))).set_index("pod")
+    assert kube.loc["wave-1", "overtaken_by_lower"] == 2, "one release moment: both low ones overtook"
+    assert queue.loc["wave-1", "overtaken_by_lower"] == 1, "only the low one created after the high one"
