@@ -44,7 +44,9 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
         ready = ready.fillna(_ts(runs["submitted_at"]))
     sched = _secs(_ts(runs["scheduled_at"]))
     has_sched = ~np.isnan(sched)
-    sched_h = np.where(has_sched, sched, np.inf)  # never scheduled: everything scheduled meanwhile overtook it
+    # never scheduled: it waited until its attempt ended (preempted or deleted while queued), else to the end
+    ended = _secs(_ts(runs["outcome_at"])) if "outcome_at" in runs else np.full(len(runs), np.nan)
+    sched_h = np.where(has_sched, sched, np.where(np.isnan(ended), np.inf, ended))
     ready_i = np.nan_to_num(_secs(ready), nan=np.inf)
     prio = pd.to_numeric(runs["priority"], errors="coerce").fillna(0).to_numpy()
     gpus = pd.to_numeric(runs["gpus"], errors="coerce").fillna(0).to_numpy()

@@ -95,3 +95,17 @@ def test_under_a_queue_scheduler_only_a_later_arrival_of_lower_priority_overtake
         tmp_path / "k", "queue_congestion", "r1", {"workload_runs": runs}))).set_index("pod")
     assert kube.loc["wave-1", "overtaken_by_lower"] == 2, "one release moment: both low ones overtook"
     assert queue.loc["wave-1", "overtaken_by_lower"] == 1, "only the low one created after the high one"
+
+
+def test_an_attempt_that_ended_unscheduled_is_overtaken_only_while_it_waited(tmp_path):
+    runs = syn.workload_runs(3)
+    runs["tenant"], runs["pool"], runs["gpus"] = "team-a", "training", 1
+    runs["priority"] = [1000, 10, 10]
+    t0 = pd.Timestamp(syn.T0)
+    runs["submitted_at"] = runs["released_at"] = t0
+    # the high one is preempted while still queued at 30 s; one low one is placed before, one after that
+    runs["scheduled_at"] = [pd.NaT, t0 + pd.Timedelta(seconds=20), t0 + pd.Timedelta(seconds=60)]
+    runs["outcome"] = ["preempted", "succeeded", "succeeded"]
+    runs["outcome_at"] = [t0 + pd.Timedelta(seconds=30), pd.NaT, pd.NaT]
+    po = priority_order(_run(tmp_path, runs)).set_index("pod")
+    assert po.loc["wave-0", "overtaken_by_lower"] == 1, "only the one placed while it still waited"
