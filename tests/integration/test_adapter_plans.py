@@ -201,11 +201,7 @@ def test_the_faults_reach_the_report_and_the_decision_follows_their_tiers(runs, 
     from gpupoc.validation.models import Verdict
 
     good = report_with_run(tmp_path / "ok", runs[("volcano", "")][("volcano", C)])
-    # QC-10 may still report a finding on a correct queue scheduler (quota reserved at pod creation, before
-    # the release: README, scheduler modes); any other reason must leave the correct cluster at go live
-    others = [r for r in good.decision_reasons if "QC-10" not in r]
-    assert good.decision is Decision.GO_LIVE or (good.decision is Decision.LIMITED_GO_LIVE and not others), \
-        (good.decision, good.decision_reasons)
+    assert good.decision is Decision.GO_LIVE, (good.decision, good.decision_reasons)
     bad = report_with_run(tmp_path / "bad", runs[("volcano", "reasons-opaque,gang-partial")][("volcano", C)])
     explain, policy = bad.item("queue_explainability"), bad.item("scheduling_policy")
     assert explain.verdict is Verdict.FAIL and "QC-05" in explain.reason, explain.reason
