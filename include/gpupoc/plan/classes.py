@@ -190,7 +190,7 @@ class UtilizationThresholds(StrictModel):
 
 
 class Utilization(ClassSpec):
-    bucket_seconds: PositiveInt = Field(default=60, description="time bucket of the utilization table")
+    bucket_seconds: PositiveInt = Field(default=60, description="time bucket of the utilization table (shorter, down to the sampling step, when the run would fit in fewer than 4)")
     replay: ReplaySpec | None = Field(default=None, description="the wave from a job history (instead of wave)")
     sample_step_seconds: PositiveInt = 15
     thresholds: UtilizationThresholds = Field(default_factory=UtilizationThresholds)

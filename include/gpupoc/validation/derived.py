@@ -102,6 +102,19 @@ DERIVED: dict[str, Callable[[RunEvidence], pd.DataFrame]] = {
 }
 
 
+MIN_BUCKETS = 4
+
+
+def effective_bucket_seconds(window_seconds: float, planned_seconds: float, step_seconds: float) -> int:
+    """The plan's bucket, shortened when the run's window would fit in fewer than ``MIN_BUCKETS`` of them
+    (never below the sampling step): a view over time of one bucket would depend on where the clock's
+    bucket boundaries fell, not on what the platform did."""
+    fit = int(window_seconds // MIN_BUCKETS)
+    if fit >= planned_seconds:
+        return int(planned_seconds)
+    return int(max(step_seconds, fit, 1))
+
+
 def aggregate_utilization_samples(samples: pd.DataFrame, bucket: str = "1h") -> pd.DataFrame:
     """Raw per-GPU samples (ts, gpu_uuid, namespace, pod, task_type, pool, node, util, mem_mib, step_seconds)
     -> the ``utilization`` evidence table (one row per bucket, GPU and holder)."""

@@ -109,3 +109,25 @@ def test_an_attempt_that_ended_unscheduled_is_overtaken_only_while_it_waited(tmp
     runs["outcome_at"] = [t0 + pd.Timedelta(seconds=30), pd.NaT, pd.NaT]
     po = priority_order(_run(tmp_path, runs)).set_index("pod")
     assert po.loc["wave-0", "overtaken_by_lower"] == 1, "only the one placed while it still waited"
+
+
+def test_the_bucket_shrinks_so_a_short_run_still_has_a_view_over_time():
+    from gpupoc.validation.derived import MIN_BUCKETS, effective_bucket_seconds
+
+    assert effective_bucket_seconds(3600, 60, 15) == 60, "a long run keeps the plan's bucket"
+    assert effective_bucket_seconds(80, 60, 2) == 20 and 80 / 20 >= MIN_BUCKETS
+    assert effective_bucket_seconds(10, 60, 5) == 5, "never below the sampling step"
+
+
+def test_a_run_of_fifty_seconds_spans_several_buckets_wherever_the_minute_falls():
+    from gpupoc.validation.derived import MIN_BUCKETS, effective_bucket_seconds
+
+    planned_counts = []
+    for offset in range(0, 60, 5):  # the run starts at any second of the clock's minute
+        samples = syn.utilization_samples(gpus=1, days=50 / 86400, step_seconds=2)
+        samples["ts"] = pd.to_datetime(samples["ts"], utc=True).dt.floor("min") + pd.Timedelta(seconds=offset) + \
+            (pd.to_datetime(samples["ts"], utc=True) - pd.to_datetime(samples["ts"], utc=True).min())
+        planned_counts.append(aggregate_utilization_samples(samples, "60s")["bucket"].nunique())
+        seconds = effective_bucket_seconds(50, 60, 2)
+        assert aggregate_utilization_samples(samples, f"{seconds}s")["bucket"].nunique() >= MIN_BUCKETS - 1
+    assert min(planned_counts) == 1, "with the plan's minute a short run sometimes had a single bucket"

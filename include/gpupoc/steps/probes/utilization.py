@@ -11,6 +11,7 @@ def collect_utilization(ctx, timelines, runs) -> dict:
         from gpupoc.monitoring.sources import resolve_sources
         from gpupoc.validation.derived import (
             aggregate_utilization_samples,
+            effective_bucket_seconds,
             samples_from_collector,
         )
 
@@ -20,7 +21,8 @@ def collect_utilization(ctx, timelines, runs) -> dict:
         if not starts or not getattr(src, "prometheus", None):
             raise RuntimeError("no Prometheus configured (evidence_sources.prometheus_url or `gpupoc stack up`)"
                                if starts else "the wave left no timeline to sample")
-        result = collect_gpu_samples(src.prometheus, Window(min(starts), max(ends or starts)))
+        window = Window(min(starts), max(ends or starts))
+        result = collect_gpu_samples(src.prometheus, window)
         frame = getattr(result, "frame", None)
         if frame is None or frame.empty:
             raise RuntimeError(getattr(result, "reason", "") or "Prometheus returned no GPU samples for the window")
@@ -30,14 +32,14 @@ def collect_utilization(ctx, timelines, runs) -> dict:
             raise RuntimeError(f"Prometheus answered {len(frame)} GPU sample(s) but none of a GPU held by a pod "
                                "(no pod/exported_pod label on DCGM_FI_DEV_GPU_UTIL): is dcgm-exporter's pod "
                                "attribution (kubelet pod-resources) enabled?")
-        bucket = f"{int(ctx.spec.bucket_seconds)}s"
-        agg = aggregate_utilization_samples(samples, bucket=bucket)
+        seconds = effective_bucket_seconds((window.end - window.start).total_seconds(), ctx.spec.bucket_seconds, step)
+        agg = aggregate_utilization_samples(samples, bucket=f"{seconds}s")
         agg["tenant"] = agg["namespace"].map({t.namespace: t.name for t in ctx.plan.tenants})
         task_types = {r["pod"]: r["task_type"] for r in runs if r.get("pod")}
         agg["task_type"] = [tt if isinstance(tt, str) and tt else task_types.get(p)
                             for tt, p in zip(agg["task_type"], agg["pod"])]
         ctx.writer.write("utilization", agg.to_dict("records"), source="prometheus (dcgm-exporter)")
-        return {"utilization_rows": len(agg)}
+        return {"utilization_rows": len(agg), "bucket_seconds": seconds}
     except Exception as exc:  # noqa: BLE001 - a missing source is "not verified", with the reason
         ctx.writer.mark_not_verified("utilization", f"GPU samples not collected: {exc}", "prometheus")
         return {"utilization_rows": 0, "utilization_reason": str(exc)[:200]}
