@@ -77,8 +77,6 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
 
     items = {i.name: i for i in class_items(plan, test_class)}
     released = {(r.get("namespace"), r.get("pod")): parse_time(r.get("released_at")) for r in release_rows}
-    priority_of: dict[str, int] = {}
-    tenant_of: dict[str, str] = {}
     within_queue = priority_within_queue(adapter_name(plan))
     timelines, rows = [], []
     for a in attempts:
@@ -95,8 +93,6 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
         priority = int(plan.priority_value(item.priority_class) if priority is None else priority)
         gpus = (pod_gpus(a.pod) if a.pod else 0) or wl.gpus
         name = a.pod_name or f"{a.item} (never created)"
-        priority_of[f"{a.namespace}/{name}"] = priority
-        tenant_of[f"{a.namespace}/{name}"] = tenant.name
         t = None
         if a.pod is not None:
             t = WorkloadTimeline(
@@ -121,11 +117,13 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "final_attempt": a.final, "submitted_by": a.submitted_by, "requeued_by_platform": a.requeued_by_platform,
             "preempted_by_higher": None, "gang": item.gang,
             "gang_min_available": item.min_available if item.gang else None})
+    by_key = {f"{r['namespace']}/{r['pod']}": r for r in rows}
     for r in rows:
-        if r["outcome"] == "preempted" and r["outcome_by"] in priority_of:
-            if within_queue and tenant_of[r["outcome_by"]] != r["tenant"]:
+        preemptor = by_key.get(r["outcome_by"]) if r["outcome"] == "preempted" else None
+        if preemptor is not None:
+            if within_queue and preemptor["tenant"] != r["tenant"]:
                 continue  # another queue's reclaim or fair share: queue policy, not priority (left unknown)
-            r["preempted_by_higher"] = priority_of[r["outcome_by"]] > r["priority"]
+            r["preempted_by_higher"] = preemptor["priority"] > r["priority"]
     return timelines, rows
 
 

@@ -36,10 +36,8 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     if runs.empty:
         return pd.DataFrame(columns=cols)
     within_queue = priority_within_queue(_adapter(ev))
-    if within_queue and "submitted_at" in runs:
-        ready = _ts(runs["submitted_at"])
-    else:
-        ready = _ts(runs["released_at"]) if "released_at" in runs else _ts(runs["submitted_at"])
+    arrival = "submitted_at" if within_queue else "released_at"
+    ready = _ts(runs[arrival]) if arrival in runs else _ts(runs["submitted_at"])
     if "submitted_at" in runs:
         ready = ready.fillna(_ts(runs["submitted_at"]))
     sched = _secs(_ts(runs["scheduled_at"]))
