@@ -33,6 +33,17 @@ class SourceUnavailable(GpupocError):
         super().__init__(msg)
 
 
+class ComponentExited(GpupocError):
+    """Airflow components exited while the deployment was starting; ``names`` lists them."""
+
+    def __init__(self, names: list[str], log_tails: dict[str, str] | None = None):
+        self.names = list(names)
+        self.log_tails = dict(log_tails or {})
+        tails = "".join(f"\n--- last lines of logs/{n}.out ---\n{t}" for n, t in self.log_tails.items() if t)
+        super().__init__(f"Airflow component(s) exited during start-up: {', '.join(self.names)}; "
+                         f"see $AIRFLOW_HOME/logs/<component>.out{tails}")
+
+
 class ApiError(GpupocError):
     """A Kubernetes-style API answer that is not a success; keeps status and body."""
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from gpupoc.airflow_runtime.settings import ADMIN_USER, STATE_FILE, admin_password
-from gpupoc.exceptions import ApiError, GpupocError, SourceUnavailable
+from gpupoc.exceptions import ApiError, ComponentExited, GpupocError, SourceUnavailable
 
 TERMINAL_RUN_STATES = {"success", "failed"}
 
@@ -225,5 +225,4 @@ def _check_pids(pids: dict[str, int] | None) -> None:
 
     dead = [n for n, p in pids.items() if not component_alive(p)]
     if dead:
-        raise GpupocError(f"Airflow component(s) exited during start-up: {', '.join(dead)}; "
-                          "see $AIRFLOW_HOME/logs/<component>.out")
+        raise ComponentExited(dead)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gpupoc.airflow_runtime.settings import POOLS, Executor, RuntimeSettings, process_env, write_config
 from gpupoc.airflow_runtime.topology import Component, component_alive, components as topology, health_roles, stop_rank
-from gpupoc.exceptions import GpupocError, SourceUnavailable
+from gpupoc.exceptions import ComponentExited, GpupocError, SourceUnavailable
 
 # The LocalExecutor topology (docker-compose.yaml without profiles): component -> ``airflow`` arguments.
 COMPONENTS = {c.name: list(c.args) for c in topology(RuntimeSettings()).values()}
@@ -38,6 +38,7 @@ class RuntimeState:
     migrate_seconds: float = 0.0
     ready_seconds: float = 0.0
     healthy_seconds: float = 0.0
+    restarted: list[str] = field(default_factory=list)  # components started again after exiting at start-up
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
@@ -91,7 +92,7 @@ def up(s: RuntimeSettings, components: list[str] | None = None, wait_healthy: bo
         from gpupoc.airflow_runtime.client import AirflowClient
 
         client = AirflowClient.for_home(s.home, url=s.url)
-        client.wait_ready(timeout=timeout, pids=state.pids)
+        _wait_ready_restarting_once(s, client, state, available, env, timeout)
         state.ready_seconds = time.monotonic() - t0
         for pool, (slots, description) in POOLS.items():
             client.ensure_pool(pool, slots, description, include_deferred=True)
@@ -108,6 +109,33 @@ def up(s: RuntimeSettings, components: list[str] | None = None, wait_healthy: bo
         down(s.home)
         raise
     return state
+
+
+def _wait_ready_restarting_once(s: RuntimeSettings, client, state: RuntimeState, available: dict[str, Component],
+                                env: dict[str, str], timeout: float) -> None:
+    """Until the API answers. A component that exits while the others start (on SQLite, a write that
+    waited out the lock of a busy start-up) is started once more; a second exit fails with its log's tail."""
+    for attempt in (1, 2):
+        try:
+            client.wait_ready(timeout=timeout, pids=state.pids)
+            return
+        except ComponentExited as exc:
+            tails = {n: _log_tail(s, n) for n in exc.names}
+            if attempt == 2:
+                raise ComponentExited(exc.names, tails) from None
+            print(f"gpupoc airflow: {', '.join(exc.names)} exited during start-up; starting again once "
+                  f"(first exit: {' | '.join(t.splitlines()[-1] for t in tails.values() if t)})", file=sys.stderr)
+            for name in exc.names:
+                state.pids[name] = _start(s, available[name], env)
+                state.restarted.append(name)
+            state.save(s.state_path)
+
+
+def _log_tail(s: RuntimeSettings, name: str, lines: int = 25) -> str:
+    try:
+        return "\n".join(_log_path(s, name).read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
 
 
 def _log_path(s: RuntimeSettings, name: str) -> Path:

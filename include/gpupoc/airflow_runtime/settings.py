@@ -25,6 +25,9 @@ PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 STATE_FILE = "gpupoc-runtime.json"
 PRELOAD_DIR = Path(__file__).resolve().parent / "preload"  # holds the scheduler's sitecustomize.py
 # Pools the pipeline's DAGs use: name -> (slots, description). See gpupoc.dag_factory.cluster_pool().
+# SQLite's busy timeout for every Airflow process (Python's default is 5 s): four components starting at
+# once on a loaded host write the same file, and a write that waits out 5 s kills the dag-processor.
+SQLITE_CONNECT_ARGS = {"timeout": 60}
 POOLS = {"gpupoc_cluster": (1, "one test class at a time holds the cluster's GPUs (gate release to wave end)")}
 
 
@@ -149,7 +152,9 @@ def config_sections(s: RuntimeSettings, existing: configparser.ConfigParser | No
             "fernet_key": _secret(old, "core", "fernet_key", _fernet_key),
             "dagbag_import_timeout": "60",
         },
-        "database": {"sql_alchemy_conn": s.database_url or f"sqlite:///{home / 'airflow.db'}"},
+        "database": {"sql_alchemy_conn": s.database_url or f"sqlite:///{home / 'airflow.db'}",
+                     **({"sql_alchemy_connect_args": f"{__name__}.SQLITE_CONNECT_ARGS",
+                         "sql_alchemy_connect_args_async": f"{__name__}.SQLITE_CONNECT_ARGS"} if s.on_sqlite else {})},
         "api": {
             "host": "127.0.0.1",
             "port": str(s.port),

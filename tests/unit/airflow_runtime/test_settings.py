@@ -113,3 +113,15 @@ def test_only_the_processes_that_fork_tasks_preload_the_task_modules(tmp_path):
     assert env["PYTHONPATH"].split(":") == [str(PRELOAD_DIR), "/elsewhere"]
     assert "PYTHONPATH" not in process_env(RuntimeSettings(home=tmp_path, preload=False)) or \
         str(PRELOAD_DIR) not in process_env(RuntimeSettings(home=tmp_path, preload=False))["PYTHONPATH"]
+
+
+def test_sqlite_waits_a_minute_for_its_lock_and_postgres_keeps_its_driver_defaults(tmp_path):
+    import importlib
+
+    sqlite_cfg = read(write_config(RuntimeSettings(home=tmp_path / "a")))["database"]
+    target = sqlite_cfg["sql_alchemy_connect_args"]
+    module, _, name = target.rpartition(".")
+    assert getattr(importlib.import_module(module), name)["timeout"] >= 30
+    assert sqlite_cfg["sql_alchemy_connect_args_async"] == target
+    pg = RuntimeSettings(home=tmp_path / "b", database_url="postgresql+psycopg2://u:p@127.0.0.1:5432/af")
+    assert "sql_alchemy_connect_args" not in read(write_config(pg))["database"]

@@ -1,0 +1,35 @@
+"""A component that exits while the deployment starts is started once more; a second exit names it and shows
+its log (real child processes: ``airflow version`` exits at once, as a crashed component would)."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pytest
+
+from gpupoc.airflow_runtime.client import AirflowClient
+from gpupoc.airflow_runtime.processes import RuntimeState, _start, _wait_ready_restarting_once
+from gpupoc.airflow_runtime.settings import RuntimeSettings, free_port, process_env
+from gpupoc.airflow_runtime.topology import Component, Role
+from gpupoc.exceptions import ComponentExited
+
+
+@pytest.mark.timeout(120)
+def test_a_component_exiting_twice_at_start_up_fails_with_its_log_after_one_restart(tmp_path):
+    s = RuntimeSettings(home=tmp_path / "af", port=free_port())
+    (s.home / "logs").mkdir(parents=True)
+    env = process_env(s)
+    quitter = Component(name="dag-processor", role=Role.DAG_PROCESSOR, args=("version",))
+    state = RuntimeState(home=str(s.home), url=s.url, pids={"dag-processor": _start(s, quitter, env)})
+    first_pid = state.pids["dag-processor"]
+    client = AirflowClient(s.url, "admin", "unused", timeout=1.0)
+
+    with pytest.raises(ComponentExited) as err:
+        _wait_ready_restarting_once(s, client, state, {"dag-processor": quitter}, env, timeout=60)
+
+    assert err.value.names == ["dag-processor"]
+    assert state.restarted == ["dag-processor"] and state.pids["dag-processor"] != first_pid
+    tail = err.value.log_tails["dag-processor"].splitlines()
+    assert tail.count(version("apache-airflow")) == 2, f"both runs' output is in the log tail: {tail!r}"
+    assert "logs/dag-processor.out" in str(err.value)
+    assert RuntimeState.load(s.state_path).restarted == ["dag-processor"], "the restart is recorded"
