@@ -96,3 +96,15 @@ def test_the_comparison_has_the_historys_and_the_platforms_wait_per_job_and_the_
     assert cap.loc["platform", "jobs"] == waits["platform_wait_seconds"].notna().sum()
     manifest = json.loads((replayed.run_dir / "manifest.json").read_text())
     assert manifest["tables"]["replay_waits"]["verified"] and manifest["tables"]["replay_capacity"]["verified"]
+
+
+def test_the_historys_two_node_job_runs_as_one_gang_and_is_judged_as_one(replayed):
+    gangs = pd.read_parquet(replayed.run_dir / "tables" / "gang_placements.parquet")
+    assert len(gangs) == 1, gangs.to_dict("records")
+    gang = gangs.iloc[0]
+    assert (gang["replicas"], gang["min_available"], gang["gpus_per_pod"]) == (2, 2, 8), gang.to_dict()
+    assert replayed.summary["gangs"]["gangs"] == 1
+    runs = pd.read_parquet(replayed.run_dir / "tables" / "workload_runs.parquet")
+    assert runs["gang"].nunique() == 1 and runs.loc[runs["gang"].notna(), "item"].nunique() == 2
+    assert {c: replayed.verdicts.get(c) for c in ("GNG-01", "GNG-02", "GNG-03")} == dict.fromkeys(
+        ("GNG-01", "GNG-02", "GNG-03"), "pass"), replayed.summary["gangs"]

@@ -87,8 +87,14 @@ class RuntimeSettings:
                                  "e.g. redis://127.0.0.1:6379/0")
 
     @property
+    def metadata_url(self) -> str:
+        """The metadata database the processes use: an ``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN`` in ``extra_env``
+        (as docker-compose sets it) wins over ``database_url``; empty means SQLite under ``home``."""
+        return self.extra_env.get("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN") or self.database_url
+
+    @property
     def on_sqlite(self) -> bool:
-        return not self.database_url or self.database_url.startswith("sqlite")
+        return not self.metadata_url or self.metadata_url.startswith("sqlite")
 
     @property
     def celery_result_backend(self) -> str:

@@ -2,8 +2,9 @@
 
 A replayed item (``WaveItem.replay``) is one pod of one job of a history: the template workload of the
 catalogue with the job's own GPUs, pool, run time (``WORKLOAD_DURATION_SECONDS``), exit code
-(``WORKLOAD_EXIT_CODE``), active deadline and task type. ``item_workload`` applies them, so the pod builder
-(``gpupoc.podspec.build_pod``) needs no change to build it.
+(``WORKLOAD_EXIT_CODE``), active deadline, task type and, for a job of several nodes, its gang size (all its
+pods). ``item_workload`` applies them, so the pod builder (``gpupoc.podspec.build_pod``) needs no change to
+build it.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def item_workload(plan, item):
         "expected_exit_code": o.expected_exit_code, "expected_reason": EXPECTED_REASON.get(o.outcome),
         "active_deadline_seconds": o.active_deadline_seconds, "task_type": o.task_type,
         "env": {**workload.env, REPLAY_JOB_ENV: o.job_id},
+        "replicas": o.replicas, "min_available": None,  # a job of several nodes is a gang of all its pods
     })
 
 

@@ -47,15 +47,8 @@ def class_items(plan, tc: TestClass | str) -> list[WaveItem]:
     """Every pod of the class in submission order; names are unique within the class and stable across runs."""
     tc = TestClass(tc)
     spec = plan.test_class(tc)
-    if getattr(spec, "replay", None) is not None:  # one item per pod of each replayed job, in arrival order
-        # A replayed job of several nodes is not a gang here: its pods keep the defaults (no gang, one replica)
-        # and are released and judged alone, as the history's scheduler placed them.
-        from gpupoc.plan.replay import replay_pods
-
-        template = spec.replay.template
-        return [WaveItem(test_class=tc.value, index=i, name=item_name(tc, template, i), workload=template,
-                         tenant=p.tenant, priority_class=p.priority_class, replay=p.override)
-                for i, p in enumerate(replay_pods(plan, tc))]
+    if getattr(spec, "replay", None) is not None:
+        return _replay_items(plan, tc, spec.replay.template)
     raw: list[tuple[WaveEntry, str, str | None]] = []
     for entry in spec.wave:
         raw += [(entry, "wave", None)] * entry.count
@@ -90,6 +83,24 @@ def class_items(plan, tc: TestClass | str) -> list[WaveItem]:
                 replicas=workload.replicas,
                 min_available=workload.gang_size,
             ))
+    return items
+
+
+def _replay_items(plan, tc: TestClass, template: str) -> list[WaveItem]:
+    """One item per pod of each replayed job, in arrival order. A job of several nodes is a gang, as a
+    workload of several replicas is: all its pods must run together (a distributed job starts when every rank
+    runs), submitted through the adapter's grouping and judged by the gang checks."""
+    from gpupoc.plan.replay import replay_pods
+
+    items: list[WaveItem] = []
+    first_of_job: dict[int, int] = {}
+    for i, p in enumerate(replay_pods(plan, tc)):
+        job = p.override
+        first = first_of_job.setdefault(job.job_index, i)
+        gang = gang_key(tc, template, first) if job.replicas > 1 else None
+        items.append(WaveItem(test_class=tc.value, index=i, name=item_name(tc, template, i), workload=template,
+                              tenant=p.tenant, priority_class=p.priority_class, gang=gang, replica=job.replica,
+                              replicas=job.replicas, min_available=job.replicas, replay=job))
     return items
 
 

@@ -8,6 +8,7 @@ tenants may not create PodGroups here), once per run: a 409 means an earlier try
 from __future__ import annotations
 
 from gpupoc.exceptions import GpupocError
+from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.gangs import Gang, gang_name, pod_group, pod_groups_path
 
 
@@ -29,7 +30,7 @@ def create_pod_groups(ctx) -> dict:
     admin = None
     for gang, item in gangs:
         tenant = ctx.plan.tenant(item.tenant)
-        body = pod_group(adapter, gang, ctx.plan.workload(item.workload), tenant, priority_class=item.priority_class,
+        body = pod_group(adapter, gang, item_workload(ctx.plan, item), tenant, priority_class=item.priority_class,
                          run_id=ctx.run_id, test_class=ctx.test_class)
         if body is None:
             continue

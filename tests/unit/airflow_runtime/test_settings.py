@@ -125,3 +125,10 @@ def test_sqlite_waits_a_minute_for_its_lock_and_postgres_keeps_its_driver_defaul
     assert sqlite_cfg["sql_alchemy_connect_args_async"] == target
     pg = RuntimeSettings(home=tmp_path / "b", database_url="postgresql+psycopg2://u:p@127.0.0.1:5432/af")
     assert "sql_alchemy_connect_args" not in read(write_config(pg))["database"]
+
+
+def test_a_database_given_in_the_environment_counts_as_the_metadata_database(tmp_path):
+    pg = "postgresql+psycopg2://u:p@127.0.0.1:5432/af"
+    s = RuntimeSettings(home=tmp_path, max_active_tasks=32, extra_env={"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": pg})
+    assert not s.on_sqlite and s.metadata_url == pg
+    assert "sql_alchemy_connect_args" not in read(write_config(s))["database"], "psycopg2 refuses 'timeout'"

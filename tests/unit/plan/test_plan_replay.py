@@ -148,3 +148,38 @@ def test_the_expansion_is_read_once_per_file_version(data, tmp_path):
     os.utime(history, ns=(1, 1))  # another version of the file
     again = replay_wave(plan, "queue_congestion")
     assert again is not first and again.items[0].job_id == "renamed-000078"
+
+
+@pytest.mark.parametrize("adapter", ["kube-scheduler", "kueue", "volcano", "kai"])
+def test_a_replayed_job_of_several_nodes_is_one_gang_in_the_adapters_grouping(data, adapter):
+    from gpupoc.plan.overrides import item_workload
+    from gpupoc.podspec import gangs as G
+    from gpupoc.podspec import labels as L
+    from gpupoc.podspec.build import build_pod
+
+    data["platform"]["adapter"] = adapter
+    plan = parse_plan(data, "replay.yaml", base_dir=PLANS)
+    items = class_items(plan, "queue_congestion")
+    gangs = {i.gang for i in items if i.gang}
+    assert len(gangs) == 1, "the history's one two-node job"
+    members = [i for i in items if i.gang]
+    assert [(i.replica, i.replicas, i.min_available) for i in members] == [(0, 2, 2), (1, 2, 2)]
+    assert all(i.replicas == 1 and i.gang is None for i in items if i.replay.replicas == 1)
+    pods = [build_pod(item_workload(plan, i), plan.tenant(i.tenant), plan, run_id="r", test_class="queue_congestion",
+                      wave_gate=True, name=i.name, priority_class=i.priority_class) for i in members]
+    assert len({p.metadata.labels[L.GANG] for p in pods}) == 1
+    single = next(i for i in items if not i.gang)
+    assert L.GANG not in build_pod(item_workload(plan, single), plan.tenant(single.tenant), plan, run_id="r",
+                                   test_class="queue_congestion", wave_gate=True, name=single.name).metadata.labels
+    first = members[0]
+    gang = G.Gang(first.gang, G.gang_name(first.gang, "r"), first.replicas, first.min_available)
+    body = G.pod_group(plan.platform.adapter, gang, item_workload(plan, first), plan.tenant(first.tenant),
+                       priority_class=first.priority_class, run_id="r", test_class="queue_congestion")
+    if adapter == "volcano":  # the job's 16 GPUs, not twice the template's one
+        assert body["spec"]["minMember"] == 2 and body["spec"]["minResources"] == {"nvidia.com/gpu": "16"}
+    elif adapter == "kai":
+        assert body["spec"]["minMember"] == 2
+    else:
+        assert body is None
+    if adapter == "kueue":
+        assert all(p.metadata.annotations[G.KUEUE_GROUP_COUNT] == "2" for p in pods)
