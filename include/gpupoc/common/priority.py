@@ -5,6 +5,10 @@ Volcano and KAI first divide GPUs between queues (nominal quota, deserved share,
 reclaim) and order by priority only inside one queue; a tenant's lower-priority workload admitted while
 another tenant's higher-priority one waits, or a reclaim that evicts a borrower of higher priority, is their
 queue policy, judged by the gang, fair-share and reclaim checks, not a priority inversion.
+
+The same three place a gang whole: it asks its ``min_available`` pods' GPUs at once and reaches the queue
+when its last pod exists, so a smaller workload of lower priority that fits a gap the gang cannot use is
+backfill, not an inversion. kube-scheduler places each pod alone, so there a gang's pod is judged alone.
 """
 
 from __future__ import annotations
@@ -14,4 +18,9 @@ QUEUE_SCHEDULERS = frozenset({"kueue", "volcano", "kai"})
 
 def priority_within_queue(adapter: str | None) -> bool:
     """True when ``adapter`` (the plan's scheduler adapter) compares priorities only inside a tenant's queue."""
+    return str(adapter or "").lower() in QUEUE_SCHEDULERS
+
+
+def gangs_placed_whole(adapter: str | None) -> bool:
+    """True when ``adapter``'s scheduler places a gang as one unit (Kueue, Volcano, KAI)."""
     return str(adapter or "").lower() in QUEUE_SCHEDULERS

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from gpupoc.common.priority import priority_within_queue
+from gpupoc.common.priority import gangs_placed_whole, priority_within_queue
 from gpupoc.evidence.reader import RunEvidence
 
 
@@ -30,12 +30,15 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     Under a queue scheduler (Kueue, Volcano, KAI) only workloads of the same tenant's queue are compared
     (between queues, quota and fair share decide first: :mod:`gpupoc.common.priority`), and only one that
     reached the queue later counts: such a scheduler admits a pod when it is created, gated or not, so
-    arrival is the pod's creation, and a lower-priority workload that arrived first may hold quota first."""
+    arrival is the pod's creation, and a lower-priority workload that arrived first may hold quota first.
+    Those schedulers place a gang whole, so a gang's pod asks the whole gang's GPUs and arrives with its last
+    pod: a smaller lower-priority workload placed in a gap the gang cannot use is backfill."""
     runs = ev.load("workload_runs")
     cols = ["pod", "priority_class", "priority", "gpus", "pool", "wait_seconds", "overtaken_by_lower"]
     if runs.empty:
         return pd.DataFrame(columns=cols)
-    within_queue = priority_within_queue(_adapter(ev))
+    adapter = _adapter(ev)
+    within_queue = priority_within_queue(adapter)
     arrival = "submitted_at" if within_queue else "released_at"
     ready = _ts(runs[arrival]) if arrival in runs else _ts(runs["submitted_at"])
     if "submitted_at" in runs:
@@ -48,6 +51,8 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     ready_i = np.nan_to_num(_secs(ready), nan=np.inf)
     prio = pd.to_numeric(runs["priority"], errors="coerce").fillna(0).to_numpy()
     gpus = pd.to_numeric(runs["gpus"], errors="coerce").fillna(0).to_numpy()
+    if gangs_placed_whole(adapter):
+        gpus, ready_i = _as_gangs(runs, gpus, ready_i)
     pool = runs["pool"].astype(str)
     if within_queue and "tenant" in runs:
         pool = pool + "/" + runs["tenant"].astype(str)
@@ -65,6 +70,22 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     out = runs.reindex(columns=cols[:-1]).copy()
     out["overtaken_by_lower"] = over
     return out
+
+
+def _as_gangs(runs: pd.DataFrame, gpus: np.ndarray, ready: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A gang's pods as the gang a gang scheduler sees: each asks the GPUs of its ``min_available`` pods at
+    once, and the gang arrives when its last pod of the same attempt exists."""
+    if "gang" not in runs or "gang_min_available" not in runs:
+        return gpus, ready
+    size = pd.to_numeric(runs["gang_min_available"], errors="coerce")
+    in_gang = (runs["gang"].notna() & size.notna()).to_numpy()
+    if not in_gang.any():
+        return gpus, ready
+    demand = np.where(in_gang, gpus * size.fillna(1).to_numpy(), gpus)
+    attempt = runs["attempt"].astype(str) if "attempt" in runs else pd.Series("1", index=runs.index)
+    key = runs["gang"].astype(str) + "#" + attempt
+    arrived = pd.Series(ready, index=runs.index).groupby(key).transform("max").to_numpy()
+    return demand, np.where(in_gang, arrived, ready)
 
 
 def _adapter(ev: RunEvidence) -> str:

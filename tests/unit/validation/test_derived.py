@@ -131,3 +131,33 @@ def test_a_run_of_fifty_seconds_spans_several_buckets_wherever_the_minute_falls(
         seconds = effective_bucket_seconds(50, 60, 2)
         assert aggregate_utilization_samples(samples, f"{seconds}s")["bucket"].nunique() >= MIN_BUCKETS - 1
     assert min(planned_counts) == 1, "with the plan's minute a short run sometimes had a single bucket"
+
+
+def _gang_and_backfill(tmp_path, adapter: str | None) -> pd.DataFrame:
+    """A 4-pod gang of 1-GPU pods (priority 1000) waits for 4 free GPUs; meanwhile two 1-GPU pods of priority
+    10, created a second after the gang's first pod, are placed in the 2 free GPUs; then a 4-GPU pod of
+    priority 10 created later is placed before the gang."""
+    runs = syn.workload_runs(7)
+    runs["tenant"], runs["pool"], runs["gpus"] = "team-a", "training", [1, 1, 1, 1, 1, 1, 4]
+    runs["priority"] = [1000] * 4 + [10, 10, 10]
+    runs["gang"] = ["g0"] * 4 + [None] * 3
+    runs["gang_min_available"] = [4] * 4 + [None] * 3
+    t0 = pd.Timestamp(syn.T0)
+    runs["submitted_at"] = [t0, t0, t0 + pd.Timedelta(seconds=2), t0 + pd.Timedelta(seconds=2),
+                            t0 + pd.Timedelta(seconds=3), t0 + pd.Timedelta(seconds=3), t0 + pd.Timedelta(seconds=6)]
+    runs["released_at"] = t0 + pd.Timedelta(seconds=10)
+    runs["scheduled_at"] = [t0 + pd.Timedelta(seconds=90)] * 4 + [t0 + pd.Timedelta(seconds=s) for s in (30, 40, 60)]
+    tables = {"workload_runs": runs}
+    if adapter:
+        tables["platform_info"] = pd.DataFrame({"key": ["adapter"], "value": [adapter], "source": ["plan"]})
+    return priority_order(RunEvidence.open(syn.write_run(tmp_path, "queue_congestion", "r1", tables))).set_index("pod")
+
+
+def test_a_gang_scheduler_backfilling_a_smaller_workload_beside_a_waiting_gang_is_no_inversion(tmp_path):
+    volcano = _gang_and_backfill(tmp_path / "v", "volcano")
+    kube = _gang_and_backfill(tmp_path / "k", None)
+    # under a gang scheduler the gang asks 4 GPUs at once: the two 1-GPU pods are backfill, the later 4-GPU pod
+    # (as large as the gang, arrived after its last pod) overtook it
+    assert volcano.loc[[f"wave-{i}" for i in range(4)], "overtaken_by_lower"].tolist() == [1, 1, 1, 1]
+    # kube-scheduler places each pod alone: every lower-priority pod of at least 1 GPU placed first overtook
+    assert kube.loc[[f"wave-{i}" for i in range(4)], "overtaken_by_lower"].tolist() == [3, 3, 3, 3]
