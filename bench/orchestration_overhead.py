@@ -19,6 +19,7 @@ and resume). ``--variants`` compares Airflow set-ups in the same run (``as-confi
 shipped; ``no-preload``: without the scheduler's preload of the task modules, see VARIANTS). Usage::
 
     python bench/orchestration_overhead.py                          # sizes 40 and 200, as-configured
+    python bench/orchestration_overhead.py --sizes 1000             # 125 nodes: as many as the wave needs
     python bench/orchestration_overhead.py --sizes 40 --variants as-configured no-preload
 """
 
@@ -431,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[40, 200])
     p.add_argument("--duration", type=int, default=30, help="seconds each pod runs")
-    p.add_argument("--nodes", type=int, default=32)
+    p.add_argument("--nodes", type=int, default=None,
+                   help="simulated nodes (default: 32, or as many as the largest wave needs)")
     p.add_argument("--gpus-per-node", type=int, default=8)
     p.add_argument("--parallelism", type=int, default=12, help="Airflow [core] parallelism")
     p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=["as-configured"],
@@ -441,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work-dir", help="keep everything here (default: a temporary directory, removed)")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
+    if args.nodes is None:
+        args.nodes = max(32, -(-max(args.sizes) // args.gpus_per_node))
     if max(args.sizes) > args.nodes * args.gpus_per_node:
         p.error(f"--sizes: {max(args.sizes)} pods need more than the {args.nodes * args.gpus_per_node} GPUs; "
                 "raise --nodes")
