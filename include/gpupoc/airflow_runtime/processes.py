@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gpupoc.airflow_runtime.settings import POOLS, Executor, RuntimeSettings, process_env, write_config
 from gpupoc.airflow_runtime.topology import Component, component_alive, components as topology, health_roles, stop_rank
+from gpupoc.common.processes import start_ticks
 from gpupoc.exceptions import ComponentExited, GpupocError, SourceUnavailable
 
 # The LocalExecutor topology (docker-compose.yaml without profiles): component -> ``airflow`` arguments.
@@ -39,6 +40,7 @@ class RuntimeState:
     ready_seconds: float = 0.0
     healthy_seconds: float = 0.0
     restarted: list[str] = field(default_factory=list)  # components started again after exiting at start-up
+    started_ticks: dict[str, int] = field(default_factory=dict)  # each pid's start time: a recycled id is not ours
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
@@ -87,6 +89,7 @@ def up(s: RuntimeSettings, components: list[str] | None = None, wait_healthy: bo
     try:
         for name in names:
             state.pids[name] = _start(s, available[name], env)
+            _record_start(state, name)
             state.logs[name] = str(_log_path(s, name))
         state.save(s.state_path)
         from gpupoc.airflow_runtime.client import AirflowClient
@@ -127,8 +130,23 @@ def _wait_ready_restarting_once(s: RuntimeSettings, client, state: RuntimeState,
                   f"(first exit: {' | '.join(t.splitlines()[-1] for t in tails.values() if t)})", file=sys.stderr)
             for name in exc.names:
                 state.pids[name] = _start(s, available[name], env)
+                _record_start(state, name)
                 state.restarted.append(name)
             state.save(s.state_path)
+
+
+def _record_start(state: RuntimeState, name: str) -> None:
+    ticks = start_ticks(state.pids[name])
+    if ticks is not None:
+        state.started_ticks[name] = ticks
+
+
+def _recycled(state: RuntimeState, name: str) -> bool:
+    """True when component ``name``'s recorded pid now belongs to another process (it exited and the kernel
+    gave its id to a new one): signalling that id, or its process group, would hit someone else's process."""
+    recorded = state.started_ticks.get(name)
+    now = start_ticks(state.pids.get(name))
+    return recorded is not None and now is not None and now != recorded
 
 
 def _log_tail(s: RuntimeSettings, name: str, lines: int = 25) -> str:
@@ -170,15 +188,18 @@ def down(home: Path, grace: float = 20.0) -> dict[str, str]:
         return {}
     result = {}
     names = sorted(state.pids, key=stop_rank)  # schedulers first, the api-server last (topology.STOP_ORDER)
+    recycled = {n for n in names if _recycled(state, n)}
     for name in names:
         pid = state.pids[name]
-        if not component_alive(pid):
+        if name in recycled or not component_alive(pid):
             result[name] = "not running"
             continue
         _stop_group(pid, signal.SIGTERM)
         result[name] = "stopped"
     deadline = time.monotonic() + grace
     for name in names:
+        if name in recycled:  # its group is the new owner's: a pid is reused only once no group has it
+            continue
         pid = state.pids[name]
         while component_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -257,6 +278,9 @@ def kill_component(home: Path, name: str, sig: int = signal.SIGKILL, timeout: fl
         raise GpupocError(f"{home}: no component {name!r} recorded as running; known: "
                           f"{sorted(state.pids) if state else []}; start Airflow with `gpupoc airflow up`")
     pid = state.pids[name]
+    if _recycled(state, name):
+        raise GpupocError(f"component {name} (pid {pid}) exited earlier and its pid now belongs to another "
+                          "process; nothing was signalled. Start it again with `gpupoc airflow up`")
     _stop_group(pid, sig)
     deadline = time.monotonic() + timeout
     while component_alive(pid) and time.monotonic() < deadline:
@@ -280,6 +304,7 @@ def start_component(s: RuntimeSettings, name: str) -> int:
         raise GpupocError(f"component {name} is still running (pid {state.pids[name]}); kill it first")
     pid = _start(s, available[name], process_env(s))
     state.pids[name] = pid
+    _record_start(state, name)
     state.logs[name] = str(_log_path(s, name))
     state.save(s.state_path)
     return pid

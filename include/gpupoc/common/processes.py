@@ -22,3 +22,14 @@ def pid_alive(pid: int | None, mark: str) -> bool:
     """True when ``pid`` runs (not a zombie) and its command line contains ``mark``."""
     line = cmdline(pid)
     return bool(line) and mark in line
+
+
+def start_ticks(pid: int | None) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22); None when it is gone.
+    A pid the kernel gave to a new process has another start time, so this tells a recycled id apart."""
+    if not pid or pid <= 0:
+        return None
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None

@@ -29,7 +29,35 @@ def test_a_component_exiting_twice_at_start_up_fails_with_its_log_after_one_rest
 
     assert err.value.names == ["dag-processor"]
     assert state.restarted == ["dag-processor"] and state.pids["dag-processor"] != first_pid
-    tail = err.value.log_tails["dag-processor"].splitlines()
-    assert tail.count(version("apache-airflow")) == 2, f"both runs' output is in the log tail: {tail!r}"
+    log = (s.home / "logs" / "dag-processor.out").read_text().splitlines()
+    assert err.value.log_tails["dag-processor"].splitlines() == log[-25:], "the error carries the log's end"
+    assert log.count(version("apache-airflow")) == 2, f"both runs wrote to the component's log: {log!r}"
     assert "logs/dag-processor.out" in str(err.value)
     assert RuntimeState.load(s.state_path).restarted == ["dag-processor"], "the restart is recorded"
+
+
+def _session_leader() -> "subprocess.Popen":
+    import subprocess
+
+    return subprocess.Popen(["sleep", "60"], start_new_session=True)
+
+
+@pytest.mark.timeout(60)
+def test_down_never_signals_a_recorded_pid_the_kernel_gave_to_another_process(tmp_path):
+    from gpupoc.airflow_runtime.processes import down
+    from gpupoc.common.processes import start_ticks
+
+    stranger, own = _session_leader(), _session_leader()
+    try:
+        for proc, ticks in ((stranger, start_ticks(stranger.pid) - 1), (own, start_ticks(own.pid))):
+            home = tmp_path / str(proc.pid)
+            home.mkdir()
+            RuntimeState(home=str(home), url="http://127.0.0.1:1", pids={"scheduler": proc.pid},
+                         started_ticks={"scheduler": ticks}).save(home / "gpupoc-runtime.json")
+            assert down(home, grace=0.5) == {"scheduler": "not running"}  # `sleep` is no Airflow component
+        assert stranger.poll() is None, "a recycled pid (other start time): its group is left alone"
+        assert own.wait(timeout=10) == -9, "our own leader's group is reaped (executor leftovers)"
+    finally:
+        for proc in (stranger, own):
+            proc.kill()
+            proc.wait()
