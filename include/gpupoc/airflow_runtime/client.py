@@ -221,8 +221,9 @@ class AirflowClient:
 def _check_pids(pids: dict[str, int] | None) -> None:
     if not pids:
         return
-    from gpupoc.airflow_runtime.topology import component_alive
+    from gpupoc.common.processes import process_running
 
-    dead = [n for n, p in pids.items() if not component_alive(p)]
+    # gone or a zombie: a component's title may read empty for a moment while it starts, so no command line test
+    dead = [n for n, p in pids.items() if not process_running(p)]
     if dead:
         raise ComponentExited(dead)

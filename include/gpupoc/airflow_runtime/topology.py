@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings
-from gpupoc.common.processes import cmdline
+from gpupoc.common.processes import cmdline, process_running
 
 # What the command line of a started component shows: ``airflow ...``, or for a Celery worker the process
 # title Celery gives it (``[celeryd: worker-1@host:MainProcess] ...``).
@@ -25,7 +25,9 @@ PROCESS_MARKS = ("airflow", "celeryd")
 
 def component_alive(pid: int | None) -> bool:
     """True while ``pid`` runs one of our components (not gone, not a zombie, not a recycled id)."""
-    line = cmdline(pid)
+    line = cmdline(pid).strip()
+    if not line:  # a running process whose title is being rewritten reads empty: still ours
+        return process_running(pid)
     return any(mark in line for mark in PROCESS_MARKS)
 
 

@@ -33,3 +33,15 @@ def start_ticks(pid: int | None) -> int | None:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[19])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def process_running(pid: int | None) -> bool:
+    """True while ``pid`` exists and is not a zombie, whatever its command line says (a process rewriting
+    its title, or mid-exec, reads as an empty command line for a moment)."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
