@@ -37,9 +37,18 @@ def test_a_component_exiting_twice_at_start_up_fails_with_its_log_after_one_rest
 
 
 def _session_leader() -> "subprocess.Popen":
+    """A `sleep` leading its own session, returned once its command line reads as `sleep` (right after exec
+    the kernel shows an empty one for a moment, which counts as a component still starting)."""
     import subprocess
+    import time
 
-    return subprocess.Popen(["sleep", "60"], start_new_session=True)
+    from gpupoc.common.processes import cmdline
+
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not cmdline(proc.pid).startswith("sleep") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return proc
 
 
 @pytest.mark.timeout(60)
