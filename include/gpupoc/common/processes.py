@@ -5,16 +5,30 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def _stat_fields(pid: int | None) -> list[str]:
+    """Fields of ``/proc/<pid>/stat`` after the command name, starting with the state (field 3); [] when the
+    process does not exist or cannot be read. The name is cut at its last ')' since it may hold spaces."""
+    if not pid or pid <= 0:
+        return []
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return []
+
+
+def _state(pid: int | None) -> str:
+    """The process's one-letter state (R, S, D, Z, X...), '' when it does not exist."""
+    fields = _stat_fields(pid)
+    return fields[0] if fields else ""
+
+
 def cmdline(pid: int | None) -> str:
     """The process's command line ('' when it does not exist, is a zombie or cannot be read)."""
-    if not pid or pid <= 0:
+    if _state(pid) in ("", "Z"):
         return ""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[-1].split()[0] == "Z":
-            return ""
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except (OSError, IndexError):
+    except OSError:
         return ""
 
 
@@ -27,21 +41,14 @@ def pid_alive(pid: int | None, mark: str) -> bool:
 def start_ticks(pid: int | None) -> int | None:
     """When ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22); None when it is gone.
     A pid the kernel gave to a new process has another start time, so this tells a recycled id apart."""
-    if not pid or pid <= 0:
-        return None
+    fields = _stat_fields(pid)
     try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[19])
-    except (OSError, IndexError, ValueError):
+        return int(fields[19])
+    except (IndexError, ValueError):
         return None
 
 
 def process_running(pid: int | None) -> bool:
     """True while ``pid`` exists and is not a zombie, whatever its command line says (a process rewriting
     its title, or mid-exec, reads as an empty command line for a moment)."""
-    if not pid or pid <= 0:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+    return _state(pid) not in ("", "Z", "X")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -32,3 +33,21 @@ def test_a_zombie_or_a_finished_process_is_not_alive():
     assert not pid_alive(child.pid, "python")
     child.wait()
     assert not pid_alive(child.pid, "python")
+
+
+def test_start_ticks_and_running_follow_the_process_through_its_end():
+    from gpupoc.common.processes import process_running, start_ticks
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        ticks = start_ticks(child.pid)
+        assert isinstance(ticks, int) and ticks >= start_ticks(os.getpid()), "a child starts after its parent"
+        assert process_running(child.pid)
+    finally:
+        child.kill()
+    while process_running(child.pid):  # a zombie until reaped: no longer running, start time still readable
+        time.sleep(0.01)
+    assert start_ticks(child.pid) == ticks, "a zombie keeps its start time"
+    child.wait()
+    assert start_ticks(child.pid) is None and not process_running(child.pid)
+    assert start_ticks(None) is None and not process_running(-1)
