@@ -181,25 +181,53 @@ def _key(namespace: str, pod: str) -> tuple[str, str]:
     return (namespace, pod)
 
 
-def _state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], cap: Capacity):
-    """Per pool: GPUs held; per node: GPUs held; per tenant: GPUs held; and the pending set (this snapshot).
-    ``timelines`` may be given as a dict by (namespace, pod) already."""
+@dataclass
+class _Held:
+    """One snapshot's accounting: GPUs held per pool, node and tenant, pods placed per gang, the workloads
+    pending (released, unbound), and each pool's pending workloads in queue order (filled on first use)."""
+
+    pool: Counter
+    node: Counter
+    tenant: Counter
+    gang_placed: Counter  # (namespace, gang) -> pods of that gang holding GPUs
+    pending: list[WorkloadTimeline]
+    ranked: dict[str, tuple[list, list]] | None = None
+
+    def in_queue_order(self) -> dict[str, tuple[list, list]]:
+        """Per pool: the pending workloads' queue ranks and the workloads, in queue order."""
+        if self.ranked is None:
+            self.ranked = {}
+            for w in sorted(self.pending, key=_rank):
+                keys, ws = self.ranked.setdefault(w.pool, ([], []))
+                keys.append(_rank(w))
+                ws.append(w)
+        return self.ranked
+
+    def pods_to_place(self, t: WorkloadTimeline) -> int:
+        """How many pods must be placed together for ``t`` to run: its gang's members not yet placed (at
+        least itself), or 1 for a workload of one pod."""
+        if not t.gang or t.gang_size <= 1:
+            return 1
+        return max(1, t.gang_size - self.gang_placed[(t.namespace, t.gang)])
+
+
+def _state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], cap: Capacity) -> _Held:
+    """What this snapshot shows held and pending. ``timelines`` may be given as a dict by (namespace, pod)."""
     by_key = timelines if isinstance(timelines, dict) else {_key(t.namespace, t.pod): t for t in timelines}
-    pool_used: Counter = Counter()
-    node_used: Counter = Counter()
-    tenant_used: Counter = Counter()
-    pending: list[WorkloadTimeline] = []
+    held = _Held(Counter(), Counter(), Counter(), Counter(), [])
     for o in obs:
         t = by_key.get(_key(o.namespace, o.pod))
         if t is None:
             continue
         if o.holds_gpus:
-            pool_used[cap.node_pool.get(o.node or "", t.pool)] += t.gpus
-            node_used[o.node] += t.gpus
-            tenant_used[t.tenant] += t.gpus
+            held.pool[cap.node_pool.get(o.node or "", t.pool)] += t.gpus
+            held.node[o.node] += t.gpus
+            held.tenant[t.tenant] += t.gpus
+            if t.gang:
+                held.gang_placed[(t.namespace, t.gang)] += 1
         elif not o.node and o.phase == "Pending" and PIPELINE_GATE not in o.gates:  # a gated pod is not queued yet
-            pending.append(t)
-    return pool_used, node_used, tenant_used, pending
+            held.pending.append(t)
+    return held
 
 
 def _rank(w: WorkloadTimeline) -> tuple:
@@ -207,33 +235,41 @@ def _rank(w: WorkloadTimeline) -> tuple:
     return (-w.priority, w.ready_at or _NEVER, w.submitted_at or _NEVER, w.pod)
 
 
-def _ahead(t: WorkloadTimeline, pending: list[WorkloadTimeline]) -> list[WorkloadTimeline]:
-    """Pending workloads of the same pool a priority queue serves first (higher priority, or same and earlier)."""
-    return [w for w in pending if w.pool == t.pool and w.pod != t.pod and _rank(w) < _rank(t)]
-
-
 def bottleneck_at(t: WorkloadTimeline, o: Observation, snapshot: list[Observation], timelines: list[WorkloadTimeline],
-                  cap: Capacity, state: tuple | None = None) -> tuple[Bottleneck, list[WorkloadTimeline], int]:
-    """What held ``t`` back in this snapshot, the workloads ahead of it, and the pool's free GPUs (``state``:
-    the snapshot's ``_state_at``, when the caller computed it once for every workload)."""
-    pool_used, node_used, tenant_used, pending = (state or _state_at(timelines, snapshot, cap))[:4]
-    free = cap.pool_gpus.get(t.pool, 0) - pool_used[t.pool]
-    ahead = _ahead_sorted(t, state[4]) if state is not None and len(state) > 4 else _ahead(t, pending)
+                  cap: Capacity, held: _Held | None = None) -> tuple[Bottleneck, list[WorkloadTimeline], int]:
+    """What held ``t`` back in this snapshot, the workloads ahead of it, and the pool's free GPUs (``held``:
+    the snapshot's ``_state_at``, when the caller computed it once for every workload).
+
+    A gang's pod asks for its whole gang: the GPUs, quota and node slots of every member not yet placed, so a
+    gang of four 1-GPU pods waiting beside three free GPUs waits for GPUs, not behind the queue."""
+    held = held or _state_at(timelines, snapshot, cap)
+    free = cap.pool_gpus.get(t.pool, 0) - held.pool[t.pool]
+    ahead = _ahead_sorted(t, held.in_queue_order())
     if PIPELINE_GATE in o.gates:
         return Bottleneck.GATED, ahead, free
+    pods = held.pods_to_place(t)
+    need = t.gpus * pods
     quota = cap.tenant_quota.get(t.tenant)
-    if quota is not None and tenant_used[t.tenant] + t.gpus > quota:
+    if quota is not None and held.tenant[t.tenant] + need > quota:
         return Bottleneck.QUOTA, ahead, free
-    if free < t.gpus:
+    if free < need:
         return Bottleneck.INSUFFICIENT_GPUS, ahead, free
-    nodes = [n for n, p in cap.node_pool.items() if p == t.pool]
-    if nodes and max(cap.node_gpus.get(n, 0) - node_used[n] for n in nodes) < t.gpus:
+    if t.gpus > 0 and _node_slots(t, held, cap) < pods:
         return Bottleneck.FRAGMENTATION, ahead, free
     if ahead:
         return Bottleneck.BEHIND_QUEUE, ahead, free
     if o.gates:
         return Bottleneck.ADMISSION, ahead, free
     return Bottleneck.NONE, ahead, free
+
+
+def _node_slots(t: WorkloadTimeline, held: _Held, cap: Capacity) -> int:
+    """How many pods of ``t``'s size the free GPUs of its pool's nodes hold (each pod on one node); a pool
+    whose nodes are unknown is not judged (counted as room enough)."""
+    nodes = [n for n, p in cap.node_pool.items() if p == t.pool]
+    if not nodes:
+        return held.pods_to_place(t)
+    return sum(max(0, cap.node_gpus.get(n, 0) - held.node[n]) // t.gpus for n in nodes)
 
 
 @dataclass
@@ -243,23 +279,18 @@ class _Snapshot:
     taken_at: datetime
     obs: list[Observation]
     by_pod: dict[tuple[str, str], Observation]
-    state: tuple | None = None
+    held: _Held | None = None
 
-    def state_for(self, timelines: dict, cap: Capacity) -> tuple:
-        """``_state_at`` plus the pending workloads of each pool in queue order (for ``_ahead_sorted``)."""
-        if self.state is None:
-            state = _state_at(timelines, self.obs, cap)
-            ranked: dict[str, tuple[list, list]] = {}
-            for w in sorted(state[3], key=_rank):
-                keys, ws = ranked.setdefault(w.pool, ([], []))
-                keys.append(_rank(w))
-                ws.append(w)
-            self.state = (*state, ranked)
-        return self.state
+    def state_for(self, timelines: dict, cap: Capacity) -> _Held:
+        """``_state_at`` of this snapshot, computed once."""
+        if self.held is None:
+            self.held = _state_at(timelines, self.obs, cap)
+        return self.held
 
 
 def _ahead_sorted(t: WorkloadTimeline, ranked: dict[str, tuple[list, list]]) -> list[WorkloadTimeline]:
-    """``_ahead`` from a pool's pending workloads already in queue order."""
+    """Pending workloads of ``t``'s pool a priority queue serves first (higher priority, or same and
+    earlier), from the pool's pending workloads in queue order."""
     keys, ws = ranked.get(t.pool, ([], []))
     return ws[:bisect_left(keys, _rank(t))]
 

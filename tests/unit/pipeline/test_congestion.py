@@ -193,3 +193,61 @@ def test_the_platforms_own_gate_and_placeholders_are_no_explanation_but_the_sche
     c = row(reconstruct(tl, told, ONE_NODE), "c")
     assert c.platform_explained is True and (c.platform_reason, c.platform_message) == ("Pending", quota)
     assert c.platform_names_bottleneck is True
+
+
+GANG_MSG = "pod group is not ready, 1 Pending, 4 minAvailable; Pending: 1 Unschedulable"
+
+
+def _gang_of_four_beside_three_free(quota: int = 100):
+    """A 5-GPU job runs on an 8-GPU node; a gang of four 1-GPU pods needs 4 GPUs at once and waits 30 s."""
+    cap = Capacity(pool_gpus={"training": 8}, tenant_quota={"team-a": quota}, node_gpus={"n1": 8},
+                   node_pool={"n1": "training"})
+    tl = [wl("job", gpus=5, tenant="team-b")] + [wl(f"g{i}", gpus=1, scheduled=31, gang="g", gang_size=4)
+                                                 for i in range(4)]
+    obs = [o for t in (3, 9, 20) for o in (ob(t, "job", tenant="team-b", node="n1"),
+                                            *(ob(t, f"g{i}", message=GANG_MSG) for i in range(4)))]
+    return cap, tl, obs
+
+
+def test_a_gang_waiting_beside_fewer_free_gpus_than_its_members_need_waits_for_gpus():
+    cap, tl, obs = _gang_of_four_beside_three_free()
+    rows = [row(reconstruct(tl, obs, cap), f"g{i}") for i in range(4)]
+    assert {r.bottleneck for r in rows} == {Bottleneck.INSUFFICIENT_GPUS.value}, "3 free GPUs, the gang needs 4"
+    assert all(r.pool_free_at_release == 3 and r.platform_names_bottleneck for r in rows)
+    alone = [t if t.pod != "g0" else wl("g0", gpus=1, scheduled=31) for t in tl if t.pod in ("job", "g0")]
+    single = row(reconstruct(alone, [o for o in obs if o.pod in ("job", "g0")], cap), "g0")
+    assert single.bottleneck != Bottleneck.INSUFFICIENT_GPUS.value, "one 1-GPU pod fits beside 3 free GPUs"
+
+
+def test_a_gangs_quota_counts_every_member_not_yet_placed():
+    cap, tl, obs = _gang_of_four_beside_three_free(quota=3)
+    assert row(reconstruct(tl, obs, cap), "g1").bottleneck == Bottleneck.QUOTA.value
+
+
+def test_members_already_placed_leave_only_the_rest_of_the_gang_to_place():
+    """One GPU free both times: two members left to place wait for GPUs, the last member alone does not."""
+    cap, tl, obs = _gang_of_four_beside_three_free()
+
+    def placed(members, job_gpus):
+        timelines = [wl("job", gpus=job_gpus, tenant="team-b") if t.pod == "job" else t for t in tl]
+        seen = [o for o in obs if o.pod not in members] + [ob(t, p, node="n1") for t in (3, 9, 20) for p in members]
+        return reconstruct(timelines, seen, cap)
+
+    assert row(placed(("g0", "g1"), job_gpus=5), "g2").bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
+    last = row(placed(("g0", "g1", "g2"), job_gpus=4), "g3")
+    assert last.pool_free_at_release == 1 and last.bottleneck != Bottleneck.INSUFFICIENT_GPUS.value
+
+
+def test_a_gang_whose_pods_fit_in_the_pool_but_not_on_its_nodes_is_fragmentation():
+    """Free GPUs 3 + 2 + 2: a gang of two 3-GPU pods fits the pool's 7 but only one of its pods fits a node."""
+    nodes = ("n1", "n2", "n3")
+    cap = Capacity(pool_gpus={"training": 12}, node_gpus=dict.fromkeys(nodes, 4), node_pool=dict.fromkeys(nodes, "training"))
+    tl = [wl("x", gpus=1), wl("y", gpus=2), wl("z", gpus=2)] + [
+        wl(f"g{i}", gpus=3, scheduled=31, gang="g", gang_size=2) for i in range(2)]
+    obs = [o for t in (3, 9) for o in (ob(t, "x", node="n1"), ob(t, "y", node="n2"), ob(t, "z", node="n3"),
+                                        *(ob(t, f"g{i}", message=GANG_MSG) for i in range(2)))]
+    g = row(reconstruct(tl, obs, cap), "g0")
+    assert g.pool_free_at_release == 7 and g.bottleneck == Bottleneck.FRAGMENTATION.value
+    alone = [t for t in tl if t.pod != "g1"]
+    alone = [wl("g0", gpus=3, scheduled=31) if t.pod == "g0" else t for t in alone]
+    assert row(reconstruct(alone, [o for o in obs if o.pod != "g1"], cap), "g0").bottleneck == Bottleneck.NONE.value
