@@ -191,6 +191,7 @@ class _Held:
     tenant: Counter
     gang_placed: Counter  # (namespace, gang) -> pods of that gang holding GPUs
     pending: list[WorkloadTimeline]
+    gangs_whole: bool = True  # the scheduler places a gang as one unit (Kueue, Volcano, KAI)
     ranked: dict[str, tuple[list, list]] | None = None
 
     def in_queue_order(self) -> dict[str, tuple[list, list]]:
@@ -205,16 +206,17 @@ class _Held:
 
     def pods_to_place(self, t: WorkloadTimeline) -> int:
         """How many pods must be placed together for ``t`` to run: its gang's members not yet placed (at
-        least itself), or 1 for a workload of one pod."""
-        if not t.gang or t.gang_size <= 1:
+        least itself) under a gang scheduler, else 1 (kube-scheduler places a gang's pods one by one)."""
+        if not self.gangs_whole or not t.gang or t.gang_size <= 1:
             return 1
         return max(1, t.gang_size - self.gang_placed[(t.namespace, t.gang)])
 
 
-def _state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], cap: Capacity) -> _Held:
+def _state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], cap: Capacity,
+              gangs_whole: bool = True) -> _Held:
     """What this snapshot shows held and pending. ``timelines`` may be given as a dict by (namespace, pod)."""
     by_key = timelines if isinstance(timelines, dict) else {_key(t.namespace, t.pod): t for t in timelines}
-    held = _Held(Counter(), Counter(), Counter(), Counter(), [])
+    held = _Held(Counter(), Counter(), Counter(), Counter(), [], gangs_whole)
     for o in obs:
         t = by_key.get(_key(o.namespace, o.pod))
         if t is None:
@@ -281,10 +283,10 @@ class _Snapshot:
     by_pod: dict[tuple[str, str], Observation]
     held: _Held | None = None
 
-    def state_for(self, timelines: dict, cap: Capacity) -> _Held:
+    def state_for(self, timelines: dict, cap: Capacity, gangs_whole: bool = True) -> _Held:
         """``_state_at`` of this snapshot, computed once."""
         if self.held is None:
-            self.held = _state_at(timelines, self.obs, cap)
+            self.held = _state_at(timelines, self.obs, cap, gangs_whole)
         return self.held
 
 
@@ -325,7 +327,7 @@ def snapshot_from_timelines(at: datetime, timelines: list[WorkloadTimeline], own
 
 def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observation], cap: Capacity,
                 explain_after_seconds: float = 5.0, eta_tolerance_seconds: float = 30.0,
-                events: list[Observation] = ()) -> list[CongestionRow]:
+                events: list[Observation] = (), gangs_whole: bool = True) -> list[CongestionRow]:
     """One ``CongestionRow`` per workload, in submission order.
 
     A workload needs an explanation when it waited more than ``explain_after_seconds`` after its release.
@@ -336,6 +338,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     A wait no snapshot saw (the observer was late or down) is judged from the platform's scheduling
     ``events`` during the wait (one ``Observation`` per event moment), each in a snapshot rebuilt from the
     timelines; the row says which source explained it.
+    Under a scheduler that places gangs whole (``gangs_whole``) a gang's pod waits for its whole gang.
     """
     snaps = _snapshots(observations)
     tl_by_key = {_key(t.namespace, t.pod): t for t in timelines}
@@ -361,7 +364,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
                     seen.append(_Snapshot(at, rebuilt, {(o.namespace, o.pod): o for o in rebuilt}))
         for snap in seen:
             mine = snap.by_pod[(t.namespace, t.pod)]
-            cause, ahead, free = bottleneck_at(t, mine, snap.obs, timelines, cap, snap.state_for(tl_by_key, cap))
+            cause, ahead, free = bottleneck_at(t, mine, snap.obs, timelines, cap, snap.state_for(tl_by_key, cap, gangs_whole))
             if cause is Bottleneck.GATED:
                 continue
             if ahead_at_release is None:

@@ -251,3 +251,9 @@ def test_a_gang_whose_pods_fit_in_the_pool_but_not_on_its_nodes_is_fragmentation
     alone = [t for t in tl if t.pod != "g1"]
     alone = [wl("g0", gpus=3, scheduled=31) if t.pod == "g0" else t for t in alone]
     assert row(reconstruct(alone, [o for o in obs if o.pod != "g1"], cap), "g0").bottleneck == Bottleneck.NONE.value
+
+
+def test_under_kube_scheduler_a_gangs_pod_asks_only_for_its_own_gpus():
+    """kube-scheduler places a gang's pods one by one: the gang's demand is no bottleneck of a single pod."""
+    cap, tl, obs = _gang_of_four_beside_three_free()
+    assert row(reconstruct(tl, obs, cap, gangs_whole=False), "g0").bottleneck != Bottleneck.INSUFFICIENT_GPUS.value

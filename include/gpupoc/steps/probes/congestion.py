@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpupoc.common.priority import gangs_placed_whole
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
-from gpupoc.pipeline.gangs import gang_rows
 from gpupoc.pipeline.congestion import Observation, reconstruct, summarize
+from gpupoc.pipeline.gangs import gang_rows
 from gpupoc.pipeline.observe import scheduling_event_observations
 from gpupoc.pipeline.queue_model import expected_waits
 from gpupoc.plan import class_items
@@ -28,7 +29,8 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines})
     ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
     rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
-                       eta_tolerance_seconds=th.eta_tolerance_seconds, events=events)
+                       eta_tolerance_seconds=th.eta_tolerance_seconds, events=events,
+                       gangs_whole=gangs_placed_whole(W.adapter_name(ctx.plan)))
     durations = {i.name: planned_seconds(ctx.plan, i) for i in class_items(ctx.plan, ctx.test_class)}
     expected = expected_waits(timelines, durations, cap.pool_gpus)
     ctx.writer.write("explanations", [{
