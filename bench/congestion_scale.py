@@ -12,8 +12,9 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from gpupoc.pipeline.attempts import Evidence, gather
-from gpupoc.pipeline.congestion import Capacity, Observation, WorkloadTimeline, reconstruct
+from gpupoc.pipeline.congestion import reconstruct
 from gpupoc.pipeline.queue_model import expected_waits
+from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
 from gpupoc.podspec import labels as L
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)

@@ -4,153 +4,29 @@ Pure functions over typed rows, no cluster access. Inputs: one ``WorkloadTimelin
 submitted, released, scheduled, started, finished), the observer's ``Observation``s (each pod in each
 snapshot, with the platform's own reason, message, queue position and ETA), and the ``Capacity`` (GPUs per
 pool and node, quota per tenant). For every snapshot in which a released pod still waited, the pipeline
-decides what held it back (capacity, quota, fragmentation, the queue ahead, a gate), takes the most
-frequent cause as the workload's bottleneck, and checks whether the platform said so.
+decides what held it back (capacity, quota, fragmentation, the queue ahead, a gate: ``bottleneck.py``), takes
+the most frequent cause as the workload's bottleneck, and checks whether the platform said so.
 """
 
 from __future__ import annotations
 
 import statistics
-from bisect import bisect_left
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta, timezone
-from enum import Enum
 
 from gpupoc.common.constants import PIPELINE_GATE
-from gpupoc.common.timefmt import parse_time, rfc3339
+from gpupoc.pipeline.bottleneck import (
+    NAMED_BY,
+    Bottleneck,
+    Held,
+    bottleneck_at,
+    state_at,
+)
 from gpupoc.pipeline.readable import classify_message, readable
+from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
 
 _NEVER = datetime.max.replace(tzinfo=timezone.utc)
-
-
-class Bottleneck(str, Enum):
-    """What held a released workload back at one moment, as the pipeline reconstructs it."""
-
-    GATED = "gated"                          # the pipeline's own gate was still on
-    QUOTA = "quota_exhausted"                # the tenant's running GPUs + this request exceed its quota
-    INSUFFICIENT_GPUS = "insufficient_gpus"  # fewer free GPUs in the pool than requested
-    FRAGMENTATION = "fragmentation"          # enough free GPUs in the pool, but on no single node
-    BEHIND_QUEUE = "behind_queue"            # it fits, but workloads ahead of it (priority, FIFO) wait
-    ADMISSION = "queue_admission"            # it fits, nothing ahead, the platform's own gate still on
-    NONE = "none"                            # it fits, nothing ahead: the platform had not acted yet
-    UNOBSERVED = "unobserved"                # no snapshot while it waited
-
-
-# Which message classes name each reconstructed bottleneck correctly.
-_RIGHT_CLASSES: dict[Bottleneck, set[str]] = {
-    Bottleneck.GATED: {"gated"},
-    Bottleneck.QUOTA: {"quota"},
-    Bottleneck.INSUFFICIENT_GPUS: {"insufficient_gpus", "quota", "gang"},  # a queue whose quota is the pool: quota
-    Bottleneck.FRAGMENTATION: {"insufficient_gpus", "gang"},
-    Bottleneck.BEHIND_QUEUE: {"queue", "quota", "insufficient_gpus", "gang"},
-    Bottleneck.ADMISSION: {"queue", "quota"},
-    Bottleneck.NONE: set(),
-    Bottleneck.UNOBSERVED: set(),
-}
-
-
-@dataclass(frozen=True)
-class WorkloadTimeline:
-    """One workload's moments (UTC) and what it asked for."""
-
-    workload_key: str
-    pod: str
-    namespace: str
-    tenant: str
-    pool: str
-    priority_class: str
-    priority: int
-    gpus: int
-    submitted_at: datetime | None = None
-    released_at: datetime | None = None
-    scheduled_at: datetime | None = None
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
-    phase: str = ""
-    node: str | None = None
-    gang: str | None = None       # the gang (plan key) this attempt is a replica of
-    gang_size: int = 1            # pods of its gang that must run together (min_available)
-
-    @property
-    def ready_at(self) -> datetime | None:
-        """When the platform could first schedule it: the release, else the submission."""
-        return self.released_at or self.submitted_at
-
-    @property
-    def wait_seconds(self) -> float | None:
-        if self.ready_at is None or self.scheduled_at is None:
-            return None
-        return max(0.0, (self.scheduled_at - self.ready_at).total_seconds())
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One pod in one snapshot: its state and the platform's own explanation at that moment."""
-
-    taken_at: datetime
-    pod: str
-    namespace: str
-    phase: str = "Pending"
-    node: str | None = None
-    gates: tuple[str, ...] = ()
-    reason: str | None = None     # condition PodScheduled=False reason (Unschedulable, SchedulingGated...)
-    message: str | None = None    # its message, or the latest scheduling event's message
-    event_reason: str | None = None
-    event_message: str | None = None
-    position: int | None = None   # queue position if the platform offers one (Kueue visibility API)
-    eta: datetime | None = None   # expected start if the platform offers one
-    item: str = ""                # the wave item the pod runs
-    scheduler_reason: str | None = None   # what the scheduler's own object says (Workload, PodGroup)
-    scheduler_message: str | None = None
-    scheduler_source: str | None = None   # which object and field: "Workload team-a/w condition QuotaReserved"
-    gang: str | None = None               # the gang the pod belongs to (its object name)
-
-    @property
-    def holds_gpus(self) -> bool:
-        return bool(self.node) and self.phase not in ("Succeeded", "Failed")
-
-    def to_dict(self) -> dict:
-        """JSON-able (times as RFC 3339)."""
-        d = asdict(self)
-        d.update(taken_at=rfc3339(self.taken_at), eta=rfc3339(self.eta) if self.eta else None, gates=list(self.gates))
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Observation":
-        known = {f.name for f in fields(cls)}
-        return cls(**{**{k: v for k, v in d.items() if k in known}, "taken_at": parse_time(d["taken_at"]),
-                      "eta": parse_time(d.get("eta")), "gates": tuple(d.get("gates") or ())})
-
-    @property
-    def texts(self) -> list[str]:
-        return [t for t in (self.message, self.event_message, self.scheduler_message) if t]
-
-    @property
-    def statements(self) -> list[tuple[str | None, str]]:
-        """(reason, text) of everything the platform said about the pod here, readable or not."""
-        return [(r, t) for r, t in ((self.reason, self.message), (self.event_reason, self.event_message),
-                                    (self.scheduler_reason, self.scheduler_message)) if t]
-
-    @property
-    def explanation(self) -> tuple[str | None, str | None]:
-        """The most telling (reason, text) a user could read: the scheduler's own object first, else the pod's
-        condition, else its latest event; the pod's condition when none is readable."""
-        for r, t in ((self.scheduler_reason, self.scheduler_message), (self.reason, self.message),
-                     (self.event_reason, self.event_message)):
-            if readable(r, t):
-                return r, t
-        return self.reason or self.event_reason, self.message or self.event_message
-
-
-@dataclass(frozen=True)
-class Capacity:
-    """GPUs per pool and per node (node -> pool), GPU quota per tenant, and GPUs others held per pool."""
-
-    pool_gpus: dict[str, int]
-    tenant_quota: dict[str, int] = field(default_factory=dict)
-    node_gpus: dict[str, int] = field(default_factory=dict)
-    node_pool: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,103 +53,6 @@ class CongestionRow(WorkloadTimeline):
         return {**asdict(self), "wait_seconds": self.wait_seconds}
 
 
-def _key(namespace: str, pod: str) -> tuple[str, str]:
-    return (namespace, pod)
-
-
-@dataclass
-class _Held:
-    """One snapshot's accounting: GPUs held per pool, node and tenant, pods placed per gang, the workloads
-    pending (released, unbound), and each pool's pending workloads in queue order (filled on first use)."""
-
-    pool: Counter
-    node: Counter
-    tenant: Counter
-    gang_placed: Counter  # (namespace, gang) -> pods of that gang holding GPUs
-    pending: list[WorkloadTimeline]
-    gangs_whole: bool = True  # the scheduler places a gang as one unit (Kueue, Volcano, KAI)
-    ranked: dict[str, tuple[list, list]] | None = None
-
-    def in_queue_order(self) -> dict[str, tuple[list, list]]:
-        """Per pool: the pending workloads' queue ranks and the workloads, in queue order."""
-        if self.ranked is None:
-            self.ranked = {}
-            for w in sorted(self.pending, key=_rank):
-                keys, ws = self.ranked.setdefault(w.pool, ([], []))
-                keys.append(_rank(w))
-                ws.append(w)
-        return self.ranked
-
-    def pods_to_place(self, t: WorkloadTimeline) -> int:
-        """How many pods must be placed together for ``t`` to run: its gang's members not yet placed (at
-        least itself) under a gang scheduler, else 1 (kube-scheduler places a gang's pods one by one)."""
-        if not self.gangs_whole or not t.gang or t.gang_size <= 1:
-            return 1
-        return max(1, t.gang_size - self.gang_placed[(t.namespace, t.gang)])
-
-
-def _state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], cap: Capacity,
-              gangs_whole: bool = True) -> _Held:
-    """What this snapshot shows held and pending. ``timelines`` may be given as a dict by (namespace, pod)."""
-    by_key = timelines if isinstance(timelines, dict) else {_key(t.namespace, t.pod): t for t in timelines}
-    held = _Held(Counter(), Counter(), Counter(), Counter(), [], gangs_whole)
-    for o in obs:
-        t = by_key.get(_key(o.namespace, o.pod))
-        if t is None:
-            continue
-        if o.holds_gpus:
-            held.pool[cap.node_pool.get(o.node or "", t.pool)] += t.gpus
-            held.node[o.node] += t.gpus
-            held.tenant[t.tenant] += t.gpus
-            if t.gang:
-                held.gang_placed[(t.namespace, t.gang)] += 1
-        elif not o.node and o.phase == "Pending" and PIPELINE_GATE not in o.gates:  # a gated pod is not queued yet
-            held.pending.append(t)
-    return held
-
-
-def _rank(w: WorkloadTimeline) -> tuple:
-    """A priority queue's order: higher priority first, then earlier ready, then earlier submitted."""
-    return (-w.priority, w.ready_at or _NEVER, w.submitted_at or _NEVER, w.pod)
-
-
-def bottleneck_at(t: WorkloadTimeline, o: Observation, snapshot: list[Observation], timelines: list[WorkloadTimeline],
-                  cap: Capacity, held: _Held | None = None) -> tuple[Bottleneck, list[WorkloadTimeline], int]:
-    """What held ``t`` back in this snapshot, the workloads ahead of it, and the pool's free GPUs (``held``:
-    the snapshot's ``_state_at``, when the caller computed it once for every workload).
-
-    A gang's pod asks for its whole gang: the GPUs, quota and node slots of every member not yet placed, so a
-    gang of four 1-GPU pods waiting beside three free GPUs waits for GPUs, not behind the queue."""
-    held = held or _state_at(timelines, snapshot, cap)
-    free = cap.pool_gpus.get(t.pool, 0) - held.pool[t.pool]
-    ahead = _ahead_sorted(t, held.in_queue_order())
-    if PIPELINE_GATE in o.gates:
-        return Bottleneck.GATED, ahead, free
-    pods = held.pods_to_place(t)
-    need = t.gpus * pods
-    quota = cap.tenant_quota.get(t.tenant)
-    if quota is not None and held.tenant[t.tenant] + need > quota:
-        return Bottleneck.QUOTA, ahead, free
-    if free < need:
-        return Bottleneck.INSUFFICIENT_GPUS, ahead, free
-    if t.gpus > 0 and _node_slots(t, held, cap) < pods:
-        return Bottleneck.FRAGMENTATION, ahead, free
-    if ahead:
-        return Bottleneck.BEHIND_QUEUE, ahead, free
-    if o.gates:
-        return Bottleneck.ADMISSION, ahead, free
-    return Bottleneck.NONE, ahead, free
-
-
-def _node_slots(t: WorkloadTimeline, held: _Held, cap: Capacity) -> int:
-    """How many pods of ``t``'s size the free GPUs of its pool's nodes hold (each pod on one node); a pool
-    whose nodes are unknown is not judged (counted as room enough)."""
-    nodes = [n for n, p in cap.node_pool.items() if p == t.pool]
-    if not nodes:
-        return held.pods_to_place(t)
-    return sum(max(0, cap.node_gpus.get(n, 0) - held.node[n]) // t.gpus for n in nodes)
-
-
 @dataclass
 class _Snapshot:
     """One snapshot, indexed by pod, with its GPU accounting computed once for every workload in it."""
@@ -281,20 +60,13 @@ class _Snapshot:
     taken_at: datetime
     obs: list[Observation]
     by_pod: dict[tuple[str, str], Observation]
-    held: _Held | None = None
+    held: Held | None = None
 
-    def state_for(self, timelines: dict, cap: Capacity, gangs_whole: bool = True) -> _Held:
-        """``_state_at`` of this snapshot, computed once."""
+    def state_for(self, timelines: dict, cap: Capacity, gangs_whole: bool = True) -> Held:
+        """``state_at`` of this snapshot, computed once."""
         if self.held is None:
-            self.held = _state_at(timelines, self.obs, cap, gangs_whole)
+            self.held = state_at(timelines, self.obs, cap, gangs_whole)
         return self.held
-
-
-def _ahead_sorted(t: WorkloadTimeline, ranked: dict[str, tuple[list, list]]) -> list[WorkloadTimeline]:
-    """Pending workloads of ``t``'s pool a priority queue serves first (higher priority, or same and
-    earlier), from the pool's pending workloads in queue order."""
-    keys, ws = ranked.get(t.pool, ([], []))
-    return ws[:bisect_left(keys, _rank(t))]
 
 
 def _snapshots(observations: list[Observation]) -> list[_Snapshot]:
@@ -341,7 +113,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     Under a scheduler that places gangs whole (``gangs_whole``) a gang's pod waits for its whole gang.
     """
     snaps = _snapshots(observations)
-    tl_by_key = {_key(t.namespace, t.pod): t for t in timelines}
+    tl_by_key = {(t.namespace, t.pod): t for t in timelines}
     by_pod: dict[tuple[str, str], list[Observation]] = defaultdict(list)
     for e in events:
         by_pod[(e.namespace, e.pod)].append(e)
@@ -415,7 +187,7 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
     names = None
     if explained and bottleneck not in (Bottleneck.NONE, Bottleneck.UNOBSERVED):
         named = set().union(*(classify_message(x) for _, x in texts))
-        names = bool(named & _RIGHT_CLASSES[bottleneck])
+        names = bool(named & NAMED_BY[bottleneck])
     reason, message = texts[-1] if texts else (None, None)
     eta_at = etas[0] if etas else None
     eta_err = None

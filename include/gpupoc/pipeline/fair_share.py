@@ -16,8 +16,8 @@ from datetime import datetime
 
 from gpupoc.common.fair_share import EPS as _EPS
 from gpupoc.common.fair_share import Owed, fair_allocation
-from gpupoc.pipeline.congestion import WorkloadTimeline
 from gpupoc.pipeline.intervals import segments
+from gpupoc.pipeline.timelines import WorkloadTimeline
 
 __all__ = ["Owed", "ShareRow", "fair_allocation", "share_rows"]
 

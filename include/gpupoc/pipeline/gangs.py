@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from gpupoc.pipeline.congestion import WorkloadTimeline
 from gpupoc.pipeline.intervals import segments
+from gpupoc.pipeline.timelines import WorkloadTimeline
 
 
 @dataclass(frozen=True)

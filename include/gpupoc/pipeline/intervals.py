@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from gpupoc.pipeline.congestion import WorkloadTimeline
+from gpupoc.pipeline.timelines import WorkloadTimeline
 
 
 def hold_interval(t: WorkloadTimeline, end: datetime) -> tuple[datetime, datetime] | None:

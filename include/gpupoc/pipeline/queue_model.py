@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gpupoc.pipeline.congestion import WorkloadTimeline
+from gpupoc.pipeline.timelines import WorkloadTimeline
 
 
 def expected_waits(timelines: list[WorkloadTimeline], durations: dict[str, float],

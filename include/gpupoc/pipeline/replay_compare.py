@@ -17,8 +17,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from gpupoc.common.timefmt import parse_time
-from gpupoc.pipeline.congestion import WorkloadTimeline
 from gpupoc.pipeline.queue_model import expected_waits
+from gpupoc.pipeline.timelines import WorkloadTimeline
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # the model needs only the arrival offsets
 MODEL_NOTE = ("queue model: per pool, jobs served in priority order as they arrive, each starts when its pool "

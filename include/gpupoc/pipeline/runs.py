@@ -12,8 +12,8 @@ from datetime import datetime
 from gpupoc.common.priority import priority_within_queue
 from gpupoc.common.timefmt import parse_time
 from gpupoc.pipeline.attempts import Attempt
-from gpupoc.pipeline.congestion import WorkloadTimeline
 from gpupoc.pipeline.k8s import pod_gpus
+from gpupoc.pipeline.timelines import WorkloadTimeline
 from gpupoc.pipeline.wave import adapter_name
 from gpupoc.pipeline.workload_outcome import event_statements
 

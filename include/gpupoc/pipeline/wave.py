@@ -17,8 +17,8 @@ from typing import Callable, Iterable
 from gpupoc.common.constants import PIPELINE_GATE, RELEASED_AT
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.common import WaveTask
-from gpupoc.pipeline.congestion import Capacity
 from gpupoc.pipeline.k8s import KubeCaller
+from gpupoc.pipeline.timelines import Capacity
 from gpupoc.podspec import labels as L
 
 STRATEGIC = "application/strategic-merge-patch+json"

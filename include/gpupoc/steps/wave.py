@@ -8,8 +8,8 @@ import time
 from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline import waits
 from gpupoc.pipeline import wave as W
-from gpupoc.pipeline.congestion import Observation
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
+from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
 from gpupoc.steps.replay import is_replay, release_schedule

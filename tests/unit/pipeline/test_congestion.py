@@ -5,14 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from gpupoc.common.constants import PIPELINE_GATE
-from gpupoc.pipeline.congestion import (
-    Bottleneck,
-    Capacity,
-    Observation,
-    WorkloadTimeline,
-    reconstruct,
-    summarize,
-)
+from gpupoc.pipeline.bottleneck import Bottleneck
+from gpupoc.pipeline.congestion import reconstruct, summarize
+from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
 
 T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=timezone.utc)
 FAILED = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: " \

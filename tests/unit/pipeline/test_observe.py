@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpupoc.pipeline import observe
-from gpupoc.pipeline.congestion import Observation
+from gpupoc.pipeline.timelines import Observation
 
 from .fake_api import PLAN, T0, FakeApi, pod
 

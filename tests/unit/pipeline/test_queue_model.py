@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from gpupoc.pipeline.congestion import WorkloadTimeline
 from gpupoc.pipeline.queue_model import expected_waits
+from gpupoc.pipeline.timelines import WorkloadTimeline
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpupoc.pipeline import scheduler_objects as S
-from gpupoc.pipeline.congestion import Observation
 from gpupoc.pipeline.k8s import Response
+from gpupoc.pipeline.timelines import Observation
 from gpupoc.podspec import labels as L
 
 from .fake_api import PLAN, T0

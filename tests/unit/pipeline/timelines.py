@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from gpupoc.pipeline.congestion import WorkloadTimeline
+from gpupoc.pipeline.timelines import WorkloadTimeline
 
 from .fake_api import T0
 

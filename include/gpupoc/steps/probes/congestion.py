@@ -8,10 +8,11 @@ from datetime import datetime
 from gpupoc.common.priority import gangs_placed_whole
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
-from gpupoc.pipeline.congestion import Observation, reconstruct, summarize
+from gpupoc.pipeline.congestion import reconstruct, summarize
 from gpupoc.pipeline.gangs import gang_rows
 from gpupoc.pipeline.observe import scheduling_event_observations
 from gpupoc.pipeline.queue_model import expected_waits
+from gpupoc.pipeline.timelines import Observation
 from gpupoc.plan import class_items
 from gpupoc.plan.overrides import planned_seconds
 

@@ -1,0 +1,113 @@
+"""Typed rows of a wave, read by every reconstruction: each workload's timeline (its moments and what it asked
+for), each pod in each observer snapshot (with what the platform said), and the GPUs there were."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+
+from gpupoc.common.timefmt import parse_time, rfc3339
+from gpupoc.pipeline.readable import readable
+
+
+@dataclass(frozen=True)
+class WorkloadTimeline:
+    """One workload's moments (UTC) and what it asked for."""
+
+    workload_key: str
+    pod: str
+    namespace: str
+    tenant: str
+    pool: str
+    priority_class: str
+    priority: int
+    gpus: int
+    submitted_at: datetime | None = None
+    released_at: datetime | None = None
+    scheduled_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    phase: str = ""
+    node: str | None = None
+    gang: str | None = None       # the gang (plan key) this attempt is a replica of
+    gang_size: int = 1            # pods of its gang that must run together (min_available)
+
+    @property
+    def ready_at(self) -> datetime | None:
+        """When the platform could first schedule it: the release, else the submission."""
+        return self.released_at or self.submitted_at
+
+    @property
+    def wait_seconds(self) -> float | None:
+        if self.ready_at is None or self.scheduled_at is None:
+            return None
+        return max(0.0, (self.scheduled_at - self.ready_at).total_seconds())
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One pod in one snapshot: its state and the platform's own explanation at that moment."""
+
+    taken_at: datetime
+    pod: str
+    namespace: str
+    phase: str = "Pending"
+    node: str | None = None
+    gates: tuple[str, ...] = ()
+    reason: str | None = None     # condition PodScheduled=False reason (Unschedulable, SchedulingGated...)
+    message: str | None = None    # its message, or the latest scheduling event's message
+    event_reason: str | None = None
+    event_message: str | None = None
+    position: int | None = None   # queue position if the platform offers one (Kueue visibility API)
+    eta: datetime | None = None   # expected start if the platform offers one
+    item: str = ""                # the wave item the pod runs
+    scheduler_reason: str | None = None   # what the scheduler's own object says (Workload, PodGroup)
+    scheduler_message: str | None = None
+    scheduler_source: str | None = None   # which object and field: "Workload team-a/w condition QuotaReserved"
+    gang: str | None = None               # the gang the pod belongs to (its object name)
+
+    @property
+    def holds_gpus(self) -> bool:
+        return bool(self.node) and self.phase not in ("Succeeded", "Failed")
+
+    def to_dict(self) -> dict:
+        """JSON-able (times as RFC 3339)."""
+        d = asdict(self)
+        d.update(taken_at=rfc3339(self.taken_at), eta=rfc3339(self.eta) if self.eta else None, gates=list(self.gates))
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Observation":
+        known = {f.name for f in fields(cls)}
+        return cls(**{**{k: v for k, v in d.items() if k in known}, "taken_at": parse_time(d["taken_at"]),
+                      "eta": parse_time(d.get("eta")), "gates": tuple(d.get("gates") or ())})
+
+    @property
+    def texts(self) -> list[str]:
+        return [t for t in (self.message, self.event_message, self.scheduler_message) if t]
+
+    @property
+    def statements(self) -> list[tuple[str | None, str]]:
+        """(reason, text) of everything the platform said about the pod here, readable or not."""
+        return [(r, t) for r, t in ((self.reason, self.message), (self.event_reason, self.event_message),
+                                    (self.scheduler_reason, self.scheduler_message)) if t]
+
+    @property
+    def explanation(self) -> tuple[str | None, str | None]:
+        """The most telling (reason, text) a user could read: the scheduler's own object first, else the pod's
+        condition, else its latest event; the pod's condition when none is readable."""
+        for r, t in ((self.scheduler_reason, self.scheduler_message), (self.reason, self.message),
+                     (self.event_reason, self.event_message)):
+            if readable(r, t):
+                return r, t
+        return self.reason or self.event_reason, self.message or self.event_message
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """GPUs per pool and per node (node -> pool), GPU quota per tenant, and GPUs others held per pool."""
+
+    pool_gpus: dict[str, int]
+    tenant_quota: dict[str, int] = field(default_factory=dict)
+    node_gpus: dict[str, int] = field(default_factory=dict)
+    node_pool: dict[str, str] = field(default_factory=dict)
