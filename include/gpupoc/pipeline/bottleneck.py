@@ -78,7 +78,7 @@ class Held:
 
 
 def state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], cap: Capacity,
-              gangs_whole: bool = True) -> Held:
+             gangs_whole: bool = True) -> Held:
     """What this snapshot shows held and pending. ``timelines`` may be given as a dict by (namespace, pod)."""
     by_key = timelines if isinstance(timelines, dict) else {_key(t.namespace, t.pod): t for t in timelines}
     held = Held(Counter(), Counter(), Counter(), Counter(), [], gangs_whole)
@@ -107,11 +107,12 @@ def bottleneck_at(t: WorkloadTimeline, o: Observation, snapshot: list[Observatio
     """What held ``t`` back in this snapshot, the workloads ahead of it, and the pool's free GPUs (``held``:
     the snapshot's ``state_at``, when the caller computed it once for every workload).
 
-    A gang's pod asks for its whole gang: the GPUs, quota and node slots of every member not yet placed, so a
-    gang of four 1-GPU pods waiting beside three free GPUs waits for GPUs, not behind the queue."""
+    Under a scheduler that places gangs whole (``held.gangs_whole``) a gang's pod asks for its whole gang: the
+    GPUs, quota and node slots of every member not yet placed, so a gang of four 1-GPU pods waiting beside
+    three free GPUs waits for GPUs, not behind the queue."""
     held = held or state_at(timelines, snapshot, cap)
     free = cap.pool_gpus.get(t.pool, 0) - held.pool[t.pool]
-    ahead = ahead_sorted(t, held.in_queue_order())
+    ahead = _ahead_sorted(t, held.in_queue_order())
     if PIPELINE_GATE in o.gates:
         return Bottleneck.GATED, ahead, free
     pods = held.pods_to_place(t)
@@ -139,7 +140,7 @@ def _node_slots(t: WorkloadTimeline, held: Held, cap: Capacity) -> int:
     return sum(max(0, cap.node_gpus.get(n, 0) - held.node[n]) // t.gpus for n in nodes)
 
 
-def ahead_sorted(t: WorkloadTimeline, ranked: dict[str, tuple[list, list]]) -> list[WorkloadTimeline]:
+def _ahead_sorted(t: WorkloadTimeline, ranked: dict[str, tuple[list, list]]) -> list[WorkloadTimeline]:
     """Pending workloads of ``t``'s pool a priority queue serves first (higher priority, or same and
     earlier), from the pool's pending workloads in queue order."""
     keys, ws = ranked.get(t.pool, ([], []))
