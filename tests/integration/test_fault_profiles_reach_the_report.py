@@ -17,23 +17,12 @@ from datetime import timedelta
 
 import pandas as pd
 import pytest
+
 from gpupoc.pipeline import evidence_rows as ER
-from gpupoc.pipeline.audit import (
-    Ledger,
-    LedgerCaller,
-    change_quota,
-    match_ledger,
-    read_audit_lines,
-    restore_quota,
-)
+from gpupoc.pipeline.audit import Ledger, LedgerCaller, change_quota, match_ledger, read_audit_lines, restore_quota
 from gpupoc.pipeline.faults import FaultContext, Scenario, run_scenario
 from gpupoc.pipeline.gpus import api_probe, dcgm_probe, url_fetcher
-from gpupoc.pipeline.isolation import (
-    attach_audit,
-    run_isolation_probes,
-    sample_quotas,
-    submit_over_quota,
-)
+from gpupoc.pipeline.isolation import attach_audit, run_isolation_probes, sample_quotas, submit_over_quota
 from gpupoc.pipeline.k8s import Actor, ClientFactory, service_account_actor
 from gpupoc.pipeline.runs import pod_moments
 from gpupoc.pipeline.timelines import WorkloadTimeline

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from gpupoc.airflow_runtime.settings import ADMIN_USER, STATE_FILE, admin_password
+from gpupoc.common.processes import process_running
 from gpupoc.exceptions import ApiError, ComponentExited, GpupocError, SourceUnavailable
 
 TERMINAL_RUN_STATES = {"success", "failed"}
@@ -221,8 +222,6 @@ class AirflowClient:
 def _check_pids(pids: dict[str, int] | None) -> None:
     if not pids:
         return
-    from gpupoc.common.processes import process_running
-
     # gone or a zombie: a component's title may read empty for a moment while it starts, so no command line test
     dead = [n for n, p in pids.items() if not process_running(p)]
     if dead:

@@ -16,11 +16,15 @@ from __future__ import annotations
 QUEUE_SCHEDULERS = frozenset({"kueue", "volcano", "kai"})
 
 
+def _queue_scheduler(adapter: str | None) -> bool:
+    return str(adapter or "").lower() in QUEUE_SCHEDULERS
+
+
 def priority_within_queue(adapter: str | None) -> bool:
     """True when ``adapter`` (the plan's scheduler adapter) compares priorities only inside a tenant's queue."""
-    return str(adapter or "").lower() in QUEUE_SCHEDULERS
+    return _queue_scheduler(adapter)
 
 
 def gangs_placed_whole(adapter: str | None) -> bool:
     """True when ``adapter``'s scheduler places a gang as one unit (Kueue, Volcano, KAI)."""
-    return str(adapter or "").lower() in QUEUE_SCHEDULERS
+    return _queue_scheduler(adapter)

@@ -24,7 +24,7 @@ def _state(pid: int | None) -> str:
 
 def cmdline(pid: int | None) -> str:
     """The process's command line ('' when it does not exist, is a zombie or cannot be read)."""
-    if _state(pid) in ("", "Z"):
+    if not process_running(pid):
         return ""
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")

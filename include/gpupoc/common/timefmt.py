@@ -8,6 +8,10 @@ from datetime import datetime, timezone
 _RFC3339 = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|z|[+-]\d{2}:?\d{2})?$")
 
 
+# Later than any moment: sorts a missing time last.
+NEVER = datetime.max.replace(tzinfo=timezone.utc)
+
+
 def utcnow() -> datetime:
     """Now, aware, in UTC."""
     return datetime.now(timezone.utc)

@@ -7,14 +7,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from enum import Enum
 
 from gpupoc.common.constants import PIPELINE_GATE
+from gpupoc.common.timefmt import NEVER
 from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
-
-_NEVER = datetime.max.replace(tzinfo=timezone.utc)
-
 
 class Bottleneck(str, Enum):
     """What held a released workload back at one moment, as the pipeline reconstructs it."""
@@ -99,18 +96,17 @@ def state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], c
 
 def _rank(w: WorkloadTimeline) -> tuple:
     """A priority queue's order: higher priority first, then earlier ready, then earlier submitted."""
-    return (-w.priority, w.ready_at or _NEVER, w.submitted_at or _NEVER, w.pod)
+    return (-w.priority, w.ready_at or NEVER, w.submitted_at or NEVER, w.pod)
 
 
-def bottleneck_at(t: WorkloadTimeline, o: Observation, snapshot: list[Observation], timelines: list[WorkloadTimeline],
-                  cap: Capacity, held: Held | None = None) -> tuple[Bottleneck, list[WorkloadTimeline], int]:
-    """What held ``t`` back in this snapshot, the workloads ahead of it, and the pool's free GPUs (``held``:
-    the snapshot's ``state_at``, when the caller computed it once for every workload).
+def bottleneck_at(t: WorkloadTimeline, o: Observation, held: Held,
+                  cap: Capacity) -> tuple[Bottleneck, list[WorkloadTimeline], int]:
+    """What held ``t`` (seen as ``o``) back in a snapshot whose accounting is ``held`` (``state_at``), the
+    workloads ahead of it, and the pool's free GPUs.
 
     Under a scheduler that places gangs whole (``held.gangs_whole``) a gang's pod asks for its whole gang: the
     GPUs, quota and node slots of every member not yet placed, so a gang of four 1-GPU pods waiting beside
     three free GPUs waits for GPUs, not behind the queue."""
-    held = held or state_at(timelines, snapshot, cap)
     free = cap.pool_gpus.get(t.pool, 0) - held.pool[t.pool]
     ahead = _ahead_sorted(t, held.in_queue_order())
     if PIPELINE_GATE in o.gates:

@@ -13,21 +13,13 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, fields
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from gpupoc.common.constants import PIPELINE_GATE
-from gpupoc.pipeline.bottleneck import (
-    NAMED_BY,
-    Bottleneck,
-    Held,
-    bottleneck_at,
-    state_at,
-)
+from gpupoc.common.timefmt import NEVER
+from gpupoc.pipeline.bottleneck import NAMED_BY, Bottleneck, Held, bottleneck_at, state_at
 from gpupoc.pipeline.readable import classify_message, readable
 from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
-
-_NEVER = datetime.max.replace(tzinfo=timezone.utc)
-
 
 @dataclass(frozen=True, kw_only=True)
 class CongestionRow(WorkloadTimeline):
@@ -118,7 +110,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     for e in events:
         by_pod[(e.namespace, e.pod)].append(e)
     rows = []
-    for t in sorted(timelines, key=lambda w: (w.submitted_at or _NEVER, w.pod)):
+    for t in sorted(timelines, key=lambda w: (w.submitted_at or NEVER, w.pod)):
         causes: list[Bottleneck] = []
         texts: list[tuple[str | None, str]] = []
         positions: list[int] = []
@@ -136,7 +128,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
                     seen.append(_Snapshot(at, rebuilt, {(o.namespace, o.pod): o for o in rebuilt}))
         for snap in seen:
             mine = snap.by_pod[(t.namespace, t.pod)]
-            cause, ahead, free = bottleneck_at(t, mine, snap.obs, timelines, cap, snap.state_for(tl_by_key, cap, gangs_whole))
+            cause, ahead, free = bottleneck_at(t, mine, snap.state_for(tl_by_key, cap, gangs_whole), cap)
             if cause is Bottleneck.GATED:
                 continue
             if ahead_at_release is None:

@@ -17,11 +17,7 @@ from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.common.timefmt import parse_time, utcnow
 from gpupoc.pipeline.attempts import Open, open_items
 from gpupoc.pipeline.k8s import KubeCaller
-from gpupoc.pipeline.scheduler_objects import (
-    explain,
-    kueue_workloads,
-    podgroup_statements,
-)
+from gpupoc.pipeline.scheduler_objects import explain, kueue_workloads, podgroup_statements
 from gpupoc.pipeline.scheduler_objects import owned_pods as _owned_pods
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.pipeline.wave import TERMINAL, adapter_name, item_key, list_pods

@@ -25,18 +25,9 @@ from typing import Iterable
 from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.pipeline.readable import classify_message, readable
 from gpupoc.pipeline.timelines import Observation
-from gpupoc.pipeline.workload_outcome import (
-    Statement,
-    group_event_statements,
-    named_pod,
-)
+from gpupoc.pipeline.workload_outcome import Statement, group_event_statements, named_pod
 from gpupoc.podspec import labels as L
-from gpupoc.podspec.gangs import (
-    KAI_GROUP,
-    KAI_PODGROUPS,
-    VOLCANO_GROUP,
-    VOLCANO_PODGROUPS,
-)
+from gpupoc.podspec.gangs import KAI_GROUP, KAI_PODGROUPS, VOLCANO_GROUP, VOLCANO_PODGROUPS
 
 KUEUE_VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 KUEUE_API = "/apis/kueue.x-k8s.io/v1beta1"
