@@ -30,6 +30,7 @@ def run_stat(ev: RunEvidence, summary: ValidationSummary | None) -> RunStat:
         st.checks_passed = sum(c.verdict is Verdict.PASS for c in checks)
         st.checks_failed = sum(c.verdict is Verdict.FAIL for c in checks)
         st.checks_not_verified = sum(c.verdict is Verdict.NOT_VERIFIED for c in checks)
+        st.checks_not_applicable = sum(c.verdict is Verdict.NOT_APPLICABLE for c in checks)
         st.failed_checks = summary.failed_checks
     status = ev.status("workload_runs")
     if status.present:
