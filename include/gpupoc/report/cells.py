@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from gpupoc.report.wording import Wording
 
+_IN_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 # Columns whose text is the platform's or a workload's own, shown as a quote.
 QUOTED = {"message", "platform_message", "outcome_message", "user_visible", "operator_visible", "platform_reason",
@@ -26,6 +27,9 @@ QUOTED = {"message", "platform_message", "outcome_message", "user_visible", "ope
 UNITS = [("_gpu_hours", "unit.gpu_hours"), ("_seconds", "unit.seconds"), ("_mib", "unit.mib"),
          ("_mib_avg", "unit.mib"), ("util_", "unit.percent"), ("size_bytes", "unit.bytes")]
 TRACEBACK = "Traceback (most recent call last)"
+FRAME = re.compile(r'^\s*File "[^"]*", line \d+', re.MULTILINE)
+CARET = re.compile(r"^\s*[\^~]+\s*$")
+CUT = "[…]"
 # Columns whose values are the pipeline's own words (an outcome, a bottleneck), worded by the string table.
 VALUE_WORDS = {"outcome": "outcome", "reconstructed_bottleneck": "bottleneck", "action": "action",
                "attempt_action": "action", "ledger_action": "action", "explained_from": "source"}
@@ -109,22 +113,57 @@ def _structured(value: object) -> object:
     return value
 
 
-def _joined(value: object, words: Wording) -> str:
+def _joined(value: object, words: Wording, sep: str | None = None) -> str:
+    sep = sep or words.t("list_sep")
     if isinstance(value, dict):
-        return words.t("list_sep").join(f"{k}: {_joined(v, words)}" for k, v in value.items())
+        return sep.join(f"{k}: {_joined(v, words)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
-        return words.t("list_sep").join(_joined(v, words) for v in value)
+        return sep.join(_joined(v, words) for v in value)
     if isinstance(value, bool):
         return words.t("cell.yes") if value else words.t("cell.no")
     return "" if value is None else str(value)
 
 
+def untraced(text: str) -> tuple[str, bool]:
+    """``text`` without the frames of a Python traceback in it (file lines, their code, the carets), keeping
+    what surrounds them and the exception; True when there was one."""
+    lines = text.splitlines()
+    if not any(FRAME.match(ln) for ln in lines):
+        return text, False
+    keep: list[str] = []
+    skip = False
+    for i, ln in enumerate(lines):
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        if TRACEBACK in ln:
+            keep += [h for h in [ln.split(TRACEBACK)[0].strip()] if h]
+            _cut(keep)
+            continue
+        if skip or CARET.match(ln):
+            skip = False
+            continue
+        if FRAME.match(ln):
+            skip = not FRAME.match(following)  # the frame's code line follows it
+            _cut(keep)
+            continue
+        if CARET.match(following):  # a code line whose frame was cut off: keep the words before it
+            head = ln.rsplit("; ", 1)[0] if "; " in ln else ""
+            keep += [head] if head else []
+            _cut(keep)
+            continue
+        keep.append(ln)
+    return " ".join(" ".join(keep).split()), True
+
+
+def _cut(keep: list[str]) -> None:
+    """Mark where frames were left out (once per run of them)."""
+    if not keep or keep[-1] != CUT:
+        keep.append(CUT)
+
+
 def _quote(text: str, words: Wording) -> str:
-    """The platform's text; a traceback becomes its last line (the exception), said to be one."""
-    if TRACEBACK in text:
-        last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), text)
-        return words.t("cell.traceback", last=last)
-    return " ".join(text.split())
+    """The platform's text on one line; a traceback in it shortened to its exception (``[…]`` where its frames
+    were)."""
+    return untraced(text)[0] if FRAME.search(text) else " ".join(text.split())
 
 
 def cell(value: object, column: str, words: Wording, zone: str = "UTC") -> Cell:
@@ -143,10 +182,13 @@ def cell(value: object, column: str, words: Wording, zone: str = "UTC") -> Cell:
         return Cell(local_time(value, zone))
     value = _structured(value)
     if isinstance(value, (list, tuple, dict)):
-        return Cell(_joined(value, words), quote=column in QUOTED)
+        sep = words.t("reason_sep") if column in QUOTED else None
+        return Cell(_joined(value, words, sep), quote=column in QUOTED)
     text = str(value)
-    if column in QUOTED or TRACEBACK in text:
+    if column in QUOTED or FRAME.search(text):
         return Cell(_quote(text, words), quote=True)
+    if column not in BREAK_ANYWHERE:  # the pipeline's own sentences: the times in them local too
+        text = _IN_TEXT.sub(lambda m: local_time(m.group(0), zone), text)
     return Cell(text, token=column in BREAK_ANYWHERE)
 
 

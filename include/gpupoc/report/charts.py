@@ -18,7 +18,7 @@ def _nice_max(v: float) -> float:
     if v <= 0 or math.isnan(v):
         return 1.0
     mag = 10 ** math.floor(math.log10(v))
-    for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+    for m in (1, 2, 4, 5, 8, 10):  # a quarter of each is a round tick
         if v <= m * mag:
             return m * mag
     return 10 * mag
@@ -119,7 +119,7 @@ def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[floa
     if not rows or not cols:
         return empty(title, "no data")
     left, top = max(120.0, max(_text_width(r) for r in rows) + 12), 20
-    cw = max(3.0, min(24.0, 620 / len(cols)))
+    cw = max(3.0, min(64.0, 620 / len(cols)))
     ch = 18
     w, h = int(left + cw * len(cols) + 20), top + ch * len(rows) + 66
     body = []

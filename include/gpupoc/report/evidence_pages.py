@@ -1,8 +1,8 @@
 """Every evidence table of the judged runs as a page a browser opens and a CSV a spreadsheet opens, beside
 the link to its parquet file: ``<report>/evidence/<test class>/<table>.html`` and ``.csv``.
 
-The CSV keeps the values as stored (times in RFC 3339, UTC); the HTML page shows them as the report does
-(local times, units, words, quotes). Both are rewritten with the report, so they always match the evidence
+The CSV keeps the values as stored (times in RFC 3339, UTC; paths as ``gpupoc.report.views`` makes them
+relative); the HTML page shows them as the report does (local times, units, words, quotes). Both are rewritten with the report, so they always match the evidence
 it judged.
 """
 
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gpupoc.evidence.reader import RunEvidence
 from gpupoc.report.models import EvidenceRef, EvidenceTable
+from gpupoc.report.views import view
 
 PAGES_DIR = "evidence"
 PAGE_ROWS = 2000  # rows an HTML page shows; the CSV holds them all
@@ -29,7 +30,7 @@ def write_pages(runs: dict[str, RunEvidence], out_dir: Path, render) -> dict[str
     links: dict[str, list[EvidenceRef]] = {}
     for tc, ev in runs.items():
         for name in table_names(ev):
-            df = ev.load(name)
+            df = view(name, ev.load(name))
             if df.empty and not len(df.columns):
                 continue
             base = out_dir / PAGES_DIR / tc

@@ -12,6 +12,7 @@ from gpupoc.evidence.reader import RunEvidence
 from gpupoc.report import measures as M, replay_figures
 from gpupoc.report.models import EvidenceTable, Figure
 from gpupoc.report.security import attempts_table
+from gpupoc.report.views import view
 
 Details = tuple[list[Figure], list[EvidenceTable]]
 Runs = dict[str, RunEvidence]
@@ -23,8 +24,9 @@ def table(title: str, df: pd.DataFrame, limit: int = 20, source: str = "") -> Ev
 
 
 def load(runs: Runs, tc: str, name: str) -> pd.DataFrame:
+    """Table ``name`` of class ``tc``'s latest run, as the report shows it (``gpupoc.report.views``)."""
     ev = runs.get(tc)
-    return ev.load(name) if ev is not None else pd.DataFrame()
+    return view(name, ev.load(name)) if ev is not None else pd.DataFrame()
 
 
 def _cols(df: pd.DataFrame, *names: str) -> pd.DataFrame:
@@ -220,5 +222,5 @@ def failure_records_table(runs: Runs) -> EvidenceTable | None:
         return None
     return table("failure_records", _cols(fr, "scenario", "trigger", "platform_behaviour", "user_visible",
                                           "operator_visible", "recovery", "logs_readable", "events", "airflow_retries",
-                                          "platform_restarts", "alerts", "gpu_release_seconds"), 50,
+                                          "platform_restarts", "alerts", "gpu_release_seconds", "reason"), 50,
                  "fault_recovery/failure_records")

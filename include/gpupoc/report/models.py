@@ -175,6 +175,13 @@ class EvidenceTable(BaseModel):
     column_words: str = Field(default="", description="string-table prefix that words the headers (action)")
     links: list[EvidenceRef] = Field(default_factory=list, description="the whole source table (HTML, CSV, parquet)")
 
+    @property
+    def layout(self) -> str:
+        """"cards" (one small table per row) when the table is wide and holds sentences, so it fits an A4 page;
+        else "table"."""
+        long_text = any(isinstance(v, str) and len(v) > 40 for row in self.rows for v in row)
+        return "cards" if len(self.columns) > 7 and long_text else "table"
+
     @classmethod
     def from_frame(cls, title: str, df: Any, limit: int = 20, source: str = "") -> "EvidenceTable":
         """The first ``limit`` rows of a DataFrame, as plain JSON values (floats rounded, NaN as None)."""
@@ -231,8 +238,8 @@ class RunStat(BaseModel):
     checks_not_verified: int = 0
     checks_not_applicable: int = 0
     failed_checks: list[str] = Field(default_factory=list)
-    workloads: int = 0
-    success_rate: float | None = None
+    workloads: int = Field(default=0, description="attempts recorded (a resubmitted wave item has several)")
+    success_rate: float | None = Field(default=None, description="share of wave items whose last attempt succeeded")
     wait_p50_seconds: float | None = None
     wait_p95_seconds: float | None = None
 

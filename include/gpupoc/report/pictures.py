@@ -20,7 +20,7 @@ from gpupoc.report.wording import Wording
 PRIORITY_COLOURS = ["#d62728", "#ff7f0e", "#1f77b4", "#7f7f7f", "#2ca02c", "#9467bd"]
 WAITING, PREEMPTED = "#cccccc", "#111111"
 FAULT_COLOURS = {"pending": "#cccccc", "running": "#2ca02c", "failed": "#d62728", "gpu_held": "#ff7f0e"}
-BUCKETS = ["1min", "5min", "15min", "1h", "6h", "1D"]  # heatmap column widths, finest first
+BUCKETS = ["1min", "5min", "15min", "1h", "6h", "1D"]  # wider heatmap columns, finest first
 MAX_COLUMNS = 48
 
 
@@ -42,8 +42,11 @@ def queue_timeline(wr: pd.DataFrame, words: Wording, zone: str) -> str:
     """One row per attempt: waiting in grey, running in its priority's colour, a preempted run in black."""
     start = wr["released_at"].fillna(wr["submitted_at"])
     t0 = pd.to_datetime(start, utc=True).min()
-    wr = wr.assign(r=_secs(start, t0), s=_secs(wr["scheduled_at"], t0), e=_secs(wr["finished_at"], t0)
-                   ).sort_values(["priority", "r"], ascending=[False, True])
+    item = wr["item"].fillna(wr["pod"]) if "item" in wr else wr["pod"]
+    wr = wr.assign(r=_secs(start, t0), s=_secs(wr["scheduled_at"], t0), e=_secs(wr["finished_at"], t0), item=item)
+    first = wr.groupby("item")["r"].transform("min")  # an item's attempts stay together, in order
+    wr = wr.assign(first=first, n=wr["attempt"].fillna(1) if "attempt" in wr else 1).sort_values(
+        ["priority", "first", "item", "n"], ascending=[False, True, True, True])
     classes = list(dict.fromkeys(wr["priority_class"]))
     colour = {c: PRIORITY_COLOURS[i % len(PRIORITY_COLOURS)] for i, c in enumerate(classes)}
     waiting, used = words.t("legend.waiting"), set()
@@ -72,24 +75,38 @@ def wait_by_priority(wr: pd.DataFrame, words: Wording) -> str:
                                words.t("axis.median_wait"))
 
 
-def _bucket(times: pd.Series) -> str:
-    """The finest column width that keeps the heatmap within MAX_COLUMNS columns."""
+def _columns(times: pd.Series) -> tuple[pd.Series, int]:
+    """The heatmap's columns: the data's own time buckets when there are at most MAX_COLUMNS of them, else the
+    finest wider bucket that keeps within MAX_COLUMNS; with the column width in seconds."""
+    own = times.drop_duplicates().sort_values()
+    if len(own) <= MAX_COLUMNS:
+        steps = own.diff().dropna().dt.total_seconds()
+        return times, int(steps.min()) if len(steps) else 0
     for freq in BUCKETS:
         if times.dt.floor(freq).nunique() <= MAX_COLUMNS:
-            return freq
-    return BUCKETS[-1]
+            return times.dt.floor(freq), int(pd.Timedelta(freq).total_seconds())
+    return times.dt.floor(BUCKETS[-1]), int(pd.Timedelta(BUCKETS[-1]).total_seconds())
 
 
 def utilization_heatmap(ut: pd.DataFrame, words: Wording, zone: str) -> str:
-    times = pd.to_datetime(ut["bucket"], utc=True)
-    freq = _bucket(times)
-    ut = ut.assign(col=times.dt.floor(freq))
+    cols, width = _columns(pd.to_datetime(ut["bucket"], utc=True))
+    ut = ut.assign(col=cols)
     pv = ut.groupby(["namespace", "col"])["util_avg"].mean().unstack("col").sort_index(axis=1)
-    labels = [local_time(c.to_pydatetime(), zone, seconds=False) for c in pv.columns]
+    stamps = [local_time(c.to_pydatetime(), zone) for c in pv.columns]
+    days = {s[:10] for s in stamps}
+    labels = [s[11:] if len(days) == 1 else s[5:16] for s in stamps]  # the day once, in the axis label
     return charts.heatmap(words.t("chart.utilization_heatmap"), [str(i) for i in pv.index], labels,
                           [[None if v != v else float(v) for v in row] for row in pv.to_numpy()],
-                          x_label=words.t("axis.bucket", width=words.t(f"bucket.{freq}"), zone=zone),
+                          x_label=words.t("axis.bucket", width=_duration(width, words),
+                                          day=min(days) if len(days) == 1 else "", zone=zone),
                           scale_label=words.t("axis.utilization"))
+
+
+def _duration(seconds: int, words: Wording) -> str:
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds and seconds % size == 0:
+            return words.t(f"duration.{unit}", n=seconds // size)
+    return words.t("duration.second", n=seconds)
 
 
 def allocated_vs_used(ut: pd.DataFrame, words: Wording) -> str:

@@ -49,7 +49,7 @@ def key_value(test_class: str, ev: RunEvidence, words: Wording | None = None) ->
         alloc, used = float(ut["allocated_gpu_hours"].sum()), float(ut["used_gpu_hours"].sum())
         share = f" ({100 * used / alloc:.0f}%)" if alloc else ""
         w = words or Wording("en")
-        return f"{number(alloc, 1)} / {quantity(used, 'used_gpu_hours', w)}{share}"
+        return f"{number(alloc)} / {quantity(used, 'used_gpu_hours', w)}{share}"
     m = key_measure(test_class, ev)
     return m.share if m else None
 
