@@ -40,10 +40,10 @@ def permission_isolation(runs: Runs) -> Details:
     ap = load(runs, "tenant_isolation", "access_probes")
     denied = M.forbidden_denied(ap)
     if denied is not None:
-        bad = ap[ap["allowed"].astype("boolean") != ap["expected_allowed"].astype("boolean")]
+        bad = M.unexpected_answers(ap)
         f += [Figure.of("forbidden_denied", denied), Figure(label="cross_tenant_attempts",
                                                              value=len(M.cross_tenant(ap))),
-              Figure.of("expected_answers", M.Measure(len(ap) - len(bad), len(ap), "ISO-02"))]
+              Figure.of("expected_answers", M.expected_answers(ap))]
         t.append(attempts_table(ap, "tenant_isolation/access_probes"))
         if len(bad):
             t.append(table("unexpected_outcomes", _cols(bad, "actor_tenant", "target_namespace", "action",

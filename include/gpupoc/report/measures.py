@@ -44,8 +44,28 @@ def forbidden_denied(ap: pd.DataFrame) -> Measure | None:
     """Attempts the plan forbids (ISO-03's rows: ``expected_allowed`` false) that were denied."""
     if ap.empty or "allowed" not in ap or "expected_allowed" not in ap:
         return None
-    forbidden = ap[falsy(ap["expected_allowed"])]
+    forbidden = ap[falsy(ap["expected_allowed"]) & ap["allowed"].notna()]  # an attempt with no answer is no row
     return Measure(int(falsy(forbidden["allowed"]).sum()), len(forbidden), "ISO-03")
+
+
+def expected_answers(ap: pd.DataFrame) -> Measure | None:
+    """Attempts answered as the plan expects (ISO-02's rows: all but those with neither answer known); an
+    attempt with no answer is not the expected one."""
+    if ap.empty or "allowed" not in ap or "expected_allowed" not in ap:
+        return None
+    rows = ap[ap["allowed"].notna() | ap["expected_allowed"].notna()]
+    same = [a is not None and a == a and e is not None and e == e and bool(a) == bool(e)
+            for a, e in zip(rows["allowed"], rows["expected_allowed"])]
+    return Measure(sum(same), len(rows), "ISO-02")
+
+
+def unexpected_answers(ap: pd.DataFrame) -> pd.DataFrame:
+    """The attempts ``expected_answers`` does not count."""
+    if ap.empty or "allowed" not in ap or "expected_allowed" not in ap:
+        return ap.iloc[0:0]
+    same = [a is not None and a == a and e is not None and e == e and bool(a) == bool(e)
+            for a, e in zip(ap["allowed"], ap["expected_allowed"])]
+    return ap[[not x for x in same]]
 
 
 def cross_tenant(ap: pd.DataFrame) -> pd.DataFrame:
@@ -88,18 +108,18 @@ def chains_complete(fr: pd.DataFrame) -> Measure | None:
 
 
 def failures_alerted(fr: pd.DataFrame) -> Measure | None:
-    """Failures whose record names an alert that reached operators (FR-13's rows)."""
+    """Failures whose record holds the alert that reached operators (FR-13's rows)."""
     if fr.empty or "alerts" not in fr:
         return None
-    named = fr["alerts"].notna() & fr["alerts"].astype(str).str.contains("[A-Za-z]", regex=True)
-    return Measure(int(named.sum()), len(fr), "FR-13")
+    return Measure(int(fr["alerts"].notna().sum()), len(fr), "FR-13")
 
 
 def audit_matched(am: pd.DataFrame) -> Measure | None:
     """Ledger actions (AUD-02's rows) found in the platform's audit log."""
     if am.empty or "matched" not in am:
         return None
-    return Measure(int(truthy(am["matched"]).sum()), len(am), "AUD-02")
+    known = am[am["matched"].notna()]
+    return Measure(int(truthy(known["matched"]).sum()), len(known), "AUD-02")
 
 
 def final_attempts(wr: pd.DataFrame) -> pd.DataFrame:
