@@ -177,10 +177,10 @@ class EvidenceTable(BaseModel):
 
     @property
     def layout(self) -> str:
-        """"cards" (one small table per row) when the table is wide and holds sentences, so it fits an A4 page;
-        else "table"."""
+        """"cards" (one small table per row) when the table is wide and holds sentences, or is very wide, so it
+        fits an A4 page; else "table"."""
         long_text = any(isinstance(v, str) and len(v) > 40 for row in self.rows for v in row)
-        return "cards" if len(self.columns) > 7 and long_text else "table"
+        return "cards" if len(self.columns) > 12 or (len(self.columns) > 7 and long_text) else "table"
 
     @classmethod
     def from_frame(cls, title: str, df: Any, limit: int = 20, source: str = "") -> "EvidenceTable":
