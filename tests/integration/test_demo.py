@@ -86,6 +86,15 @@ def test_the_demo_on_a_correct_cluster_runs_every_class_and_ends_with_a_reasoned
         "the plan's scorecard file scored the experience items"
     assert result.outcome.html.is_file() and (result.outcome.report_dir / "report.json").is_file()
     assert not [s for s in report["sources"] if s["problems"]], "the pipeline's own runs prove themselves"
+    from tests.unit.report.agreement import disagreements
+
+    assert disagreements(report) == [], "every figure counts the rows its verdict judged; the summary says the same"
+    subject, cov = report["subject"], report["coverage"]
+    assert subject["simulated"] is True and subject["platform"] and subject["kubernetes_version"], subject
+    assert cov["scored_items"] == 3 and cov["passed"] + cov["failed"] + cov["not_applicable"] + cov["not_verified"] \
+        == cov["data_checks"] + cov["scored_items"], cov
+    na = {e["check"]: e["reason"] for e in cov["not_applicable_checks"]}
+    assert na.get("QC-07") == "the platform offers no expected wait", na  # kube-scheduler offers no ETA
     assert set(result.runs) == set(CLASS_DAGS)
     # progress: one line per change, with the DAG, its state and task counts; the closing block
     progress = [ln for ln in lines if re.match(r"\[\s*\d+:\d\d\] poc_\w+\s+(queued|running|success|failed)\s", ln)]

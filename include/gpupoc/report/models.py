@@ -35,14 +35,14 @@ class Figure(BaseModel):
     unit: str = Field(default="", description="string-table key of the unit (unit.seconds, unit.gpu_hours)")
     check: str | None = Field(default=None, description="the check whose rows the figure counts")
     count: int | None = None
-    total: int | None = None
+    out_of: int | None = Field(default=None, description="the rows counted (count of out_of)")
     not_applicable: int | None = Field(default=None, description="rows the figure counts as complete because "
                                        "the part does not apply to them")
 
     @classmethod
     def of(cls, label: str, m: Any) -> "Figure":
         """A counted figure (``gpupoc.report.measures.Measure``): "count/total"."""
-        return cls(label=label, value=m.share, check=m.check or None, count=m.count, total=m.total,
+        return cls(label=label, value=m.share, check=m.check or None, count=m.count, out_of=m.total,
                    not_applicable=m.not_applicable or None)
 
 
@@ -160,7 +160,7 @@ class KeyFigure(BaseModel):
     status: Verdict
     check: str | None = Field(default=None, description="the check whose rows the figure counts")
     count: int | None = None
-    total: int | None = None
+    out_of: int | None = None
 
 
 class EvidenceTable(BaseModel):
@@ -170,7 +170,7 @@ class EvidenceTable(BaseModel):
     columns: list[str] = Field(description="column names: string-table keys col.<name>")
     rows: list[list[Any]]
     source: str = Field(default="", description="<test class>/<table> the rows come from (its full HTML and CSV)")
-    total_rows: int | None = Field(default=None, description="rows of the source table behind the ones shown")
+    source_rows: int | None = Field(default=None, description="rows of the source table behind the ones shown")
     literal_columns: list[str] = Field(default_factory=list, description="headers that are data (tenant names)")
     column_words: str = Field(default="", description="string-table prefix that words the headers (action)")
     links: list[EvidenceRef] = Field(default_factory=list, description="the whole source table (HTML, CSV, parquet)")
@@ -190,7 +190,7 @@ class EvidenceTable(BaseModel):
         rows = [[None if (isinstance(v, float) and v != v) else (round(v, 3) if isinstance(v, float) else
                  (v.isoformat() if hasattr(v, "isoformat") else (v.item() if hasattr(v, "item") else v)))
                  for v in r] for r in df.itertuples(index=False)]
-        return cls(title=title, columns=[str(c) for c in df.columns], rows=rows, source=source, total_rows=total)
+        return cls(title=title, columns=[str(c) for c in df.columns], rows=rows, source=source, source_rows=total)
 
 
 class ItemResult(BaseModel):

@@ -75,7 +75,7 @@ def key_figures(runs: dict[str, RunEvidence], summaries: dict[str, ValidationSum
         out.append(KeyFigure(test_class=tc, label=KEY_FIGURES[tc], value=key_value(tc, ev, words) if ev else None,
                              status=class_status(summary.checks) if summary else Verdict.NOT_VERIFIED,
                              check=m.check if m else None, count=m.count if m else None,
-                             total=m.total if m else None))
+                             out_of=m.total if m else None))
     return out
 
 

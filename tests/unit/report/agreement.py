@@ -23,11 +23,11 @@ def _rows(figure: dict[str, Any], check: dict[str, Any]) -> list[str]:
     if "element_count" in obs:
         total = obs["element_count"] - obs.get("missing_count", 0) + (figure.get("not_applicable") or 0)
         count = total - obs.get("unexpected_count", 0)
-        if (figure.get("count"), figure.get("total")) != (count, total):
+        if (figure.get("count"), figure.get("out_of")) != (count, total):
             return [f"{name}: the check judged {count} of {total} rows"]
         return []
     if "observed_value" in obs:
-        counted = figure.get("total") if figure.get("total") is not None else figure.get("count")
+        counted = figure.get("out_of") if figure.get("out_of") is not None else figure.get("count")
         return [] if counted == obs["observed_value"] else [f"{name}: the check observed {obs['observed_value']}"]
     return [f"{name}: the check kept no row count"]
 
@@ -46,13 +46,13 @@ def disagreements(report: dict[str, Any]) -> list[str]:
         if not k.get("check"):
             continue
         twin = body.get(k["check"])
-        if twin is None or (twin["count"], twin["total"]) != (k["count"], k["total"]):
+        if twin is None or (twin["count"], twin["out_of"]) != (k["count"], k["out_of"]):
             out.append(f"summary {k['label']} {k['value']} ({k['check']}): the body says "
                        f"{twin['value'] if twin else 'nothing'}")
-        if k["status"] == "pass" and k["count"] != k["total"]:
+        if k["status"] == "pass" and k["count"] != k["out_of"]:
             out.append(f"summary {k['label']} {k['value']}: short of complete next to a pass")
     chain = body.get("FR-01")
-    if chain and chain["count"] != chain["total"] and all(checks.get(c, {}).get("verdict") == "pass"
+    if chain and chain["count"] != chain["out_of"] and all(checks.get(c, {}).get("verdict") == "pass"
                                                           for c in CHAIN_CHECKS):
         out.append(f"chains complete {chain['value']}: every check of the chain passed")
     return out
