@@ -15,7 +15,7 @@ def named_connections(plan) -> list[tuple[str, str]]:
     return [(f, v) for f, v in fields if v]
 
 
-@check("airflow.connections", "the Airflow connections the plan names exist", needs_api=False)
+@check("airflow.connections", "the Airflow connections the plan names exist")
 def connections(ctx: PreflightContext) -> list[CheckResult]:
     named = named_connections(ctx.plan)
     if not named:

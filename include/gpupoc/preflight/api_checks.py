@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.k8s import server_version
 from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.model import CheckResult, failed, not_applicable, ok
@@ -20,10 +23,22 @@ ADAPTER_GROUPS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
 }
 
 
-@check("api", "the API server answers", needs_api=False)
+def short_reason(reason: str) -> str:
+    """The OS's words inside a client library's retry wrapper ("[Errno 111] Connection refused")."""
+    for pattern in (r"\[Errno -?\d+\] ([^'\")\]]+)", r"(CERTIFICATE_VERIFY_FAILED[^'\")\]]*)", r"(timed out)"):
+        m = re.search(pattern, reason)
+        if m:
+            return m.group(1).strip().rstrip(".")
+    return reason
+
+
+@check("api", "the API server answers")
 def api_reachable(ctx: PreflightContext) -> list[CheckResult]:
-    runner = ctx.runner()
-    version = server_version(runner)
+    try:
+        runner = ctx.runner()
+        version = server_version(runner)
+    except SourceUnavailable as exc:
+        return [failed("api", exc.endpoint, short_reason(exc.reason), exc.fix)]
     where = getattr(runner, "endpoint", "") or "the API server"
     return [ok("api", "", f"{where} answers: Kubernetes {version.get('gitVersion', '?')} "
                           f"({version.get('platform', '?')})")]

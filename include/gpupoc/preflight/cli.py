@@ -50,5 +50,6 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         for r in report.results:
             print(r.line())
         n = len(report.failures)
-        print(f"preflight of plan {plan.name!r}: " + (f"{n} check(s) failed" if n else "every check passed"))
+        if not report.api_unreachable:  # an unreachable API is one line, the one above
+            print(f"preflight of plan {plan.name!r}: " + (f"{n} check(s) failed" if n else "every check passed"))
     return 0 if report.passed else 1

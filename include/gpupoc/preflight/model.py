@@ -59,6 +59,7 @@ class PreflightReport:
     results: list[CheckResult] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     test_class: str = ""
+    api_unreachable: bool = False
 
     @property
     def failures(self) -> list[CheckResult]:
@@ -74,6 +75,7 @@ class PreflightReport:
 
     def to_dict(self) -> dict:
         return {"plan": self.plan, "test_class": self.test_class, "passed": self.passed,
+                "api_unreachable": self.api_unreachable,
                 "results": [r.to_dict() for r in self.results],
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
@@ -81,4 +83,5 @@ class PreflightReport:
     def from_dict(cls, data: dict) -> "PreflightReport":
         results = [CheckResult(r["check"], r.get("subject", ""), Status(r["status"]), r.get("detail", ""),
                                r.get("fix", "")) for r in data.get("results") or []]
-        return cls(str(data.get("plan", "")), results, dict(data.get("seconds") or {}), str(data.get("test_class", "")))
+        return cls(str(data.get("plan", "")), results, dict(data.get("seconds") or {}), str(data.get("test_class", "")),
+                   bool(data.get("api_unreachable")))

@@ -9,7 +9,8 @@ Add a check with the decorator, in a module that ``runner.CHECK_MODULES`` lists:
 ``classes`` are the test classes the check is a prerequisite of: a class DAG runs those checks first, and a
 failed one stops the class before anything is submitted. A check with no classes runs only in
 ``gpupoc preflight`` (a finding rather than a prerequisite). A check raises nothing: ``SourceUnavailable`` and
-any other error become a failed result naming the endpoint and the fix.
+any other error become a failed result naming the endpoint and the fix. The ``api`` check runs first; when
+the API does not answer, the preflight stops there.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ class Check:
     title: str
     run: CheckFn
     classes: tuple[str, ...]
-    needs_api: bool = True  # skipped (with the API check's failure) when the API is unreachable
 
     def prerequisite_of(self, test_class: str) -> bool:
         return test_class in self.classes
@@ -41,12 +41,11 @@ class Check:
 CHECKS: list[Check] = []
 
 
-def check(check_id: str, title: str, classes: tuple[str, ...] = ALL_CLASSES,
-          needs_api: bool = True) -> Callable[[CheckFn], CheckFn]:
+def check(check_id: str, title: str, classes: tuple[str, ...] = ALL_CLASSES) -> Callable[[CheckFn], CheckFn]:
     """Register ``fn`` as the check ``check_id`` (ids are unique)."""
     def register(fn: CheckFn) -> CheckFn:
         if any(c.id == check_id for c in CHECKS):
             raise ValueError(f"preflight check {check_id!r} is registered twice")
-        CHECKS.append(Check(check_id, title, fn, tuple(classes), needs_api))
+        CHECKS.append(Check(check_id, title, fn, tuple(classes)))
         return fn
     return register

@@ -1,4 +1,4 @@
-"""Run the registered checks in order; an unreachable API stops every check that needs it (one clear line)."""
+"""Run the registered checks in order; an unreachable API stops the preflight there (one clear line)."""
 
 from __future__ import annotations
 
@@ -50,16 +50,14 @@ def _run_one(c: Check, ctx: PreflightContext) -> list[CheckResult]:
 def run_preflight(ctx: PreflightContext) -> PreflightReport:
     """Every check (or a class's prerequisites when ``ctx.test_class`` is set), in registration order."""
     report = PreflightReport(ctx.plan.name, test_class=ctx.test_class or "")
-    api_down = False
     for c in registered():
         if ctx.test_class is not None and not c.prerequisite_of(ctx.test_class):
-            continue
-        if api_down and c.needs_api:
             continue
         t0 = time.perf_counter()
         results = _run_one(c, ctx)
         report.seconds[c.id] = time.perf_counter() - t0
         report.results += results
         if c.id == API_CHECK and any(r.failed for r in results):
-            api_down = True
+            report.api_unreachable = True
+            break  # nothing else can be told without the API
     return report
