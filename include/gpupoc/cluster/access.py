@@ -93,6 +93,7 @@ class Need:
     classes: tuple[str, ...]
     used_by: str
     when: str = "always"
+    kpo: bool = False  # asked only by the KubernetesPodOperator (Airflow), not by the package's own steps
 
     def applies(self, plan) -> bool:
         enabled = {tc.value for tc in TestClass if plan.test_class(tc).enabled} | {PREFLIGHT}
@@ -104,13 +105,15 @@ QC, TI, UT, FR, AT = ALL_CLASSES
 WAVE = ALL_CLASSES  # every class submits a wave through the shared steps
 NEEDS: tuple[Need, ...] = (
     # ---- the tenants: their own workloads, in their own namespace ----
-    Need(T, Scope.OWN, "", "pods", ("create", "get", "list", "watch", "patch", "delete"), (*WAVE, PREFLIGHT),
-         "submit and follow workloads (KubernetesPodOperator: create, read, watch, label on finish); probes' "
-         "pods (over-quota, reclaim, faults, artifact consumer) and their deletion; the preflight's image pulls"),
+    Need(T, Scope.OWN, "", "pods", ("create", "get", "delete"), (*WAVE, PREFLIGHT),
+         "submit workloads and probes' pods (over-quota, reclaim, faults, artifact consumer), read them back, "
+         "delete them; the preflight's image pulls"),
+    Need(T, Scope.OWN, "", "pods", ("list", "patch"), (*WAVE,),
+         "KubernetesPodOperator: find its pod again (list by labels), label it once checked (patch)", kpo=True),
     Need(T, Scope.OWN, "", "pods/log", ("get",), (*WAVE,),
          "read a workload's log as its user (operator, fault records, artifact manifest)"),
-    Need(T, Scope.OWN, "", "events", ("list", "watch"), (*WAVE,),
-         "the operator's view of a failed pod's events"),
+    Need(T, Scope.OWN, "", "events", ("list",), (*WAVE,),
+         "KubernetesPodOperator: a failed pod's events in the task log", kpo=True),
     Need(T, Scope.OWN, "", "resourcequotas", ("get",), (TI,), "over-quota probe: the tenant reads its quota"),
     Need(T, Scope.OWN, "", "configmaps", ("get", "patch"), (AT,),
          "artifact hand-over: index the artifact in configmap artifact-index", "artifact hand-over"),

@@ -60,7 +60,7 @@ def cmd_manifests(args: argparse.Namespace) -> int:
     from gpupoc.monitoring.config import parse_rule_for
     from gpupoc.plan import load_plan
 
-    plan = load_plan(args.plan)
+    plan = load_plan(args.plan, kubeconfig_later=True)  # the manifests come before the identities' kubeconfig
     rule_for, labels = parse_rule_for(args.rule_for), _labels(args.rule_label)
     if args.audit_policy:
         sys.stdout.write(render_audit_policy(plan))
@@ -85,7 +85,7 @@ def cmd_kubeconfig(args: argparse.Namespace) -> int:
     from gpupoc.cluster.kubeconfig import KubectlAdmin, write_plan_kubeconfig
     from gpupoc.plan import load_plan
 
-    plan = load_plan(args.plan)
+    plan = load_plan(args.plan, kubeconfig_later=True)
     admin = KubectlAdmin(args.admin_kubeconfig, args.admin_context)
     result = write_plan_kubeconfig(plan, admin, args.out, server=args.server)
     for line in result.lines():

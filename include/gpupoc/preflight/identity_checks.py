@@ -4,8 +4,10 @@ SelfSubjectAccessReview, as ``kubectl auth can-i`` does) and holds no read in an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from gpupoc.cluster.access import Need, Scope, Who, needs_for, split_resource
+from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.model import CheckResult, failed, ok
@@ -48,27 +50,40 @@ def can(caller: KubeCaller, verb: str, group: str, resource: str, namespace: str
     return bool(status.get("allowed")), str(status.get("reason") or status.get("evaluationError") or "")
 
 
+def each_identity(check_id: str, idents: list, one: Callable[[Any], CheckResult]) -> list[CheckResult]:
+    """``one(ident)`` per identity; a rejected token or unreachable endpoint fails that identity only."""
+    out = []
+    for ident in idents:
+        try:
+            out.append(one(ident))
+        except SourceUnavailable as exc:
+            subject = getattr(ident, "context", None) or getattr(ident, "kube_context", "")
+            out.append(failed(check_id, subject, exc.reason, "write the kubeconfig again: gpupoc cluster kubeconfig "
+                              "--plan PLAN (a deleted ServiceAccount's tokens stop working)"))
+    return out
+
+
 @check("identities.authenticate", "every identity authenticates as the plan's ServiceAccount")
 def authenticate(ctx: PreflightContext) -> list[CheckResult]:
-    out = []
-    for ident in identities(ctx):
-        r = ctx.factory.caller(ident.context).call(
-            "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-            body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
-        user = ((r.body or {}).get("status") or {}).get("userInfo", {}).get("username") if r.ok else None
-        if r.status == 404:
-            out.append(ok("identities.authenticate", ident.context, "authenticated (the server has no "
-                          "SelfSubjectReview, Kubernetes < 1.28: the name is not checked)"))
-        elif user == ident.username:
-            out.append(ok("identities.authenticate", ident.context, f"authenticates as {user}"))
-        elif user:
-            out.append(failed("identities.authenticate", ident.context, f"authenticates as {user}, the plan "
-                              f"expects {ident.username}", "write the kubeconfig again: gpupoc cluster kubeconfig "
-                              "--plan PLAN (or fix the plan's service_account/namespace)"))
-        else:
-            out.append(failed("identities.authenticate", ident.context, f"SelfSubjectReview answered HTTP "
-                              f"{r.status}: {r.message}", "write the kubeconfig again: gpupoc cluster kubeconfig"))
-    return out
+    return each_identity("identities.authenticate", identities(ctx), lambda i: _authenticate_one(ctx, i))
+
+
+def _authenticate_one(ctx: PreflightContext, ident: IdentityRef) -> CheckResult:
+    r = ctx.factory.caller(ident.context).call(
+        "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    user = ((r.body or {}).get("status") or {}).get("userInfo", {}).get("username") if r.ok else None
+    again = "write the kubeconfig again: gpupoc cluster kubeconfig --plan PLAN"
+    if r.status == 404:
+        return ok("identities.authenticate", ident.context, "authenticated (the server has no SelfSubjectReview, "
+                  "Kubernetes < 1.28: the name is not checked)")
+    if user == ident.username:
+        return ok("identities.authenticate", ident.context, f"authenticates as {user}")
+    if user:
+        return failed("identities.authenticate", ident.context, f"authenticates as {user}, the plan expects "
+                      f"{ident.username}", f"{again} (or fix the plan's service_account/namespace)")
+    return failed("identities.authenticate", ident.context, f"SelfSubjectReview answered HTTP {r.status}: "
+                  f"{r.message}", again)
 
 
 def _namespaces(ctx: PreflightContext, ident: IdentityRef, need: Need) -> list[str]:
@@ -101,39 +116,37 @@ def missing_verbs(ctx: PreflightContext, ident: IdentityRef) -> tuple[int, list[
 
 @check("identities.verbs", "every identity holds each verb its classes need")
 def verbs(ctx: PreflightContext) -> list[CheckResult]:
-    out = []
-    for ident in identities(ctx):
-        asked, missing = missing_verbs(ctx, ident)
-        if missing:
-            shown = "; ".join(missing[:6]) + (f"; and {len(missing) - 6} more" if len(missing) > 6 else "")
-            out.append(failed("identities.verbs", ident.context, f"{ident.username} may not {shown}",
-                              ctx.manifests_fix + " (the rendered Roles grant exactly these)"))
-        else:
-            out.append(ok("identities.verbs", ident.context, f"holds all {asked} verbs it needs"))
-    return out
+    return each_identity("identities.verbs", identities(ctx), lambda i: _verbs_one(ctx, i))
+
+
+def _verbs_one(ctx: PreflightContext, ident: IdentityRef) -> CheckResult:
+    asked, missing = missing_verbs(ctx, ident)
+    if missing:
+        shown = "; ".join(missing[:6]) + (f"; and {len(missing) - 6} more" if len(missing) > 6 else "")
+        return failed("identities.verbs", ident.context, f"{ident.username} may not {shown}",
+                      ctx.manifests_fix + " (the rendered Roles grant exactly these)")
+    return ok("identities.verbs", ident.context, f"holds all {asked} verbs it needs")
 
 
 @check("identities.isolation", "no tenant reads another tenant's namespace", classes=())
 def isolation(ctx: PreflightContext) -> list[CheckResult]:
-    out = []
-    tenants = list(ctx.plan.tenants)
-    for t in tenants:
-        caller = ctx.factory.caller(t.kube_context)
-        leaks = []
-        for other in tenants:
-            if other.namespace == t.namespace:
-                continue
-            for group, resource, verb in CROSS_TENANT_READS:
-                allowed, reason = can(caller, verb, group, resource, other.namespace)
-                if allowed:
-                    leaks.append(f"{verb} {resource} in {other.namespace}" + (f" ({reason})" if reason else ""))
-        if leaks:
-            out.append(failed("identities.isolation", t.kube_context, f"{t.username} may "
-                              + "; ".join(leaks[:4]) + (f"; and {len(leaks) - 4} more" if len(leaks) > 4 else "")
-                              + ": an isolation finding before the POC starts",
-                              "remove the binding that grants it (kubectl get rolebindings,clusterrolebindings -A "
-                              "-o wide), or run the POC to record it as a finding"))
-        else:
-            out.append(ok("identities.isolation", t.kube_context, f"reads no other tenant's namespace "
-                          f"({len(CROSS_TENANT_READS) * (len(tenants) - 1)} reviews)"))
-    return out
+    return each_identity("identities.isolation", list(ctx.plan.tenants), lambda t: _isolation_one(ctx, t))
+
+
+def _isolation_one(ctx: PreflightContext, t) -> CheckResult:
+    caller = ctx.factory.caller(t.kube_context)
+    others = [o for o in ctx.plan.tenants if o.namespace != t.namespace]
+    leaks = []
+    for other in others:
+        for group, resource, verb in CROSS_TENANT_READS:
+            allowed, reason = can(caller, verb, group, resource, other.namespace)
+            if allowed:
+                leaks.append(f"{verb} {resource} in {other.namespace}" + (f" ({reason})" if reason else ""))
+    if leaks:
+        return failed("identities.isolation", t.kube_context, f"{t.username} may " + "; ".join(leaks[:4])
+                      + (f"; and {len(leaks) - 4} more" if len(leaks) > 4 else "")
+                      + ": an isolation finding before the POC starts",
+                      "remove the binding that grants it (kubectl get rolebindings,clusterrolebindings -A -o wide), "
+                      "or run the POC to record it as a finding")
+    return ok("identities.isolation", t.kube_context, f"reads no other tenant's namespace "
+              f"({len(CROSS_TENANT_READS) * len(others)} reviews)")
