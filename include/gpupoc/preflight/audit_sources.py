@@ -97,7 +97,9 @@ class CommandSource:
     def events_since(self, position: datetime) -> list[dict]:
         end = datetime.now(timezone.utc)
         fmt = "%Y-%m-%dT%H:%M:%SZ"
-        cmd = self.command.format(start=shlex.quote(position.strftime(fmt)), end=shlex.quote(end.strftime(fmt)))
+        # only the two placeholders are replaced: an export command may hold braces of its own (jq, JSON)
+        cmd = self.command.replace("{start}", shlex.quote(position.strftime(fmt))).replace(
+            "{end}", shlex.quote(end.strftime(fmt)))
         try:
             res = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
