@@ -61,18 +61,23 @@ class KubectlAdmin:
         return [exe, *([f"--kubeconfig={self.kubeconfig}"] if self.kubeconfig else []),
                 *([f"--context={self.context}"] if self.context else [])]
 
-    def run(self, *args: str) -> str:
+    def run(self, *args: str, stdin: str | None = None) -> str:
         cmd = self._base() + list(args)
         try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout, input=stdin)
         except subprocess.TimeoutExpired:
             raise SourceUnavailable("kubectl " + " ".join(args[:3]), f"no answer within {self.timeout:g} s",
                                     "check that the administrator's kubeconfig points at a reachable cluster") from None
         if res.returncode != 0:
-            raise SourceUnavailable("kubectl " + " ".join(args[:3]), res.stderr.strip()[-500:] or f"exit {res.returncode}",
+            what = res.stderr.strip()[-500:] or f"exit {res.returncode}"
+            raise SourceUnavailable("kubectl " + " ".join(args[:3]), what,
                                     "run it as a cluster administrator (--admin-kubeconfig, --admin-context) after "
                                     "`kubectl apply -f` of `gpupoc cluster manifests`")
         return res.stdout
+
+    def apply(self, manifests: str) -> str:
+        """``kubectl apply -f -``: what kubectl printed (one line per object)."""
+        return self.run("apply", "-f", "-", stdin=manifests)
 
     def create_token(self, namespace: str, service_account: str, seconds: int) -> str:
         return self.run("create", "token", service_account, "-n", namespace, f"--duration={seconds}s").strip()

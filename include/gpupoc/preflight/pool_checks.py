@@ -72,10 +72,11 @@ def pools(ctx: PreflightContext) -> list[CheckResult]:
         mine = pool_nodes(nodes, pool)
         problems = pool_problems(pool, mine)
         if problems:
-            out.append(failed("pools", pool.name, "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more"
-                              if len(problems) > 5 else ""),
-                              f"fix pools[{i}] in the plan to what the cluster has, or label/taint the nodes "
-                              f"(kubectl label node NODE {' '.join(f'{k}={v}' for k, v in pool.node_selector.items())})"))
+            labels = " ".join(f"{k}={v}" for k, v in pool.node_selector.items())
+            more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+            out.append(failed("pools", pool.name, "; ".join(problems[:5]) + more,
+                              f"fix pools[{i}] in the plan to what the cluster has, or label and taint the nodes "
+                              f"(kubectl label node NODE {labels})"))
         else:
             out.append(ok("pools", pool.name, f"{len(mine)} node(s) x {pool.gpus_per_node} {GPU}, taints tolerated"))
     return out
