@@ -81,17 +81,23 @@ def prepare(tmp: Path, base_plan: str = "default.yaml", mode: SchedulerMode = Sc
     (with ``monitoring``, the local stack scrapes the cluster and the plan names it)."""
     sim = launch(tmp / "sim", config=empty_config(tmp / "empty.yaml", mode))
     stack_dir = tmp / "monitoring" if monitoring else None
-    sources = start_stack(sim, stack_dir) if stack_dir else {}
-    kubeconfig = tmp / "kubeconfig"
-    plan = write_plan(tmp / "plan.yaml", base_plan, kubeconfig, sim, tmp / "evidence", **sources)
-    rendered = cli("cluster", "manifests", "--plan", str(plan))
-    assert rendered.returncode == 0, rendered.stderr
-    applied = sim.kubectl("apply", "-f", "-", input=rendered.stdout)
-    assert applied.returncode == 0, f"kubectl apply refused the manifests: {applied.stderr}"
-    minted = cli("cluster", "kubeconfig", "--plan", str(plan), "--admin-kubeconfig", str(sim.kubeconfig),
-                 "--admin-context", "admin")
-    assert minted.returncode == 0, minted.stdout + minted.stderr
-    return PreparedCluster(sim, plan, kubeconfig, rendered.stdout, tmp, stack_dir)
+    cluster = PreparedCluster(sim, tmp / "plan.yaml", tmp / "kubeconfig", "", tmp, None)
+    try:
+        sources = start_stack(sim, stack_dir) if stack_dir else {}
+        cluster.stack_dir = stack_dir
+        write_plan(cluster.plan, base_plan, cluster.kubeconfig, sim, tmp / "evidence", **sources)
+        rendered = cli("cluster", "manifests", "--plan", str(cluster.plan))
+        assert rendered.returncode == 0, rendered.stderr
+        cluster.manifests = rendered.stdout
+        applied = sim.kubectl("apply", "-f", "-", input=rendered.stdout)
+        assert applied.returncode == 0, f"kubectl apply refused the manifests: {applied.stderr}"
+        minted = cli("cluster", "kubeconfig", "--plan", str(cluster.plan), "--admin-kubeconfig",
+                     str(sim.kubeconfig), "--admin-context", "admin")
+        assert minted.returncode == 0, minted.stdout + minted.stderr
+    except BaseException:
+        cluster.stop()  # a failed preparation leaves no server behind
+        raise
+    return cluster
 
 
 def lines(report: dict, check: str, status: str = "failed") -> list[dict]:

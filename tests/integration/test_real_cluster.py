@@ -197,16 +197,21 @@ def prepare_kueue_on_volcano(tmp_path):
     from .conftest import launch
 
     sim = launch(tmp_path / "sim", config=empty_config(tmp_path / "empty.yaml", SchedulerMode.VOLCANO))
-    plan = write_plan(tmp_path / "plan.yaml", "kueue.yaml", tmp_path / "kubeconfig", sim, tmp_path / "evidence")
-    rendered = cli("cluster", "manifests", "--plan", str(plan)).stdout
-    refused = sim.kubectl("apply", "-f", "-", input=rendered)  # kubectl validates every kind first
-    assert refused.returncode != 0 and "could not find the requested resource" in refused.stderr, refused.stderr
-    applied = sim.kubectl("apply", "--validate=false", "-f", "-", input=rendered)  # the rest, without Kueue's
-    assert applied.returncode != 0 and "kueue.x-k8s.io" in applied.stderr, applied.stderr
-    minted = cli("cluster", "kubeconfig", "--plan", str(plan), "--admin-kubeconfig", str(sim.kubeconfig),
-                 "--admin-context", "admin")
-    assert minted.returncode == 0, minted.stderr
-    return PreparedCluster(sim, plan, tmp_path / "kubeconfig", rendered, tmp_path)
+    cluster = PreparedCluster(sim, tmp_path / "plan.yaml", tmp_path / "kubeconfig", "", tmp_path)
+    try:
+        write_plan(cluster.plan, "kueue.yaml", cluster.kubeconfig, sim, tmp_path / "evidence")
+        rendered = cli("cluster", "manifests", "--plan", str(cluster.plan)).stdout
+        refused = sim.kubectl("apply", "-f", "-", input=rendered)  # kubectl validates every kind first
+        assert refused.returncode != 0 and "could not find the requested resource" in refused.stderr, refused.stderr
+        applied = sim.kubectl("apply", "--validate=false", "-f", "-", input=rendered)  # the rest, without Kueue's
+        assert applied.returncode != 0 and "kueue.x-k8s.io" in applied.stderr, applied.stderr
+        minted = cli("cluster", "kubeconfig", "--plan", str(cluster.plan), "--admin-kubeconfig", str(sim.kubeconfig),
+                     "--admin-context", "admin")
+        assert minted.returncode == 0, minted.stderr
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
 
 
 @pytest.mark.parametrize("mode", [SchedulerMode.KUEUE, SchedulerMode.VOLCANO, SchedulerMode.KAI])
