@@ -6,6 +6,7 @@ checks of that class, its own identities and images; ``test_class`` set).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +16,32 @@ from gpupoc.pipeline.k8s import ClientFactory, KubeCaller
 
 # conn id -> True (exists), False (absent), None (no Airflow here to ask)
 ConnectionLookup = Callable[[str], "bool | None"]
+RETRY_SECONDS = (0.3, 0.8, 2.0)  # a busy API server's 429 and 5xx answers, asked again before concluding
+
+
+@dataclass
+class SteadyCaller:
+    """A caller that asks again, a few times, when the API server answers 429 or 5xx: the preflight must not
+    call a verb missing because a busy server refused one review."""
+
+    inner: Any
+
+    @property
+    def context(self) -> str:
+        return self.inner.context
+
+    @property
+    def endpoint(self) -> str:
+        return getattr(self.inner, "endpoint", "")
+
+    def call(self, method: str, path: str, **kw: Any):
+        r = self.inner.call(method, path, **kw)
+        for pause in RETRY_SECONDS:
+            if r.status != 429 and r.status < 500:
+                break
+            time.sleep(pause)
+            r = self.inner.call(method, path, **kw)
+        return r
 
 
 def airflow_lookup(conn_id: str) -> bool | None:
@@ -51,11 +78,14 @@ class PreflightContext:
     def runner_context(self) -> str:
         return self.plan.platform.admin_context or "in-cluster"
 
+    def caller(self, context: str) -> KubeCaller:
+        return SteadyCaller(self.factory.caller(context))
+
     def runner(self) -> KubeCaller:
-        return self.factory.caller(self.runner_context)
+        return self.caller(self.runner_context)
 
     def tenant(self, name: str) -> KubeCaller:
-        return self.factory.caller(self.plan.tenant(name).kube_context)
+        return self.caller(self.plan.tenant(name).kube_context)
 
     @property
     def tenants(self) -> list:

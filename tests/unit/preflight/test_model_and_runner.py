@@ -59,3 +59,30 @@ def test_an_unreachable_api_stops_the_preflight_at_one_failed_line(tmp_path):
     assert report.results[0].check == "api" and report.results[0].detail == "Connection refused"
     assert "cluster is running" in report.results[0].fix
     assert CHECKS  # the registry stays as the modules built it
+
+
+class Answers:
+    """A caller answering a fixed sequence of statuses (what a throttled API server does)."""
+
+    context = "team-a"
+
+    def __init__(self, *statuses):
+        self.statuses, self.calls = list(statuses), 0
+
+    def call(self, method, path, **kw):
+        from gpupoc.pipeline.k8s import Response
+
+        self.calls += 1
+        return Response(self.statuses.pop(0), {"status": {"allowed": True}})
+
+
+def test_a_busy_servers_refusals_are_asked_again_and_a_denial_is_not(monkeypatch):
+    from gpupoc.preflight import context
+
+    monkeypatch.setattr(context, "RETRY_SECONDS", (0, 0, 0))
+    busy = Answers(503, 429, 201)
+    assert context.SteadyCaller(busy).call("POST", "/x").status == 201 and busy.calls == 3
+    denied = Answers(403)
+    assert context.SteadyCaller(denied).call("POST", "/x").status == 403 and denied.calls == 1
+    down = Answers(500, 500, 500, 500)
+    assert context.SteadyCaller(down).call("GET", "/x").status == 500 and down.calls == 4
