@@ -1,9 +1,11 @@
 """What each test class, probe and preflight check asks of the Kubernetes API, as which identity.
 
 This table is the one source of the RBAC that ``gpupoc cluster manifests`` renders and of the verbs
-``gpupoc preflight`` asks each identity about (SelfSubjectAccessReview). A test runs the classes against a
-cluster whose only RBAC is the rendered one and compares what they requested (the API server's audit log)
-with it, both ways: nothing they need is missing, nothing rendered goes unused.
+``gpupoc preflight`` asks each identity about (SelfSubjectAccessReview). A test
+(``tests/integration/test_access_table.py``) runs every class and the preflight against a cluster whose only
+RBAC is the rendered one, records every request their clients send, and compares both ways: nothing they need
+is missing, nothing rendered goes unused. Needs marked ``kpo`` are the KubernetesPodOperator's own (Airflow
+runs it; the demo on such a cluster exercises them).
 
 Identities:
 - the **runner** (``cluster.runner_service_account`` in ``platform.namespace``; kubeconfig context
