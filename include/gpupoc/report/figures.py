@@ -74,7 +74,7 @@ def task_records(runs: Runs) -> Details:
     if matched is not None:
         f.append(Figure.of("audit_matched", matched))
         t.append(table("audit_matches", _cols(am, "ledger_action", "actor", "verb", "resource", "namespace",
-                                              "matched", "delay_seconds"), source="audit_trail/audit_matches"))
+                                              "matched", "delay_seconds"), 10, "audit_trail/audit_matches"))
     art = load(runs, "audit_trail", "artifacts")
     if not art.empty:
         t.append(table("artifacts", _cols(art, "path", "size_bytes", "producer", "consumer", "verified", "sha256"),
@@ -92,12 +92,12 @@ def queue_explainability(runs: Runs) -> Details:
         need = ex[ex["explained"].notna()]
         f.append(Figure.of("waits_explained", explained))
         t.append(table("explanations", _cols(need, "pod", "platform_reason", "platform_message",
-                                             "reconstructed_bottleneck", "ahead_count", "explained"), 10,
+                                             "reconstructed_bottleneck", "ahead_count", "explained"), 6,
                        "queue_congestion/explanations"))
         if "expected_wait_seconds" in ex:  # the queue in the order it was served, expected against actual
             order = ex.sort_values(["wait_seconds", "pod"], na_position="last")
             t.append(table("queue_order", _cols(order, "pod", "priority_class", "gpus", "reconstructed_bottleneck",
-                                                "expected_wait_seconds", "wait_seconds"), 40,
+                                                "expected_wait_seconds", "wait_seconds"), 15,
                            "queue_congestion/explanations"))
     wr = load(runs, "queue_congestion", "workload_runs")
     if not wr.empty and "outcome" in wr:
