@@ -24,6 +24,7 @@ from gpupoc.report.junit import write_junit
 from gpupoc.report.models import EvidenceRef, ItemResult, Report, SignOff, SourceRun
 from gpupoc.report.render import write_outputs
 from gpupoc.report.scorecard import parse_scorecard, read_scorecard
+from gpupoc.report.signin import verify_signoffs
 from gpupoc.report.signoff import (apply_signoffs, blocks, check_signoffs, evidence_basis, parse_signoffs,
                                    with_basis)
 from gpupoc.report.summary import coverage, key_figures
@@ -127,7 +128,7 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
     given = parse_signoffs(card.get("signoffs"), "signoffs")
     check_signoffs(given, items, settings.reviewers)
     every = with_basis(given, basis) + list(earlier_signoffs or [])
-    counted = [s for s in every if s.basis == basis]
+    counted, claims = verify_signoffs([s for s in every if s.basis == basis], settings.reviewers, words)
     apply_signoffs(items, counted, words)
 
     decision, reasons = rules_mod.decide(items, settings.rules, words.t)
@@ -154,7 +155,8 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
         scope=rules_mod.scope(items, reason=lambda st, ids: words.t(f"scope_reason.{st.value}", items=words.items(ids))),
         findings=found, blocking=rules_mod.blocking(found, items, settings.rules),
         coverage=coverage(summaries, suites), key_figures=key_figures(runs, summaries),
-        signoff=blocks(items, decision.value, counted, [s for s in every if s.basis != basis], settings.reviewers),
+        signoff=blocks(items, decision.value, counted, [s for s in every if s.basis != basis], settings.reviewers,
+                       claims),
         failure_records=figures.failure_records_table(runs), stability=stab,
         data_docs=_rel(docs, out) if docs.is_file() else None, notes=notes, charts=charts)
     paths = write_outputs(report, out)
