@@ -45,8 +45,9 @@ def _session_leader() -> "subprocess.Popen":
     from gpupoc.common.processes import cmdline
 
     proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    deadline = time.monotonic() + 10
-    while not cmdline(proc.pid).startswith("sleep") and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60  # an exec takes milliseconds, seconds on a loaded machine
+    while not cmdline(proc.pid).startswith("sleep"):
+        assert time.monotonic() < deadline, f"sleep (pid {proc.pid}) did not exec within 60 s"
         time.sleep(0.01)
     return proc
 
