@@ -1,0 +1,34 @@
+"""The REST client's run wait: a poll the busy API server answers too late is polled again, not a failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpupoc.airflow_runtime.client import AirflowClient
+from gpupoc.exceptions import GpupocError, SourceUnavailable
+
+
+def scripted(answers: list) -> AirflowClient:
+    client = AirflowClient("http://127.0.0.1:1", "admin", "pw")
+
+    def get_run(dag_id, run_id):
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return {"dag_run_id": run_id, "state": answer}
+
+    client.get_run = get_run  # type: ignore[method-assign]
+    return client
+
+
+def test_a_timed_out_poll_is_polled_again_until_the_run_ends():
+    late = SourceUnavailable("http://127.0.0.1:1/api/v2/dags/d/dagRuns/r", "timed out", "start Airflow")
+    client = scripted(["running", late, late, "success"])
+    assert client.wait_run("d", "r", timeout=60, poll=0)["state"] == "success"
+
+
+def test_a_run_still_active_at_the_timeout_names_the_last_poll_error():
+    late = SourceUnavailable("http://127.0.0.1:1/api/v2/dags/d/dagRuns/r", "timed out", "start Airflow")
+    client = scripted([late])
+    with pytest.raises(GpupocError, match=r"run d/r: still unread after 0 s; last poll: .*timed out"):
+        client.wait_run("d", "r", timeout=0, poll=0)
