@@ -63,3 +63,20 @@ def test_the_event_loop_wait_fails_on_a_stall_naming_what_it_saw():
 
     with pytest.raises(AssertionError, match=r"still waiting for 3 watches open: .*last seen: 1 open"):
         asyncio.run(scenario())
+
+
+def test_a_poll_that_fails_with_a_transient_error_is_polled_again():
+    clock = Clock()
+    answers = iter([TimeoutError("busy"), TimeoutError("busy"), 1, 2, 3])
+
+    def observe():
+        value = next(answers)
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+    assert wait_for("3", observe, lambda v: v == 3, step_seconds=10, poll=1, transient=(TimeoutError,),
+                    clock=clock, sleep=clock.sleep) == 3
+    with pytest.raises(AssertionError, match=r"last seen: nothing yet \(then the poll failed: busy\)"):
+        wait_for("3", lambda: (_ for _ in ()).throw(TimeoutError("busy")), lambda v: True, step_seconds=2,
+                 poll=1, transient=(TimeoutError,), clock=clock, sleep=clock.sleep)

@@ -18,25 +18,32 @@ T = TypeVar("T")
 
 def wait_for(what: str, observe: Callable[[], T], done: Callable[[T], bool], *, step_seconds: float,
              poll: float = 0.5, describe: Callable[[T], str] = repr,
-             progress: Callable[[T], Hashable] | None = None,
+             progress: Callable[[T], Hashable] | None = None, transient: tuple[type[Exception], ...] = (),
              clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> T:
     """Poll ``observe()`` until ``done(value)``; returns that value.
 
     Fails (AssertionError) when ``progress(value)`` (default: ``describe(value)``) has not changed for
-    ``step_seconds``, naming ``what`` and ``describe`` of the last value."""
+    ``step_seconds``, naming ``what`` and what was seen last. An observation that raises one of
+    ``transient`` (a busy server timing out) is no observation: the wait polls again."""
     key_of = progress or describe
     last: object = object()
+    seen, failed = "nothing yet", ""
     changed_at = clock()
     while True:
-        value = observe()
-        if done(value):
-            return value
-        now, key = clock(), key_of(value)
-        if key != last:
-            last, changed_at = key, now
-        elif now - changed_at > step_seconds:
+        try:
+            value = observe()
+        except transient as exc:
+            failed = f" (then the poll failed: {exc})"
+        else:
+            if done(value):
+                return value
+            key, seen, failed = key_of(value), describe(value), ""
+            if key != last:
+                last, changed_at = key, clock()
+        now = clock()
+        if now - changed_at > step_seconds:
             raise AssertionError(f"still waiting for {what}: nothing changed for {now - changed_at:.0f} s "
-                                 f"(one step may take {step_seconds:.0f} s); last seen: {describe(value)}")
+                                 f"(one step may take {step_seconds:.0f} s); last seen: {seen}{failed}")
         sleep(poll)
 
 

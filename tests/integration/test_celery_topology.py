@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from gpupoc.airflow_runtime.client import AirflowClient
+from gpupoc.exceptions import SourceUnavailable
 from gpupoc.airflow_runtime.topology import component_alive
 from gpupoc.airflow_runtime.processes import down, kill_component, start_component, up
 from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, free_port
@@ -34,12 +35,14 @@ from gpupoc.airflow_runtime.topology import Role, components
 from gpupoc.airflow_runtime.workers import active, wait_workers
 from gpupoc.steps.profiles import profile
 from gpupoc.evidence.reader import RunEvidence
+from tests.waiting import wait_for
 
 from .stores import PgCluster, RedisServer, pg_bin_or_skip, redis_server_or_skip
-from .plans import small_plan
-from .test_restart_resilience import SELECTOR, WAVE, _failed_checks, _pod_index, _wave_creates
+from .plans import LONGEST_POD_SECONDS, small_plan
+from .test_restart_resilience import SELECTOR, WAVE, _failed_checks, _pod_index, _wave_creates, task_states
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900),
+# The timeout guards against a hang only: the waits below fail first, on a stall, naming what they waited for.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800),
               pytest.mark.xdist_group("airflow")]
 DAG_ID = "poc_queue_congestion"
 REPORT_DAG = "poc_report"
@@ -49,6 +52,9 @@ SCORES = {"reviewer": "Wang Fang", "reviewer_role": "business", "ui_usability": 
 # A task whose worker died is failed after this many seconds without a heartbeat, then retried (Airflow: 300).
 HEARTBEAT_TIMEOUT_SECONDS = "45"
 PAUSE_SECONDS = 3.0
+# The longest the run may go with no task changing state: its longest pod, then a killed task's heartbeat
+# timeout and retry delay (10 s), three times over for a loaded machine. A wait fails only on such a stall.
+STEP_SECONDS = 3 * (LONGEST_POD_SECONDS + int(HEARTBEAT_TIMEOUT_SECONDS) + 10)
 
 
 class Phases:
@@ -206,14 +212,14 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
         return pods
 
     # 1. mid-wave: some wave pod exists and a worker runs tasks of the run (a wave task preferred)
-    deadline = time.monotonic() + 240
-    while True:
+    def busy() -> tuple[list, tuple[str, list[dict]] | None, str]:
         pods = look()
-        victim = _busiest_worker(broker.url, workers) if pods else None
-        if victim and (any(_wave_index(t) for t in victim[1]) or len(pods) >= WAVE):
-            break
-        assert time.monotonic() < deadline, f"no worker busy with the run after 240 s: {len(pods)} pods"
-        time.sleep(0.5)
+        return pods, _busiest_worker(broker.url, workers) if pods else None, task_states(af.task_instances(DAG_ID, run_id))
+
+    pods, victim, _ = wait_for(
+        "a worker busy with a wave task of the run", busy,
+        lambda v: v[1] is not None and (any(_wave_index(t) for t in v[1][1]) or len(v[0]) >= WAVE),
+        step_seconds=STEP_SECONDS, transient=(SourceUnavailable,), describe=lambda v: f"{len(v[0])} pods; tasks: {v[2]}")
     killed_worker, its_tasks = victim
     its_wave = sorted(i for i in (_wave_index(t) for t in its_tasks) if i is not None)
     at_kill = {(t["task_id"], t.get("map_index", -1)): t["state"] for t in af.task_instances(DAG_ID, run_id)}
@@ -240,11 +246,13 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     phases.done(f"{killed_scheduler} killed and back")
 
     # 4. the run ends
-    deadline = time.monotonic() + 420
-    while (final := af.get_run(DAG_ID, run_id)).get("state") not in ("success", "failed"):
+    def run_state() -> tuple[dict, str]:
         look()
-        assert time.monotonic() < deadline, f"run still {final.get('state')} 420 s after the restarts"
-        time.sleep(2.0)
+        return af.get_run(DAG_ID, run_id), task_states(af.task_instances(DAG_ID, run_id))
+
+    final, _ = wait_for("the run to end after the restarts", run_state,
+                        lambda v: v[0].get("state") in ("success", "failed"), step_seconds=STEP_SECONDS, transient=(SourceUnavailable,), poll=2.0,
+                        describe=lambda v: f"run {v[0].get('state')}; tasks: {v[1]}")
     tis = {(t["task_id"], t.get("map_index", -1)): t for t in af.task_instances(DAG_ID, run_id)}
     states = {k: t["state"] for k, t in tis.items()}
     tries = {f"{k[0]}[{k[1]}]": t.get("try_number") for k, t in tis.items() if (t.get("try_number") or 1) > 1}

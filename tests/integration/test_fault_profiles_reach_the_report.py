@@ -158,7 +158,8 @@ def congestion_tables(sim, f: ClientFactory, tmp_path) -> dict[str, pd.DataFrame
         pods = [get_pod(admin, ns, name) for name, ns, _, _ in WAVE]
         return pods if all(p.get("status", {}).get("phase") in TERMINAL for p in pods) else None
 
-    pods = wait_for("the wave ended", ended, timeout=60)
+    # the pods run one after the other on the node: a budget ten times their run times, beside a stall guard
+    pods = wait_for("the wave ended", ended, timeout=120 + 10 * sum(int(s) for *_, s in WAVE))
     rows = []
     for p in pods:
         mo, m = pod_moments(p), p["metadata"]

@@ -68,10 +68,17 @@ class AirflowClient:
                 attempts: int = 4) -> object:
         """JSON answer of ``method path``; ApiError (status and body kept) unless 2xx.
 
-        A 5xx is retried (SQLite answers "database is locked" under load as a 500), a 401 renews the token.
+        A 5xx is retried (SQLite answers "database is locked" under load as a 500), and so is a GET the busy
+        server did not answer in time; a 401 renews the token.
         """
         for attempt in range(attempts):
-            status, payload = self._send(method, path, body, params)
+            try:
+                status, payload = self._send(method, path, body, params)
+            except SourceUnavailable:
+                if method != "GET" or attempt == attempts - 1:
+                    raise
+                time.sleep(1.0 + attempt)
+                continue
             if status == 401:
                 self._token = None
                 status, payload = self._send(method, path, body, params)
