@@ -133,7 +133,7 @@ def celery_airflow(work_dir, sim, stores, phases):
         worker_concurrency=4, extra_env={"GPUPOC_PLAN": str(plan),
                                          "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": HEARTBEAT_TIMEOUT_SECONDS})
     try:
-        state = up(settings, timeout=300)
+        state = up(settings, timeout=900)
         phases.done(f"airflow up (migrate {state.migrate_seconds:.0f} s, {len(state.pids)} processes)")
         yield settings, plan, pg, broker
     finally:
@@ -196,8 +196,8 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     schedulers = [n for n, c in topo.items() if c.role is Role.SCHEDULER]
     af = AirflowClient.for_home(settings.home)
     core = k8s.CoreV1Api(sim.client("admin", http=True))
-    af.wait_dag(DAG_ID, timeout=180)
-    af.wait_dag(REPORT_DAG, timeout=180)
+    af.wait_dag(DAG_ID, timeout=600)
+    af.wait_dag(REPORT_DAG, timeout=600)
     af.unpause(DAG_ID)
     af.unpause(REPORT_DAG)
     phases.done("DAGs parsed")
@@ -231,7 +231,7 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     look()
     time.sleep(PAUSE_SECONDS)
     start_component(settings, killed_worker)
-    wait_workers(broker.url, [f"{w}@" for w in workers], timeout=120)
+    wait_workers(broker.url, [f"{w}@" for w in workers], timeout=600)
     phases.done(f"{killed_worker} killed and back")
 
     # 3. kill one scheduler of the two; the other one keeps scheduling; start it again
@@ -242,7 +242,7 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     look()
     time.sleep(PAUSE_SECONDS)
     new_scheduler = start_component(settings, killed_scheduler)
-    af.wait_healthy(["scheduler", "triggerer"], timeout=120)
+    af.wait_healthy(["scheduler", "triggerer"], timeout=600)
     phases.done(f"{killed_scheduler} killed and back")
 
     # 4. the run ends
@@ -289,7 +289,7 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
 
     # 5. the report: the decision of the same plan on the LocalExecutor
     report_run = af.trigger(REPORT_DAG, {"plan": str(plan_file), **SCORES})["dag_run_id"]
-    done = af.wait_run(REPORT_DAG, report_run, timeout=240, poll=2.0)
+    done = af.wait_run(REPORT_DAG, report_run, timeout=1500, poll=2.0)
     phases.done(f"report {done['state']}")
     assert done["state"] == "success", done
     from gpupoc.plan import load_plan

@@ -36,7 +36,7 @@ from gpupoc.validation.models import FailureClass, Verdict
 
 from .conftest import wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(240), pytest.mark.xdist_group("fault-profiles")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("fault-profiles")]
 
 TENANTS = ("team-vision", "team-nlp", "team-serving")
 ADMIN = Actor("admin", "kubernetes-admin", ("kubeadm:cluster-admins", "system:authenticated"))

@@ -85,7 +85,7 @@ def meeting(start_sim):
     up(settings)
     try:
         client = AirflowClient.for_home(settings.home)
-        client.wait_dag(DAG, timeout=180)
+        client.wait_dag(DAG, timeout=600)
         client.unpause(DAG)
         yield client, settings, plan_file, root, tokens
     finally:

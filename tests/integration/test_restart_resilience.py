@@ -122,7 +122,7 @@ def test_killing_scheduler_and_triggerer_mid_wave_loses_and_duplicates_nothing(a
     settings, plan_file = airflow
     af = AirflowClient.for_home(settings.home)
     core = k8s.CoreV1Api(sim.client("admin", http=True))
-    af.wait_dag(DAG_ID, timeout=120)
+    af.wait_dag(DAG_ID, timeout=600)
     af.unpause(DAG_ID)
     t0 = time.monotonic()
     run = af.trigger(DAG_ID, {"plan": str(plan_file), "faults_note": "scheduler and triggerer killed mid-wave"})
@@ -154,7 +154,7 @@ def test_killing_scheduler_and_triggerer_mid_wave_loses_and_duplicates_nothing(a
     time.sleep(PAUSE_SECONDS)
     new = {name: start_component(settings, name) for name in ("scheduler", "triggerer")}
     assert all(new[n] != old[n] for n in new)
-    af.wait_healthy(["scheduler", "triggerer"], timeout=120)
+    af.wait_healthy(["scheduler", "triggerer"], timeout=600)
 
     # 3. the run still ends
     def run_state() -> tuple[dict, list[dict]]:

@@ -14,7 +14,7 @@ from gpupoc.airflow_runtime.topology import Component, Role
 from gpupoc.exceptions import ComponentExited
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(300)
 def test_a_component_exiting_twice_at_start_up_fails_with_its_log_after_one_restart(tmp_path):
     s = RuntimeSettings(home=tmp_path / "af", port=free_port())
     (s.home / "logs").mkdir(parents=True)
@@ -52,7 +52,7 @@ def _session_leader() -> "subprocess.Popen":
     return proc
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(300)
 def test_down_never_signals_a_recorded_pid_the_kernel_gave_to_another_process(tmp_path):
     from gpupoc.airflow_runtime.processes import down
     from gpupoc.common.processes import start_ticks

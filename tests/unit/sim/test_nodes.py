@@ -19,7 +19,7 @@ except ImportError:
     from kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
                                  make_state, phase, pod_obj, with_kubelet)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(300)  # a hang guard: drive() fails first, naming what it awaited
 OTHER = "training-node-2"
 
 

@@ -18,7 +18,7 @@ from gpupoc.workload.model import Mlp, synthetic_data
 from gpupoc.workload.settings import LONG_SECONDS, Mode, parse_settings
 from gpupoc.workload.telemetry import Phase, TelemetryReporter
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(300)  # a hang guard for the workload processes
 
 
 def run_workload(tmp_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 30):
