@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from gpupoc.report.junit import write_junit
 from gpupoc.report.models import EvidenceRef, EvidenceTable, ItemResult, Report, SignOff, SourceRun
 from gpupoc.report.render import render_table_page, write_outputs
 from gpupoc.report.scorecard import parse_scorecard, read_scorecard
+from gpupoc.report.signin import verify_signoffs
 from gpupoc.report.signoff import (apply_signoffs, blocks, check_signoffs, evidence_basis, parse_signoffs,
                                    with_basis)
 from gpupoc.report.subject import judged, plan_findings
@@ -114,6 +115,7 @@ class _Judged:
     scores: list
     every: list[SignOff]
     counted: list[SignOff]
+    claims: list = field(default_factory=list)  # sign-offs on this evidence not bound to their reviewer
 
 
 def _judge(summaries: dict[str, ValidationSummary], suites: list[SuiteFile], card: dict[str, Any], settings: Any,
@@ -125,9 +127,9 @@ def _judge(summaries: dict[str, ValidationSummary], suites: list[SuiteFile], car
     given = parse_signoffs(card.get("signoffs"), "signoffs")
     check_signoffs(given, items, settings.reviewers)
     every = with_basis(given, basis) + list(earlier or [])
-    counted = [s for s in every if s.basis == basis]
+    counted, claims = verify_signoffs([s for s in every if s.basis == basis], settings.reviewers, words)
     apply_signoffs(items, counted, words)
-    return _Judged(items, scores, every, counted)
+    return _Judged(items, scores, every, counted, claims)
 
 
 def _window(sel: Selection, runs: dict[str, RunEvidence], summaries: dict[str, ValidationSummary]) -> Any:
@@ -198,7 +200,7 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
         findings=found + plan_findings(what, words.t), blocking=held,
         coverage=coverage(summaries, suites, j.items), key_figures=key_figures(runs, summaries, words),
         signoff=blocks(j.items, decision.value, j.counted, [s for s in j.every if s.basis != basis],
-                       settings.reviewers),
+                       settings.reviewers, j.claims),
         failure_records=_linked(figures.failure_records_table(runs), pages), stability=stab,
         data_docs=_rel(docs, out) if docs.is_file() else None, notes=_notes(sel, runs, words, out), charts=charts)
     paths = write_outputs(report, out)

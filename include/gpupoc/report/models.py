@@ -97,12 +97,22 @@ class SignOff(BaseModel):
     at: str = Field(min_length=1, description="when it was given (ISO 8601)")
     basis: str = Field(default="", description="fingerprint of the evidence the reviewer judged; empty: this "
                        "report's")
+    signed_in_as: str = Field(default="", description="the Airflow user who triggered the report run that took "
+                              "this sign-off (set by the run, never by the form); empty: not given through the "
+                              "trigger form")
 
     @model_validator(mode="after")
     def _objection_says_why(self) -> "SignOff":
         if self.action is SignOffAction.OBJECT and not self.comment.strip():
             raise ValueError("an objection needs a comment saying what is wrong")
         return self
+
+
+class UnverifiedSignOff(BaseModel):
+    """A sign-off shown as a claim, never counted: who signed in was not the reviewer it names."""
+
+    signoff: SignOff
+    reason: str
 
 
 class SignOffLine(BaseModel):
@@ -123,6 +133,8 @@ class SignOffBlock(BaseModel):
     status: SignOffStatus
     lines: list[SignOffLine] = Field(default_factory=list)
     other_evidence: list[SignOff] = Field(default_factory=list, description="given on other evidence; not counted")
+    unverified: list[UnverifiedSignOff] = Field(default_factory=list, description="claims not signed in as the "
+                                                "reviewer's Airflow user; not counted")
 
 
 class CoverageEntry(BaseModel):
