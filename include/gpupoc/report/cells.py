@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
+from gpupoc.report import phrases
 from gpupoc.report.wording import Wording
 
 _IN_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
@@ -32,7 +33,8 @@ CARET = re.compile(r"^\s*[\^~]+\s*$")
 CUT = "[…]"
 # Columns whose values are the pipeline's own words (an outcome, a bottleneck), worded by the string table.
 VALUE_WORDS = {"outcome": "outcome", "reconstructed_bottleneck": "bottleneck", "action": "action",
-               "attempt_action": "action", "ledger_action": "action", "explained_from": "source"}
+               "attempt_action": "action", "ledger_action": "action", "explained_from": "source",
+               "scenario": "fault", "task_type": "task_type", "state": "state", "severity": "severity"}
 
 
 BREAK_ANYWHERE = {"path", "sha256", "audit_event_id", "gpu_uuid", "actor", "run_dir"}  # long tokens: wrap anywhere
@@ -46,6 +48,7 @@ class Cell:
     text: str
     quote: bool = False
     token: bool = False
+    parts: tuple[tuple[str, bool], ...] = ()  # a cell of the pipeline's words and quotes: (text, quoted) each
 
 
 def parse_when(value: object) -> datetime | None:
@@ -185,6 +188,10 @@ def cell(value: object, column: str, words: Wording, zone: str = "UTC") -> Cell:
         sep = words.t("reason_sep") if column in QUOTED else None
         return Cell(_joined(value, words, sep), quote=column in QUOTED)
     text = str(value)
+    mixed = phrases.worded(text, words, lambda at: local_time(at, zone)) if column in phrases.COMPOSED else None
+    if mixed and not all(quoted for _, quoted in mixed):
+        mixed = [(_quote(p, words) if quoted else p, quoted) for p, quoted in mixed]
+        return Cell("".join(p for p, _ in mixed), parts=tuple(mixed))
     if column in QUOTED or FRAME.search(text):
         return Cell(_quote(text, words), quote=True)
     if column not in BREAK_ANYWHERE:  # the pipeline's own sentences: the times in them local too
