@@ -34,7 +34,8 @@ CUT = "[…]"
 # Columns whose values are the pipeline's own words (an outcome, a bottleneck), worded by the string table.
 VALUE_WORDS = {"outcome": "outcome", "reconstructed_bottleneck": "bottleneck", "action": "action",
                "attempt_action": "action", "ledger_action": "action", "explained_from": "source",
-               "scenario": "fault", "task_type": "task_type", "state": "state", "severity": "severity"}
+               "scenario": "fault", "task_type": "task_type", "state": "state", "severity": "severity",
+               "decision": "audit_decision"}
 
 
 BREAK_ANYWHERE = {"path", "sha256", "audit_event_id", "gpu_uuid", "actor", "run_dir"}  # long tokens: wrap anywhere
@@ -171,7 +172,7 @@ def _quote(text: str, words: Wording) -> str:
 
 def cell(value: object, column: str, words: Wording, zone: str = "UTC") -> Cell:
     """The human form of one table value in ``column`` (its unit is in the column's header, a size excepted)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or (isinstance(value, (float, datetime)) and value != value):  # NaN, NaT: no value
         return Cell("")
     if isinstance(value, bool):
         return Cell(words.t("cell.yes") if value else words.t("cell.no"))

@@ -32,10 +32,11 @@ def empty(title: str, message: str) -> str:
     return _svg(480, 40, [f'<text x="8" y="24" {FONT}>{escape(message)}</text>'], title)
 
 
-def grouped_bars(title: str, categories: list[str], series: dict[str, list[float]], y_label: str = "") -> str:
-    """One group of bars per category, one bar per series."""
+def grouped_bars(title: str, categories: list[str], series: dict[str, list[float]], y_label: str = "",
+                 no_data: str = "no data", sep: str = ": ") -> str:
+    """One group of bars per category, one bar per series (``sep``: between a tooltip's label and value)."""
     if not categories or not series:
-        return empty(title, "no data")
+        return empty(title, no_data)
     gw_min = max(110, 28 * len(series) + 20, 7 * max(len(c) for c in categories) + 12)
     w, h, left, bottom, top = min(1000, max(360, gw_min * len(categories) + 180)), 260, 50, 40, 24
     ymax = _nice_max(max((v for vals in series.values() for v in vals if v == v), default=0))
@@ -55,7 +56,7 @@ def grouped_bars(title: str, categories: list[str], series: dict[str, list[float
             bh = ph * v / ymax
             body.append(f'<rect x="{x0 + j * bw:.1f}" y="{top + ph - bh:.1f}" width="{bw * 0.95:.1f}" '
                         f'height="{bh:.1f}" fill="{PALETTE[j % len(PALETTE)]}"><title>{escape(cat)} / '
-                        f'{escape(name)}: {_fmt(v)}</title></rect>')
+                        f'{escape(name)}{escape(sep)}{_fmt(v)}</title></rect>')
         body.append(f'<text x="{left + gw * (i + 0.5):.1f}" y="{top + ph + 14}" text-anchor="middle" {FONT}>'
                     f'{escape(cat)}</text>')
     body += _legend(list(series), left + pw + 10, top)
@@ -85,12 +86,12 @@ def _legend_row(legend: dict[str, str], x: float, y: float) -> list[str]:
 
 
 def timeline(title: str, rows: list[tuple[str, list[tuple[float, float, str, str]]]], legend: dict[str, str],
-             x_label: str = "s") -> str:
+             x_label: str = "s", no_data: str = "no data") -> str:
     """One line per row, its full name on the left; each segment (start, end, colour, tooltip) in seconds from
     the axis's origin, which ``x_label`` names."""
     rows = rows[:80]
     if not rows:
-        return empty(title, "no data")
+        return empty(title, no_data)
     xmax = _nice_max(max((e for _, segs in rows for _, e, _, _ in segs), default=1))
     left = min(420.0, max(80.0, max(_text_width(label) for label, _ in rows) + 12))
     top, rh = 24, 12
@@ -113,11 +114,11 @@ def timeline(title: str, rows: list[tuple[str, list[tuple[float, float, str, str
 
 
 def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], vmax: float = 100.0,
-            x_label: str = "", scale_label: str = "") -> str:
+            x_label: str = "", scale_label: str = "", no_data: str = "no data", sep: str = ": ") -> str:
     """Rows x columns of values 0..vmax (e.g. team x time utilization %); blank cells are missing data;
     ``x_label`` says what a column is, ``scale_label`` what the colour scale measures."""
     if not rows or not cols:
-        return empty(title, "no data")
+        return empty(title, no_data)
     left, top = max(120.0, max(_text_width(r) for r in rows) + 12), 20
     cw = max(3.0, min(64.0, 620 / len(cols)))
     ch = 18
@@ -131,7 +132,7 @@ def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[floa
                 continue
             a = max(0.05, min(1.0, v / vmax))
             body.append(f'<rect x="{left + cw * j:.1f}" y="{top + ch * i}" width="{cw:.1f}" height="{ch - 1}" '
-                        f'fill="#1f77b4" fill-opacity="{a:.2f}"><title>{escape(r)} {escape(c)}: {_fmt(v)}</title>'
+                        f'fill="#1f77b4" fill-opacity="{a:.2f}"><title>{escape(r)} {escape(c)}{escape(sep)}{_fmt(v)}</title>'
                         f'</rect>')
     step = max(1, math.ceil((_text_width(max(cols, key=len)) + 8) / cw))
     for j in range(0, len(cols), step):
@@ -148,10 +149,11 @@ def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[floa
     return _svg(int(width), h, body, title)
 
 
-def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]], y_max: float | None = None) -> str:
+def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]], y_max: float | None = None,
+          no_data: str = "no data") -> str:
     """One polyline per series over ordinal x (e.g. runs in the window)."""
     if not x_labels or not series:
-        return empty(title, "no data")
+        return empty(title, no_data)
     vals = [v for s in series.values() for v in s if v is not None]
     ymax = y_max or _nice_max(max(vals, default=1))
     left, top, w, h = 50, 20, 640, 220

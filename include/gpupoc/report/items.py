@@ -28,6 +28,7 @@ TEXTS = {  # English defaults; the report passes its string table ("reason.*" ke
     "reason.not_applicable": "not applicable: {checks}",
     "reason.mean_pass": "mean score {mean:.1f} ({who})",
     "reason.mean_fail": "mean score {mean:.1f} below {pass_score:g} ({who})",
+    "reason_sep": "; ", "label_sep": ": ", "space": " ", "lparen": "(", "rparen": ")",
 }
 
 
@@ -59,16 +60,18 @@ def _verdict_from_checks(item: str, tier: Tier, checks: list[CheckOutcome], miss
         first = sorted(failing, key=lambda c: order[c.tier])[0]
         res.verdict = Verdict.FAIL
         res.failure_class = first.failure_class or FailureClass.PRODUCT_GAP
-        res.reason = "; ".join(f"{c.check_id} ({(signals or {}).get(c.check_id, c.signal)}) {c.reason}"
-                               for c in failing)
+        res.reason = tx["reason_sep"].join(
+            f"{c.check_id}{tx['space']}{tx['lparen']}{(signals or {}).get(c.check_id, c.signal)}{tx['rparen']}"
+            f"{tx['space']}{c.reason}" for c in failing)
     elif missing or unverified or not (passed or inapplicable):  # a pass needs a check that passed
         res.verdict = Verdict.NOT_VERIFIED
         parts = [tx["reason.no_run"].format(test_class=m) for m in missing]
-        parts += [_named(c) for c in _once(unverified or [c for c in checks if c.verdict is Verdict.NOT_VERIFIED])]
-        res.reason = "; ".join(parts) or tx["reason.no_check"]
+        parts += [_named(c, tx) for c in _once(unverified or [c for c in checks if c.verdict is Verdict.NOT_VERIFIED])]
+        res.reason = tx["reason_sep"].join(parts) or tx["reason.no_check"]
     elif inapplicable:  # cases that never arose prove nothing by themselves: not applicable unless a check passed
         res.verdict = Verdict.PASS if passed else Verdict.NOT_APPLICABLE
-        res.reason = tx["reason.not_applicable"].format(checks="; ".join(_named(c) for c in _once(inapplicable)))
+        res.reason = tx["reason.not_applicable"].format(
+            checks=tx["reason_sep"].join(_named(c, tx) for c in _once(inapplicable)))
     return res
 
 
@@ -76,8 +79,8 @@ def _class_order(test_class: str) -> int:
     return TEST_CLASSES.index(test_class) if test_class in TEST_CLASSES else len(TEST_CLASSES)
 
 
-def _named(check: CheckOutcome) -> str:
-    return f"{check.check_id}: {check.reason}"
+def _named(check: CheckOutcome, tx: dict[str, str]) -> str:
+    return f"{check.check_id}{tx['label_sep']}{check.reason}"
 
 
 def _once(checks: list[CheckOutcome]) -> list[CheckOutcome]:

@@ -36,46 +36,55 @@ class Case:
     properties: dict[str, str] = field(default_factory=dict)
 
 
-def _check_cases(item: ItemResult, signals: dict[str, str]) -> list[Case]:
+def _check_cases(item: ItemResult, signals: dict[str, str], sep: str = ": ") -> list[Case]:
     out = []
     for c in item.checks:
         props = {"tier": item.tier.value, "item": item.id, "expectation_suite": c.suite, "table": c.table}
         if c.optional:
             props["optional"] = "true"
         out.append(Case(classname=c.test_class or c.suite.split(".", 1)[0],
-                        name=f"{c.check_id}: {signals.get(c.check_id, c.signal)}", verdict=c.verdict,
+                        name=f"{c.check_id}{sep}{signals.get(c.check_id, c.signal)}", verdict=c.verdict,
                         reason=c.reason, failure_type=c.failure_class.value if c.failure_class else "",
                         properties=props))
     return out
 
 
-def _experience_case(item: ItemResult) -> Case:
+def _experience_case(item: ItemResult, words: Wording) -> Case:
     props = {"tier": item.tier.value, "item": item.id}
     if item.scores:
         props["reviewers"] = ", ".join(f"{s.reviewer}={s.score}" for s in item.scores)
-    return Case(classname=EXPERIENCE_SUITE, name=f"{item.id}: reviewer scores", verdict=item.verdict,
+    name = f"{_named(item.id, words)}{words.t('label_sep')}{words.t('junit.reviewer_scores')}"
+    return Case(classname=EXPERIENCE_SUITE, name=name, verdict=item.verdict,
                 reason=item.reason, failure_type=item.failure_class.value if item.failure_class else "",
                 properties=props)
+
+
+def _named(ident: str, words: Wording, kind: str = "item") -> str:
+    """An item or test class as a case names it: its id in English (what CI systems already key on), its name in
+    another language."""
+    return ident if words.language == "en" else words.t(f"{kind}.{ident}")
 
 
 def junit_cases(report: Report) -> dict[str, list[Case]]:
     """Suite name -> its test cases: the test classes in their order, then the experience items."""
     words = Wording(report.language)
-    signals = words.signals
+    signals, sep = words.signals, words.t("label_sep")
     suites: dict[str, list[Case]] = {tc: [] for tc in TEST_CLASSES}
     run_classes = {s.test_class for s in report.sources}
     for tc in TEST_CLASSES:
         if tc not in run_classes:
-            suites[tc].append(Case(classname=tc, name=f"{tc}: validated run", verdict=Verdict.NOT_VERIFIED,
-                                   reason=words.t("junit.no_run", test_class=tc)))
+            suites[tc].append(Case(classname=tc, name=f"{tc}{sep}{words.t('junit.validated_run')}",
+                                   verdict=Verdict.NOT_VERIFIED,
+                                   reason=words.t("junit.no_run", test_class=_named(tc, words, "class"))))
     for item in report.items:
         if ITEMS.get(item.id) is Tier.EXPERIENCE:
-            suites.setdefault(EXPERIENCE_SUITE, []).append(_experience_case(item))
+            suites.setdefault(EXPERIENCE_SUITE, []).append(_experience_case(item, words))
         elif not item.checks:
             suites.setdefault(NO_CHECK_SUITE, []).append(Case(
-                classname=NO_CHECK_SUITE, name=f"{item.id}: checks", verdict=item.verdict, reason=item.reason,
+                classname=NO_CHECK_SUITE, name=f"{item.id}{sep}{words.t('junit.checks')}", verdict=item.verdict,
+                reason=item.reason,
                 properties={"tier": item.tier.value, "item": item.id}))
-        for case in _check_cases(item, signals):
+        for case in _check_cases(item, signals, sep):
             suites.setdefault(case.classname, []).append(case)
     return {name: sorted(cases, key=lambda c: c.name) for name, cases in suites.items() if cases}
 
@@ -116,7 +125,9 @@ def junit_xml(report: Report) -> bytes:
     words = Wording(report.language)
     skipped = {v: words.t(f"verdict.{v.value}") for v in (Verdict.NOT_VERIFIED, Verdict.NOT_APPLICABLE)}
     every = [c for cases in suites.values() for c in cases]
-    root = ET.Element("testsuites", {"name": f"{words.t('title')}: {report.decision.value}", **_counts(every)})
+    sep = words.t("label_sep")
+    decision = report.decision.value if words.language == "en" else words.t(f"decision.{report.decision.value}")
+    root = ET.Element("testsuites", {"name": f"{words.t('title')}{sep}{decision}", **_counts(every)})
     stamp = _timestamp(report.generated_at)
     for sid, (name, cases) in enumerate(suites.items()):
         attrs = {"name": name, **_counts(cases), "id": str(sid)}
@@ -136,7 +147,7 @@ def junit_xml(report: Report) -> bytes:
                 fail = ET.SubElement(tc, "failure", {"message": case.reason, "type": case.failure_type or "fail"})
                 fail.text = case.reason
             elif case.verdict in skipped:
-                ET.SubElement(tc, "skipped", {"message": f"{skipped[case.verdict]}: {case.reason}"})
+                ET.SubElement(tc, "skipped", {"message": f"{skipped[case.verdict]}{sep}{case.reason}"})
     ET.indent(root, space=" ")
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import Enum
 from typing import Any
 
@@ -199,7 +200,7 @@ class EvidenceTable(BaseModel):
         """The first ``limit`` rows of a DataFrame, as plain JSON values (floats rounded, NaN as None)."""
         total = len(df)
         df = df.head(limit)
-        rows = [[None if (isinstance(v, float) and v != v) else (round(v, 3) if isinstance(v, float) else
+        rows = [[None if (isinstance(v, (float, datetime)) and v != v) else (round(v, 3) if isinstance(v, float) else
                  (v.isoformat() if hasattr(v, "isoformat") else (v.item() if hasattr(v, "item") else v)))
                  for v in r] for r in df.itertuples(index=False)]
         return cls(title=title, columns=[str(c) for c in df.columns], rows=rows, source=source, source_rows=total)

@@ -114,6 +114,8 @@ def _sentence(text: str, words: Wording, when: Callable[[str], str]) -> str | No
                 value = when(value)
             elif name in WORDED_AGAIN:
                 value = "".join(t for t, _ in parts(value, words, when)) if value else value
+            elif name == "method":  # the injector's method (gpupoc.pipeline.injectors.Injection.method)
+                value = words.table.get(f"inject_method.{value}", value)
             elif name == "failed":
                 value = words.t("phrase.failed_suffix") if value else ""
             values[name] = value

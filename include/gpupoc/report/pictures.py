@@ -49,22 +49,22 @@ def queue_timeline(wr: pd.DataFrame, words: Wording, zone: str) -> str:
         ["priority", "first", "item", "n"], ascending=[False, True, True, True])
     classes = list(dict.fromkeys(wr["priority_class"]))
     colour = {c: PRIORITY_COLOURS[i % len(PRIORITY_COLOURS)] for i, c in enumerate(classes)}
-    waiting, used = words.t("legend.waiting"), set()
+    waiting, used, sep = words.t("legend.waiting"), set(), words.t("label_sep")
     rows = []
     for r in wr.itertuples(index=False):
         end_wait = r.s if r.s == r.s else r.e if r.e == r.e else r.r
-        segs = [(r.r, end_wait, WAITING, f"{r.pod}: {waiting} {end_wait - r.r:.0f} {words.t('unit.seconds')}")]
+        segs = [(r.r, end_wait, WAITING, f"{r.pod}{sep}{waiting} {round(end_wait - r.r)} {words.t('unit.seconds')}")]
         used.add(waiting)
         if r.s == r.s and r.e == r.e:
             preempted = getattr(r, "outcome", None) == "preempted"
             name = words.t("legend.preempted") if preempted else r.priority_class
             segs.append((r.s, r.e, PREEMPTED if preempted else colour[r.priority_class],
-                         f"{r.pod} {r.priority_class}: {words.t('legend.preempted' if preempted else 'legend.running')}"))
+                         f"{r.pod} {r.priority_class}{sep}{words.t('legend.preempted' if preempted else 'legend.running')}"))
             used.add(name)
         rows.append((_attempt_label(r), segs))
     legend = {waiting: WAITING, **colour, words.t("legend.preempted"): PREEMPTED}
     return charts.timeline(words.t("chart.queue_timeline"), rows, {k: v for k, v in legend.items() if k in used},
-                           _axis(words, t0, zone, "axis.wave_release"))
+                           _axis(words, t0, zone, "axis.wave_release"), no_data=words.t("chart.no_data"))
 
 
 def wait_by_priority(wr: pd.DataFrame, words: Wording) -> str:
@@ -72,7 +72,7 @@ def wait_by_priority(wr: pd.DataFrame, words: Wording) -> str:
     g = wr.groupby(["priority_class", "gpus"])["wait_seconds"].median().unstack("gpus").reindex(classes)
     return charts.grouped_bars(words.t("chart.wait_by_priority"), [str(c) for c in g.index],
                                {words.t("legend.gpus", n=int(k)): [float(v) for v in g[k]] for k in g.columns},
-                               words.t("axis.median_wait"))
+                               words.t("axis.median_wait"), no_data=words.t("chart.no_data"), sep=words.t("label_sep"))
 
 
 def _columns(times: pd.Series) -> tuple[pd.Series, int]:
@@ -99,7 +99,8 @@ def utilization_heatmap(ut: pd.DataFrame, words: Wording, zone: str) -> str:
                           [[None if v != v else float(v) for v in row] for row in pv.to_numpy()],
                           x_label=words.t("axis.bucket", width=_duration(width, words),
                                           day=min(days) if len(days) == 1 else "", zone=zone),
-                          scale_label=words.t("axis.utilization"))
+                          scale_label=words.t("axis.utilization"), no_data=words.t("chart.no_data"),
+                          sep=words.t("label_sep"))
 
 
 def _duration(seconds: int, words: Wording) -> str:
@@ -113,7 +114,8 @@ def allocated_vs_used(ut: pd.DataFrame, words: Wording) -> str:
     by = ut.groupby("namespace")[["allocated_gpu_hours", "used_gpu_hours"]].sum()
     return charts.grouped_bars(words.t("chart.allocated_vs_used"), [str(i) for i in by.index],
                                {words.t("legend.allocated"): by["allocated_gpu_hours"].tolist(),
-                                words.t("legend.used"): by["used_gpu_hours"].tolist()}, words.t("unit.gpu_hours"))
+                                words.t("legend.used"): by["used_gpu_hours"].tolist()}, words.t("unit.gpu_hours"),
+                               no_data=words.t("chart.no_data"), sep=words.t("label_sep"))
 
 
 def build_charts(runs: dict[str, RunEvidence], words: Wording, zone: str = "UTC") -> dict[str, str]:
@@ -139,23 +141,24 @@ def _fault_rows(fw: pd.DataFrame, release: dict[str, float | None], words: Wordi
     t0 = pd.to_datetime(fw["submitted_at"], utc=True).min()
     fw = fw.assign(a=_secs(fw["submitted_at"], t0), b=_secs(fw["started_at"], t0), e=_secs(fw["finished_at"], t0))
     edge = float(np.nanmax(fw[["a", "b", "e"]].to_numpy())) + max([v for v in release.values() if v] or [10])
-    rows, used = [], set()
+    rows, used, sep = [], set(), words.t("label_sep")
     for r in fw.itertuples(index=False):
         end = r.e if r.e == r.e else edge
         start = r.b if r.b == r.b else end
-        segs = [(r.a, start, FAULT_COLOURS["pending"], f"{r.pod}: {words.t('legend.pending')} {start - r.a:.0f} "
+        segs = [(r.a, start, FAULT_COLOURS["pending"], f"{r.pod}{sep}{words.t('legend.pending')} {round(start - r.a)} "
                                                          f"{words.t('unit.seconds')}")]
         used.add("pending")
         if r.b == r.b:
             state = "failed" if r.phase == "Failed" else "running"
-            segs.append((r.b, end, FAULT_COLOURS[state], f"{r.pod}: {words.t('legend.' + state)} {r.reason or ''}"))
+            segs.append((r.b, end, FAULT_COLOURS[state], f"{r.pod}{sep}{words.t('legend.' + state)} {r.reason or ''}"))
             used.add(state)
         rel = release.get(str(r.scenario))
         held_to = edge if rel is None else end + rel
         if held_to > end:
-            segs.append((end, held_to, FAULT_COLOURS["gpu_held"], f"{r.scenario}: {held(rel)}"))
+            segs.append((end, held_to, FAULT_COLOURS["gpu_held"],
+                         f"{words.t(f'fault.{r.scenario}')}{sep}{held(rel)}"))
             used.add("gpu_held")
-        rows.append((f"{r.scenario}", segs))
+        rows.append((words.t(f"fault.{r.scenario}"), segs))
     return rows, used, t0
 
 
@@ -171,11 +174,13 @@ def failure_timeline(fr: pd.DataFrame, fw: pd.DataFrame, words: Wording, zone: s
         axis = _axis(words, t0, zone, "axis.first_submission")
     else:
         edge = max([v for v in release.values() if v] or [10]) * 1.5
-        rows = [(sc, [(0.0, edge if rel is None else rel, FAULT_COLOURS["gpu_held"], f"{sc}: {held(rel)}")])
+        sep = words.t("label_sep")
+        rows = [(words.t(f"fault.{sc}"), [(0.0, edge if rel is None else rel, FAULT_COLOURS["gpu_held"],
+                                           f"{words.t(f'fault.{sc}')}{sep}{held(rel)}")])
                 for sc, rel in release.items()]
         used, axis = {"gpu_held"}, words.t("axis.seconds_after_failure")
     legend = {words.t(f"legend.{k}"): v for k, v in FAULT_COLOURS.items() if k in used}
-    return charts.timeline(words.t("chart.failure_timeline"), rows, legend, axis)
+    return charts.timeline(words.t("chart.failure_timeline"), rows, legend, axis, no_data=words.t("chart.no_data"))
 
 
 def _num(v: object) -> float | None:
@@ -200,8 +205,9 @@ def stability_charts(stab: Stability, words: Wording) -> dict[str, str]:
     return {
         "stability": charts.lines(words.t("chart.stability"), labels,
                                   {name[tc]: pad([r.success_rate for r in rs]) for tc, rs in by.items()
-                                   if any(r.success_rate is not None for r in rs)}, y_max=1.0),
+                                   if any(r.success_rate is not None for r in rs)}, y_max=1.0,
+                                  no_data=words.t("chart.no_data")),
         "failed_checks": charts.lines(words.t("chart.failed_checks"), labels,
                                       {name[tc]: pad([r.checks_failed if r.validated else None for r in rs])
-                                       for tc, rs in by.items()}),
+                                       for tc, rs in by.items()}, no_data=words.t("chart.no_data")),
     }

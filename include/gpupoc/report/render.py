@@ -37,6 +37,8 @@ def _env(language: str, autoescape: bool, zone: str = "UTC") -> Environment:
                                                     cells.number(value)) if isinstance(value, (int, float)) \
         and not isinstance(value, bool) else ("" if value is None else str(value))
     env.filters["class_name"] = lambda tc: words.t(f"class.{tc}")
+    env.filters["table_name"] = lambda name: words.table.get(f"evidence_table.{name}", name)
+    env.filters["role"] = lambda role: role if language == "en" else words.t(f"role.{role}")  # English: as scored
     env.filters["short_hash"] = lambda h: str(h or "")[:12]
     env.filters["quote"] = lambda text: words.t("quote.mark", text=text)
     return env

@@ -38,8 +38,13 @@ def decide(items: list[ItemResult], rules: DecisionRules,
             continue
         d = outcome_rule(it, rules)
         name = label(f"item.{it.id}") if not it.id.startswith("check:") else it.id
-        reasons.append(f"{name} ({label('tier.' + it.tier.value)}, {label('verdict.' + it.verdict.value)}) → "
-                       f"{label('decision.' + d.value)}" + (f": {it.reason}" if it.reason else ""))
+        line = label("summary.decides")
+        if "{" not in line:  # a label without the string table: the English line
+            line = "{item} ({tier}, {verdict}) → {decision}"
+        sep = label("label_sep") if label("label_sep") != "label_sep" else ": "
+        reasons.append(line.format(item=name, tier=label("tier." + it.tier.value),
+                                   verdict=label("verdict." + it.verdict.value), decision=label("decision." + d.value))
+                       + (f"{sep}{it.reason}" if it.reason else ""))
         if SEVERITY[d] > SEVERITY[decision]:
             decision = d
     if decision is Decision.GO_LIVE:

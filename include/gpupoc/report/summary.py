@@ -47,8 +47,8 @@ def key_value(test_class: str, ev: RunEvidence, words: Wording | None = None) ->
         if ut.empty:
             return None
         alloc, used = float(ut["allocated_gpu_hours"].sum()), float(ut["used_gpu_hours"].sum())
-        share = f" ({100 * used / alloc:.0f}%)" if alloc else ""
         w = words or Wording("en")
+        share = f"{w.t('space')}{w.t('lparen')}{100 * used / alloc:.0f}%{w.t('rparen')}" if alloc else ""
         return f"{number(alloc)} / {quantity(used, 'used_gpu_hours', w)}{share}"
     m = key_measure(test_class, ev)
     return m.share if m else None

@@ -7,6 +7,7 @@ English) and the reasons validation stored as codes (``gpupoc.validation.reasons
 
 from __future__ import annotations
 
+import ast
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -57,8 +58,27 @@ class Wording:
         return self.signals.get(check.check_id, check.signal)
 
     def check_reason(self, check: CheckOutcome) -> str:
-        """The check's reason in this language (its stored English text for a reason without a code)."""
-        return word(check.reason_code, check.reason_args, self.language, check.reason)
+        """The check's reason in this language (its stored English text for a reason without a code); in another
+        language than English a column is named by its header and a sample of values is worded."""
+        args = check.reason_args
+        if self.language != "en" and args:
+            args = {**args, **({"column": self.table.get(f"field.{args['column']}", args["column"])}
+                               if isinstance(args.get("column"), str) else {}),
+                    **({"sample": self.sample(args["sample"])} if isinstance(args.get("sample"), str) else {})}
+        return word(check.reason_code, args, self.language, check.reason)
+
+    def sample(self, text: str) -> str:
+        """Sample values as validation stored them (a Python list's repr), worded: no value, yes/no, quotes."""
+        try:
+            values = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return text
+        if not isinstance(values, (list, tuple)):
+            values = [values]
+        shown = [self.t("cell.no_value") if v is None or v == "[]" else self.t("cell.yes" if v else "cell.no")
+                 if isinstance(v, bool) else self.t("quote.mark", text=v) if isinstance(v, str) else str(v)
+                 for v in values]
+        return self.t("list_sep").join(shown)
 
     def reason(self, code: str, args: dict | None = None) -> str:
         return word(code, args, self.language, code)
