@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from gpupoc.report.console import report_lines, warning_line
     from gpupoc.report.models import Decision
     from gpupoc.report.publish import publish_report
 
@@ -38,14 +39,8 @@ def _run(args: argparse.Namespace) -> int:
                          suites_dir=args.suites, revalidate=args.revalidate, language=args.language,
                          pdf=not args.no_pdf, bundle=not args.no_bundle)
     r = pub.build.report
-    print(f"decision: {r.decision.value}")
-    for it in r.items:
-        print(f"  {it.tier.value:<10} {it.id:<24} {it.verdict.value}")
-    for src in r.sources:
-        for problem in src.problems:
-            print(f"  not trusted: {src.test_class} {src.run_id}: {problem}")
-    for kind, path in pub.paths.items():
-        print(f"{kind}: {path}")
+    for line in report_lines(r, pub.paths):
+        print(line)
     for w in pub.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        print(warning_line(r, w), file=sys.stderr)
     return 1 if args.exit_code and r.decision is Decision.POSTPONE else 0

@@ -17,8 +17,8 @@ from typing import Callable
 
 from gpupoc.report.wording import Wording
 
-# Columns of failure_records whose cells mix the pipeline's words with the platform's.
-COMPOSED = {"trigger", "platform_behaviour", "user_visible", "operator_visible", "recovery", "reason"}
+# Columns (of failure_records; access_probes' message) whose cells mix the pipeline's words with the platform's.
+COMPOSED = {"trigger", "platform_behaviour", "user_visible", "operator_visible", "recovery", "reason", "message"}
 _SPLIT = re.compile(r"(; | \| | (?=\[…\]))")  # […]: where a traceback's frames were cut (report.cells)
 _N = r"-?\d+(?:\.\d+)?"
 _AT = r"\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-]\d{2}:\d{2})"
@@ -75,6 +75,16 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [(re.compile(p), k) for p, k in [
     (r"^operators saw neither a Warning event nor an alert$", "phrase.finding.unseen"),
     (rf"^GPUs not released within (?P<s>{_N})s of the failure \(still held per (?P<sources>[^)]+)\)$",
      "phrase.finding.leak"),
+    # access probes and over-quota submissions (gpupoc.pipeline.isolation, gpupoc.pipeline.quotas)
+    (r"^(?P<asked>\d+) GPU\(s\) asked, (?P<left>-?\d+) left: (?P<outcome>\w+)$", "phrase.quota_asked"),
+    (r"^(?P<who>\S+) could (?P<verb>\w+) (?P<res>\S+) in (?P<ns>\S+) \(HTTP (?P<code>\d+)\): cross-tenant access$",
+     "phrase.cross_tenant_access"),
+    (r"^access review says allowed but the request was denied: policy and enforcement disagree$",
+     "phrase.review_disagrees"),
+    (r"^denied, but no audit event with decision forbid records the attempt$", "phrase.denial_unaudited"),
+    (r"^quota not enforced: (?P<gpus>\d+) GPU\(s\) requested with (?P<left>-?\d+) left in (?P<quota>\S+), "
+     r"the pod was accepted(?: and bound to (?P<node>\S+))?$", "phrase.quota_not_enforced"),
+    (r"^the user got no message saying why the pod does not run$", "phrase.no_user_message"),
 ]]
 ATTACHED = re.compile(r"^\(")  # a parenthesis says more of the part before it: no separator between them
 WORDED_AGAIN = {"what", "detail", "by"}  # values that are themselves the pipeline's words
@@ -116,6 +126,11 @@ def _sentence(text: str, words: Wording, when: Callable[[str], str]) -> str | No
                 value = "".join(t for t, _ in parts(value, words, when)) if value else value
             elif name == "method":  # the injector's method (gpupoc.pipeline.injectors.Injection.method)
                 value = words.table.get(f"inject_method.{value}", value)
+            elif name == "outcome":  # an over-quota submission's outcome (gpupoc.pipeline.quotas)
+                value = words.table.get(f"over_quota.{value}", value)
+            elif name == "node":
+                value = words.t("phrase.bound_to", node=value) if key == "phrase.quota_not_enforced" and value \
+                    else value
             elif name == "failed":
                 value = words.t("phrase.failed_suffix") if value else ""
             values[name] = value

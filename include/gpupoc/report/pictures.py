@@ -59,7 +59,8 @@ def queue_timeline(wr: pd.DataFrame, words: Wording, zone: str) -> str:
             preempted = getattr(r, "outcome", None) == "preempted"
             name = words.t("legend.preempted") if preempted else r.priority_class
             segs.append((r.s, r.e, PREEMPTED if preempted else colour[r.priority_class],
-                         f"{r.pod} {r.priority_class}{sep}{words.t('legend.preempted' if preempted else 'legend.running')}"))
+                         f"{r.pod} {r.priority_class}{sep}"
+                         f"{words.t('legend.preempted' if preempted else 'legend.running')}"))
             used.add(name)
         rows.append((_attempt_label(r), segs))
     legend = {waiting: WAITING, **colour, words.t("legend.preempted"): PREEMPTED}
@@ -145,8 +146,8 @@ def _fault_rows(fw: pd.DataFrame, release: dict[str, float | None], words: Wordi
     for r in fw.itertuples(index=False):
         end = r.e if r.e == r.e else edge
         start = r.b if r.b == r.b else end
-        segs = [(r.a, start, FAULT_COLOURS["pending"], f"{r.pod}{sep}{words.t('legend.pending')} {round(start - r.a)} "
-                                                         f"{words.t('unit.seconds')}")]
+        segs = [(r.a, start, FAULT_COLOURS["pending"],
+                 f"{r.pod}{sep}{words.t('legend.pending')} {round(start - r.a)} {words.t('unit.seconds')}")]
         used.add("pending")
         if r.b == r.b:
             state = "failed" if r.phase == "Failed" else "running"

@@ -89,3 +89,14 @@ def test_the_plans_scorecard_file_scores_the_experience_items_unless_the_form_gi
     assert from_file["items"]["ui_usability"] == "fail" and from_file["items"]["documentation"] == "pass"
     from_form = run_report(plan, "manual__2", {"reviewers": GOOD_SCORES["reviewers"]})
     assert from_form["items"]["ui_usability"] == "pass", "the trigger form's scores take precedence"
+
+
+def test_report_command_prints_in_the_report_s_language(good_root, tmp_path, capsys):
+    card = tmp_path / "scores.json"
+    card.write_text(json.dumps(GOOD_SCORES))
+    assert main(["report", str(good_root), "--out", str(tmp_path / "zh"), "--scorecard", str(card),
+                 "--language", "zh", "--no-pdf", "--no-bundle"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("结论：上线\n"), out[:80]
+    assert "  必须项  权限隔离：通过" in out and "完整报告（HTML）：" in out
+    assert "decision" not in out and "pass" not in out.replace(str(tmp_path), "")
