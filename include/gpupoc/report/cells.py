@@ -193,6 +193,8 @@ def cell(value: object, column: str, words: Wording, zone: str = "UTC") -> Cell:
     if mixed and not all(quoted for _, quoted in mixed):
         mixed = [(_quote(p, words) if quoted else p, quoted) for p, quoted in mixed]
         return Cell("".join(p for p, _ in mixed), parts=tuple(mixed))
+    if mixed and column in phrases.ONLY_SENTENCES:  # none of it is the report's own: a quote
+        return Cell(_quote(text, words), quote=True)
     if column in QUOTED or FRAME.search(text):
         return Cell(_quote(text, words), quote=True)
     if column not in BREAK_ANYWHERE:  # the pipeline's own sentences: the times in them local too

@@ -19,6 +19,8 @@ from gpupoc.report.wording import Wording
 
 # Columns (of failure_records; access_probes' message) whose cells mix the pipeline's words with the platform's.
 COMPOSED = {"trigger", "platform_behaviour", "user_visible", "operator_visible", "recovery", "reason", "message"}
+# Of those, the columns that hold nothing but such sentences: text of them that no pattern words is quoted.
+ONLY_SENTENCES = {"trigger", "platform_behaviour", "recovery"}
 _SPLIT = re.compile(r"(; | \| | (?=\[…\]))")  # […]: where a traceback's frames were cut (report.cells)
 _N = r"-?\d+(?:\.\d+)?"
 _AT = r"\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-]\d{2}:\d{2})"

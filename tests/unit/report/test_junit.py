@@ -136,11 +136,12 @@ def test_a_test_class_without_a_validated_run_is_a_skipped_case_not_a_missing_su
 
 @pytest.mark.parametrize("language", ["zh"])
 def test_case_names_carry_the_signal_in_the_reports_language(good_root, tmp_path, language):
-    from gpupoc.report.render import check_signals
+    from gpupoc.report.render import check_signals, strings
 
     r = build_report(good_root, out_dir=tmp_path, language=language).report
     _, cases = _read(tmp_path)
     check, _ = _checks(r)[0]
     signal = check_signals(language).get(check.check_id)
     assert signal, f"no {language} signal for {check.check_id}"
-    assert any(name == f"{check.check_id}: {signal}" for (_, _, name) in cases)
+    sep = strings(language)["label_sep"]  # a Chinese name's colon is Chinese: "QC-01：…"
+    assert any(name == f"{check.check_id}{sep}{signal}" for (_, _, name) in cases)

@@ -18,7 +18,9 @@ PROPER_NAMES = {"Data Docs", "gpupoc report"}  # a product and a command: the sa
 
 def english_fragments() -> set[str]:
     """Every run of two or more English words in the English string table and reason templates."""
-    templates = list(strings("en").values()) + list(json.loads(REASONS_FILE.read_text())["en"].values())
+    # phrase.*: the pipeline's own sentences as the evidence holds them, worded again in another language
+    own = [v for k, v in strings("en").items() if not k.startswith("phrase.")]
+    templates = own + list(json.loads(REASONS_FILE.read_text())["en"].values())
     out = set()
     for tpl in templates:
         for part in re.split(r"\{[^}]*\}", tpl):
