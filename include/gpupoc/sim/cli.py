@@ -37,7 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     node = sub.add_parser("node", help="inject node failures like an operator would see them")
     node_sub = node.add_subparsers(dest="node_command", required=True)
-    for action, text in (("fail", "make NODE stop posting status (NotReady)"), ("recover", "bring NODE back")):
+    for action, text in (("fail", "pull NODE's plug: unreachable now, its GPUs fall off the bus"),
+                         ("recover", "bring NODE back"),
+                         ("stop-kubelet", "stop NODE's kubelet: unreachable after the node monitor grace period"),
+                         ("start-kubelet", "start NODE's kubelet again")):
         p = node_sub.add_parser(action, help=text)
         p.add_argument("node")
         p.add_argument("--kubeconfig", type=Path, default=DEFAULT_DATA_DIR / "kubeconfig")
@@ -94,8 +97,9 @@ def cmd_node(args: argparse.Namespace) -> int:
         raise SourceUnavailable(url, f"cannot reach the simulated cluster: {exc.reason}",
                                 "start it with `gpupoc sim serve` or pass the right --kubeconfig") from None
     ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
-    print(f"node/{args.node} {'failed' if args.action == 'fail' else 'recovered'} "
-          f"(Ready={ready.get('status', '?')})")
+    done = {"fail": "failed", "recover": "recovered", "stop-kubelet": "kubelet stopped",
+            "start-kubelet": "kubelet started"}[args.action]
+    print(f"node/{args.node} {done} (Ready={ready.get('status', '?')})")
     return 0
 
 

@@ -44,6 +44,8 @@ _SPECIAL = {
     (VISIBILITY, "localqueues", "get", "pendingworkloads"): visibility.pending_workloads,
     (SIM, "nodes", "create", "fail"): admin.node_action,
     (SIM, "nodes", "create", "recover"): admin.node_action,
+    (SIM, "nodes", "create", "stop-kubelet"): admin.node_action,
+    (SIM, "nodes", "create", "start-kubelet"): admin.node_action,
 }
 NOT_FOUND = "the server could not find the requested resource"
 
