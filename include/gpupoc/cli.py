@@ -12,6 +12,7 @@ from gpupoc.exceptions import GpupocError
 _AREAS = {
     "sim": "gpupoc.sim.cli",
     "stack": "gpupoc.monitoring.cli",
+    "audit": "gpupoc.monitoring.audit_cli",
     "plan": "gpupoc.plan.cli",
     "report": "gpupoc.report.cli",
     "bundle": "gpupoc.report.bundle_cli",

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.gpus import GpuProbe
-from gpupoc.pipeline.injectors import Injection, NodeInjector
+from gpupoc.pipeline.injectors import NODE_LOSS_METHODS, Injection, NodeInjector
 from gpupoc.pipeline.k8s import KubeCaller, pod_gpus
 
 P1 = "P1"
@@ -29,17 +29,21 @@ IMAGE_ERRORS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImag
 
 
 class Scenario(str, Enum):
-    """The provoked failures; values are the plan's injection kinds."""
+    """The provoked failures; values are the plan's injection kinds, and ``node_drain`` for a node_failure
+    injection through a drain (an eviction, not a failure)."""
 
     NON_ZERO_EXIT = "nonzero_exit"
     MISSING_IMAGE = "missing_image"
     OOM_KILL = "oom"
     NODE_FAILURE = "node_failure"
+    NODE_DRAIN = "node_drain"
     HANG_TIMEOUT = "hang"
 
 
-# Kubernetes itself emits Warning events for these (pull errors; NodeNotReady, TaintManagerEviction); a plain
-# non-zero exit, an OOM kill or a hang leaves none, so operators depend on alerts there.
+# Kubernetes itself emits Warning events for these (pull errors; NodeNotReady once a node is lost); a plain
+# non-zero exit, an OOM kill or a hang leaves none, so operators depend on alerts there. A node failure counts
+# only when the injection made the node fail (``NODE_LOSS_METHODS``): a taint or a drain evicts with Normal
+# events (TaintManagerEviction, Killing) and the node stays Ready.
 WARNING_SCENARIOS = (Scenario.MISSING_IMAGE, Scenario.NODE_FAILURE)
 
 
@@ -305,7 +309,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
     warnings = [e for e in events if e.get("type") == "Warning"]
     rec.warning_events = len(warnings)
     rec.warning_reasons = ",".join(sorted({e.get("reason", "") for e in warnings}))
-    if scenario in WARNING_SCENARIOS and not warnings:
+    if scenario in WARNING_SCENARIOS and not warnings and (first is None or first.method in NODE_LOSS_METHODS):
         rec.failure_event_missing = True
         findings.append("no Warning event recorded the failure: operators see nothing in the events")
     if ctx.alerts is None:

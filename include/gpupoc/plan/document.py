@@ -80,7 +80,7 @@ class Plan(StrictModel):
         """The evidence sources that are set, file paths made absolute (for monitoring.resolve_sources)."""
         out = {}
         for key, value in self.evidence_sources.model_dump().items():
-            if value:
+            if value and not isinstance(value, dict):  # ``audit`` is a source of its own (monitoring.audit_source)
                 out[key] = str(self.resolve_path(value)) if key.endswith(("_path", "_record")) else value
         return out
 
