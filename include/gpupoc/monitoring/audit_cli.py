@@ -24,6 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     u.add_argument("--port", type=int, default=0, help="0: a free port")
     u.add_argument("--token-file", type=Path, help="bearer token the API server must send (goes into the config)")
     u.add_argument("--advertise-url", help="the URL the API server posts to (default: the listen address)")
+    u.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM), with --tls-key")
+    u.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
+    u.add_argument("--ca-file", type=Path, help="the CA the API server checks the certificate with (default: the "
+                   "certificate itself)")
     u.set_defaults(func=_up)
     for name, func, text in (("down", _down, "stop the receiver `up` started"),
                              ("status", _status, "is the receiver running; exit 1 when not")):
@@ -42,7 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
-    st = intake.up(args.data_dir, args.host, args.port, args.token_file, args.advertise_url)
+    from gpupoc.exceptions import ConfigError
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise ConfigError("--tls-cert/--tls-key", ["give both the certificate and its private key, or neither"])
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
+    st = intake.up(args.data_dir, args.host, args.port, args.token_file, args.advertise_url, tls, args.ca_file)
     print(f"audit webhook {st['url']}  (pid {st['pid']}) -> {st['record']}")
     print(f"API server    --audit-webhook-config-file={st['config']}  (posts to {st['advertise_url']})")
     return 0

@@ -9,9 +9,11 @@ its listen address) and, with a token file, the bearer token the API server send
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -31,21 +33,25 @@ CMD_MARK = "gpupoc.monitoring.audit_webhook"
 DEFAULT_DATA_DIR = Path("var/audit")
 
 
-def webhook_config(url: str, token: str | None = None) -> dict:
-    """The kubeconfig-format webhook config (``clusters[].cluster.server`` is where the batches go)."""
+def webhook_config(url: str, token: str | None = None, ca_pem: bytes | None = None) -> dict:
+    """The kubeconfig-format webhook config (``clusters[].cluster.server`` is where the batches go; with
+    ``ca_pem`` the API server trusts the receiver's HTTPS certificate through it)."""
     user: dict = {"token": token} if token else {}
+    cluster: dict = {"server": url}
+    if ca_pem:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return {"apiVersion": "v1", "kind": "Config", "preferences": {},
-            "clusters": [{"name": "gpupoc-audit-webhook", "cluster": {"server": url}}],
+            "clusters": [{"name": "gpupoc-audit-webhook", "cluster": cluster}],
             "users": [{"name": "kube-apiserver", "user": user}],
             "contexts": [{"name": "default", "context": {"cluster": "gpupoc-audit-webhook", "user": "kube-apiserver"}}],
             "current-context": "default"}
 
 
-def write_webhook_config(path: Path, url: str, token: str | None = None) -> Path:
+def write_webhook_config(path: Path, url: str, token: str | None = None, ca_pem: bytes | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(yaml.safe_dump(webhook_config(url, token), sort_keys=False))
+        fh.write(yaml.safe_dump(webhook_config(url, token, ca_pem), sort_keys=False))
     return path
 
 
@@ -57,17 +63,22 @@ def read_state(data_dir: Path) -> dict:
 
 
 def up(data_dir: Path = DEFAULT_DATA_DIR, host: str = "127.0.0.1", port: int = 0, token_file: Path | None = None,
-       advertise_url: str | None = None, ready_timeout: float = 30.0) -> dict:
-    """Start the receiver (or return the running one); returns the state file's content."""
+       advertise_url: str | None = None, tls: tuple[Path, Path] | None = None, ca_file: Path | None = None,
+       ready_timeout: float = 30.0) -> dict:
+    """Start the receiver (or return the running one); returns the state file's content. ``tls`` is
+    (certificate, key) to serve HTTPS; ``ca_file`` the CA the API server verifies it with (default: the
+    certificate itself, for a self-signed one)."""
     data_dir = Path(data_dir).resolve()
     state = read_state(data_dir)
     if state and pid_alive(state.get("pid"), CMD_MARK):
         return state
     data_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
-    url = f"http://{host}:{port}"
+    url = f"{'https' if tls else 'http'}://{host}:{port}"
     record, log = data_dir / RECORD_NAME, data_dir / "audit-webhook.log"
     cmd = [sys.executable, "-m", CMD_MARK, "--host", host, "--port", str(port), "--record", str(record)]
+    if tls is not None:
+        cmd += ["--tls-cert", str(Path(tls[0]).resolve()), "--tls-key", str(Path(tls[1]).resolve())]
     token = None
     if token_file is not None:
         token = Path(token_file).read_text(encoding="utf-8").strip()
@@ -75,14 +86,31 @@ def up(data_dir: Path = DEFAULT_DATA_DIR, host: str = "127.0.0.1", port: int = 0
     with log.open("ab") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=data_dir,
                                 start_new_session=True)
-    health = f"http://127.0.0.1:{port}/-/healthy" if host in ("0.0.0.0", "::") else f"{url}/-/healthy"
-    _wait_ready(proc, health, log, ready_timeout)
-    config = write_webhook_config(data_dir / CONFIG_NAME, advertise_url or url, token)
+    _wait_ready(proc, _health_url(url), log, ready_timeout)
+    ca_pem = Path(ca_file or tls[0]).read_bytes() if tls is not None else None
+    config = write_webhook_config(data_dir / CONFIG_NAME, advertise_url or url, token, ca_pem)
     state = {"pid": proc.pid, "url": url, "advertise_url": advertise_url or url, "record": str(record),
              "config": str(config), "log": str(log),
              "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     (data_dir / STATE_NAME).write_text(json.dumps(state, indent=2))
     return state
+
+
+def _health_url(url: str) -> str:
+    """Where to ask the receiver for its health from this machine (plain HTTP only: an HTTPS receiver is
+    asked whether its port accepts connections)."""
+    return url.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1") + "/-/healthy"
+
+
+def _answers(url: str) -> bool:
+    if url.startswith("https://"):
+        host, _, port = url[len("https://"):].split("/", 1)[0].rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=2):
+                return True
+        except OSError:
+            return False
+    return http_ok(url)
 
 
 def _wait_ready(proc: subprocess.Popen, url: str, log: Path, timeout: float) -> None:
@@ -91,7 +119,7 @@ def _wait_ready(proc: subprocess.Popen, url: str, log: Path, timeout: float) -> 
         if proc.poll() is not None:
             tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
             raise GpupocError(f"the audit webhook receiver exited with code {proc.returncode}; log {log}:\n{tail}")
-        if http_ok(url):
+        if _answers(url):
             return
         time.sleep(0.1)
     proc.terminate()
@@ -130,6 +158,4 @@ def status(data_dir: Path = DEFAULT_DATA_DIR) -> dict:
     if not state:
         return {"running": False, "reason": f"no {STATE_NAME} under {data_dir}; run `gpupoc audit webhook up`"}
     alive = pid_alive(state.get("pid"), CMD_MARK)
-    url = state.get("url", "")
-    health = url.replace("0.0.0.0", "127.0.0.1") + "/-/healthy"
-    return {**state, "running": alive, "ready": alive and http_ok(health)}
+    return {**state, "running": alive, "ready": alive and _answers(_health_url(state.get("url", "")))}

@@ -16,6 +16,7 @@ import argparse
 import hmac
 import json
 import signal
+import ssl
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -113,9 +114,16 @@ def make_handler(record: EventRecord, token: str | None) -> type[BaseHTTPRequest
     return Handler
 
 
-def serve(host: str, port: int, record_path: Path, token: str | None = None) -> ThreadingHTTPServer:
-    """A started-but-not-serving server (call ``serve_forever``); port 0 picks a free one."""
-    return ThreadingHTTPServer((host, port), make_handler(EventRecord(record_path), token))
+def serve(host: str, port: int, record_path: Path, token: str | None = None,
+          tls: tuple[Path, Path] | None = None) -> ThreadingHTTPServer:
+    """A started-but-not-serving server (call ``serve_forever``); port 0 picks a free one; ``tls`` is
+    (certificate, private key) to serve HTTPS."""
+    httpd = ThreadingHTTPServer((host, port), make_handler(EventRecord(record_path), token))
+    if tls is not None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(str(tls[0]), str(tls[1]))
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+    return httpd
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,11 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--record", type=Path, required=True, help="JSON-lines file the audit events are appended to")
     p.add_argument("--token-file", type=Path, help="a file holding the bearer token the API server must send")
+    p.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM)")
+    p.add_argument("--tls-key", type=Path, help="and this private key (PEM)")
     args = p.parse_args(argv)
     token = args.token_file.read_text(encoding="utf-8").strip() if args.token_file else None
-    httpd = serve(args.host, args.port, args.record, token)
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert and args.tls_key else None
+    httpd = serve(args.host, args.port, args.record, token, tls)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=httpd.shutdown, daemon=True).start())
-    print(f"audit webhook listening on http://{args.host}:{httpd.server_address[1]} -> {args.record}", flush=True)
+    scheme = "https" if tls else "http"
+    print(f"audit webhook listening on {scheme}://{args.host}:{httpd.server_address[1]} -> {args.record}", flush=True)
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:

@@ -73,6 +73,7 @@ class FaultRecord(BaseModel):
     container_reason: str = ""
     container_message: str = ""
     exit_code: int | None = None
+    disruption: str = ""  # the pod's DisruptionTarget condition: "reason: message" (who took it away, and how)
     events: str = "[]"  # JSON list of "Type Reason: message"
     # what the user saw
     user_status_message: str = ""
@@ -146,6 +147,15 @@ def container_state(pod: dict | None) -> tuple[str, str, str, int | None, int]:
                     last.get("exitCode"), restarts
             return kind, s.get("reason", ""), s.get("message", ""), s.get("exitCode"), restarts
     return "", "", "", None, restarts
+
+
+def disruption_of(pod: dict | None) -> str:
+    """The pod's ``DisruptionTarget`` condition as "reason: message" ('' without one): DeletionByTaintManager,
+    EvictionByEvictionAPI, PreemptionByScheduler, ..."""
+    for c in ((pod or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == "DisruptionTarget" and c.get("status") == "True":
+            return ": ".join(x for x in (c.get("reason") or "", c.get("message") or "") if x)
+    return ""
 
 
 def never_started(pod: dict | None) -> bool:
@@ -276,6 +286,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
         rec.phase, rec.status_reason = st.get("phase", ""), st.get("reason", "")
         rec.status_message = st.get("message", "")
         rec.gpus_requested = pod_gpus(pod)
+        rec.disruption = disruption_of(pod)
     (rec.container_state, rec.container_reason, rec.container_message, rec.exit_code,
      rec.platform_restarts) = container_state(pod)
     # what the user saw: the pod status and log with the tenant's own token

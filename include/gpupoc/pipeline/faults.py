@@ -9,6 +9,7 @@ eviction, not a failure); every injection is recorded.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +30,7 @@ from gpupoc.pipeline.fault_record import (  # noqa: F401 - re-exported for the D
     relevant_alerts,
     build_record,
     container_state,
+    disruption_of,
     prometheus_alerts,
     receiver_alerts,
     wait_released,
@@ -63,11 +65,15 @@ def failure_seen(scenario: Scenario, pod: dict | None) -> bool:
 
 
 def _wait(c: KubeCaller, ns: str, name: str, until: Callable[[dict | None], bool], timeout_s: float,
-          poll_s: float) -> tuple[dict | None, bool]:
+          poll_s: float, seen: list[dict] | None = None) -> tuple[dict | None, bool]:
+    """Poll the pod until ``until(pod)``: (the pod, True), or (its last read, False) after ``timeout_s``;
+    ``seen`` keeps the last read that found the pod."""
     deadline = time.monotonic() + timeout_s
     pod = None
     while True:
         pod = read_pod(c, ns, name)
+        if pod is not None and seen is not None:
+            seen[:] = [pod]
         if until(pod):
             return pod, True
         if time.monotonic() >= deadline:
@@ -112,6 +118,7 @@ def run_scenario(ctx: FaultContext, scenario: Scenario, manifest: dict, *, fail_
                            submitted_at=rfc3339(submitted), log_during=pv.log_during, airflow_retries=airflow_retries,
                            release_action=action, held_at_failure=pv.held)
         ok = pv.ok
+        rec.disruption = rec.disruption or disruption_of(pv.last_seen)
         if name:
             rec.scenario = name
         if not ok:
@@ -156,6 +163,7 @@ class Provoked:
     node: str = ""
     failed_at: datetime | None = None  # when the failure began (finishedAt, the injection), if known
     held: int | None = None  # GPUs held just before an injected failure
+    last_seen: dict | None = None  # the pod as last seen before it was gone (an injection's eviction)
 
 
 def _held(ctx: FaultContext, name: str) -> int | None:
@@ -199,9 +207,33 @@ def _provoke(ctx: FaultContext, scenario: Scenario, name: str, injections: list[
     target = node or ran_on
     held = _held(ctx, name)
     injected_at = utcnow()
-    injections.append(ctx.injector.fail(target))
-    pod, ok = _wait(ctx.admin, ns, name, lambda p: failure_seen(scenario, p), fail_timeout_s, ctx.poll_s)
-    return Provoked(pod, ok, log_during, target, injected_at, held)
+    done, last_seen = _inject(ctx, target, name)
+    injections.append(done)
+    seen = [last_seen] if last_seen else []
+    pod, ok = _wait(ctx.admin, ns, name, lambda p: failure_seen(scenario, p), fail_timeout_s, ctx.poll_s, seen)
+    return Provoked(pod, ok, log_during, target, injected_at, held, seen[0] if seen else None)
+
+
+def _inject(ctx: FaultContext, node: str, name: str) -> tuple[Injection, dict | None]:
+    """Run the injector's fail while watching the pod (a drain returns only once its pods are gone): the
+    injection, and the pod as last seen meanwhile (its DisruptionTarget says who took it away)."""
+    out: dict = {}
+
+    def fail() -> None:
+        try:
+            out["done"] = ctx.injector.fail(node)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, in the scenario's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=fail, name=f"inject-{node}", daemon=True)
+    worker.start()
+    last = None
+    while worker.is_alive():
+        last = read_pod(ctx.admin, ctx.namespace, name) or last
+        worker.join(min(ctx.poll_s, 0.2))
+    if "error" in out:
+        raise out["error"]
+    return out["done"], read_pod(ctx.admin, ctx.namespace, name) or last
 
 
 def _finished_at(pod: dict | None) -> datetime | None:
