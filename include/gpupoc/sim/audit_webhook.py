@@ -101,10 +101,11 @@ class WebhookBackend:
             if len(self._buffer) >= self.cfg.buffer_size:
                 self.dropped += 1
                 return
-            if not self._buffer:
+            first = not self._buffer
+            if first:
                 self._first_at = time.monotonic()
             self._buffer.append(event)
-            if len(self._buffer) >= self.cfg.max_size:
+            if first or len(self._buffer) >= self.cfg.max_size:  # the first starts the batch's max-wait clock
                 self._cond.notify()
 
     def close(self, timeout: float = 10.0) -> None:

@@ -60,6 +60,16 @@ def test_a_full_batch_goes_at_once_and_the_rest_after_max_wait(receiver):
     assert backend.sent == 4 and backend.dropped == 0
 
 
+def test_a_lone_event_goes_after_max_wait(receiver):
+    url, record = receiver
+    backend = WebhookBackend(WebhookConfig(url, token="tok", max_size=400, max_wait_s=0.2)).start()
+    try:
+        backend(ev("alone"))
+        wait_for("the lone event after max-wait", lambda: names(record) == ["alone"])
+    finally:
+        backend.close()
+
+
 def test_close_flushes_what_is_buffered(receiver):
     url, record = receiver
     backend = WebhookBackend(WebhookConfig(url, token="tok", max_size=100, max_wait_s=3600)).start()
