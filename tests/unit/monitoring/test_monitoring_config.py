@@ -94,7 +94,7 @@ def test_promtool_accepts_the_rendered_prometheus_config_and_rules(tmp_path):
         SRC / "prometheus.yml", "http://127.0.0.1:41234", "127.0.0.1:9093", [rules], "5s", "5s"))
     out = _run("promtool", "check", "config", str(prom))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "6 rules found" in out.stdout
+    assert "7 rules found" in out.stdout
 
 
 @needs_promtool
