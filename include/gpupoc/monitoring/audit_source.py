@@ -64,21 +64,25 @@ class LinesSource:
     origin: str
     fix: str
     catch_up_s: float = 5.0
+    what: str = "audit events"  # what is missing when the file is: "audit log", "audit webhook record"
+    skipped: int = 0  # lines of the last read that were not JSON (being written, or damaged)
 
     def events(self, start: datetime | None = None, end: datetime | None = None) -> list[dict]:
         if not self.path.is_file():
-            raise SourceUnavailable(str(self.path), "audit events not found", self.fix)
-        out = []
+            raise SourceUnavailable(str(self.path), f"{self.what} not found", self.fix)
+        out, self.skipped = [], 0
         with self.path.open(encoding="utf-8") as fh:
             for line in fh:
                 line = line.strip()
-                if line.startswith("{"):
-                    try:
-                        ev = json.loads(line)
-                    except ValueError:
-                        continue  # a line being written, or damaged: the others still count
-                    if ev.get("kind", "Event") == "Event":
-                        out.append(ev)
+                if not line:
+                    continue
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    self.skipped += 1  # the others still count
+                    continue
+                if isinstance(ev, dict) and ev.get("kind", "Event") == "Event":
+                    out.append(ev)
         return in_window(out, start, end)
 
 
@@ -124,13 +128,13 @@ def source_from_spec(spec, plan: "Plan") -> AuditSource:
     if spec.kind == "file":
         path = plan.resolve_path(spec.path)
         return LinesSource(path, f"audit log {path}", "point evidence_sources.audit.path (or audit_log_path) at "
-                           "the API server's --audit-log-path", float(spec.catch_up_seconds))
+                           "the API server's --audit-log-path", float(spec.catch_up_seconds), "audit log")
     if spec.kind == "webhook":
         path = plan.resolve_path(spec.record)
         where = f" (receiver {spec.url})" if spec.url else ""
         return LinesSource(path, f"audit webhook record {path}{where}", "start the receiver with `gpupoc audit "
                            "webhook up` and point the API server's --audit-webhook-config-file at its config",
-                           float(spec.catch_up_seconds))
+                           float(spec.catch_up_seconds), "audit webhook record")
     return CommandSource(spec.command, spec.format, float(spec.timeout_seconds), str(plan.base_dir),
                          float(spec.catch_up_seconds))
 

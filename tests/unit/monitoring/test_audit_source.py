@@ -89,8 +89,10 @@ class ApiServerWritingAudit:
         self.requests.append((method, path, query, body))
         if self.delay_s is not None:
             name = body["metadata"]["name"]
-            threading.Timer(self.delay_s, write, (self.path, [ev(name, datetime.now(timezone.utc), "configmaps")])).start()
-        return SimpleNamespace(ok=self.status < 300, status=self.status, message="forbidden" if self.status >= 300 else "")
+            audited = [ev(name, datetime.now(timezone.utc), "configmaps")]
+            threading.Timer(self.delay_s, write, (self.path, audited)).start()
+        refused = self.status >= 300
+        return SimpleNamespace(ok=not refused, status=self.status, message="forbidden" if refused else "")
 
 
 def test_the_freshness_probe_is_a_dry_run_write_and_shows_up_within_the_limit(tmp_path):

@@ -69,7 +69,8 @@ def test_drain_needs_kubectl_access_not_an_airflow_connection(data):
 
 def test_a_command_without_the_node_is_refused(data):
     node_failure(data)["injector"] = {"method": "command", "fail": "reboot-a-node"}
-    assert any(e.startswith(f"{NODE}.node_failure.injector.command.fail") and "must contain {node}" in e for e in errors_of(data))
+    assert any(e.startswith(f"{NODE}.node_failure.injector.command.fail") and "must contain {node}" in e
+               for e in errors_of(data))
 
 
 def test_the_victim_must_be_evictable_before_the_fail_timeout(data):

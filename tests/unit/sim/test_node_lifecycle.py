@@ -49,7 +49,8 @@ def test_a_stopped_kubelet_makes_its_node_unreachable_after_the_grace_and_its_po
 
     asyncio.run(with_kubelet(state, body))
     ready_cond = next(c for c in node(state)["status"]["conditions"] if c["type"] == "Ready")
-    assert (ready_cond["reason"], ready_cond["message"]) == ("NodeStatusUnknown", "Kubelet stopped posting node status.")
+    assert (ready_cond["reason"], ready_cond["message"]) == (
+        "NodeStatusUnknown", "Kubelet stopped posting node status.")
     assert {g.xid for g in state.inventory.gpus[NODE]} == {0}, "the GPUs did not fall off the bus"
     assert ("Warning", "NodeNotReady", "Node is not ready") in events(state, "short")
     assert phase(state, "default") == "Running"

@@ -16,7 +16,8 @@ METRICS_PATHS = {"/metrics": "render_dcgm", "/metrics/kube-state": "render_kube_
 
 
 NODE_ACTIONS = {"fail": ("nodes", "fail_node"), "recover": ("nodes", "recover_node"),
-                "stop-kubelet": ("node_lifecycle", "stop_kubelet"), "start-kubelet": ("node_lifecycle", "start_kubelet")}
+                "stop-kubelet": ("node_lifecycle", "stop_kubelet"),
+                "start-kubelet": ("node_lifecycle", "start_kubelet")}
 
 
 async def node_action(ctx: Ctx, spec: ResourceSpec) -> web.Response:

@@ -2,8 +2,9 @@
 
 ``build_controllers(state)`` (called by ``bootstrap``) puts every controller and index on the state's
 declared fields. ``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a Volcano or
-KAI session (those modes only), a scheduling pass, the Job controller's replacements (recreating behaviour profiles only), the kubelet reconcile, the registered
-controllers (``ADDONS``: taint eviction, node lifecycle) and the ResourceQuota usage refresh, then sleeps until something changes (store changes
+KAI session (those modes only), a scheduling pass, the Job controller's replacements (recreating behaviour
+profiles only), the kubelet reconcile, the registered controllers (``ADDONS``: taint eviction, node
+lifecycle) and the ResourceQuota usage refresh, then sleeps until something changes (store changes
 to pods and nodes kick it) or ``TICK_SECONDS`` pass, so that timed transitions (grace periods, back-offs,
 workload durations, staggered releases) happen. An exception in one pass is logged and the loop goes on.
 """

@@ -66,8 +66,8 @@ def inject_faults(ctx) -> dict:
         try:
             with waiting(ctx, f"fault scenario {i + 1} of {len(ctx.spec.injections)} ({inj.kind}): the failure, the "
                               "platform's reaction, the GPUs' release and the alert", budget):
-                rec = F.run_scenario(fctx, _scenario(inj),
-                                     probe_manifest(ctx, inj.workload, t.name, name, role=f"injection.{inj.kind}"), **kw)
+                manifest = probe_manifest(ctx, inj.workload, t.name, name, role=f"injection.{inj.kind}")
+                rec = F.run_scenario(fctx, _scenario(inj), manifest, **kw)
             records.append(rec.model_dump(mode="json"))
         except Exception as exc:  # noqa: BLE001 - one scenario's failure must not hide the others
             records.append({"scenario": inj.scenario, "tenant": t.name, "namespace": t.namespace, "pod": name,
