@@ -86,6 +86,7 @@ class CommandSource:
     command: str
     timeout_s: float = 120.0
     kind: str = "command"
+    fmt: str = "audit-events"  # eks, gke, aks: converted by gpupoc.monitoring.audit_formats
 
     @property
     def where(self) -> str:
@@ -97,9 +98,10 @@ class CommandSource:
     def events_since(self, position: datetime) -> list[dict]:
         end = datetime.now(timezone.utc)
         fmt = "%Y-%m-%dT%H:%M:%SZ"
-        # only the two placeholders are replaced: an export command may hold braces of its own (jq, JSON)
+        # only the window's placeholders are replaced: an export command may hold braces of its own (jq, JSON)
         cmd = self.command.replace("{start}", shlex.quote(position.strftime(fmt))).replace(
-            "{end}", shlex.quote(end.strftime(fmt)))
+            "{end}", shlex.quote(end.strftime(fmt))).replace(
+            "{start_ms}", str(int(position.timestamp() * 1000))).replace("{end_ms}", str(int(end.timestamp() * 1000)))
         try:
             res = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
@@ -108,6 +110,14 @@ class CommandSource:
         if res.returncode != 0:
             raise SourceUnavailable(self.where, f"exit {res.returncode}: {res.stderr.strip()[-300:]}",
                                     "run the command by hand with a window and fix it")
+        if self.fmt != "audit-events":
+            from gpupoc.monitoring.audit_formats import FormatError, to_events
+
+            try:
+                return to_events(res.stdout, self.fmt)
+            except FormatError as exc:
+                raise SourceUnavailable(self.where, f"output is not {self.fmt}: {exc}",
+                                        "set evidence_sources.audit.format to what the command prints") from None
         return parse_lines(res.stdout)
 
 
@@ -123,7 +133,8 @@ AUDIT_SOURCE_KINDS: dict[str, Callable[[Any, Any], AuditSource]] = {
     "file": lambda spec, plan: FileSource(plan.resolve_path(_attr(spec, "path")), "file"),
     "webhook": lambda spec, plan: FileSource(plan.resolve_path(_attr(spec, "record", "path", "record_path")),
                                              "webhook"),
-    "command": lambda spec, plan: CommandSource(str(_attr(spec, "command", "export_command"))),
+    "command": lambda spec, plan: CommandSource(str(_attr(spec, "command", "export_command")),
+                                                fmt=str(_attr(spec, "format") or "audit-events")),
 }
 
 
