@@ -142,8 +142,8 @@ NEEDS: tuple[Need, ...] = (
          "gangs: each gang's PodGroup (create before its pods, delete at cleanup); observe their conditions",
          "adapter kai"),
     # ---- the runner in its own namespace ----
-    Need(R, Scope.RUNNER, "", "configmaps", ("create", "delete"), (PREFLIGHT,),
-         "preflight: the audit probe's ConfigMap, created and deleted, must show in the audit source"),
+    Need(R, Scope.RUNNER, "", "configmaps", ("create",), (PREFLIGHT,),
+         "preflight: the audit probe, a dry-run create of a ConfigMap, must show in the audit source"),
     # ---- the runner, cluster-scoped ----
     Need(R, Scope.CLUSTER, "", "nodes", ("list",), (*WAVE, PREFLIGHT),
          "record the platform (nodes, GPUs); preflight: the pools' labels, taints and capacity"),

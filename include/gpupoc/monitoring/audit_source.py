@@ -10,11 +10,12 @@ holds a given moment; ``audit_fresh`` is the preflight check "a probe request sh
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shlex
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
@@ -58,7 +59,9 @@ def in_window(events: list[dict], start: datetime | None, end: datetime | None) 
 
 @dataclass
 class LinesSource:
-    """JSON lines of Events: the API server's log file or the webhook receiver's record."""
+    """JSON lines of Events (or of ``EventList`` batches, as a webhook backend posts them): the API server's log
+    file or the webhook receiver's record. The file only grows (a rotated or truncated one is read anew), so a
+    source read again parses only the lines that arrived since: a preflight or a catch-up wait polls it."""
 
     path: Path
     origin: str
@@ -66,24 +69,44 @@ class LinesSource:
     catch_up_s: float = 5.0
     what: str = "audit events"  # what is missing when the file is: "audit log", "audit webhook record"
     skipped: int = 0  # lines of the last read that were not JSON (being written, or damaged)
+    _read: tuple[int, int] = (-1, 0)  # (inode, offset) up to which _events holds the file
+    _events: list[dict] = field(default_factory=list, repr=False)
+    _damaged: int = 0
 
     def events(self, start: datetime | None = None, end: datetime | None = None) -> list[dict]:
         if not self.path.is_file():
             raise SourceUnavailable(str(self.path), f"{self.what} not found", self.fix)
-        out, self.skipped = [], 0
-        with self.path.open(encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    ev = json.loads(line)
-                except ValueError:
-                    self.skipped += 1  # the others still count
-                    continue
-                if isinstance(ev, dict) and ev.get("kind", "Event") == "Event":
-                    out.append(ev)
-        return in_window(out, start, end)
+        with self.path.open("rb") as fh:
+            inode = os.fstat(fh.fileno()).st_ino
+            if inode != self._read[0] or os.fstat(fh.fileno()).st_size < self._read[1]:
+                self._read, self._events, self._damaged = (inode, 0), [], 0
+            fh.seek(self._read[1])
+            chunk = fh.read()
+        done, sep, rest = chunk.rpartition(b"\n")
+        for line in done.splitlines():
+            self._damaged += not _take(line, self._events)
+        last = _take(rest, self._events) if rest.strip() else False  # a last line without its newline
+        consumed = len(chunk) if last else len(done) + len(sep)
+        self._read = (inode, self._read[1] + consumed)
+        self.skipped = self._damaged + (1 if rest.strip() and not last else 0)  # the others still count
+        return in_window(list(self._events), start, end)
+
+
+def _take(raw: bytes, out: list[dict]) -> bool:
+    """Append the events of one line (an Event or an EventList) to ``out``; False when it is not JSON."""
+    line = raw.strip()
+    if not line:
+        return True
+    try:
+        doc = json.loads(line.decode("utf-8", "replace"))
+    except ValueError:
+        return False
+    if isinstance(doc, dict) and doc.get("kind") == "EventList":
+        out += [{"kind": "Event", "apiVersion": doc.get("apiVersion", "audit.k8s.io/v1"), **i}
+                for i in doc.get("items") or [] if isinstance(i, dict)]
+    elif isinstance(doc, dict) and doc.get("kind", "Event") == "Event":
+        out.append(doc)
+    return True
 
 
 @dataclass
@@ -159,15 +182,23 @@ def caught_up(source: AuditSource, since: datetime, until: datetime,
         time.sleep(poll_s)
 
 
+STALE_FIX = ("point the audit source at the live stream (the log the API server writes now, the webhook receiver "
+             "it posts to), include the rules of `gpupoc cluster manifests --audit-policy`, or raise "
+             "test_classes.audit_trail.thresholds.max_audit_delay_seconds for a delayed export")
+
+
 @dataclass(frozen=True)
 class Freshness:
-    """The answer of ``audit_fresh``: whether the probe showed up within the limit, and after how long."""
+    """The answer of ``audit_fresh``: whether the probe showed up within the limit, after how long, and when it
+    did not, why (``reason``) and what to do (``fix``); ``refused``: the probe request itself was refused."""
 
     fresh: bool
     source: str
     probe: str
     delay_s: float | None
     reason: str = ""
+    fix: str = ""
+    refused: bool = False
 
 
 def audit_fresh(source: AuditSource, caller: "KubeCaller", namespace: str, max_delay_s: float,
@@ -175,27 +206,38 @@ def audit_fresh(source: AuditSource, caller: "KubeCaller", namespace: str, max_d
     """Send a probe request (a dry-run create of ConfigMap ``gpupoc-audit-probe-<random>`` in ``namespace``:
     audited as a write, leaves nothing behind) and wait up to ``max_delay_s`` for its event in ``source``."""
     probe = PROBE_PREFIX + secrets.token_hex(4)
-    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": probe, "namespace": namespace}}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": probe, "namespace": namespace, "labels": {"gpupoc.io/probe": "audit"}}}
     sent = datetime.now(timezone.utc)
     r = caller.call("POST", f"/api/v1/namespaces/{namespace}/configmaps", query={"dryRun": "All"}, body=body)
     if not r.ok:
         return Freshness(False, source.origin, probe, None, f"the probe request was refused: HTTP {r.status} "
-                         f"{r.message}; the caller needs create on configmaps in {namespace}")
+                         f"{r.message}", f"the caller needs create on configmaps in {namespace}", refused=True)
     deadline = time.monotonic() + max_delay_s
-    last_error = ""
+    unavailable: SourceUnavailable | None = None
+    events: list[dict] = []
     while True:
         try:
-            hit = next((e for e in source.events(sent - _SKEW, None) if _is_probe(e, probe)), None)
-            last_error = ""
+            events, unavailable = source.events(sent - _SKEW, None), None
         except SourceUnavailable as exc:
-            hit, last_error = None, str(exc)
-        if hit is not None:  # the delay is until the event could be read, not its own timestamp
+            unavailable = exc
+        if any(_is_probe(e, probe) for e in events):  # the delay is until the event could be read
             return Freshness(True, source.origin, probe, round((datetime.now(timezone.utc) - sent).total_seconds(), 3))
         if time.monotonic() >= deadline:
-            why = last_error or (f"no audit event for the probe {probe} within {max_delay_s:g}s: the source is stale "
-                                 "or its policy drops configmap writes")
-            return Freshness(False, source.origin, probe, None, why)
+            if unavailable is not None:
+                return Freshness(False, source.origin, probe, None, f"{unavailable.endpoint}: {unavailable.reason}",
+                                 unavailable.fix or STALE_FIX)
+            return Freshness(False, source.origin, probe, None, _stale(events, probe, max_delay_s), STALE_FIX)
         time.sleep(poll_s)
+
+
+def _stale(events: list[dict], probe: str, max_delay_s: float) -> str:
+    """Why the probe is missing, with the age of the newest event that arrived meanwhile."""
+    stamps = [t for t in map(event_time, events) if t is not None]
+    age = (f"its newest event is {(datetime.now(timezone.utc) - max(stamps)).total_seconds():.0f} s old" if stamps
+           else "nothing arrived in it meanwhile")
+    return (f"the probe request {probe} did not arrive within {max_delay_s:g} s ({age}): the source is stale or "
+            "its policy drops configmap writes")
 
 
 def _is_probe(ev: dict, probe: str) -> bool:

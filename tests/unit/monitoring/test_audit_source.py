@@ -41,6 +41,45 @@ def test_a_lines_source_keeps_the_window_and_skips_damaged_lines(tmp_path):
     assert len(src.events()) == 2
 
 
+def test_a_lines_source_read_again_parses_only_what_arrived_and_reads_a_rotated_file_anew(tmp_path):
+    path = tmp_path / "audit.log"
+    write(path, [ev("first", T0)])
+    with path.open("a") as fh:
+        fh.write('{"kind": "Event", "auditID": "half')  # the writer is mid-line
+    src = LinesSource(path, "audit log", "fix it")
+    assert [e["auditID"] for e in src.events()] == ["first"] and src.skipped == 1
+    with path.open("a") as fh:
+        fh.write('way", "stageTimestamp": "2026-12-01T08:00:01Z"}\n')
+    write(path, [ev("third", T0)])
+    assert [e["auditID"] for e in src.events()] == ["first", "halfway", "third"] and src.skipped == 0
+    path.unlink()
+    write(path, [ev("after-rotation", T0)])
+    assert [e["auditID"] for e in src.events()] == ["after-rotation"]
+
+
+def test_a_record_line_may_be_an_event_list_batch_as_the_webhook_backend_posts_it(tmp_path):
+    path = tmp_path / "record.jsonl"
+    batch = {"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": [ev("a", T0), ev("b", T0)]}
+    path.write_text(json.dumps(batch) + "\n" + json.dumps(ev("c", T0)))  # the last line without its newline
+    assert [(e["auditID"], e["kind"]) for e in LinesSource(path, "record", "").events()] == [
+        ("a", "Event"), ("b", "Event"), ("c", "Event")]
+
+
+def test_the_plans_audit_log_path_is_a_file_source_and_audit_a_source_of_its_kind(tmp_path):
+    from gpupoc.monitoring.audit_source import plan_audit_source
+    from gpupoc.plan import load_plan
+    from gpupoc.plan.loader import DEFAULT_PLAN
+
+    plan = load_plan(DEFAULT_PLAN)
+    src = plan_audit_source(plan)
+    assert isinstance(src, LinesSource) and src.path == plan.resolve_path(plan.evidence_sources.audit_log_path)
+    hook = {"kind": "webhook", "record": "audit-webhook.jsonl"}
+    es = plan.evidence_sources.model_validate({"audit": hook})
+    src = plan_audit_source(plan.model_copy(update={"evidence_sources": es}))
+    assert isinstance(src, LinesSource) and src.path == plan.resolve_path("audit-webhook.jsonl")
+    assert src.catch_up_s == 60 and "gpupoc audit webhook up" in src.fix
+
+
 def test_a_missing_record_names_itself_and_the_fix(tmp_path):
     with pytest.raises(SourceUnavailable, match="audit events not found.*gpupoc audit webhook up"):
         LinesSource(tmp_path / "none.jsonl", "record", "run `gpupoc audit webhook up`").events()
@@ -107,7 +146,7 @@ def test_the_freshness_probe_is_a_dry_run_write_and_shows_up_within_the_limit(tm
 
 
 @pytest.mark.parametrize("delay,status,why", [
-    (None, 201, "no audit event for the probe"),
+    (None, 201, "did not arrive within 0.3 s (nothing arrived in it meanwhile)"),
     (0.0, 403, "the probe request was refused: HTTP 403"),
 ])
 def test_a_stale_or_refused_probe_is_not_fresh_and_says_why(tmp_path, delay, status, why):
