@@ -25,6 +25,7 @@ from enum import Enum
 from typing import Callable
 
 from gpupoc.plan.classes import NodeFailure, TestClass
+from gpupoc.plan.injector_spec import METHODS
 
 PREFLIGHT = "preflight"  # the pseudo-class of the preflight's own requests
 ALL_CLASSES = tuple(tc.value for tc in TestClass)
@@ -61,7 +62,11 @@ def _gangs(plan) -> bool:
 
 
 def _injector(kind: str) -> Callable:
-    """A node failure injected by ``kind`` (the ``method`` of a node_failure's ``injector``)."""
+    """A node failure injected by ``kind`` (the ``method`` of a node_failure's ``injector``,
+    ``gpupoc.plan.injector_spec``)."""
+    if kind not in METHODS:
+        raise ValueError(f"unknown injector method {kind!r}; one of {METHODS} (gpupoc.plan.injector_spec)")
+
     def pred(plan) -> bool:
         spec = plan.test_classes.fault_recovery
         return spec.enabled and any(isinstance(i, NodeFailure) and i.injector.method == kind
