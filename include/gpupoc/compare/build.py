@@ -44,8 +44,9 @@ def _entry(src: Source, report: Report, report_dir: Path, out: Path, plan_hash: 
 def _judge(src: Source, out: Path, plan: Any, scorecard: Any, language: str | None) -> tuple[Report, Path]:
     """The candidate's own report, built under ``<out>/platforms/<label>`` as ``gpupoc report`` builds it."""
     report_dir = out / PLATFORMS_DIR / src.label
+    own = plan.get(src.label) if isinstance(plan, dict) else plan  # the plan its runs read, when each has its own
     pub = publish_report(src.selection.default_out if src.kind == "bundle" else src.given, out_dir=report_dir,
-                         plan=plan or bundle_plan(src), scorecard=scorecard, language=language,
+                         plan=own or bundle_plan(src), scorecard=scorecard, language=language,
                          pdf=False, bundle=False)
     return pub.build.report, report_dir
 
@@ -53,7 +54,7 @@ def _judge(src: Source, out: Path, plan: Any, scorecard: Any, language: str | No
 def compare(labels: list[str], out_dir: str | Path, plan: Any = None, scorecard: Any = None,
             language: str | None = None, pdf: bool = True, now: datetime | None = None) -> CompareResult:
     """Compare the candidates ``labels`` (``NAME=ROOT_OR_BUNDLE``); write comparison.json, .md, .html and .pdf
-    under ``out_dir``. Refuses (ComparisonRefused) evidence of other plans, changed files and bad labels."""
+    under ``out_dir``. ``plan``: the reports' plan (path or Plan), or one per label. Refuses (ComparisonRefused) evidence of other plans, changed files and bad labels."""
     from gpupoc.compare.render import write_outputs
 
     out = Path(out_dir).resolve()
