@@ -3,11 +3,29 @@ GPUs held over the wave (from the congestion snapshots)."""
 
 from __future__ import annotations
 
+import math
 from html import escape
 
-from gpupoc.report.charts import FONT, PALETTE, _fmt, _nice_max, _svg, empty
+from gpupoc.report.charts import FONT, PALETTE, empty
 
 W, H, LEFT, TOP, RIGHT, BOTTOM = 680, 280, 56, 20, 150, 44
+
+
+def _svg(w: int, h: int, body: list[str], title: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+            f'aria-label="{escape(title)}"><title>{escape(title)}</title>' + "".join(body) + "</svg>")
+
+
+def _nice_max(v: float) -> float:
+    """The axis end: the smallest 1, 2, 4, 5 or 8 times a power of ten at or above ``v``."""
+    if v <= 0 or math.isnan(v):
+        return 1.0
+    mag = 10 ** math.floor(math.log10(v))
+    return next((m * mag for m in (1, 2, 4, 5, 8) if v <= m * mag), 10 * mag)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
 
 
 def _axes(title_x: str, title_y: str, xmax: float, ymax: float, y_fmt=_fmt) -> list[str]:
