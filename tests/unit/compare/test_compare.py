@@ -95,11 +95,14 @@ def test_evidence_of_a_different_plan_is_refused_naming_the_plans_and_fields(two
     assert not (tmp_path / "cmp" / "comparison.json").exists()
 
 
-def test_a_changed_table_is_refused_naming_it(two_roots, tmp_path):
+def test_a_changed_or_damaged_table_is_refused_naming_it(two_roots, tmp_path):
     a, b = two_roots
     table = next((b / "poc_tenant_isolation" / "scheduled__1" / "tables").glob("access_probes*"))
-    table.write_bytes(table.read_bytes() + b"\0")
-    with pytest.raises(ComparisonRefused, match=r"b=.*access_probes.*changed"):
+    pd.read_parquet(table).iloc[1:].to_parquet(table)  # a row taken out: still a table, not the one sealed
+    with pytest.raises(ComparisonRefused, match=r"b=.*poc_tenant_isolation/scheduled__1/tables/access_probes.* \(changed\)"):
+        compare([f"a={a}", f"b={b}"], tmp_path / "cmp", pdf=False)
+    table.write_bytes(table.read_bytes()[:-9])
+    with pytest.raises(ComparisonRefused, match=r"access_probes.* \(unreadable\)"):
         compare([f"a={a}", f"b={b}"], tmp_path / "cmp", pdf=False)
 
 
