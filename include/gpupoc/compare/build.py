@@ -31,7 +31,8 @@ class CompareResult:
 def _entry(src: Source, report: Report, report_dir: Path, out: Path, plan_hash: str) -> PlatformEntry:
     s = report.subject
     return PlatformEntry(
-        label=src.label, source=str(src.given), source_kind=src.kind, report_dir=os.path.relpath(report_dir, out),
+        label=src.label, source=os.path.relpath(src.given, out), source_kind=src.kind,
+        report_dir=os.path.relpath(report_dir, out),
         adapter=s.adapter or next(iter(src.manifest_values("platform_choice")), None),
         platform_name=next(iter(src.manifest_values("platform_name")), None) or s.platform,
         kubernetes_version=s.kubernetes_version, simulated=s.simulated,

@@ -27,7 +27,7 @@ class PlatformEntry(BaseModel):
     """One candidate: where its evidence came from, what its own report decided, and what blocks it."""
 
     label: str
-    source: str = Field(description="the evidence root or sealed bundle given")
+    source: str = Field(description="the evidence root or sealed bundle given, relative to the comparison directory")
     source_kind: str = Field(description="root | bundle")
     report_dir: str = Field(description="its own report, relative to the comparison directory")
     adapter: str | None = None
