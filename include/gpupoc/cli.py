@@ -22,6 +22,8 @@ _AREAS = {
     "down": "gpupoc.demo.down",
     "cluster": "gpupoc.cluster.cli",
     "preflight": "gpupoc.preflight.cli",
+    "compare": "gpupoc.compare.cli",
+    "compare-demo": "gpupoc.demo.compare",
 }
 
 
