@@ -74,6 +74,7 @@ class ClusterState:
     quota_usage: UsageTracker | None = None
     quota_rv: int = -1  # store resourceVersion of the last ResourceQuota status refresh
     node_failures: dict[str, NodeFailure] = field(default_factory=dict)  # failed node -> since when
+    addons: dict[str, object] = field(default_factory=dict)  # controllers registered in ``loop.ADDONS``, by name
     controller_stats: dict[str, list[float]] = field(default_factory=dict)  # step -> [calls, seconds]
     _wakeup: asyncio.Event | None = None
 

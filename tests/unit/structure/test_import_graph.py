@@ -14,6 +14,7 @@ LAYERS = [
     {"dags"},
     {"steps"},
     {"pipeline", "monitoring", "cluster", "preflight"},  # cluster: manifests, kubeconfig; preflight: its checks
+    {"compare"},  # candidates' reports side by side
     {"report"},
     {"validation", "podspec"},
     {"plan", "history", "evidence", "sim", "workload"},  # a plan's replay reads its job history
