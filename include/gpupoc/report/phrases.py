@@ -32,6 +32,10 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [(re.compile(p), k) for p, k in [
     (r"^pod image (?P<image>'[^']*') does not exist$", "phrase.trigger.missing_image"),
     (r"^workload allocates memory beyond its limit$", "phrase.trigger.oom"),
     (r"^the pod's node fails mid-run$", "phrase.trigger.node_failure"),
+    (r"^the pod's node gets a NoExecute taint mid-run \(its pods are evicted as a lost node's; the node itself "
+     r"stays up\)$", "phrase.trigger.node_taint"),
+    (r"^the pod's node is drained mid-run \(planned maintenance: an eviction through the Eviction API, not a "
+     r"failure\)$", "phrase.trigger.node_drain"),
     (rf"^workload hangs past the task timeout of (?P<s>{_N})s$", "phrase.trigger.hang"),
     (r"^(?P<tenant>\S+) \(pod submitted with its own token\)$", "phrase.own_token"),
     (r"^phase (?P<phase>\S+)$", "phrase.phase"),
@@ -39,6 +43,7 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [(re.compile(p), k) for p, k in [
     (rf"^container (?P<state>terminated|waiting|running)(?: (?P<reason>[A-Za-z]+))?(?: exit (?P<code>{_N}))?$",
      "phrase.container"),
     (r"^node (?P<node>\S+)$", "phrase.node"),
+    (r"^disruption (?P<disruption>.+)$", "phrase.disruption"),
     (rf"^exit code (?P<code>{_N})$", "phrase.exit_code"),
     (r"^log readable after the failure$", "phrase.log_readable"),
     (r"^log NOT readable after the failure$", "phrase.log_not_readable"),
@@ -124,8 +129,8 @@ def _sentence(text: str, words: Wording, when: Callable[[str], str]) -> str | No
             value = value or ""
             if name == "at":
                 value = when(value)
-            elif name in WORDED_AGAIN:
-                value = "".join(t for t, _ in parts(value, words, when)) if value else value
+            elif name in WORDED_AGAIN and value:
+                value = _sentence(value, words, when) or "".join(t for t, _ in parts(value, words, when))
             elif name == "method":  # the injector's method (gpupoc.pipeline.injectors.Injection.method)
                 value = words.table.get(f"inject_method.{value}", value)
             elif name == "outcome":  # an over-quota submission's outcome (gpupoc.pipeline.quotas)
@@ -143,6 +148,9 @@ def _sentence(text: str, words: Wording, when: Callable[[str], str]) -> str | No
 def parts(text: str, words: Wording, when: Callable[[str], str]) -> list[Part]:
     """``text`` as parts: the pipeline's sentences worded (joined by the language's separator), every other run
     of text kept as it was and marked as a quote."""
+    whole = _sentence(text, words, when)  # a sentence with a separator of its own ("…; the node stays up)")
+    if whole is not None:
+        return [(whole, False)]
     pieces = _SPLIT.split(text)
     out: list[Part] = []
     pending_sep = ""

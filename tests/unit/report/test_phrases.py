@@ -44,3 +44,11 @@ def test_a_cell_with_no_sentence_of_the_pipeline_stays_one_quote_and_english_is_
     assert cell("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", "message", ZH).quote
     recovery = "no pipeline action (the pod ended on its own); platform restarts 0"
     assert cell(recovery, "recovery", EN).text == recovery
+
+
+def test_a_sentence_with_a_separator_of_its_own_is_worded_whole():
+    trigger = ("the pod's node gets a NoExecute taint mid-run (its pods are evicted as a lost node's; the node "
+               "itself stays up) via taint by kubernetes-admin at 2026-11-30T08:01:00Z")
+    assert [t for t, _ in parts(trigger, ZH, _when)] == [
+        "Pod 所在节点在运行中被加上 NoExecute 污点（其上的 Pod 像节点失联时一样被驱逐；节点本身仍在运行）；"
+        "触发方式 节点污点，执行者 kubernetes-admin，时间 2026-11-30 16:01:00"]
