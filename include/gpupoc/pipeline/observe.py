@@ -16,7 +16,9 @@ from typing import Callable, Iterable
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.common.timefmt import parse_time, utcnow
 from gpupoc.pipeline.attempts import Open, open_items
+from gpupoc.pipeline.cluster_names import contexts, gather_names
 from gpupoc.pipeline.k8s import KubeCaller
+from gpupoc.pipeline.readable import ClusterNames
 from gpupoc.pipeline.scheduler_objects import explain, kueue_workloads, podgroup_statements
 from gpupoc.pipeline.scheduler_objects import owned_pods as _owned_pods
 from gpupoc.pipeline.timelines import Observation
@@ -117,8 +119,9 @@ class Snapshot:
 
 
 def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str, plan=None,
-                 clock: Callable[[], datetime] = utcnow) -> Snapshot:
-    """Every wave pod with the platform's own reason, message, position and ETA (if any)."""
+                 clock: Callable[[], datetime] = utcnow, names: ClusterNames = ClusterNames()) -> Snapshot:
+    """Every wave pod with the platform's own reason, message, position and ETA (if any); ``names`` are the
+    cluster's object names a scheduler's text is judged against (``cluster_names``)."""
     pods = list_pods(caller, namespaces, label_selector)
     taken = clock()
     events = list_events(caller, namespaces)
@@ -136,7 +139,7 @@ def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str,
             reason=cond.get("reason") if waiting else None, message=cond.get("message") if waiting else None,
             event_reason=ev.get("reason"), event_message=ev.get("message"),
             eta=parse_time((m.get("annotations") or {}).get(ETA_ANNOTATION)), item=item_key(p)))
-    obs = explain(caller, plan, namespaces, pods, events, obs)  # the scheduler's own objects (scheduler_objects)
+    obs = explain(caller, plan, namespaces, pods, events, obs, names)  # the scheduler's own objects
     return Snapshot(obs, pods, events)
 
 
@@ -149,6 +152,7 @@ class Observed:
     seen: dict[str, list[str]] = field(default_factory=dict)      # item -> pod names in order of appearance
     open: list[Open] = field(default_factory=list)                # items without an outcome at the end
     events: list[dict] = field(default_factory=list)
+    names: ClusterNames = field(default_factory=ClusterNames)     # the cluster's object names, read at the start
 
 
 def _track(result: Observed, snap: Snapshot, items: dict[str, str], gone_at: dict, now: float) -> dict:
@@ -174,9 +178,9 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     ``on_waiting(open items, seconds left)`` is called after every snapshot that leaves items open."""
     start = time.monotonic()
     deadline = start + timeout_s
-    result, gone_at = Observed(), {}
+    result, gone_at = Observed(names=gather_names(caller, plan, namespaces)), {}
     while True:
-        snap = observe_once(caller, namespaces, label_selector, plan)
+        snap = observe_once(caller, namespaces, label_selector, plan, names=result.names)
         now = time.monotonic()
         result.observations.extend(snap.observations)
         result.events = snap.events
@@ -192,13 +196,16 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
         sleep(interval_s)
 
 
-def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source: str) -> list[dict]:
-    """``queue_snapshots`` rows (only pods not yet bound: the ones waiting)."""
+def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source: str, pods: Iterable[dict] = (),
+                  names: ClusterNames = ClusterNames()) -> list[dict]:
+    """``queue_snapshots`` rows (only pods not yet bound: the ones waiting), each with the platform's most
+    telling text about the pod (``pods`` and ``names``: what a text may name)."""
+    context = contexts(pods, names)
     rows = []
     for o in obs:
         if o.node or o.phase in TERMINAL:
             continue
-        reason, message = o.explanation
+        reason, message = o.explanation(context(o.namespace, o.pod))
         rows.append({"ts": o.taken_at, "pod": o.pod, "namespace": o.namespace, "phase": o.phase,
                      "reason": reason, "message": message,
                      "position": o.position,

@@ -11,7 +11,7 @@ from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
-from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+from gpupoc.steps.markers import CLUSTER_NAMES, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
 from gpupoc.steps.replay import is_replay, release_schedule
 
 SNAPSHOT_SOURCE = "kubernetes-api"
@@ -83,9 +83,10 @@ def observe(ctx: RunContext) -> dict:
     finally:
         waits.clear_note(ctx.run_dir, "observe")
     _save_observed(ctx, acc, seen_pods)
+    ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
     obs = [Observation.from_dict(d) for d in acc]
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
-    rows = snapshot_rows(obs, tenants, SNAPSHOT_SOURCE)
+    rows = snapshot_rows(obs, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
     ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
     return {"snapshots": len({d["taken_at"] for d in acc}), "rows": len(rows),
             "open_at_deadline": [o.item for o in result.open]}
