@@ -14,6 +14,7 @@ from gpupoc.pipeline.audit import Ledger
 from gpupoc.pipeline.k8s import service_account_actor
 from gpupoc.pipeline.runs import attempt_runs
 from gpupoc.plan import class_items, plan_hash
+from gpupoc.steps.attempt_decision import decisions
 from gpupoc.podspec import labels as L
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_FILE
@@ -33,7 +34,8 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     records = ctx.platform_records()
     probes = {i.name: ctx.plan.tenant(i.tenant).namespace for i in class_items(ctx.plan, ctx.test_class)}
     attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
-    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events)
+    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events,
+                                   decisions(ctx))
     for r in runs:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)

@@ -136,17 +136,19 @@ class RunContext:
         files = sorted(self.writer.files_dir.glob("submission-*.json")) if self.writer.files_dir.is_dir() else []
         return [Submission.from_dict(json.loads(p.read_text(encoding="utf-8"))) for p in files]
 
-    def platform_records(self):
-        """What the platform recorded about the wave's pods: events, owners' conditions, audited deletes."""
+    def platform_records(self, namespaces: list[str] | None = None, events: list[dict] | None = None):
+        """What the platform recorded about the wave's pods (of ``namespaces``, all the run's by default):
+        events (``events`` when already read), owners' conditions, audited deletes."""
         from gpupoc.pipeline.attempts import Evidence
         from gpupoc.pipeline.audit_deletes import pod_deletions
         from gpupoc.pipeline.observe import list_events, owner_statements
 
         reader = self.reader()
-        owner, uids = owner_statements(reader, self.plan, self.namespaces)
+        namespaces = namespaces or self.namespaces
+        owner, uids = owner_statements(reader, self.plan, namespaces)
         audit = self.plan.evidence_sources.audit_log_path
-        deletions = pod_deletions(self.plan.resolve_path(audit), self.namespaces) if audit else {}
-        return Evidence(list_events(reader, self.namespaces), owner, deletions, uids)
+        deletions = pod_deletions(self.plan.resolve_path(audit), namespaces) if audit else {}
+        return Evidence(list_events(reader, namespaces) if events is None else events, owner, deletions, uids)
 
     def wave_items(self):
         """The plan's items of the wave this run submits through the operator (``items``), typed."""

@@ -11,3 +11,5 @@ OBSERVED_PODS = "observed_pods"
 # the names of the cluster's objects (queues, quotas, nodes, priority classes, pod groups) the observer read:
 # what a platform's text may name to explain a wait
 CLUSTER_NAMES = "cluster_names"
+# the new attempts the observer waited for after an attempt ended, and whether each came
+AWAITED_FILE = "observer_awaited"
