@@ -43,6 +43,7 @@ class ClassRun:
     summary: dict
     errors: list[str] = field(default_factory=list)
     decisions: list = field(default_factory=list)   # the stand-in wave tasks' TaskDecisions
+    steps: dict = field(default_factory=dict)       # task id -> what its step returned (observe, release_gate)
 
     def file(self, name: str, default=None):
         """A JSON file of the run's evidence (``files/<name>.json``)."""
@@ -133,10 +134,11 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
         wave.submit(key, gated=True)
     stop = threading.Event()
     failures: list[str] = []
+    results: dict[str, dict] = {}
 
     def run(step, name):
         try:
-            step(RunContext(v["plan"], dag_id, run_id, test_class, task=name))
+            results[name] = step(RunContext(v["plan"], dag_id, run_id, test_class, task=name))
         except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
             failures.append(f"{name}: {exc!r}")
 
@@ -164,4 +166,4 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     verdicts = {c["check_id"]: c["verdict"] for s in summary["suites"] for c in s.get("checks", [])}
     manifest = json.loads((Path(collected["run_dir"]) / "manifest.json").read_text())
     return ClassRun(Path(collected["run_dir"]), verdicts, manifest.get("summary", {}), failures + wave.errors,
-                    wave.decisions)
+                    wave.decisions, results)

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Callable, Iterable
 
 from gpupoc.common.constants import PIPELINE_GATE
+from gpupoc.common.outcomes import WorkloadOutcome
 from gpupoc.common.timefmt import parse_time, utcnow
 from gpupoc.pipeline.attempts import Evidence, classify_attempt
 from gpupoc.pipeline.cluster_names import contexts, gather_names
@@ -27,7 +28,7 @@ from gpupoc.pipeline.scheduler_objects import explain, kueue_workloads, podgroup
 from gpupoc.pipeline.scheduler_objects import owned_pods as _owned_pods
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.pipeline.wave import TERMINAL, adapter_name, item_key, list_pods
-from gpupoc.pipeline.workload_outcome import Statement
+from gpupoc.pipeline.workload_outcome import OutcomeRecord, Statement
 
 SCHEDULING_EVENT_REASONS = frozenset({"FailedScheduling", "Unschedulable", "PodGroupNotReady", "Pending"})
 ETA_ANNOTATION = "gpupoc.io/platform-eta"
@@ -172,6 +173,7 @@ class Observed:
     names: ClusterNames = field(default_factory=ClusterNames)     # the cluster's object names, read at the start
     awaited: dict[tuple[str, str], Awaited] = field(default_factory=dict)  # (item, ended pod) -> its successor
     ended_at: dict[tuple[str, str], float] = field(default_factory=dict)   # pod -> first seen ended or missing
+    _known: dict[tuple[str, str], OutcomeRecord] = field(default_factory=dict, repr=False)  # ended attempts
 
     def _track(self, snap: Snapshot, items: dict[str, str], now: float) -> dict:
         present = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in snap.pods}
@@ -188,6 +190,26 @@ class Observed:
         for (item, after), a in self.awaited.items():
             a.came = a.came or (self.seen.get(item) or [after])[-1] != after
         return present
+
+    def outcomes(self, snap: Snapshot, present: dict, records: Callable[[list[dict]], Evidence]):
+        """``key -> OutcomeRecord`` of an ended attempt: from the snapshot's events first, from every record
+        (``records``: owners' conditions, the audit log) only when those leave it lost; kept once final."""
+        full: list[Evidence] = []
+
+        def outcome_of(key: tuple[str, str]) -> OutcomeRecord:
+            if key in self._known:
+                return self._known[key]
+            pod, here = present.get(key) or self.last_seen.get(key), key in present
+            out = classify_attempt(key, pod, here, Evidence(snap.events))
+            if out.outcome is WorkloadOutcome.LOST:
+                if not full:
+                    full.append(records(snap.events))
+                out = classify_attempt(key, pod, here, full[0])
+            if out.outcome.final and out.outcome is not WorkloadOutcome.LOST:
+                self._known[key] = out
+            return out
+
+        return outcome_of
 
     def _await(self, open_now: list[Open]) -> None:
         for o in open_now:
@@ -218,14 +240,8 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
         present = result._track(snap, items, now)
         if on_snapshot:
             on_snapshot(snap)
-        read: list[Evidence] = []
-
-        def outcome_of(key: tuple[str, str]):
-            if not read:
-                read.append(records(snap.events))
-            return classify_attempt(key, present.get(key) or result.last_seen.get(key), key in present, read[0])
-
-        result.open = open_items(items, result.seen, present, result.ended_at, now, policy, tasks(), outcome_of)
+        result.open = open_items(items, result.seen, present, result.ended_at, now, policy, tasks(),
+                                 result.outcomes(snap, present, records))
         result._await(result.open)
         if not result.open or now >= deadline:
             return result

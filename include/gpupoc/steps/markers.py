@@ -11,5 +11,6 @@ OBSERVED_PODS = "observed_pods"
 # the names of the cluster's objects (queues, quotas, nodes, priority classes, pod groups) the observer read:
 # what a platform's text may name to explain a wait
 CLUSTER_NAMES = "cluster_names"
-# the new attempts the observer waited for after an attempt ended, and whether each came
-AWAITED_FILE = "observer_awaited"
+# how the observer ended: the items still open at its deadline, and the new attempts it waited for after an
+# attempt ended, each with whether it came
+OBSERVER_END = "observer_end"

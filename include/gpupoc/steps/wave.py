@@ -14,7 +14,7 @@ from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.attempt_decision import task_view
-from gpupoc.steps.markers import AWAITED_FILE, CLUSTER_NAMES, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+from gpupoc.steps.markers import CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
 from gpupoc.steps.replay import is_replay, release_schedule
 
 SNAPSHOT_SOURCE = "kubernetes-api"
@@ -92,7 +92,8 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
         waits.clear_note(ctx.run_dir, "observe")
     _save_observed(ctx, acc, seen_pods)
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
-    ctx.writer.write_json(AWAITED_FILE, [a.to_dict() for a in result.awaited.values()])
+    ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
+                                         "awaited": [a.to_dict() for a in result.awaited.values()]})
     obs = [Observation.from_dict(d) for d in acc]
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
     rows = snapshot_rows(obs, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
