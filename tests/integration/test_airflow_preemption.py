@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -24,6 +25,7 @@ import yaml
 from gpupoc.airflow_runtime.client import AirflowClient
 from gpupoc.airflow_runtime.processes import down, up
 from gpupoc.airflow_runtime.settings import RuntimeSettings, free_port
+from gpupoc.exceptions import SourceUnavailable
 
 from .plans import small_plan
 
@@ -49,15 +51,17 @@ def sim(work_dir):
 
 
 def preempting_plan(work_dir: Path, sim) -> Path:
-    """The small plan with low-priority sweeps filling the training pool and two high-priority 8-GPU jobs."""
+    """The small plan with low-priority sweeps filling the training pool and two high-priority 8-GPU jobs
+    released among them."""
     path = small_plan(work_dir, sim.kubeconfig, sim.audit_log)
     plan = yaml.safe_load(path.read_text())
     for w in plan["workloads"]:
         if w["name"] in ("v-sweep-1g", "v-train-8g"):
             w["duration_seconds"] = 25 if w["name"] == "v-sweep-1g" else 10
     qc = plan["test_classes"]["queue_congestion"]
-    qc["wave"] = [{"workload": "v-sweep-1g", "tenant": "team-vision", "count": 8, "priority_class": "gpupoc-low"},
-                  {"workload": "v-sweep-1g", "tenant": "team-nlp", "count": 8, "priority_class": "gpupoc-low"},
+    # 24 sweeps fill the 24 training GPUs; whichever bind before the two 8-GPU jobs are preempted by them
+    qc["wave"] = [{"workload": "v-sweep-1g", "tenant": "team-vision", "count": 12, "priority_class": "gpupoc-low"},
+                  {"workload": "v-sweep-1g", "tenant": "team-nlp", "count": 12, "priority_class": "gpupoc-low"},
                   {"workload": "v-train-8g", "tenant": "team-vision", "count": 2, "priority_class": "gpupoc-high"}]
     qc["resubmission"] = {"limit": 2, "platform_requeues": False, "wait_seconds": 60}
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
@@ -76,6 +80,23 @@ def airflow(work_dir, sim):
         down(settings.home)
 
 
+def wait_run(af: AirflowClient, run_id: str, timeout_s: float) -> dict:
+    """Until the run ends; an API server slow to answer under load is asked again, not taken for a failure."""
+    deadline = time.monotonic() + timeout_s
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        try:
+            run = af.get_run(DAG_ID, run_id)
+        except SourceUnavailable as exc:
+            last = str(exc)
+        else:
+            if run.get("state") in ("success", "failed"):
+                return run
+            last = f"state {run.get('state')}"
+        time.sleep(3.0)
+    raise AssertionError(f"run {run_id} still not ended after {timeout_s:.0f} s: {last}")
+
+
 @pytest.mark.timeout(900)
 def test_preempted_pods_are_resubmitted_and_airflow_and_the_evidence_agree_when_events_are_dropped(airflow, sim):
     settings, plan_file = airflow
@@ -83,9 +104,11 @@ def test_preempted_pods_are_resubmitted_and_airflow_and_the_evidence_agree_when_
     af.wait_dag(DAG_ID, timeout=120)
     af.unpause(DAG_ID)
     run_id = af.trigger(DAG_ID, {"plan": str(plan_file)})["dag_run_id"]
-    final = af.wait_run(DAG_ID, run_id, timeout=600)
+    final = wait_run(af, run_id, timeout_s=600)
     tis = {(t["task_id"], t.get("map_index", -1)): t for t in af.task_instances(DAG_ID, run_id)}
-    [rd] = list((plan_file.parent / "evidence" / DAG_ID).iterdir())
+    runs = sorted((plan_file.parent / "evidence" / DAG_ID).glob("*"))
+    assert len(runs) == 1, f"run {final.get('state')}, no evidence: {[(k, t['state']) for k, t in tis.items()]}"
+    rd = runs[0]
     rows = pq.read_table(rd / "tables" / "workload_runs.parquet").to_pylist()
     items = json.loads((rd / "files" / "observer_end.json").read_text())
     preempted = [r for r in rows if r["outcome"] == "preempted"]

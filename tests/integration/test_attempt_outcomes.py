@@ -30,13 +30,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500), pytest.mark.xd
 LIMIT = 2  # congestion_plan's resubmission.limit
 # (faults, behaviours, seed): faults that do not touch one another share a cluster
 RUNS = [
-    ("events-dropped", "release-staggered", 1),
+    ("events-dropped,vague-reasons", "release-staggered", 1),
     ("events-dropped", "release-staggered,volcano-wording", 2),
     ("events-dropped", "release-staggered,kai-wording", 3),
     ("cross-tenant-logs,quota-not-enforced,logs-lost-on-failure,gpus-leak,audit-gaps", "release-staggered", 1),
     ("gang-partial,borrow-not-reclaimed,fairshare-ignored,reasons-opaque", "release-staggered", 2),
-    ("vague-reasons", "release-staggered", 3),
-    ("vague-reasons", "release-staggered,zh-wording", 1),
+    ("vague-reasons", "release-staggered,zh-wording", 3),
     ("priority-ignored", "release-staggered", 2),
 ]
 IDS = [f"{f}|{b}" for f, b, _ in RUNS]
@@ -87,7 +86,9 @@ def test_the_task_the_observer_and_the_evidence_agree_on_every_attempt(runs, fau
         assert not ended, "no preemption when priority is ignored"
     else:
         assert ended, f"the staggered release made no preemption: the run proves nothing ({run.summary})"
-        assert {r["outcome_source"] for r in ended} and all(r["task_outcome"] == r["outcome"] for r in ended)
+        assert all(r["task_outcome"] == r["outcome"] for r in ended), ended
+    if "events-dropped" in faults and "volcano-wording" in behaviours:  # Volcano's Warning Evict was dropped
+        assert {r["outcome_source"] for r in ended} == {"audit log"}, [(r["pod"], r["outcome_source"]) for r in ended]
     end = run.file("observer_end", {})
     awaited = end["awaited"]
     assert all(a["came"] for a in awaited), f"the observer waited for attempts that never came: {awaited}"
@@ -96,9 +97,11 @@ def test_the_task_the_observer_and_the_evidence_agree_on_every_attempt(runs, fau
           f"observer awaited {len(awaited)} new attempt(s), decisions {len(run.decisions)}")
 
 
-@pytest.mark.parametrize("behaviours", ["release-staggered", "release-staggered,zh-wording"])
-def test_a_platform_that_names_no_cause_fails_queue_explainability_in_english_and_in_chinese(runs, behaviours):
-    run = runs["vague-reasons", behaviours]
+@pytest.mark.parametrize("faults, behaviours", [("events-dropped,vague-reasons", "release-staggered"),
+                                               ("vague-reasons", "release-staggered,zh-wording")],
+                         ids=["english", "chinese"])
+def test_a_platform_that_names_no_cause_fails_queue_explainability_in_english_and_in_chinese(runs, faults, behaviours):
+    run = runs[faults, behaviours]
     assert run.verdicts["QC-04"] == "pass", "the wave made workloads wait"
     assert run.verdicts["QC-05"] == "fail", run.verdicts
     expl = pq.read_table(run.run_dir / "tables" / "explanations.parquet").to_pylist()

@@ -222,16 +222,18 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  tasks: Callable[[], TaskView] = TaskView, records: Callable[[list[dict]], Evidence] = Evidence,
                  on_snapshot: Callable[[Snapshot], None] | None = None,
                  on_waiting: Callable[[list[Open], float], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> Observed:
+                 sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = ()) -> Observed:
     """Snapshots every ``interval_s`` until every item (key -> namespace) has its outcome, or ``timeout_s``.
 
     ``tasks()`` says what the wave tasks decided and where they are; ``records(events)`` what the platform
     recorded beside the snapshot's events (owners' conditions, the audit log), read only when an ended
     attempt needs its outcome. ``on_waiting(open items, seconds left)`` is called after every snapshot that
-    leaves items open."""
+    leaves items open. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
+    retried observer goes on from them, so an attempt that vanished meanwhile keeps its place."""
     start = time.monotonic()
     deadline = start + timeout_s
     result = Observed(names=gather_names(caller, plan, namespaces))
+    result._track(Snapshot([], list(seen_before), []), items, start)
     while True:
         snap = observe_once(caller, namespaces, label_selector, plan, names=result.names)
         now = time.monotonic()

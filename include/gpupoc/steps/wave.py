@@ -87,7 +87,7 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
                               policy=Policy(policy.limit, policy.platform_requeues, policy.wait_seconds),
                               tasks=lambda: task_view(ctx, task_states() if task_states else None),
                               records=lambda events: ctx.platform_records(events=events),
-                              on_snapshot=keep, on_waiting=waiting)
+                              on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()))
     finally:
         waits.clear_note(ctx.run_dir, "observe")
     _save_observed(ctx, acc, seen_pods)

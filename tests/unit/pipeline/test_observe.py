@@ -140,3 +140,16 @@ def test_at_its_deadline_the_observer_names_the_items_still_open():
                                sleep=lambda s: None)
     assert sorted(o.item for o in res.open) == ["a", "b"]
     assert "created" in next(o.waiting_for for o in res.open if o.item == "b")
+
+
+def test_a_retried_observer_goes_on_from_the_pods_its_earlier_try_saw():
+    """A pod that vanished while the observer was restarting keeps its place: the item is not awaited as if
+    its pod had never been created."""
+    gone = pod("a-1", "team-a", "a", gates=())
+    api = FakeApi([], events=[ev("a-1", "Preempted", "Preempted by pod x")])
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
+                               policy=Policy(limit=0), sleep=lambda s: None, seen_before=[gone])
+    assert res.open == [] and res.seen == {"a": ["a-1"]}
+    fresh = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=0,
+                                 sleep=lambda s: None)
+    assert [o.waiting_for for o in fresh.open] == ["its pod to be created"]
