@@ -52,3 +52,5 @@ POSITION = re.compile(
 NODE_COUNT = re.compile(r"\d+(?=\s*(?:nodes?\b|node\(s\)|个?\s*节点))", re.I)
 # A number on its own: not part of a name ("node-3", "a100"), a version or a decimal ("1.5").
 NUMBER = re.compile(r"(?<![A-Za-z0-9_-])(?<![A-Za-z0-9_]\.)\d+(?!\.?[A-Za-z0-9_])")
+# A number given as the pod group's own size: "4 minAvailable" (Volcano's job fit error), "min: 4", "minMember 4".
+GROUP_SIZE = re.compile(r"(\d+)\s*min\s*available\b|\bmin\s*(?:member|available)?\s*[:=]?\s*(\d+)", re.I)

@@ -17,7 +17,7 @@ from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.pipeline.readable import ClusterNames, ExplainContext, PodRefs
 from gpupoc.pipeline.wave import adapter_name
 from gpupoc.podspec import labels as L
-from gpupoc.podspec.gangs import KAI_GROUP, KAI_PODGROUPS, VOLCANO_GROUP, VOLCANO_PODGROUPS
+from gpupoc.podspec.gangs import KAI_PODGROUPS, VOLCANO_PODGROUPS
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta1"
 # Cluster-scoped and namespaced lists of queue-like objects, per adapter.
@@ -70,19 +70,15 @@ def _lower(values: Iterable[str | None]) -> frozenset[str]:
     return frozenset(v.lower() for v in values if v)
 
 
-_GROUP_KEYS = (VOLCANO_GROUP, "scheduling.volcano.sh/group-name", KAI_GROUP)
-
-
 def names_from_pods(pods: Iterable[dict]) -> ClusterNames:
     """The pods' names and uids (the workloads one may wait behind), their pod groups and gang sizes."""
     pods = list(pods)
-    items = {((p["metadata"].get("labels") or {}).get(L.GANG),
-              (p["metadata"].get("annotations") or {}).get(L.ITEM) or p["metadata"].get("name")) for p in pods}
+    items = {(PodRefs.of_pod(p).gang, (p["metadata"].get("annotations") or {}).get(L.ITEM) or p["metadata"].get("name"))
+             for p in pods}
     members = Counter(gang for gang, _ in items)  # a resubmitted member is the same member
-    groups = {v for p in pods for k, v in ((p["metadata"].get("annotations") or {}).items()) if k in _GROUP_KEYS}
     return ClusterNames(
         workloads=_lower(x for p in pods for x in (p["metadata"].get("name"), p["metadata"].get("uid"))),
-        pod_groups=_lower(groups | {g for g in members if g}),
+        pod_groups=_lower(g for g in members if g),
         gang_sizes={g.lower(): frozenset({n}) for g, n in members.items() if g})
 
 

@@ -5,7 +5,8 @@ A message explains a wait when it refers to one of these, in any language (``Cau
 - a queue or quota that holds it, by the object's name (ClusterQueue, LocalQueue, Volcano or KAI queue,
   ResourceQuota, flavor, cohort); a quota also by its kind ("quota": a namespace answers to its own);
 - its place in the queue or the workloads ahead (a position, other workloads by name);
-- its gang or pod group (by name, or by the gang's size: "4 minAvailable", "waiting for 4 pods");
+- its gang or pod group (by name, or by the gang's size: "4 minAvailable", "waiting for 4 pods"; a pod's own
+  group of one only by its stated size, "1 minAvailable");
 - a placement constraint it fails (selector, affinity, taint, toleration, a selector key, a node's taint key);
 - the priority or preemption involved (a priority class by name, priority or preemption itself).
 
@@ -26,6 +27,10 @@ from typing import Iterable, Mapping
 
 from gpupoc.pipeline import cause_terms as T
 from gpupoc.podspec import labels as L
+from gpupoc.podspec.gangs import KAI_GROUP, VOLCANO_GROUP
+
+# The annotations that put a pod into a scheduler's pod group (Volcano's, KAI's), its own one when alone.
+POD_GROUP_KEYS = (VOLCANO_GROUP, "scheduling.volcano.sh/group-name", KAI_GROUP)
 
 
 class Cause(str, Enum):
@@ -84,7 +89,7 @@ class PodRefs:
     name: str
     resources: frozenset[str] = frozenset({"nvidia.com/gpu", "pods"})
     placement: frozenset[str] = frozenset()   # nodeSelector and affinity keys (and key=value), toleration keys
-    gang: str | None = None
+    gang: str | None = None                   # its gang, or the pod group a gang scheduler keeps for it alone
     own: frozenset[str] = frozenset()         # its uid and the objects that are the pod itself (its Workload)
 
     @classmethod
@@ -94,8 +99,10 @@ class PodRefs:
         for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
             res = c.get("resources") or {}
             resources |= set(res.get("requests") or {}) | set(res.get("limits") or {})
-        return cls(m.get("namespace") or "", m.get("name") or "", frozenset(resources), _placement(spec),
-                   ((m.get("labels") or {}).get(L.GANG)), _names([m.get("uid"), *own]))
+        group = (m.get("labels") or {}).get(L.GANG) or next(
+            (v for k, v in (m.get("annotations") or {}).items() if k in POD_GROUP_KEYS and v), None)
+        return cls(m.get("namespace") or "", m.get("name") or "", frozenset(resources), _placement(spec), group,
+                   _names([m.get("uid"), *own]))
 
 
 def _placement(spec: dict) -> frozenset[str]:
@@ -173,8 +180,10 @@ def causes_named(message: str | None, ctx: ExplainContext) -> set[Cause]:
     found |= {cause for cause, ws in words if any(_word_rx(w).search(text) for w in ws)}
     if T.POSITION.search(text):
         found.add(Cause.POSITION)
+    sizes = cl.gang_sizes.get(gang, frozenset()) if gang else frozenset()
     counts = {int(n) for n in T.NUMBER.findall(T.NODE_COUNT.sub(" ", text))}
-    if gang and counts & {n for n in cl.gang_sizes.get(gang, frozenset()) if n > 1}:
+    labelled = {int(a or b) for a, b in T.GROUP_SIZE.findall(text)}
+    if counts & {n for n in sizes if n > 1} or labelled & sizes:  # a gang of one only by its stated size
         found.add(Cause.GANG)
     return found
 

@@ -140,3 +140,22 @@ def test_a_pods_refs_come_from_its_spec():
     assert refs.resources == {"nvidia.com/gpu", "cpu", "pods"}
     assert refs.placement == {"gpupoc.io/pool", "gpupoc.io/pool=training", "nvidia.com/gpu"}
     assert (refs.gang, refs.own) == ("g", {"u-1"})
+
+
+def test_a_pod_alone_in_its_pod_group_is_told_of_its_group_only_by_the_groups_stated_size():
+    """Volcano keeps a pod group of one for a bare pod; its job fit error states that group's minAvailable."""
+    alone = ExplainContext(PodRefs("team-nlp", "p-1", gang="podgroup-3c5e"),
+                           ClusterNames(gang_sizes={"podgroup-3c5e": frozenset({1})}))
+    undetermined = "1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable; Pending: " \
+                   "1 Undetermined"
+    assert causes_named(undetermined, alone) == {Cause.GANG}
+    for vague in ("Pending: 1 Unschedulable", "1 pod pending", "Waiting for 1 pods"):
+        assert causes_named(vague, alone) == set(), vague
+
+
+def test_a_pods_group_comes_from_its_gang_label_or_its_schedulers_annotation():
+    bare = {"metadata": {"name": "p", "namespace": "ns", "annotations": {"scheduling.k8s.io/group-name": "pg-1"}}}
+    assert PodRefs.of_pod(bare).gang == "pg-1"
+    member = {"metadata": {"name": "p", "namespace": "ns", "labels": {"gpupoc.io/gang": "g"},
+                           "annotations": {"scheduling.k8s.io/group-name": "g"}}}
+    assert PodRefs.of_pod(member).gang == "g"
