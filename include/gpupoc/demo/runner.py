@@ -43,6 +43,7 @@ class DemoOptions:
     behaviours: str = ""  # behaviour profiles of the (correct) cluster, comma-separated
     behaviour_seed: int = 0
     classes: tuple[str, ...] = CLASS_DAGS  # a subset: the report takes the others' latest earlier evidence
+    from_manifests: bool = False  # the cluster starts empty and is given the plan's manifests (real kubectl)
     sequential: bool = True
     port: int = 8080
     poll: float = 4.0
@@ -81,19 +82,22 @@ class Monitor:
 
     def __init__(self, client, started: float, out: Callable[[str], None], poll: float,
                  run_dir: Callable[[str, str], Path | None] = lambda dag_id, run_id: None,
-                 quiet_seconds: float = 30.0):
+                 quiet_seconds: float = 30.0, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        """``started``: the ``clock()`` reading the elapsed stamps count from (the demo's start)."""
         self.client = client
         self.tracker = ProgressTracker(started, width=max(len(d) for d in (*CLASS_DAGS, REPORT_DAG)))
         self.out = out
         self.poll = poll
         self.run_dir = run_dir
         self.quiet_seconds = quiet_seconds
-        self.last_output = time.monotonic()
+        self.clock, self.sleep = clock, sleep
+        self.last_output = clock()
 
     def tick(self, dag_id: str, run_id: str) -> str:
         run = self.client.get_run(dag_id, run_id)
         states = normalise_states(self.client.task_instances(dag_id, run_id))
-        now = time.monotonic()
+        now = self.clock()
         line = self.tracker.update(now, dag_id, str(run.get("state")), states)
         if line:
             self.out(line)
@@ -118,7 +122,7 @@ class Monitor:
 
     def wait(self, runs: dict[str, str], timeout: float) -> dict[str, str]:
         """Until every run (dag -> run id) is terminal; returns dag -> final state."""
-        deadline = time.monotonic() + timeout
+        deadline = self.clock() + timeout
         final: dict[str, str] = {}
         while len(final) < len(runs):
             for dag_id, run_id in runs.items():
@@ -132,10 +136,10 @@ class Monitor:
                 if state in TERMINAL:
                     final[dag_id] = state
             if len(final) < len(runs):
-                if time.monotonic() > deadline:
+                if self.clock() > deadline:
                     raise GpupocError(f"runs still active after {timeout:.0f} s: "
                                       f"{sorted(set(runs) - set(final))}; see the Airflow UI")
-                time.sleep(self.poll)
+                self.sleep(self.poll)
         return final
 
 
@@ -207,7 +211,7 @@ def run_report(client, monitor: Monitor, opts: DemoOptions, since: datetime, pla
 def run_demo(opts: DemoOptions) -> DemoResult:
     """The whole demo; raises GpupocError when a service does not start or the report is not written."""
     from gpupoc.airflow_runtime.client import AirflowClient
-    from gpupoc.airflow_runtime.settings import admin_password
+    from gpupoc.airflow_runtime.settings import PASSWORDS_FILE, admin_password, plan_users
 
     t0 = time.monotonic()
     out = opts.out
@@ -219,12 +223,18 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
         f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
     sim = start_sim(paths, table, opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed,
-                    mode=mode)
+                    mode=mode, empty=opts.from_manifests)
     out(f"        cluster {sim['url']}  kubeconfig {sim['kubeconfig']} (Airflow: {sim.get('kubeconfig_http')})")
     stack_state = start_stack(paths, table)
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
         f"alertmanager {stack_state['alertmanager']['url']}")
-    plan = write_demo_plan(paths, opts.plan, sim, stack_state)
+    kubeconfig = paths.demo / "kubeconfig" if opts.from_manifests else None
+    plan = write_demo_plan(paths, opts.plan, sim, stack_state, kubeconfig=kubeconfig)
+    if kubeconfig is not None:
+        from gpupoc.demo.from_manifests import give_cluster_the_plan
+
+        out(f"[{elapsed(time.monotonic() - t0):>5}] giving the empty cluster the plan: manifests, kubeconfig, preflight")
+        phases.update(give_cluster_the_plan(plan, sim, kubeconfig, paths.monitoring, out))
     table.meta.update(faults=opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed,
                       plan=str(plan), base_plan=str(opts.plan))
     table.save()
@@ -271,7 +281,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     outcome = read_outcome(report_out_dir(load_plan(plan), report_run))
     wall = time.monotonic() - t0
     result = DemoResult(outcome, final, report_run, af["url"], wall, phases)
-    for line in summary_lines(outcome, af["url"], admin_password(paths.airflow), report_run, wall, final):
+    users = plan_users(plan)
+    for line in summary_lines(outcome, af["url"], admin_password(paths.airflow), report_run, wall, final,
+                              users, str(paths.airflow / PASSWORDS_FILE)):
         out(line)
     paths.result.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return result

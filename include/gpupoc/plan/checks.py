@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from gpupoc.common.fair_share import Owed, fair_allocation
 from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
+from gpupoc.plan.cluster_setup import check_cluster_setup
 from gpupoc.plan.document import Plan
 from gpupoc.plan.model import Adapter
 from gpupoc.plan.replay import check_replays
+from gpupoc.plan.settings import reviewer_problems
 from gpupoc.plan.waves import MAX_ITEM_NAME, class_items
 
 MAX_WORKLOAD_NAME = MAX_ITEM_NAME - len("qc--000")
@@ -23,6 +25,7 @@ def check_plan(plan: Plan) -> list[str]:
     _check_tenants(plan, errors)
     _check_workloads(plan, errors)
     _check_classes(plan, errors)
+    errors += check_cluster_setup(plan)
     if not errors:  # needs every reference resolved
         _check_quota_fit(plan, errors)
         errors += check_replays(plan)
@@ -44,6 +47,7 @@ def _check_names(plan: Plan, errors: list[str]) -> None:
     _unique(errors, "pools", [p.name for p in plan.pools])
     _unique(errors, "workloads", [w.name for w in plan.workloads])
     _unique(errors, "priority_classes", [p.name for p in plan.priority_classes])
+    errors += reviewer_problems(plan.report.reviewers)
 
 
 def _check_platform(plan: Plan, errors: list[str]) -> None:

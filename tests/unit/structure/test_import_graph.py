@@ -13,7 +13,7 @@ LAYERS = [
     {"airflow_runtime", "ui"},
     {"dags"},
     {"steps"},
-    {"pipeline", "monitoring"},
+    {"pipeline", "monitoring", "cluster", "preflight"},  # cluster: manifests, kubeconfig; preflight: its checks
     {"report"},
     {"validation", "podspec"},
     {"plan", "history", "evidence", "sim", "workload"},  # a plan's replay reads its job history
