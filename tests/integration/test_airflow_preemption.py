@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -25,12 +24,20 @@ import yaml
 from gpupoc.airflow_runtime.client import AirflowClient
 from gpupoc.airflow_runtime.processes import down, up
 from gpupoc.airflow_runtime.settings import RuntimeSettings, free_port
+from gpupoc.dags.factory import WAVE_RETRY_DELAY_SECONDS
 from gpupoc.exceptions import SourceUnavailable
+
+from tests.waiting import wait_for
 
 from .plans import small_plan
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow")]
 DAG_ID = "poc_queue_congestion"
+SWEEP_SECONDS, TRAIN_SECONDS = 25, 10
+# The longest the run may go with no task changing state: a sweep's run, its preemption's decision (the task
+# reads again for a few seconds when nothing says why yet), the retry delay and the 8-GPU job it waits behind,
+# three times over for a loaded machine.
+STEP_SECONDS = 3 * (SWEEP_SECONDS + 10 + WAVE_RETRY_DELAY_SECONDS + TRAIN_SECONDS)
 
 
 @pytest.fixture
@@ -57,7 +64,7 @@ def preempting_plan(work_dir: Path, sim) -> Path:
     plan = yaml.safe_load(path.read_text())
     for w in plan["workloads"]:
         if w["name"] in ("v-sweep-1g", "v-train-8g"):
-            w["duration_seconds"] = 25 if w["name"] == "v-sweep-1g" else 10
+            w["duration_seconds"] = SWEEP_SECONDS if w["name"] == "v-sweep-1g" else TRAIN_SECONDS
     qc = plan["test_classes"]["queue_congestion"]
     # 24 sweeps fill the 24 training GPUs; whichever bind before the two 8-GPU jobs are preempted by them
     qc["wave"] = [{"workload": "v-sweep-1g", "tenant": "team-vision", "count": 12, "priority_class": "gpupoc-low"},
@@ -80,31 +87,31 @@ def airflow(work_dir, sim):
         down(settings.home)
 
 
-def wait_run(af: AirflowClient, run_id: str, timeout_s: float) -> dict:
-    """Until the run ends; an API server slow to answer under load is asked again, not taken for a failure."""
-    deadline = time.monotonic() + timeout_s
-    last = "no answer yet"
-    while time.monotonic() < deadline:
-        try:
-            run = af.get_run(DAG_ID, run_id)
-        except SourceUnavailable as exc:
-            last = str(exc)
-        else:
-            if run.get("state") in ("success", "failed"):
-                return run
-            last = f"state {run.get('state')}"
-        time.sleep(3.0)
-    raise AssertionError(f"run {run_id} still not ended after {timeout_s:.0f} s: {last}")
+def task_states(tis: list[dict]) -> str:
+    """Every task instance as ``task[map index] state#try`` (what the wait prints and watches for progress)."""
+    rows = sorted((t["task_id"], t.get("map_index", -1), str(t["state"]), t.get("try_number") or 0) for t in tis)
+    return ", ".join(f"{t}{f'[{i}]' if i >= 0 else ''} {st}#{n}" for t, i, st, n in rows)
 
 
-@pytest.mark.timeout(900)
+def wait_run(af: AirflowClient, run_id: str) -> dict:
+    """Until the run ends, while its tasks keep moving; a poll a busy API server did not answer is asked again."""
+    def run_state() -> tuple[dict, list[dict]]:
+        return af.get_run(DAG_ID, run_id), af.task_instances(DAG_ID, run_id)
+
+    final, _ = wait_for("the run to end", run_state, lambda v: v[0].get("state") in ("success", "failed"),
+                        step_seconds=STEP_SECONDS, transient=(SourceUnavailable,), poll=3.0,
+                        describe=lambda v: f"run {v[0].get('state')}; tasks: {task_states(v[1])}")
+    return final
+
+
+@pytest.mark.timeout(1800)  # a hang guard only: the wait fails first, on a stall, naming what it waited for
 def test_preempted_pods_are_resubmitted_and_airflow_and_the_evidence_agree_when_events_are_dropped(airflow, sim):
     settings, plan_file = airflow
     af = AirflowClient.for_home(settings.home)
-    af.wait_dag(DAG_ID, timeout=120)
+    af.wait_dag(DAG_ID, timeout=600)
     af.unpause(DAG_ID)
     run_id = af.trigger(DAG_ID, {"plan": str(plan_file)})["dag_run_id"]
-    final = wait_run(af, run_id, timeout_s=600)
+    final = wait_run(af, run_id)
     tis = {(t["task_id"], t.get("map_index", -1)): t for t in af.task_instances(DAG_ID, run_id)}
     runs = sorted((plan_file.parent / "evidence" / DAG_ID).glob("*"))
     assert len(runs) == 1, f"run {final.get('state')}, no evidence: {[(k, t['state']) for k, t in tis.items()]}"
