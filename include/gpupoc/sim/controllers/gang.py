@@ -22,7 +22,7 @@ from gpupoc.sim.controllers.scheduler import scheduler_for
 from gpupoc.sim.controllers.scheduling import set_condition
 from gpupoc.sim.controllers.wording import Wording, opaque_fit_error
 from gpupoc.sim.events import WARNING
-from gpupoc.sim.faults import Fault
+from gpupoc.sim.faults import Fault, hides_reasons
 from gpupoc.sim.store import Change
 
 Key = tuple[str, str]
@@ -99,7 +99,7 @@ class GangScheduler:
         self.index = GroupIndex(state.store, self.scheduler_name, self.group_keys)
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
         self.partial = state.has(Fault.GANG_PARTIAL)
-        self.opaque = state.has(Fault.REASONS_OPAQUE)
+        self.opaque = hides_reasons(state.faults)
         self._specs_version = 0
         self._specs: dict[tuple, object] = {}  # (resource, namespace, name) -> spec, to ignore status writes
         self._seen: tuple[int, int, int] | None = None
@@ -223,7 +223,8 @@ class GangScheduler:
         """PodScheduled=False with ``reason``/``message`` on a pending pod, and the scheduler's Warning
         event (again after the retry interval while it stays the same)."""
         if self.opaque:
-            reason, message = "Unschedulable", opaque_fit_error(self.sched.node_count)
+            reason, message = "Unschedulable", opaque_fit_error(self.sched.node_count, self.state.faults,
+                                                               self.state.behaviours)
         pod = self.store.get("pods", *key)
         if pod is None or pod.get("spec", {}).get("nodeName"):
             return
