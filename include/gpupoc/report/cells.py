@@ -32,7 +32,7 @@ FRAME = re.compile(r'^\s*File "[^"]*", line \d+', re.MULTILINE)
 CARET = re.compile(r"^\s*[\^~]+\s*$")
 CUT = "[…]"
 # Columns whose values are the pipeline's own words (an outcome, a bottleneck), worded by the string table.
-VALUE_WORDS = {"outcome": "outcome", "reconstructed_bottleneck": "bottleneck", "action": "action",
+VALUE_WORDS = {"outcome": "outcome", "task_outcome": "outcome", "reconstructed_bottleneck": "bottleneck", "action": "action",
                "attempt_action": "action", "ledger_action": "action", "explained_from": "source",
                "scenario": "fault", "task_type": "task_type", "state": "state", "severity": "severity",
                "decision": "audit_decision"}
