@@ -15,14 +15,13 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import scheduling as S
 from gpupoc.sim.controllers.preemption import PreemptionMixin
 from gpupoc.sim.controllers.release import StaggeredRelease
-from gpupoc.sim.controllers.scheduling import NameBucket, set_condition
+from gpupoc.sim.controllers.scheduling import Failure, NodeClass, set_condition
 from gpupoc.sim.controllers.wording import KUBE_WORDING, Wording, opaque_fit_error, wordings_for
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
@@ -42,33 +41,6 @@ def scheduler_for(state: ClusterState) -> "Scheduler":
 def schedule_pass(state: ClusterState) -> int:
     """Run one scheduling pass; returns how many pods were bound."""
     return scheduler_for(state).run_pass()
-
-
-@dataclass
-class Failure:
-    """Why a pod fits nowhere: unresolvable reasons counted, resolvable ones with their nodes, and the
-    preemption message once computed (valid for the rest of the pass)."""
-
-    unresolvable: Counter = field(default_factory=Counter)
-    resolvable: dict[str, list[str]] = field(default_factory=dict)
-    post: str | None = None
-    messages: dict[tuple, str] = field(default_factory=dict)  # (post-filter message, dialect) -> full message
-
-    def counts(self) -> Counter:
-        """Nodes per reason, unresolvable and resolvable alike (the FitError histogram)."""
-        out: Counter = Counter(self.unresolvable)
-        for r, names in self.resolvable.items():
-            out[r] += len(names)
-        return out
-
-
-class NodeClass:
-    """Nodes that every filter except resources treats alike; ``rep`` is one of them."""
-
-    def __init__(self, rep: dict, size: int):
-        self.rep = rep
-        self.nodes: list[str] = []
-        self.buckets = [NameBucket() for _ in range(size + 1)]
 
 
 class Scheduler(PreemptionMixin):
@@ -332,7 +304,7 @@ class Scheduler(PreemptionMixin):
             out.append(S.REASON_INSUFFICIENT_GPU)
         return out
 
-    def _reasons(self, pod: dict, key: Key, sig: tuple, specific: bool, need: int, prio: int) -> "Failure":
+    def _reasons(self, pod: dict, key: Key, sig: tuple, specific: bool, need: int, prio: int) -> Failure:
         """Why each node failed, as kube-scheduler's filters say it."""
         nominated_nodes = {n for n, _, _ in self._nominated.values()}
         failure = Failure()
@@ -369,7 +341,7 @@ class Scheduler(PreemptionMixin):
         self.state.events.record(pod, "Scheduled", wording.scheduled(key[0], key[1], node), NORMAL,
                                  component=wording.component)
 
-    def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure", now: float) -> None:
+    def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: Failure, now: float) -> None:
         post, nominated = self._preempt(key, pod, need, prio, reasons)
         wording = self.wording_of(pod)
         message = reasons.messages.get((post, wording.dialect))
