@@ -3,7 +3,7 @@
 A ``GangScheduler`` runs a *session* when something it schedules changed (a member pod, a PodGroup, a
 queue), when GPUs were freed, or every retry interval. In a session the subclass orders the jobs (one per
 PodGroup) and calls ``place`` for each: the pending pods are reserved on nodes one by one through the
-kube-scheduler's filters and buckets (``Scheduler.reserve``); if at least ``need`` of them (``minMember``
+kube-scheduler's filters and buckets (the ``Placer`` port, ``placement``); if at least ``need`` of them (``minMember``
 minus the members already running) fit, all reserved pods are bound, else every reservation is undone and
 no pod of the gang is bound. Under the ``gang-partial`` fault the pods that fit are bound anyway.
 ``evict`` stops the running members of a job (reclaim), in the subclass's words.
