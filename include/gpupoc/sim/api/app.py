@@ -9,7 +9,7 @@ import logging
 from aiohttp import web
 
 from gpupoc.sim import clock, rbac
-from gpupoc.sim.api import admin, discovery, pods, resources, reviews, visibility, watch
+from gpupoc.sim.api import admin, discovery, pod_logs, pods, resources, reviews, visibility, watch
 from gpupoc.sim.api.context import Caller, Ctx, error_response, json_response, parse_request_info
 from gpupoc.sim.api.manners import MANNERS, ApiManners
 from gpupoc.sim.api.registry import AUTHZ, SIM, VISIBILITY, ResourceSpec, lookup
@@ -38,7 +38,7 @@ _SPECIAL = {
     ("", "pods", "delete", ""): pods.delete_pod,
     ("", "pods", "deletecollection", ""): pods.delete_pods,
     ("", "namespaces", "delete", ""): pods.delete_namespace,
-    ("", "pods", "get", "log"): pods.pod_log,
+    ("", "pods", "get", "log"): pod_logs.pod_log,
     ("", "pods", "create", "eviction"): pods.evict_pod,
     (VISIBILITY, "clusterqueues", "get", "pendingworkloads"): visibility.pending_workloads,
     (VISIBILITY, "localqueues", "get", "pendingworkloads"): visibility.pending_workloads,
