@@ -17,7 +17,7 @@ from gpupoc.sim.inventory import Inventory
 from gpupoc.sim.logs import LogStore
 from gpupoc.sim.modes import KINDS, SchedulerMode
 from gpupoc.sim.ports import (
-    EventLookup, GangController, Hooks, NodeAgent, NodeFailure, PodReplacer, PodScheduler, QuotaUsage, WorkloadIndex)
+    EventLookup, Hooks, NodeAgent, NodeFailure, PodReplacer, PodScheduler, QuotaUsage, Reconciler, WorkloadIndex)
 from gpupoc.sim.store import Store
 
 ADMIN_USER = "kubernetes-admin"
@@ -55,8 +55,8 @@ class ClusterState:
     # -- controllers and indexes (``build_controllers``), each by its port ---------------------------
     scheduler: PodScheduler | None = None
     kueue: WorkloadIndex | None = None
-    volcano: GangController | None = None  # scheduler mode volcano only
-    kai: GangController | None = None  # scheduler mode kai only
+    volcano: Reconciler | None = None  # scheduler mode volcano only
+    kai: Reconciler | None = None  # scheduler mode kai only
     kubelet: NodeAgent | None = None
     recreator: PodReplacer | None = None  # the Job controller of the recreating behaviours
     event_index: EventLookup | None = None

@@ -59,8 +59,9 @@ class PodScheduler(Placer, Protocol):
     def run_pass(self) -> int: ...
 
 
-class GangController(Protocol):
-    """A gang scheduler's session loop (``controllers.volcano.Volcano``, ``controllers.kai.Kai``)."""
+class Reconciler(Protocol):
+    """A controller the loop runs one pass of each turn: a gang scheduler's sessions
+    (``controllers.volcano.Volcano``, ``controllers.kai.Kai``) or any controller added later."""
 
     def run_pass(self) -> int: ...
 

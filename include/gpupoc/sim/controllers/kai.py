@@ -33,7 +33,7 @@ from gpupoc.sim.controllers.gang_jobs import Job
 from gpupoc.sim.controllers.kai_status import QueueInfo, gpus, write_job_status, write_queues
 from gpupoc.sim.controllers.shares import INF, KaiQueueShare, kai_fair_shares, saturation
 from gpupoc.sim.controllers.wording import KAI_WORDING
-from gpupoc.sim.ports import GangController, Placer
+from gpupoc.sim.ports import Placer, Reconciler
 from gpupoc.sim.queue_config import UNLIMITED
 
 QUEUE_LABEL = "kai.scheduler/queue"
@@ -251,7 +251,7 @@ class Kai(GangScheduler):
         return []
 
 
-def kai_for(state: ClusterState, placer: Placer) -> GangController:
+def kai_for(state: ClusterState, placer: Placer) -> Reconciler:
     """The state's KAI scheduler, created on first use, placing pods through ``placer`` (kube-scheduler's filters)."""
     if state.kai is None:
         state.kai = Kai(state, placer)

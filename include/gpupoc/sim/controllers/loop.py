@@ -28,7 +28,7 @@ from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
 from gpupoc.sim.controllers.scheduler import scheduler_for
 from gpupoc.sim.modes import SchedulerMode
-from gpupoc.sim.ports import GangController
+from gpupoc.sim.ports import Reconciler
 from gpupoc.sim.store import Change
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def loop_stats(state: ClusterState) -> dict[str, list[float]]:
     return state.controller_stats
 
 
-def gang_scheduler(state: ClusterState) -> GangController | None:
+def gang_scheduler(state: ClusterState) -> Reconciler | None:
     """The cluster's gang scheduler (Volcano or KAI), created on first use and placing through the cluster's
     kube-scheduler; None in the kube and kueue modes."""
     if state.mode == SchedulerMode.VOLCANO:

@@ -37,7 +37,7 @@ from gpupoc.sim.controllers.shares import INF, VolcanoQueueShare, volcano_deserv
 from gpupoc.sim.controllers.volcano_status import write_job_status
 from gpupoc.sim.controllers.wording import VOLCANO_WORDING, volcano_evict_message
 from gpupoc.sim.events import NORMAL
-from gpupoc.sim.ports import GangController, Placer
+from gpupoc.sim.ports import Placer, Reconciler
 
 GROUP_NAME_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
@@ -285,7 +285,7 @@ def _qty(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def volcano_for(state: ClusterState, placer: Placer) -> GangController:
+def volcano_for(state: ClusterState, placer: Placer) -> Reconciler:
     """The state's Volcano scheduler, created on first use, placing pods through ``placer`` (kube-scheduler's filters)."""
     if state.volcano is None:
         state.volcano = Volcano(state, placer)
