@@ -1,0 +1,98 @@
+"""The docs say what the code does: every check of the suites is on the checks page, the layers drawn in
+docs/architecture.md are the import-graph test's, the README stays a front door, each decision has one name,
+and every link between the pages leads somewhere."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from gpupoc.common.outcomes import Decision
+
+from .test_import_graph import LAYERS
+
+REPO = Path(__file__).resolve().parents[3]
+DOCS = REPO / "docs"
+README_MAX_LINES = 150
+# Pages other changes are writing now (linked already); drop an entry once its page is in the tree.
+PAGES_BEING_WRITTEN = {"docs/real-cluster.md"}  # the real-cluster change (manifests, kubeconfig, preflight)
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def pages() -> list[Path]:
+    return [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+def check_ids() -> set[str]:
+    return {e["meta"]["check_id"] for f in (REPO / "expectations").glob("*.json")
+            for e in json.loads(f.read_text(encoding="utf-8"))["expectations"]}
+
+
+def test_every_check_of_the_suites_is_on_the_checks_page():
+    text = (DOCS / "checks.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"\*\*([A-Z]+-\d+)\*\*", text))
+    assert check_ids() - listed == set(), f"checks missing from docs/checks.md: {sorted(check_ids() - listed)}"
+    assert listed - check_ids() == set(), f"docs/checks.md lists checks no suite has: {sorted(listed - check_ids())}"
+
+
+def drawn_layers() -> list[set[str]]:
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    block = text.split("<!-- layers (top first)", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    return [{n.strip() for n in re.split(r"\s{2,}", line, maxsplit=1)[0].split(",")} for line in block.splitlines()]
+
+
+def test_the_layers_drawn_in_the_architecture_page_are_the_import_graph_tests():
+    assert drawn_layers() == LAYERS, f"docs/architecture.md draws {drawn_layers()}, the import-graph test has {LAYERS}"
+
+
+def test_the_readme_is_a_front_door():
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move reference material to docs/"
+
+
+def test_each_decision_has_one_display_name_in_the_report_and_the_glossary():
+    strings = json.loads((REPO / "include/gpupoc/report/templates/strings.en.json").read_text(encoding="utf-8"))
+    glossary = (DOCS / "glossary.md").read_text(encoding="utf-8")
+    for d in Decision:
+        name = strings[f"decision.{d.value}"]
+        assert f"| {name} | `{d.value}` |" in glossary, f"the glossary does not name {d.value} {name!r}"
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces to hyphens."""
+    out = set()
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", title)))
+    return out
+
+
+def test_every_relative_link_between_the_pages_leads_to_a_file_and_heading():
+    broken = []
+    for page in pages():
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            rel = dest.relative_to(REPO).as_posix() if dest.is_relative_to(REPO) else str(dest)
+            if rel in PAGES_BEING_WRITTEN:
+                continue
+            if not dest.exists():
+                broken.append(f"{page.relative_to(REPO)}: {target} (no such file)")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                broken.append(f"{page.relative_to(REPO)}: {target} (no such heading)")
+    assert broken == [], "broken links: " + "; ".join(broken)
+
+
+def test_the_link_checker_knows_github_s_anchors(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("# Known limits\n## Replay in the test classes\n### `kube` mode (kube-scheduler)\n")
+    assert anchors(page) == {"known-limits", "replay-in-the-test-classes", "kube-mode-kube-scheduler"}
+
+
+def test_a_page_being_written_leaves_the_list_once_it_is_there():
+    there = sorted(p for p in PAGES_BEING_WRITTEN if (REPO / p).exists())
+    assert there == [], f"{there} exist now: drop them from PAGES_BEING_WRITTEN so their links are checked"
