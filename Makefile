@@ -65,10 +65,11 @@ stack-up: venv system-deps
 # The whole POC: cluster, monitoring, Airflow under var/airflow, the five test classes, the report.
 # `make demo FAULTS=cross-tenant-logs` runs it on a cluster with that fault profile; BEHAVIOUR=release-staggered
 # (BEHAVIOUR_SEED=n) on a correct cluster with that behaviour profile; PLAN=file another plan;
-# CLASSES=tenant_isolation,... only those classes (the report takes the others' latest earlier evidence).
+# CLASSES=tenant_isolation,... only those classes (the report takes the others' latest earlier evidence);
+# FROM_MANIFESTS=1 starts the cluster empty and gives it the plan's manifests, kubeconfig and preflight.
 # Chromium prints report.pdf.
 demo: venv docs-assets system-deps browser
-	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES))
+	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(FROM_MANIFESTS),--cluster-from-manifests)
 
 # Stops every process `make demo` started (var/demo/pids.json), by process id.
 down:

@@ -19,6 +19,8 @@ _AREAS = {
     "airflow": "gpupoc.airflow_runtime.cli",
     "demo": "gpupoc.demo.cli",
     "down": "gpupoc.demo.down",
+    "cluster": "gpupoc.cluster.cli",
+    "preflight": "gpupoc.preflight.cli",
 }
 
 

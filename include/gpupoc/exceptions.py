@@ -55,6 +55,17 @@ class ApiError(GpupocError):
         super().__init__(f"{endpoint or 'API'} answered {status}: {message}")
 
 
+class PrerequisiteMissing(GpupocError):
+    """The preflight found what a test class needs missing; ``missing`` names each piece with its fix."""
+
+    def __init__(self, test_class: str, missing: list[str]):
+        self.test_class = test_class
+        self.missing = list(missing)
+        lines = "".join(f"\n  - {m}" for m in self.missing)
+        super().__init__(f"test class {test_class}: {len(self.missing)} prerequisite(s) missing, nothing was "
+                         f"submitted (its items are reported not verified):{lines}")
+
+
 class ValidationFailed(GpupocError):
     """A Great Expectations validation failed; names the failed checks and where the full result is."""
 

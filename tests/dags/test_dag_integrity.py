@@ -14,8 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 DAGS = REPO / "dags"
 DAG_IDS = ["poc_queue_congestion", "poc_tenant_isolation", "poc_utilization", "poc_fault_recovery",
            "poc_audit_trail"]
-SHARED = {"validate_plan", "check_access", "hold_cluster", "cluster_acquired", "prepare_wave", "wave", "release_gate",
-          "wave_released", "observe",
+SHARED = {"validate_plan", "preflight", "check_access", "hold_cluster", "cluster_acquired", "prepare_wave", "wave",
+          "release_gate", "wave_released", "observe",
           "collect_evidence",
           "validate", "publish_evidence", "cleanup", "verdict"}
 
@@ -38,7 +38,8 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     ids = set(dag.task_ids)
     assert SHARED <= ids, f"{dag_id} lacks {sorted(SHARED - ids)}"
     t = dag.task_dict
-    assert t["check_access"].upstream_task_ids == {"validate_plan"}
+    assert t["preflight"].upstream_task_ids == {"validate_plan"}
+    assert t["check_access"].upstream_task_ids == {"validate_plan", "preflight"}, "prerequisites come first"
     assert t["hold_cluster"].upstream_task_ids == {"check_access"}
     assert t["cluster_acquired"].upstream_task_ids == {"validate_plan", "check_access"}
     assert t["prepare_wave"].upstream_task_ids == {"validate_plan", "cluster_acquired"}

@@ -2,7 +2,8 @@
 
 Shape (every class)::
 
-    validate_plan >> check_access >> hold_cluster (pool gpupoc_cluster, 1 slot, deferred until cleanup)
+    validate_plan >> preflight (the class's prerequisites; a missing one fails here, nothing is submitted)
+                  >> check_access >> hold_cluster (pool gpupoc_cluster, 1 slot, deferred until cleanup)
                   check_access >> cluster_acquired (sensor) >> prepare_wave >> wave (mapped, deferrable)
                                   cluster_acquired >> release_gate (lifts the gate of the whole wave at once)
                   cluster_acquired >> observe (snapshots from before the release to the wave's end)
@@ -124,6 +125,12 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
             return setup.validate_plan(c["params"].get("plan"), c["dag"].dag_id, c["run_id"], test_class,
                                        dict(c["params"]))
 
+        @task(retries=0)
+        def preflight(v: dict) -> dict:
+            from gpupoc.steps import preflight as preflight_steps
+
+            return preflight_steps.preflight(_ctx(v, "preflight"))
+
         @task
         def check_access(v: dict) -> dict:
             from gpupoc.steps import setup
@@ -183,7 +190,9 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
             finish.verdict(validation)
 
         v = validate_plan()
+        pre = preflight(v)
         access = check_access(v)
+        pre >> access
         hold = ClusterLeaseOperator(task_id="hold_cluster", plan_path="{{ params.plan }}", test_class=test_class,
                                     pool=pool, pool_slots=1, retries=1)
         acquired = MarkerFileSensor(task_id="cluster_acquired", plan_path="{{ params.plan }}", test_class=test_class,

@@ -28,7 +28,7 @@ def _demo(args: argparse.Namespace) -> int:
     return main_demo(DemoOptions(repo=repo, plan=plan.resolve(), faults=args.faults or "",
                                  behaviours=args.behaviour or "", behaviour_seed=args.behaviour_seed,
                                  classes=classes, sequential=not args.together, port=args.port,
-                                 timeout=args.timeout))
+                                 timeout=args.timeout, from_manifests=args.cluster_from_manifests))
 
 
 def _down(args: argparse.Namespace) -> int:
@@ -56,6 +56,9 @@ def register(subparsers) -> None:
     p.add_argument("--together", action="store_true",
                    help="trigger the five test classes at once and let their cluster lease order them "
                    "(default: each after the previous one ended, which is faster on 2 cores)")
+    p.add_argument("--cluster-from-manifests", action="store_true",
+                   help="start the cluster empty and give it the plan as a real cluster: gpupoc cluster manifests "
+                   "applied with kubectl, gpupoc cluster kubeconfig, gpupoc preflight (which must pass)")
     p.add_argument("--port", type=int, default=8080, help="Airflow UI port when free (else any free port)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds the runs may take")
     p.set_defaults(func=_demo)

@@ -43,6 +43,7 @@ class DemoOptions:
     behaviours: str = ""  # behaviour profiles of the (correct) cluster, comma-separated
     behaviour_seed: int = 0
     classes: tuple[str, ...] = CLASS_DAGS  # a subset: the report takes the others' latest earlier evidence
+    from_manifests: bool = False  # the cluster starts empty and is given the plan's manifests (real kubectl)
     sequential: bool = True
     port: int = 8080
     poll: float = 4.0
@@ -219,12 +220,18 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
         f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
     sim = start_sim(paths, table, opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed,
-                    mode=mode)
+                    mode=mode, empty=opts.from_manifests)
     out(f"        cluster {sim['url']}  kubeconfig {sim['kubeconfig']} (Airflow: {sim.get('kubeconfig_http')})")
     stack_state = start_stack(paths, table)
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
         f"alertmanager {stack_state['alertmanager']['url']}")
-    plan = write_demo_plan(paths, opts.plan, sim, stack_state)
+    kubeconfig = paths.demo / "kubeconfig" if opts.from_manifests else None
+    plan = write_demo_plan(paths, opts.plan, sim, stack_state, kubeconfig=kubeconfig)
+    if kubeconfig is not None:
+        from gpupoc.demo.from_manifests import give_cluster_the_plan
+
+        out(f"[{elapsed(time.monotonic() - t0):>5}] giving the empty cluster the plan: manifests, kubeconfig, preflight")
+        phases.update(give_cluster_the_plan(plan, sim, kubeconfig, paths.monitoring, out))
     table.meta.update(faults=opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed,
                       plan=str(plan), base_plan=str(opts.plan))
     table.save()

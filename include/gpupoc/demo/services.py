@@ -86,7 +86,7 @@ def sim_mode_for(plan_file: Path) -> str:
 
 
 def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path | None = None,
-              behaviours: str = "", behaviour_seed: int = 0, mode: str = "") -> dict:
+              behaviours: str = "", behaviour_seed: int = 0, mode: str = "", empty: bool = False) -> dict:
     """A fresh ``gpupoc sim serve`` (the previous one of the demo is stopped) in scheduler ``mode`` (its shipped
     cluster, unless ``config``) with the given fault and behaviour profiles; returns its ``sim.json``."""
     old = table.entries.get("sim")
@@ -105,6 +105,8 @@ def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path |
         cmd += ["--config", str(config)]
     if mode:
         cmd += ["--mode", mode]
+    if empty:
+        cmd += ["--empty"]  # nodes only: the plan's manifests come through the API
     log = paths.sim / "server.log"
     with log.open("ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -166,7 +168,7 @@ def _absolute(value: str | None, base: Path) -> str | None:
 
 
 def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: dict | None,
-                    now: datetime | None = None) -> Path:
+                    now: datetime | None = None, kubeconfig: Path | None = None) -> Path:
     """``var/demo/plan.yaml``: the base plan pointed at this demo's cluster and monitoring stack.
 
     The platform uses the cluster's plain-HTTP kubeconfig (``kubeconfig_http``; kubectl keeps the TLS one),
@@ -182,7 +184,7 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
         raise ConfigError(str(base_plan), ["(root): expected a mapping (a POC plan)"])
     base = base_plan.parent
     platform = data.setdefault("platform", {})
-    platform["kubeconfig"] = sim.get("kubeconfig_http") or sim["kubeconfig"]
+    platform["kubeconfig"] = str(kubeconfig) if kubeconfig else (sim.get("kubeconfig_http") or sim["kubeconfig"])
     for key in ("kubernetes_conn_id", "in_cluster"):
         platform.pop(key, None)
     sources = data.setdefault("evidence_sources", {}) or {}
@@ -218,7 +220,7 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
     os.replace(tmp, paths.plan)
     from gpupoc.plan import load_plan
 
-    load_plan(paths.plan)  # every problem with its path now, not in the first task
+    load_plan(paths.plan, kubeconfig_later=kubeconfig is not None)  # every problem with its path now
     return paths.plan
 
 

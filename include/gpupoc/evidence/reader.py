@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 TABLES_DIR = "tables"
 NOT_COLLECTED_PREFIX = "not collected"
+PREREQUISITE_PREFIX = "not run: a prerequisite is missing"  # the class's preflight failed (steps/preflight.py)
 
 
 class EvidenceUnreadable(GpupocError):
@@ -183,6 +184,8 @@ class RunEvidence:
         if not entry.get("verified", True):
             code = "table.not_collected" if reason.startswith(NOT_COLLECTED_PREFIX) or not entry.get("path") \
                 else "table.collector"
+            if reason.startswith(PREREQUISITE_PREFIX):
+                code, reason = "table.prerequisite", reason.split("(preflight): ", 1)[-1]
             return TableStatus(**base, verified=False, code=code, args={**args, "detail": reason})
         if not present:
             return TableStatus(**base, verified=False, code="table.missing", args=args)

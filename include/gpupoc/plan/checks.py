@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from gpupoc.common.fair_share import Owed, fair_allocation
 from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
+from gpupoc.plan.cluster_setup import check_cluster_setup
 from gpupoc.plan.document import Plan
 from gpupoc.plan.model import Adapter
 from gpupoc.plan.replay import check_replays
@@ -23,6 +24,7 @@ def check_plan(plan: Plan) -> list[str]:
     _check_tenants(plan, errors)
     _check_workloads(plan, errors)
     _check_classes(plan, errors)
+    errors += check_cluster_setup(plan)
     if not errors:  # needs every reference resolved
         _check_quota_fit(plan, errors)
         errors += check_replays(plan)

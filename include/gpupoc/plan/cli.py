@@ -19,6 +19,11 @@ def register(subparsers) -> None:
     show = sub.add_parser("hash", help="print the plan's sha256 (of its canonical JSON)")
     show.add_argument("file")
     show.set_defaults(func=cmd_hash)
+    cost = sub.add_parser("cost", help="what a run of the plan costs the cluster: GPU-hours, duration, the share of "
+                          "each pool asked at once")
+    cost.add_argument("file")
+    cost.add_argument("--json", action="store_true")
+    cost.set_defaults(func=cmd_cost)
     schema = sub.add_parser("schema", help="print the plan's JSON Schema (for editors and documentation)")
     schema.set_defaults(func=cmd_schema)
 
@@ -46,6 +51,17 @@ def cmd_hash(args: argparse.Namespace) -> int:
     from gpupoc.plan.loader import load_plan, plan_hash
 
     print(plan_hash(load_plan(args.file)))
+    return 0
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    import json
+
+    from gpupoc.plan.cost import cost_lines, plan_cost
+    from gpupoc.plan.loader import load_plan
+
+    plan = load_plan(args.file, kubeconfig_later=True)
+    print(json.dumps(plan_cost(plan).to_dict(), indent=2) if args.json else "\n".join(cost_lines(plan)))
     return 0
 
 

@@ -9,6 +9,7 @@ from pydantic import Field, PrivateAttr
 
 from gpupoc.common.fields import StrictModel
 from gpupoc.plan.classes import ClassSpec, TestClass, TestClasses
+from gpupoc.plan.cluster_setup import ClusterSetup
 from gpupoc.plan.model import Platform, Pool, PriorityClassRef, Tenant, Workload
 from gpupoc.plan.settings import EvidenceSources, ReportSettings, Window
 
@@ -28,6 +29,8 @@ class Plan(StrictModel):
     window: Window
     evidence_sources: EvidenceSources = Field(default_factory=EvidenceSources)
     report: ReportSettings = Field(default_factory=ReportSettings)
+    cluster: ClusterSetup = Field(default_factory=ClusterSetup, description="what the cluster must hold: "
+                                  "identities, queues, preflight settings (gpupoc cluster / preflight)")
     evidence_root: str = Field(min_length=1, description="relative paths resolve against the plan file")
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)

@@ -32,11 +32,12 @@ def in_sim_data_dir(path: Path) -> bool:
             or any((parent / entry).exists() for entry in SIM_STATE_ENTRIES))
 
 
-def check_files(plan: Plan) -> FileFindings:
-    """Every file problem of ``plan``; relative paths resolve against the plan's directory."""
+def check_files(plan: Plan, kubeconfig_later: bool = False) -> FileFindings:
+    """Every file problem of ``plan``; relative paths resolve against the plan's directory. With
+    ``kubeconfig_later`` a missing kubeconfig is a warning (``gpupoc cluster kubeconfig`` is writing it)."""
     found = FileFindings()
     if plan.platform.kubeconfig:
-        _check_kubeconfig(plan, found)
+        _check_kubeconfig(plan, found, kubeconfig_later)
     if plan.report.scorecard:
         _check_file(plan, found, "report.scorecard", plan.report.scorecard,
                     "write the reviewers' scorecard there (YAML or JSON; `reviewers: []` until they score) or "
@@ -56,10 +57,13 @@ def _describe(plan: Plan, value: str) -> tuple[Path, str]:
     return path, shown
 
 
-def _check_kubeconfig(plan: Plan, found: FileFindings) -> None:
+def _check_kubeconfig(plan: Plan, found: FileFindings, later: bool = False) -> None:
     path, shown = _describe(plan, plan.platform.kubeconfig or "")
     if path.exists() and not path.is_file():
         found.errors.append(f"platform.kubeconfig: {shown} is not a file; point it at a kubeconfig file")
+    elif not path.exists() and later:
+        found.warnings.append(f"platform.kubeconfig: {shown} does not exist yet; `gpupoc cluster kubeconfig` "
+                              "writes it")
     elif not path.exists() and in_sim_data_dir(path):
         found.warnings.append(f"platform.kubeconfig: {shown} does not exist yet; `gpupoc sim serve` writes it "
                               "when the simulated cluster starts (`make sim` or `make demo`)")

@@ -23,14 +23,15 @@ log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())  # warnings reach the caller's logging (Airflow's task log), never stderr twice
 
 
-def load_plan(path: str | Path) -> Plan:
+def load_plan(path: str | Path, kubeconfig_later: bool = False) -> Plan:
     """Read and fully check a plan file; raise ConfigError listing every problem with its path.
 
-    Files the plan names that appear later (the simulated cluster's kubeconfig, logs) are ``plan.warnings``.
+    Files the plan names that appear later (the simulated cluster's kubeconfig, logs) are ``plan.warnings``;
+    ``kubeconfig_later``: the plan's kubeconfig is about to be written (``gpupoc cluster``), a warning too.
     """
     p = Path(path)
     plan = load_yaml_model(Plan, p, "POC plan")
-    return _checked(plan, str(p), p.resolve().parent)
+    return _checked(plan, str(p), p.resolve().parent, kubeconfig_later)
 
 
 @lru_cache(maxsize=8)
@@ -56,9 +57,9 @@ def parse_plan(data: dict, source: str = "plan", base_dir: str | Path | None = N
     return _checked(plan, source, Path(base_dir).resolve() if base_dir else Path.cwd())
 
 
-def _checked(plan: Plan, source: str, base_dir: Path) -> Plan:
+def _checked(plan: Plan, source: str, base_dir: Path, kubeconfig_later: bool = False) -> Plan:
     plan._base_dir = base_dir
-    files = check_files(plan)
+    files = check_files(plan, kubeconfig_later)
     errors = check_plan(plan) + files.errors
     if errors:
         raise ConfigError(source, errors)

@@ -130,6 +130,7 @@ def _rbac(state: ClusterState) -> None:
     s.create("clusterroles", {"metadata": {"name": "system:basic-user"}, "rules": [
         {"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
          "verbs": ["create"]},
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]},
         {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["get", "list", "watch"]},
         {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi", "/openapi/*"],
          "verbs": ["get"]},

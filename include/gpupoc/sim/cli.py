@@ -22,6 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--config", type=Path, default=None, help="cluster config YAML (default: the shipped one)")
     serve.add_argument("--mode", default="", help="scheduler: kube, kueue, volcano or kai (overrides the config's "
                        "`scheduler:`; without --config, the shipped clusters/<mode>.yaml)")
+    serve.add_argument("--empty", action="store_true", help="start with the config's nodes only: no tenants, "
+                       "priority classes or queues (apply them through the API: gpupoc cluster manifests)")
     serve.add_argument("--port", type=int, default=0, help="TCP port (0: a free port)")
     serve.add_argument("--kubeconfig", type=Path, default=None,
                        help="where to write it (default <data-dir>/kubeconfig)")
@@ -51,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from gpupoc.sim.behaviours import parse_behaviours
-    from gpupoc.sim.config import load_cluster_config, shipped_config, with_scheduler
+    from gpupoc.sim.config import emptied, load_cluster_config, shipped_config, with_scheduler
     from gpupoc.sim.faults import parse_faults
     from gpupoc.sim.modes import parse_mode
     from gpupoc.sim.server import serve
@@ -62,6 +64,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     config = load_cluster_config(args.config if args.config or mode is None else shipped_config(mode))
     if mode is not None and config.scheduler != mode:
         config = with_scheduler(config, mode)
+    if args.empty:
+        config = emptied(config)
     faults = parse_faults(args.faults)
     behaviours = parse_behaviours(args.behaviour)
     asyncio.run(serve(config, args.data_dir, args.port, args.kubeconfig, faults, behaviours, args.behaviour_seed))

@@ -106,7 +106,8 @@ class ClusterConfig(_Model):
     kubernetes_version: str = Field(default="v1.31.4", pattern=r"^v\d+\.\d+\.\d+")
     audit_log: str = Field(default="audit.log", description="relative paths resolve under the data directory")
     pools: list[Pool] = Field(min_length=1)
-    tenants: list[Tenant] = Field(min_length=1)
+    tenants: list[Tenant] = Field(default_factory=list, description="empty: tenants come through the API "
+                                  "(gpupoc cluster manifests | kubectl apply -f -)")
     priority_classes: list[PriorityClassConfig] = Field(default_factory=list)
     images: list[ImageEntry] = Field(default_factory=list)
     scheduler: SchedulerMode = Field(default=SchedulerMode.KUBE, description="kube | kueue | volcano | kai")
@@ -114,6 +115,8 @@ class ClusterConfig(_Model):
     volcano: VolcanoConfig = Field(default_factory=VolcanoConfig)
     kai: KaiConfig = Field(default_factory=KaiConfig)
     timing: Timing = Field(default_factory=Timing)
+    empty: bool = Field(default=False, description="the cluster starts with its nodes only: tenants, priority "
+                        "classes and queues come through its API (gpupoc sim serve --empty)")
 
     @model_validator(mode="after")
     def _references_resolve(self) -> "ClusterConfig":
@@ -130,10 +133,12 @@ class ClusterConfig(_Model):
                                   f"declare it under priority_classes ({sorted(pcs)})")
         check_queue_references(errors, self.kueue, self.volcano, self.kai, {p.name for p in self.pools},
                                {t.namespace for t in self.tenants})
-        if self.scheduler == SchedulerMode.KUEUE and not self.kueue.cluster_queues:
+        if self.empty:
+            _empty_holds_nothing(errors, self)
+        elif self.scheduler == SchedulerMode.KUEUE and not self.kueue.cluster_queues:
             errors.append("kueue.cluster_queues: scheduler kueue needs at least one ClusterQueue; declare them or "
                           "choose scheduler: kube")
-        if self.scheduler == SchedulerMode.KAI and not any(q.parent for q in self.kai.queues):
+        if not self.empty and self.scheduler == SchedulerMode.KAI and not any(q.parent for q in self.kai.queues):
             errors.append("kai.queues: scheduler kai needs at least one leaf queue (a queue with a parent); "
                           "declare a top-level queue and one leaf per tenant")
         if errors:
@@ -145,6 +150,28 @@ class ClusterConfig(_Model):
 
     def pool(self, name: str) -> Pool | None:
         return next((p for p in self.pools if p.name == name), None)
+
+
+def _empty_holds_nothing(errors: list[str], cfg: "ClusterConfig") -> None:
+    """An empty cluster declares no tenants, priority classes or queues: they come through the API."""
+    declared = (("tenants", cfg.tenants), ("priority_classes", cfg.priority_classes),
+                ("kueue.cluster_queues", cfg.kueue.cluster_queues), ("kueue.local_queues", cfg.kueue.local_queues),
+                ("volcano.queues", cfg.volcano.queues), ("kai.queues", cfg.kai.queues))
+    for what, items in declared:
+        if items:
+            errors.append(f"{what}: an empty cluster (empty: true) declares none; remove them or set empty: false")
+
+
+def emptied(config: "ClusterConfig") -> "ClusterConfig":
+    """``config`` with its nodes, images and timings only: what the API must then be given."""
+    from gpupoc.common.validation import parse_model
+
+    data = config.model_dump(mode="json")
+    data.update(tenants=[], priority_classes=[], empty=True)
+    for section, key in (("kueue", "cluster_queues"), ("kueue", "local_queues"), ("volcano", "queues"),
+                         ("kai", "queues")):
+        data[section][key] = []
+    return parse_model(ClusterConfig, data, "--empty")
 
 
 def _unique(errors: list[str], what: str, names: list[str]) -> None:

@@ -24,7 +24,12 @@ from gpupoc.steps.wave import SNAPSHOT_SOURCE
 
 def collect(ctx: RunContext, started_at: str | None) -> dict:
     """Read every attempt of every wave item back with its outcome, build the class's tables, write the
-    manifest."""
+    manifest. A class whose preflight failed ran nothing: its tables say why (``steps.preflight``)."""
+    from gpupoc.steps.preflight import collect_not_run, missing_prerequisites
+
+    missing = missing_prerequisites(ctx)
+    if missing:
+        return collect_not_run(ctx, started_at, missing)
     admin = ctx.admin("collect evidence")
     pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
     ctx.writer.write_json("pods", pods)

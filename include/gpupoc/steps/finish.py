@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpupoc.common.timefmt import rfc3339, utcnow
-from gpupoc.exceptions import GpupocError, ValidationFailed
+from gpupoc.exceptions import GpupocError, PrerequisiteMissing, ValidationFailed
 from gpupoc.pipeline import wave as W
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import DONE_FILE
@@ -14,12 +14,16 @@ from gpupoc.validation.runner import validate_run
 
 def validate(ctx: RunContext, run_dir: str) -> dict:
     """Run the class's expectation suites over the evidence (results and Data Docs beside the evidence)."""
+    from gpupoc.steps.preflight import missing_prerequisites
+
     params = suite_parameters(ctx)
     summary = validate_run(run_dir, parameters=params)
     failed = list(getattr(summary, "failed_checks", None) or [c.check_id for c in summary.checks
                                                               if c.verdict.value == "fail"])
-    return {"success": not failed, "failed_checks": failed, "summary_path": str(Path(run_dir) / "validation" /
-                                                                                 "summary.json"),
+    missing = missing_prerequisites(ctx)
+    return {"success": not failed and not missing, "failed_checks": failed, "prerequisites_missing": missing,
+            "test_class": ctx.test_class,
+            "summary_path": str(Path(run_dir) / "validation" / "summary.json"),
             "data_docs_index": summary.data_docs_index}
 
 
@@ -37,7 +41,10 @@ def suite_parameters(ctx: RunContext) -> dict:
 def cleanup(ctx: RunContext) -> dict:
     """Delete the pods the wave kept for evidence (the operator keeps them: on_finish_action keep_pod)."""
     from gpupoc.steps.gangs import delete_pod_groups
+    from gpupoc.steps.preflight import end_lease_without_cleanup, missing_prerequisites
 
+    if missing_prerequisites(ctx):
+        return end_lease_without_cleanup(ctx)
     admin = ctx.admin("delete the wave's pods after collecting evidence")
     try:
         pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
@@ -54,5 +61,7 @@ def verdict(validation: dict | None) -> None:
     """Fail the run when a check failed (after evidence is published and pods are cleaned up)."""
     if not validation:
         raise GpupocError("no validation result: the validate task did not run; see its upstream tasks")
+    if validation.get("prerequisites_missing"):
+        raise PrerequisiteMissing(validation.get("test_class", "this class"), validation["prerequisites_missing"])
     if not validation.get("success"):
         raise ValidationFailed("run", validation.get("failed_checks") or [], validation.get("summary_path", ""))

@@ -15,7 +15,7 @@ LAYERS = [
     {"airflow_runtime", "ui"},
     {"dags"},
     {"steps"},
-    {"pipeline", "monitoring"},
+    {"pipeline", "monitoring", "cluster", "preflight"},  # cluster: manifests, kubeconfig; preflight: its checks
     {"report"},
     {"validation", "podspec"},
     {"plan"},

@@ -9,10 +9,10 @@ import logging
 from aiohttp import web
 
 from gpupoc.sim import clock, rbac
-from gpupoc.sim.api import admin, discovery, pod_logs, pods, resources, reviews, visibility, watch
+from gpupoc.sim.api import admin, discovery, pod_logs, pods, resources, reviews, tokens, visibility, watch
 from gpupoc.sim.api.context import Caller, Ctx, error_response, json_response, parse_request_info
 from gpupoc.sim.api.manners import MANNERS, ApiManners
-from gpupoc.sim.api.registry import AUTHZ, SIM, VISIBILITY, ResourceSpec, lookup
+from gpupoc.sim.api.registry import AUTHN, AUTHZ, SIM, VISIBILITY, ResourceSpec, lookup
 from gpupoc.sim.api.status import StatusError, unauthorized
 from gpupoc.sim.audit import MUTATING, REQUEST_RESPONSE, AuditLog, AuditRecord
 from gpupoc.sim.cluster import ClusterState
@@ -42,6 +42,8 @@ _SPECIAL = {
     ("", "pods", "create", "eviction"): pods.evict_pod,
     (VISIBILITY, "clusterqueues", "get", "pendingworkloads"): visibility.pending_workloads,
     (VISIBILITY, "localqueues", "get", "pendingworkloads"): visibility.pending_workloads,
+    ("", "serviceaccounts", "create", "token"): tokens.create_token,
+    (AUTHN, "selfsubjectreviews", "create", ""): tokens.self_subject_review,
     (SIM, "nodes", "create", "fail"): admin.node_action,
     (SIM, "nodes", "create", "recover"): admin.node_action,
 }
@@ -70,7 +72,8 @@ def authenticate(ctx: Ctx) -> Caller:
     header = ctx.request.headers.get("Authorization", "")
     if not header.lower().startswith("bearer "):
         raise unauthorized()
-    ident = ctx.state.identities.get(header[7:].strip())
+    token = header[7:].strip()
+    ident = ctx.state.identities.get(token) or tokens.authenticate(ctx.state, token)
     if ident is None:
         raise unauthorized()
     caller = Caller(ident.username, tuple(ident.groups), ident.uid, ident.namespace)

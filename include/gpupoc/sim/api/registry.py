@@ -40,6 +40,7 @@ RBAC = "rbac.authorization.k8s.io"
 KUEUE = "kueue.x-k8s.io"
 VISIBILITY = "visibility.kueue.x-k8s.io"
 AUTHZ = "authorization.k8s.io"
+AUTHN = "authentication.k8s.io"
 SIM = "sim.gpupoc.io"
 STATUS = {"status": ("get", "patch", "update")}
 _KUEUE_MODES = frozenset({SchedulerMode.KUBE, SchedulerMode.KUEUE})
@@ -58,20 +59,23 @@ SPECS: list[ResourceSpec] = [
                  {"status": ("get", "patch", "update")}),
     ResourceSpec("resourcequotas", CORE, "v1", "ResourceQuota", True, ALL, "resourcequota", ("quota",),
                  {"status": ("get", "patch", "update")}),
-    ResourceSpec("serviceaccounts", CORE, "v1", "ServiceAccount", True, ALL, "serviceaccount", ("sa",)),
+    ResourceSpec("serviceaccounts", CORE, "v1", "ServiceAccount", True, ALL, "serviceaccount", ("sa",),
+                 {"token": ("create",)}),  # TokenRequest (api/tokens.py)
     ResourceSpec("configmaps", CORE, "v1", "ConfigMap", True, ALL, "configmap", ("cm",)),
     ResourceSpec("secrets", CORE, "v1", "Secret", True, ALL, "secret"),
     ResourceSpec("priorityclasses", "scheduling.k8s.io", "v1", "PriorityClass", False, ALL, "priorityclass", ("pc",)),
-    ResourceSpec("roles", RBAC, "v1", "Role", True, READ, "role"),
-    ResourceSpec("rolebindings", RBAC, "v1", "RoleBinding", True, READ, "rolebinding"),
-    ResourceSpec("clusterroles", RBAC, "v1", "ClusterRole", False, READ, "clusterrole"),
-    ResourceSpec("clusterrolebindings", RBAC, "v1", "ClusterRoleBinding", False, READ, "clusterrolebinding"),
+    ResourceSpec("roles", RBAC, "v1", "Role", True, ALL, "role"),
+    ResourceSpec("rolebindings", RBAC, "v1", "RoleBinding", True, ALL, "rolebinding"),
+    ResourceSpec("clusterroles", RBAC, "v1", "ClusterRole", False, ALL, "clusterrole"),
+    ResourceSpec("clusterrolebindings", RBAC, "v1", "ClusterRoleBinding", False, ALL, "clusterrolebinding"),
     ResourceSpec("selfsubjectaccessreviews", AUTHZ, "v1", "SelfSubjectAccessReview", False, ("create",),
                  "selfsubjectaccessreview", stored=False),
     ResourceSpec("selfsubjectrulesreviews", AUTHZ, "v1", "SelfSubjectRulesReview", False, ("create",),
                  "selfsubjectrulesreview", stored=False),
     ResourceSpec("subjectaccessreviews", AUTHZ, "v1", "SubjectAccessReview", False, ("create",),
                  "subjectaccessreview", stored=False),
+    ResourceSpec("selfsubjectreviews", AUTHN, "v1", "SelfSubjectReview", False, ("create",), "selfsubjectreview",
+                 stored=False),  # kubectl auth whoami (api/tokens.py)
     ResourceSpec("workloads", KUEUE, "v1beta1", "Workload", True, ALL, "workload", ("wl",), STATUS,
                  categories=("kueue",), modes=_KUEUE_MODES),
     ResourceSpec("clusterqueues", KUEUE, "v1beta1", "ClusterQueue", False, ALL, "clusterqueue", ("cq",), STATUS,

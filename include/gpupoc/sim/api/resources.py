@@ -11,7 +11,7 @@ from aiohttp import web
 
 from gpupoc.sim import clock, tables
 from gpupoc.sim.admission import DNS_LABEL, DNS_SUBDOMAIN, generate_name
-from gpupoc.sim.api import shapes
+from gpupoc.sim.api import defaults, shapes
 from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.api.registry import ResourceSpec, list_kind
@@ -148,6 +148,7 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
         meta.pop(k, None)
     if spec.plural == "resourcequotas":
         body["status"] = {"hard": dict((body.get("spec") or {}).get("hard") or {}), "used": {}}
+    defaults.on_create(ctx.state, spec.plural, body)
     if dry_run(ctx.query):
         if ctx.state.store.get(spec.plural, ctx.info.namespace if spec.namespaced else None, meta["name"]):
             raise already_exists(spec.plural, meta["name"], spec.group)

@@ -1,0 +1,1 @@
+"""What a real cluster must hold for the POC: manifests, identities' kubeconfig, the access table."""

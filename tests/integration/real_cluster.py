@@ -1,0 +1,104 @@
+"""Helpers of the real-cluster tests: an empty simulated cluster given a plan's manifests through its API with
+real kubectl, the identities' kubeconfig minted with ``kubectl create token``, and the preflight CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gpupoc.sim.config import emptied, load_cluster_config, shipped_config
+from gpupoc.sim.modes import SchedulerMode
+
+from .conftest import SimServer, launch
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gpupoc.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=str(REPO))
+
+
+def empty_config(path: Path, mode: SchedulerMode = SchedulerMode.KUBE) -> Path:
+    """A cluster config with the shipped config's nodes only (``empty: true``)."""
+    cfg = emptied(load_cluster_config(shipped_config(mode)))
+    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
+    return path
+
+
+def write_plan(path: Path, base: str, kubeconfig: Path, sim: SimServer, evidence: Path, **sources) -> Path:
+    """``plans/<base>`` pointed at this cluster: its kubeconfig, the cluster's audit log, an evidence root."""
+    data = yaml.safe_load((REPO / "plans" / base).read_text(encoding="utf-8"))
+    data["platform"]["kubeconfig"] = str(kubeconfig)
+    data["evidence_root"] = str(evidence)
+    data["evidence_sources"] = {"audit_log_path": str(sim.audit_log), **sources}
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@dataclass
+class PreparedCluster:
+    """A simulated cluster that started empty and was given the plan's manifests and identities."""
+
+    sim: SimServer
+    plan: Path
+    kubeconfig: Path
+    manifests: str
+    tmp: Path
+    stack_dir: Path | None = None
+
+    def stop(self) -> None:
+        if self.stack_dir is not None:
+            cli("stack", "down", "--data-dir", str(self.stack_dir))
+        self.sim.stop()
+
+    def preflight(self, *args: str, plan: Path | None = None) -> tuple[int, dict]:
+        stack = self.stack_dir or self.tmp / "no-monitoring-stack"  # never the repository's var/monitoring
+        res = cli("preflight", "--plan", str(plan or self.plan), "--json", "--stack-dir", str(stack), *args)
+        try:
+            return res.returncode, json.loads(res.stdout)
+        except ValueError:
+            raise AssertionError(f"preflight printed no JSON (exit {res.returncode}): {res.stdout}{res.stderr}")
+
+
+def start_stack(sim: SimServer, data_dir: Path) -> dict:
+    """``gpupoc stack up`` against the cluster: the evidence sources of its Prometheus and Alertmanager."""
+    up = cli("stack", "up", "--data-dir", str(data_dir), "--sim-url", sim.http_url, "--scrape-interval", "2s")
+    assert up.returncode == 0, up.stdout + up.stderr
+    state = json.loads((data_dir / "stack.json").read_text())
+    return {"prometheus_url": state["prometheus"]["url"], "alertmanager_url": state["alertmanager"]["url"],
+            "alert_receiver_record": state["receiver"]["record"]}
+
+
+def prepare(tmp: Path, base_plan: str = "default.yaml", mode: SchedulerMode = SchedulerMode.KUBE,
+            monitoring: bool = False) -> PreparedCluster:
+    """Empty cluster -> ``gpupoc cluster manifests`` -> ``kubectl apply`` -> ``gpupoc cluster kubeconfig``
+    (with ``monitoring``, the local stack scrapes the cluster and the plan names it)."""
+    sim = launch(tmp / "sim", config=empty_config(tmp / "empty.yaml", mode))
+    stack_dir = tmp / "monitoring" if monitoring else None
+    cluster = PreparedCluster(sim, tmp / "plan.yaml", tmp / "kubeconfig", "", tmp, None)
+    try:
+        sources = start_stack(sim, stack_dir) if stack_dir else {}
+        cluster.stack_dir = stack_dir
+        write_plan(cluster.plan, base_plan, cluster.kubeconfig, sim, tmp / "evidence", **sources)
+        rendered = cli("cluster", "manifests", "--plan", str(cluster.plan))
+        assert rendered.returncode == 0, rendered.stderr
+        cluster.manifests = rendered.stdout
+        applied = sim.kubectl("apply", "-f", "-", input=rendered.stdout)
+        assert applied.returncode == 0, f"kubectl apply refused the manifests: {applied.stderr}"
+        minted = cli("cluster", "kubeconfig", "--plan", str(cluster.plan), "--admin-kubeconfig",
+                     str(sim.kubeconfig), "--admin-context", "admin")
+        assert minted.returncode == 0, minted.stdout + minted.stderr
+    except BaseException:
+        cluster.stop()  # a failed preparation leaves no server behind
+        raise
+    return cluster
+
+
+def lines(report: dict, check: str, status: str = "failed") -> list[dict]:
+    return [r for r in report["results"] if r["check"] == check and r["status"] == status]

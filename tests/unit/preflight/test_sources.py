@@ -1,0 +1,83 @@
+"""The preflight's sources: images to pull and their pods' states, audit sources, Alertmanager, connections."""
+
+import json
+import sys
+
+from gpupoc.plan import load_plan
+from gpupoc.plan.loader import DEFAULT_PLAN
+from gpupoc.preflight.airflow_checks import named_connections
+from gpupoc.preflight.audit_sources import CommandSource, FileSource, audit_source, parse_lines
+from gpupoc.preflight.context import PreflightContext
+from gpupoc.preflight.image_checks import images_to_pull, pull_pod, pull_state
+from gpupoc.preflight.monitoring_checks import webhook_urls
+
+
+def test_every_catalogue_image_is_pulled_once_except_the_one_meant_to_be_missing():
+    plan = load_plan(DEFAULT_PLAN)
+    uses = images_to_pull(PreflightContext(plan))
+    assert sorted(u.image for u in uses) == ["gpupoc/virtual:1.0", "gpupoc/workload:1.0"]
+    audit = images_to_pull(PreflightContext(plan, test_class="audit_trail"))
+    assert {u.tenant for u in audit} <= {t.name for t in plan.tenants}
+
+
+def test_a_pull_pod_asks_for_no_gpu_on_its_pool_as_its_tenant():
+    plan = load_plan(DEFAULT_PLAN)
+    use = images_to_pull(PreflightContext(plan))[0]
+    pod = pull_pod(PreflightContext(plan), use)
+    c = pod["spec"]["containers"][0]
+    assert "nvidia.com/gpu" not in json.dumps(c["resources"])
+    assert pod["metadata"]["namespace"] == plan.tenant(use.tenant).namespace
+    assert pod["spec"]["nodeSelector"] == plan.pool(plan.workload(use.workload).pool).node_selector
+
+
+def test_a_started_container_counts_as_pulled_and_a_pull_error_as_failed():
+    started = {"status": {"containerStatuses": [{"state": {"terminated": {"exitCode": 1}}}]}}
+    assert pull_state(started)[0] == "pulled"
+    err = {"status": {"containerStatuses": [{"state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}}}]}}
+    assert pull_state(err) == ("failed", "ErrImagePull: not found")
+    pending = {"status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                                                              "message": "0/5 nodes are available"}]}}
+    assert pull_state(pending) == ("waiting", "not scheduled: 0/5 nodes are available")
+
+
+def test_audit_lines_may_be_events_or_the_webhooks_event_lists():
+    text = '{"kind":"Event","auditID":"a"}\n{"kind":"EventList","items":[{"auditID":"b"},{"auditID":"c"}]}\n{"trunc'
+    assert [e["auditID"] for e in parse_lines(text)] == ["a", "b", "c"]
+
+
+def test_a_file_source_reads_only_what_arrived_after_its_position(tmp_path):
+    log = tmp_path / "audit.log"
+    log.write_text('{"auditID":"old"}\n')
+    src = FileSource(log)
+    pos = src.position()
+    with log.open("a") as fh:
+        fh.write('{"auditID":"new"}\n')
+    assert [e["auditID"] for e in src.events_since(pos)] == ["new"]
+
+
+def test_a_command_source_runs_the_export_for_the_window():
+    script = "import sys, json; print(json.dumps({'kind': 'EventList', 'items': [{'auditID': sys.argv[1]}]}))"
+    src = CommandSource(f"{sys.executable} -c \"{script}\" {{start}}")
+    events = src.events_since(src.position())
+    assert len(events) == 1 and events[0]["auditID"].endswith("Z")
+
+
+def test_the_plans_audit_log_path_is_its_file_source():
+    plan = load_plan(DEFAULT_PLAN)
+    src = audit_source(plan)
+    assert isinstance(src, FileSource) and src.path == plan.resolve_path(plan.evidence_sources.audit_log_path)
+
+
+def test_the_routes_receiver_webhooks_are_found_in_alertmanagers_config():
+    cfg = "route: {receiver: hook}\nreceivers:\n- name: other\n  webhook_configs: [{url: http://x/}]\n" \
+          "- name: hook\n  webhook_configs: [{url: 'http://127.0.0.1:9095/alerts'}]\n"
+    assert webhook_urls(cfg) == ["http://127.0.0.1:9095/alerts"]
+    assert webhook_urls("route: {receiver: none}\n") == []
+
+
+def test_only_the_connections_the_plan_names_are_checked():
+    plan = load_plan(DEFAULT_PLAN)
+    assert named_connections(plan) == []
+    es = plan.evidence_sources.model_copy(update={"prometheus_conn_id": "prom"})
+    assert named_connections(plan.model_copy(update={"evidence_sources": es})) == \
+        [("evidence_sources.prometheus_conn_id", "prom")]
