@@ -10,8 +10,10 @@ Runs when all five test classes have published new evidence (their Assets), and 
 takes one reviewer's experience scores (UI usability, documentation, training cost; 1-5 with comments) or
 a scorecard file, and one reviewer's sign-off: a confirmation or an objection (with a comment) of the
 role's block (security: must items, platform: key items, business: experience items, management: the
-decision). Outputs under `<evidence_root>/report/<run_id>/`: report.html, summary.html, report.md,
-report.json, report.junit.xml, report.pdf (with Chromium), and the sealed bundle `<run_id>.bundle.tar.gz`.
+decision). A sign-off counts only when the run was triggered by the reviewer's own Airflow user (the plan's
+`report.reviewers[].airflow_user`); any other is shown as an unverified claim. Outputs under
+`<evidence_root>/report/<run_id>/`: report.html, summary.html, report.md, report.json, report.junit.xml,
+report.pdf (with Chromium), and the sealed bundle `<run_id>.bundle.tar.gz`.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ with DAG(
     @task
     def compile_report() -> dict:
         """Build, print and seal the report of this run; the trigger form's scores become its scorecard and
-        its sign-off is dated with the run (a rerun gives the same report)."""
+        its sign-off is dated with the run and stamped with the user who triggered it, Airflow's
+        ``dag_run.triggering_user_name`` (a rerun gives the same report)."""
         from gpupoc.pipeline.common import plan_path, repo_root
         from gpupoc.report.airflow import run_report
         from gpupoc.report.form import report_params
@@ -49,6 +52,8 @@ with DAG(
         run = c["dag_run"]
         at = getattr(run, "run_after", None) or getattr(run, "logical_date", None) or getattr(run, "start_date", None)
         at_text = at.isoformat() if at else c["run_id"]
-        return run_report(plan_path(params.get("plan")), c["run_id"], report_params(params, repo_root(), at_text))
+        user = getattr(run, "triggering_user_name", None)  # None: started by the Assets, nobody signed in
+        return run_report(plan_path(params.get("plan")), c["run_id"],
+                          report_params(params, repo_root(), at_text, signed_in_as=user))
 
     compile_report()

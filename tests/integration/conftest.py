@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-STARTUP_TIMEOUT = 60.0
+STARTUP_TIMEOUT = 300.0  # a stall guard: `gpupoc sim serve` is up in seconds, longer on a loaded machine
 
 
 @dataclass
@@ -148,8 +148,11 @@ def start_sim(tmp_path):
         s.stop()
 
 
-def wait_for(what: str, predicate, timeout: float = 30.0, poll: float = 0.3):
-    """``predicate()``'s first truthy value within ``timeout`` seconds, else AssertionError naming ``what``."""
+def wait_for(what: str, predicate, timeout: float = 120.0, poll: float = 0.3):
+    """``predicate()``'s first truthy value within ``timeout`` seconds, else AssertionError naming ``what``.
+
+    The timeout guards a stall: what is awaited here takes seconds, more on a loaded machine, and the wait
+    ends as soon as it holds."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:

@@ -10,6 +10,11 @@ import yaml
 from gpupoc.pipeline.common import repo_root
 
 
+# Run time of each workload of the small wave; waits on a run budget a step from the longest.
+SMALL_WAVE_DURATIONS = {"v-train-8g": 20, "v-train-4g": 15, "v-train-2g": 10, "v-infer-1g": 8}
+LONGEST_POD_SECONDS = max(SMALL_WAVE_DURATIONS.values())
+
+
 def small_plan(tmp: Path, kubeconfig: Path, audit_log: Path) -> Path:
     """The default plan with a wave of 8 short pods: training asked 28 GPUs of 24, mixed priorities."""
     plan = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
@@ -19,7 +24,7 @@ def small_plan(tmp: Path, kubeconfig: Path, audit_log: Path) -> Path:
     # a window starting tomorrow: unpausing the DAG creates no scheduled run beside the manual one
     tomorrow = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=1)
     plan["window"].update(start=tomorrow.isoformat(), end=(tomorrow + timedelta(days=7)).isoformat())
-    durations = {"v-train-8g": 20, "v-train-4g": 15, "v-train-2g": 10, "v-infer-1g": 8}
+    durations = SMALL_WAVE_DURATIONS
     for w in plan["workloads"]:
         if w["name"] in durations:
             w["duration_seconds"] = durations[w["name"]]

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from gpupoc.airflow_runtime.client import AirflowClient
+from gpupoc.exceptions import SourceUnavailable
 from gpupoc.airflow_runtime.topology import component_alive
 from gpupoc.airflow_runtime.processes import down, kill_component, start_component, up
 from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, free_port
@@ -34,12 +35,14 @@ from gpupoc.airflow_runtime.topology import Role, components
 from gpupoc.airflow_runtime.workers import active, wait_workers
 from gpupoc.steps.profiles import profile
 from gpupoc.evidence.reader import RunEvidence
+from tests.waiting import wait_for
 
 from .stores import PgCluster, RedisServer, pg_bin_or_skip, redis_server_or_skip
-from .plans import small_plan
-from .test_restart_resilience import SELECTOR, WAVE, _failed_checks, _pod_index, _wave_creates
+from .plans import LONGEST_POD_SECONDS, small_plan
+from .test_restart_resilience import SELECTOR, WAVE, _failed_checks, _pod_index, _wave_creates, task_states
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900),
+# The timeout guards against a hang only: the waits below fail first, on a stall, naming what they waited for.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800),
               pytest.mark.xdist_group("airflow")]
 DAG_ID = "poc_queue_congestion"
 REPORT_DAG = "poc_report"
@@ -49,6 +52,9 @@ SCORES = {"reviewer": "Wang Fang", "reviewer_role": "business", "ui_usability": 
 # A task whose worker died is failed after this many seconds without a heartbeat, then retried (Airflow: 300).
 HEARTBEAT_TIMEOUT_SECONDS = "45"
 PAUSE_SECONDS = 3.0
+# The longest the run may go with no task changing state: its longest pod, then a killed task's heartbeat
+# timeout and retry delay (10 s), three times over for a loaded machine. A wait fails only on such a stall.
+STEP_SECONDS = 3 * (LONGEST_POD_SECONDS + int(HEARTBEAT_TIMEOUT_SECONDS) + 10)
 
 
 class Phases:
@@ -127,7 +133,7 @@ def celery_airflow(work_dir, sim, stores, phases):
         worker_concurrency=4, extra_env={"GPUPOC_PLAN": str(plan),
                                          "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": HEARTBEAT_TIMEOUT_SECONDS})
     try:
-        state = up(settings, timeout=300)
+        state = up(settings, timeout=900)
         phases.done(f"airflow up (migrate {state.migrate_seconds:.0f} s, {len(state.pids)} processes)")
         yield settings, plan, pg, broker
     finally:
@@ -190,8 +196,8 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     schedulers = [n for n, c in topo.items() if c.role is Role.SCHEDULER]
     af = AirflowClient.for_home(settings.home)
     core = k8s.CoreV1Api(sim.client("admin", http=True))
-    af.wait_dag(DAG_ID, timeout=180)
-    af.wait_dag(REPORT_DAG, timeout=180)
+    af.wait_dag(DAG_ID, timeout=600)
+    af.wait_dag(REPORT_DAG, timeout=600)
     af.unpause(DAG_ID)
     af.unpause(REPORT_DAG)
     phases.done("DAGs parsed")
@@ -206,14 +212,14 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
         return pods
 
     # 1. mid-wave: some wave pod exists and a worker runs tasks of the run (a wave task preferred)
-    deadline = time.monotonic() + 240
-    while True:
+    def busy() -> tuple[list, tuple[str, list[dict]] | None, str]:
         pods = look()
-        victim = _busiest_worker(broker.url, workers) if pods else None
-        if victim and (any(_wave_index(t) for t in victim[1]) or len(pods) >= WAVE):
-            break
-        assert time.monotonic() < deadline, f"no worker busy with the run after 240 s: {len(pods)} pods"
-        time.sleep(0.5)
+        return pods, _busiest_worker(broker.url, workers) if pods else None, task_states(af.task_instances(DAG_ID, run_id))
+
+    pods, victim, _ = wait_for(
+        "a worker busy with a wave task of the run", busy,
+        lambda v: v[1] is not None and (any(_wave_index(t) for t in v[1][1]) or len(v[0]) >= WAVE),
+        step_seconds=STEP_SECONDS, transient=(SourceUnavailable,), describe=lambda v: f"{len(v[0])} pods; tasks: {v[2]}")
     killed_worker, its_tasks = victim
     its_wave = sorted(i for i in (_wave_index(t) for t in its_tasks) if i is not None)
     at_kill = {(t["task_id"], t.get("map_index", -1)): t["state"] for t in af.task_instances(DAG_ID, run_id)}
@@ -225,7 +231,7 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     look()
     time.sleep(PAUSE_SECONDS)
     start_component(settings, killed_worker)
-    wait_workers(broker.url, [f"{w}@" for w in workers], timeout=120)
+    wait_workers(broker.url, [f"{w}@" for w in workers], timeout=600)
     phases.done(f"{killed_worker} killed and back")
 
     # 3. kill one scheduler of the two; the other one keeps scheduling; start it again
@@ -236,15 +242,17 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     look()
     time.sleep(PAUSE_SECONDS)
     new_scheduler = start_component(settings, killed_scheduler)
-    af.wait_healthy(["scheduler", "triggerer"], timeout=120)
+    af.wait_healthy(["scheduler", "triggerer"], timeout=600)
     phases.done(f"{killed_scheduler} killed and back")
 
     # 4. the run ends
-    deadline = time.monotonic() + 420
-    while (final := af.get_run(DAG_ID, run_id)).get("state") not in ("success", "failed"):
+    def run_state() -> tuple[dict, str]:
         look()
-        assert time.monotonic() < deadline, f"run still {final.get('state')} 420 s after the restarts"
-        time.sleep(2.0)
+        return af.get_run(DAG_ID, run_id), task_states(af.task_instances(DAG_ID, run_id))
+
+    final, _ = wait_for("the run to end after the restarts", run_state,
+                        lambda v: v[0].get("state") in ("success", "failed"), step_seconds=STEP_SECONDS, transient=(SourceUnavailable,), poll=2.0,
+                        describe=lambda v: f"run {v[0].get('state')}; tasks: {v[1]}")
     tis = {(t["task_id"], t.get("map_index", -1)): t for t in af.task_instances(DAG_ID, run_id)}
     states = {k: t["state"] for k, t in tis.items()}
     tries = {f"{k[0]}[{k[1]}]": t.get("try_number") for k, t in tis.items() if (t.get("try_number") or 1) > 1}
@@ -281,7 +289,7 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
 
     # 5. the report: the decision of the same plan on the LocalExecutor
     report_run = af.trigger(REPORT_DAG, {"plan": str(plan_file), **SCORES})["dag_run_id"]
-    done = af.wait_run(REPORT_DAG, report_run, timeout=240, poll=2.0)
+    done = af.wait_run(REPORT_DAG, report_run, timeout=1500, poll=2.0)
     phases.done(f"report {done['state']}")
     assert done["state"] == "success", done
     from gpupoc.plan import load_plan

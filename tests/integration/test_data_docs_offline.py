@@ -17,7 +17,7 @@ import pytest
 
 from tests.integration.browser import Page, launch
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300), pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("browser")]
 
 SUITE_PAGE = "expectations/tenant_isolation/access_probes.html"
 

@@ -36,7 +36,7 @@ from gpupoc.validation.models import FailureClass, Verdict
 
 from .conftest import wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(240), pytest.mark.xdist_group("fault-profiles")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("fault-profiles")]
 
 TENANTS = ("team-vision", "team-nlp", "team-serving")
 ADMIN = Actor("admin", "kubernetes-admin", ("kubeadm:cluster-admins", "system:authenticated"))
@@ -158,7 +158,8 @@ def congestion_tables(sim, f: ClientFactory, tmp_path) -> dict[str, pd.DataFrame
         pods = [get_pod(admin, ns, name) for name, ns, _, _ in WAVE]
         return pods if all(p.get("status", {}).get("phase") in TERMINAL for p in pods) else None
 
-    pods = wait_for("the wave ended", ended, timeout=60)
+    # the pods run one after the other on the node: a budget ten times their run times, beside a stall guard
+    pods = wait_for("the wave ended", ended, timeout=120 + 10 * sum(int(s) for *_, s in WAVE))
     rows = []
     for p in pods:
         mo, m = pod_moments(p), p["metadata"]

@@ -35,7 +35,7 @@ def create_pod(sim, name, seconds=2, gpus=1, ns="team-vision"):
                 input=POD.format(name=name, seconds=seconds, gpus=gpus))
 
 
-def wait_phase(sim, name, phases, ns="team-vision", timeout=30):
+def wait_phase(sim, name, phases, ns="team-vision", timeout=120):  # a stall guard; ends when it holds
     deadline = time.monotonic() + timeout
     phase = None
     while time.monotonic() < deadline:
@@ -127,19 +127,17 @@ def test_logs_and_follow(sim_server, done_pod):
     assert out.strip()
     create_pod(sim_server, "kc-follow", seconds=3)
     wait_phase(sim_server, "kc-follow", ("Running",))
-    started = time.monotonic()
-    res = sim_server.kubectl("logs", "-f", "kc-follow", "-n", "team-vision", "--timestamps", timeout=30, check=True)
-    assert time.monotonic() - started < 20
-    assert res.stdout.strip() and res.stdout.split(" ", 1)[0].endswith("Z")
+    res = sim_server.kubectl("logs", "-f", "kc-follow", "-n", "team-vision", "--timestamps", timeout=300, check=True)
+    lines = res.stdout.strip().splitlines()
+    assert lines and lines[0].split(" ", 1)[0].endswith("Z")
+    assert lines[-1].endswith(" workload finished"), f"the follow ended before the container did: {lines[-3:]}"
 
 
 def test_delete_running_pod_waits_until_gone(sim_server):
     create_pod(sim_server, "kc-delete", seconds=120)
     wait_phase(sim_server, "kc-delete", ("Running",))
-    started = time.monotonic()
-    res = sim_server.kubectl("delete", "pod", "kc-delete", "-n", "team-vision", timeout=60, check=True)
+    res = sim_server.kubectl("delete", "pod", "kc-delete", "-n", "team-vision", timeout=300, check=True)
     assert 'pod "kc-delete" deleted' in res.stdout
-    assert time.monotonic() - started < 30
     gone = sim_server.kubectl("get", "pod", "kc-delete", "-n", "team-vision")
     assert gone.returncode != 0 and "NotFound" in gone.stderr
 

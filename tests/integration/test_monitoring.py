@@ -25,7 +25,7 @@ pytestmark = [
     pytest.mark.skipif(not os.access("/usr/bin/prometheus", os.X_OK) or
                        not os.access("/usr/bin/prometheus-alertmanager", os.X_OK),
                        reason="Prometheus/Alertmanager not installed: run scripts/install-monitoring.sh"),
-    pytest.mark.timeout(240),
+    pytest.mark.timeout(900),
 ]
 
 SCRAPE = 2.0

@@ -14,7 +14,7 @@ import yaml
 
 from .stores import PgCluster, pg_bin_or_skip
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(300), pytest.mark.xdist_group("airflow")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800), pytest.mark.xdist_group("airflow")]
 
 REPO = Path(__file__).resolve().parents[2]
 DAG_ID = "gpupoc_topology_check"
@@ -83,7 +83,7 @@ def deployment(postgres, tmp_path_factory):
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
     })
     try:
-        state = up(settings, components=commands, wait_healthy=True, timeout=150)
+        state = up(settings, components=commands, wait_healthy=True, timeout=900)
         yield state, AirflowClient.for_home(home, url=state.url), executor
     finally:
         down(home)
@@ -107,10 +107,10 @@ def test_api_server_reports_the_postgres_metadatabase_and_components_healthy(dep
 
 def test_a_dag_run_completes_with_the_executor_of_the_compose_file(deployment, postgres):
     state, client, executor = deployment
-    client.wait_dag(DAG_ID, timeout=90)
+    client.wait_dag(DAG_ID, timeout=600)
     client.unpause(DAG_ID)
     run = client.trigger(DAG_ID)
-    done = client.wait_run(DAG_ID, run["dag_run_id"], timeout=120, poll=1.0)
+    done = client.wait_run(DAG_ID, run["dag_run_id"], timeout=900, poll=1.0)
     assert done["state"] == "success", done
     rows = postgres.query("SELECT state, executor FROM task_instance WHERE dag_id = %s AND run_id = %s",
                           DAG_ID, run["dag_run_id"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import ssl
 import threading
@@ -12,6 +13,8 @@ import urllib.request
 import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
+
+from tests.waiting import until, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -31,13 +34,13 @@ def core(sim, context="admin"):
     return client.CoreV1Api(sim.client(context))
 
 
-def raw(sim, path, token=None, method="GET", body=None):
+def raw(sim, path, token=None, method="GET", body=None, timeout=30.0):
     """A plain request to the plain-HTTP port: (status, parsed body)."""
     req = urllib.request.Request(sim.http_url + path, method=method, data=json.dumps(body).encode() if body else None,
                                  headers={"Content-Type": "application/json",
                                           **({"Authorization": f"Bearer {token}"} if token else {})})
     try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             data = resp.read()
             status = resp.status
     except urllib.error.HTTPError as exc:
@@ -53,7 +56,8 @@ def read_log(api, name, ns, **kw) -> str:
     return api.read_namespaced_pod_log(name, ns, _preload_content=False, **kw).data.decode()
 
 
-def wait_phase(api, ns, name, phases=("Succeeded", "Failed"), timeout=30):
+def wait_phase(api, ns, name, phases=("Succeeded", "Failed"), timeout=120):
+    """Until the pod's phase is one of ``phases``; the timeout guards a stall (pods here run seconds)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         pod = api.read_namespaced_pod(name, ns)
@@ -138,13 +142,11 @@ def test_followed_log_closes_when_the_container_ends(sim_server):
     api = core(sim_server)
     api.create_namespaced_pod("team-vision", gpu_pod("follow-1", seconds=3))
     wait_phase(api, "team-vision", "follow-1", phases=("Running",))
-    started = time.monotonic()
     resp = api.read_namespaced_pod_log("follow-1", "team-vision", container="base", follow=True, timestamps=True,
-                                       _preload_content=False, _request_timeout=60)
-    text = resp.data.decode()
-    elapsed = time.monotonic() - started
-    assert elapsed < 15, f"followed log took {elapsed:.1f}s to close"
-    assert text.strip(), "followed log returned no lines"
+                                       _preload_content=False, _request_timeout=300)
+    lines = resp.data.decode().strip().splitlines()
+    assert lines, "followed log returned no lines"
+    assert lines[-1].endswith(" workload finished"), f"the follow closed before the container ended: {lines[-3:]}"
     assert api.read_namespaced_pod("follow-1", "team-vision").status.phase == "Succeeded"
     api.delete_namespaced_pod("follow-1", "team-vision")
 
@@ -195,13 +197,13 @@ def test_quota_exceeded_is_403(sim_server):
         assert body["message"] == ('pods "q-more" is forbidden: exceeded quota: team-serving-gpu, requested: '
                                    f"requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu={hard}, limited: "
                                    f"requests.nvidia.com/gpu={hard}")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # the quota controller's next pass; a stall guard
         while time.monotonic() < deadline:
             rq = api.read_namespaced_resource_quota("team-serving-gpu", "team-serving")
             if rq.status.used.get("requests.nvidia.com/gpu") == str(hard):
                 break
             time.sleep(0.2)
-        assert rq.status.used["requests.nvidia.com/gpu"] == str(hard)
+        assert rq.status.used["requests.nvidia.com/gpu"] == str(hard), f"quota used never showed q-big: {rq.status}"
     finally:
         core(sim_server).delete_namespaced_pod("q-big", "team-serving", grace_period_seconds=0)
 
@@ -213,7 +215,7 @@ def test_watch_streams_changes_from_a_resource_version(sim_server):
 
     def consume():
         w = watch.Watch()
-        for ev in w.stream(api.list_namespaced_pod, "team-nlp", resource_version=rv, timeout_seconds=20,
+        for ev in w.stream(api.list_namespaced_pod, "team-nlp", resource_version=rv, timeout_seconds=600,
                            field_selector="metadata.name=watch-1"):
             seen.append((ev["type"], ev["object"].status.phase))
             if ev["type"] == "DELETED":
@@ -224,17 +226,28 @@ def test_watch_streams_changes_from_a_resource_version(sim_server):
     api.create_namespaced_pod("team-nlp", gpu_pod("watch-1", seconds=1))
     wait_phase(api, "team-nlp", "watch-1")
     api.delete_namespaced_pod("watch-1", "team-nlp")
-    t.join(25)
+    t.join(600)  # it ends at the DELETED event
     types = [s[0] for s in seen]
     assert types[0] == "ADDED" and types[-1] == "DELETED" and "MODIFIED" in types
     assert ("MODIFIED", "Succeeded") in seen
 
 
 def test_watch_times_out_after_timeout_seconds(sim_server):
-    started = time.monotonic()
-    status, body = raw(sim_server, "/api/v1/namespaces/team-vision/events?watch=true&timeoutSeconds=1&"
-                                   "fieldSelector=involvedObject.name%3Dnobody", sim_server.admin_token)
-    assert status == 200 and 0.9 < time.monotonic() - started < 10
+    """The server ends a watch at its timeoutSeconds: a watch without one is still open when it has ended."""
+    path = "/api/v1/namespaces/team-vision/events?watch=true&fieldSelector=involvedObject.name%3Dnobody"
+    untimed: dict = {}
+
+    def hold_open() -> None:
+        try:
+            untimed["answer"] = raw(sim_server, path + "&timeoutSeconds=3600", sim_server.admin_token, timeout=3600)
+        except (OSError, http.client.HTTPException) as exc:  # the server stopping at the end of the session
+            untimed["broken"] = exc
+
+    t = threading.Thread(target=hold_open, daemon=True)
+    t.start()
+    status, body = raw(sim_server, path + "&timeoutSeconds=1", sim_server.admin_token)
+    assert status == 200 and body in ("", {}), (status, body)
+    assert t.is_alive() and not untimed, "only the watch whose timeoutSeconds passed was ended"
 
 
 def test_scheduling_gate_removed_by_patch_lets_the_pod_run(sim_server):
@@ -475,7 +488,7 @@ def test_hundreds_of_watches_and_followed_logs_do_not_stall(tmp_path):
 
                 async def one_watch():
                     url = f"{server.url}/api/v1/namespaces/team-nlp/configmaps?watch=true&resourceVersion={rv}"
-                    async with s.get(url, params={"timeoutSeconds": "30"}) as r:
+                    async with s.get(url, params={"timeoutSeconds": "3600"}) as r:  # only the event ends it
                         return json.loads(await r.content.readline())["object"]["metadata"]["name"]
 
                 async def one_follow():
@@ -485,10 +498,8 @@ def test_hundreds_of_watches_and_followed_logs_do_not_stall(tmp_path):
 
                 watches = [asyncio.create_task(one_watch()) for _ in range(300)]
                 follows = [asyncio.create_task(one_follow()) for _ in range(100)]
-                deadline = asyncio.get_running_loop().time() + 20
-                while state.store.watch_count < 300 and asyncio.get_running_loop().time() < deadline:
-                    await asyncio.sleep(0.05)
-                started = asyncio.get_running_loop().time()
+                await until("300 watches open", lambda: state.store.watch_count >= 300, step_seconds=60,
+                            seen=lambda: f"{state.store.watch_count} open")
                 state.store.create("configmaps", {"metadata": {"name": "ping", "namespace": "team-nlp"}})
                 log.append("bye")
                 pod = state.store.get("pods", "team-vision", "p")
@@ -496,17 +507,15 @@ def test_hundreds_of_watches_and_followed_logs_do_not_stall(tmp_path):
                 pod["status"]["phase"] = "Succeeded"
                 state.store.update("pods", pod)
                 log.close()
-                names = await asyncio.wait_for(asyncio.gather(*watches), 20)
-                lines = await asyncio.wait_for(asyncio.gather(*follows), 20)
-                took = asyncio.get_running_loop().time() - started
+                names = await asyncio.gather(*watches)  # every stream answers (bench/sim_streams.py times it)
+                lines = await asyncio.gather(*follows)
         finally:
             await server.stop()
-        return names, lines, took
+        return names, lines
 
-    names, lines, took = asyncio.run(scenario())
+    names, lines = asyncio.run(scenario())
     assert names == ["ping"] * 300
     assert all(len(ls) == 2 and ls[0].endswith(" hello") and ls[1].endswith(" bye") for ls in lines)
-    assert took < 15, f"fan-out to 400 streams took {took:.1f}s"
 
 
 def test_node_fail_and_recover_from_the_command_line(start_sim):
@@ -557,10 +566,11 @@ def test_delete_collection_of_pods_by_label(sim_server):
     for i in range(3):
         api.create_namespaced_pod("team-nlp", gpu_pod(f"coll-{i}", seconds=60, labels={"batch": "coll"}))
     api.delete_collection_namespaced_pod("team-nlp", label_selector="batch=coll")
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a stall guard: the pods go within their grace period
     while time.monotonic() < deadline and api.list_namespaced_pod("team-nlp", label_selector="batch=coll").items:
         time.sleep(0.3)
-    assert not api.list_namespaced_pod("team-nlp", label_selector="batch=coll").items
+    left = [p.metadata.name for p in api.list_namespaced_pod("team-nlp", label_selector="batch=coll").items]
+    assert not left, f"still there 120 s after the delete: {left}"
 
 
 def test_watch_with_label_selector_reports_leaving_the_selection_as_deleted(sim_server):
@@ -571,17 +581,18 @@ def test_watch_with_label_selector_reports_leaving_the_selection_as_deleted(sim_
     def consume():
         w = watch.Watch()
         for ev in w.stream(api.list_namespaced_config_map, "team-nlp", label_selector="tier=gold",
-                           timeout_seconds=10):
+                           timeout_seconds=600):
             seen.append(ev["type"])
             if len(seen) == 3:
                 w.stop()
 
-    t = threading.Thread(target=consume)
+    t = threading.Thread(target=consume, daemon=True)
     t.start()
-    time.sleep(0.5)
+    wait_for("the watch's first event", lambda: list(seen), bool, step_seconds=60, poll=0.1)  # it is listening
     api.patch_namespaced_config_map("sel-1", "team-nlp", {"metadata": {"labels": {"tier": "silver"}}})
     api.patch_namespaced_config_map("sel-1", "team-nlp", {"metadata": {"labels": {"tier": "gold"}}})
-    t.join(15)
+    wait_for("the watch to see the selection left and joined again", lambda: list(seen), lambda v: len(v) >= 3,
+             step_seconds=60, poll=0.1)
     assert seen == ["ADDED", "DELETED", "ADDED"]
 
 
@@ -593,10 +604,10 @@ def test_deleting_a_namespace_deletes_its_objects(sim_server):
     wait_phase(api, "scratch", "p", phases=("Running",))
     gone = json.loads(api.delete_namespace("scratch", _preload_content=False).data)
     assert gone["kind"] == "Namespace" and gone["status"]["phase"] == "Terminating"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a stall guard: the namespace's pods go within their grace period
     while time.monotonic() < deadline and api.list_namespaced_pod("scratch").items:
         time.sleep(0.3)
-    assert not api.list_namespaced_pod("scratch").items
+    assert not api.list_namespaced_pod("scratch").items, "pods of the deleted namespace still there after 120 s"
     assert not api.list_namespaced_config_map("scratch").items
     with pytest.raises(ApiException) as exc:
         api.read_namespace("scratch")
@@ -615,15 +626,14 @@ def test_watches_of_disconnected_clients_are_released(tmp_path):
         try:
             s = aiohttp.ClientSession(headers=headers, connector=aiohttp.TCPConnector(limit=0))
             resps = [await s.get(f"{server.url}/api/v1/pods?watch=true") for _ in range(50)]
-            await asyncio.sleep(0.3)
+            await until("50 watches open", lambda: state.store.watch_count >= 50, step_seconds=60,
+                        seen=lambda: f"{state.store.watch_count} open")
             opened = state.store.watch_count
             for r in resps:
                 r.close()
             await s.close()
-            for _ in range(50):
-                if state.store.watch_count == 0:
-                    break
-                await asyncio.sleep(0.05)
+            await until("the closed watches released", lambda: state.store.watch_count == 0, step_seconds=60,
+                        seen=lambda: f"{state.store.watch_count} still open")
             return opened, state.store.watch_count
         finally:
             await server.stop()

@@ -36,7 +36,7 @@ def _pod(name: str, namespace: str, image: str, gpus: int, *, priority_class: st
     )
 
 
-def _wait(predicate, timeout: float = 30.0, what: str = "condition"):
+def _wait(predicate, timeout: float = 120.0, what: str = "condition"):  # a stall guard; ends when it holds
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -76,14 +76,16 @@ def test_events_dropped_hides_the_image_pull_failure_from_events(start_sim, faul
     _wait(lambda: (core.read_namespaced_pod("no-image", "team-nlp").status.container_statuses or [None])[0]
           and core.read_namespaced_pod("no-image", "team-nlp").status.container_statuses[0].state.waiting,
           what="the container to wait on its image")
-    time.sleep(1.0)
-    events = core.list_namespaced_event("team-nlp", field_selector="involvedObject.name=no-image").items
-    warnings = [e for e in events if e.type == "Warning"]
+    def warnings() -> list:
+        events = core.list_namespaced_event("team-nlp", field_selector="involvedObject.name=no-image").items
+        return [e for e in events if e.type == "Warning"]
+
     if faults:
-        assert warnings == [], [(e.reason, e.message) for e in warnings]
-    else:
-        assert any(e.reason == "Failed" and "ErrImagePull" in e.message for e in warnings), \
-            [(e.reason, e.message) for e in events]
+        time.sleep(1.0)  # a dropped event stays dropped: waiting longer only makes this check stronger
+        assert warnings() == [], [(e.reason, e.message) for e in warnings()]
+    else:  # the kubelet posts it with the status: waited for, since a loaded machine may take longer
+        _wait(lambda: any(e.reason == "Failed" and "ErrImagePull" in e.message for e in warnings()),
+              what="the Failed ErrImagePull warning of no-image")
 
 
 @pytest.mark.parametrize("faults", ["", "logs-lost-on-failure"])

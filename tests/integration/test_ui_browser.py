@@ -18,7 +18,7 @@ import pytest
 
 from tests.integration.browser import REPO, launch
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(240), pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("browser")]
 
 RUN_ID = "manual__ui_test"
 
@@ -50,7 +50,7 @@ def airflow(evidence_root, tmp_path_factory):
     home = tmp_path_factory.mktemp("airflow-home")
     settings = RuntimeSettings(home=home, port=free_port(), extra_env={"GPUPOC_EVIDENCE_ROOT": str(evidence_root)})
     try:
-        state = up(settings, components=["api-server"], wait_healthy=False, timeout=120)
+        state = up(settings, components=["api-server"], wait_healthy=False, timeout=900)
         yield state.url, admin_password(home)
     finally:
         down(home)

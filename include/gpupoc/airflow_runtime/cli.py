@@ -19,18 +19,21 @@ def _home(args: argparse.Namespace) -> Path:
 
 def _up(args: argparse.Namespace) -> int:
     from gpupoc.airflow_runtime.processes import memory, up
-    from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, admin_password, free_port
+    from gpupoc.airflow_runtime.settings import (Executor, RuntimeSettings, admin_password, free_port,
+                                                 plan_users)
+    from gpupoc.pipeline.common import default_plan_path
 
     extra = {}
     if args.plan:
         extra["GPUPOC_PLAN"] = str(Path(args.plan).resolve())
+    users = plan_users(args.plan or default_plan_path())  # the reviewers sign off as themselves
     try:
         settings = RuntimeSettings(home=_home(args), port=args.port or free_port(), parallelism=args.parallelism,
                                    max_active_tasks=args.max_active_tasks, paused_at_creation=args.paused,
                                    extra_env=extra, executor=Executor(args.executor),
                                    database_url=args.database_url or "", broker_url=args.broker_url or "",
                                    schedulers=args.schedulers, triggerers=args.triggerers,
-                                   celery_workers=args.celery_workers)
+                                   celery_workers=args.celery_workers, users=users)
     except ValueError as exc:
         field, _, message = str(exc).partition(": ")
         raise ConfigError("gpupoc airflow up", [f"--{field.replace('_', '-')}: {message}"]) from None
@@ -38,6 +41,7 @@ def _up(args: argparse.Namespace) -> int:
     mem = memory(state)
     print(json.dumps({
         "url": state.url, "user": "admin", "password": admin_password(settings.home), "home": str(settings.home),
+        "reviewer_users": list(users), "passwords_file": str(settings.passwords_path),
         "executor": state.executor,
         "pids": state.pids, "migrate_seconds": round(state.migrate_seconds, 1),
         "ready_seconds": round(state.ready_seconds, 1), "healthy_seconds": round(state.healthy_seconds, 1),

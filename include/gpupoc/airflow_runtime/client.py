@@ -68,10 +68,17 @@ class AirflowClient:
                 attempts: int = 4) -> object:
         """JSON answer of ``method path``; ApiError (status and body kept) unless 2xx.
 
-        A 5xx is retried (SQLite answers "database is locked" under load as a 500), a 401 renews the token.
+        A 5xx is retried (SQLite answers "database is locked" under load as a 500), and so is a GET the busy
+        server did not answer in time; a 401 renews the token.
         """
         for attempt in range(attempts):
-            status, payload = self._send(method, path, body, params)
+            try:
+                status, payload = self._send(method, path, body, params)
+            except SourceUnavailable:
+                if method != "GET" or attempt == attempts - 1:
+                    raise
+                time.sleep(1.0 + attempt)
+                continue
             if status == 401:
                 self._token = None
                 status, payload = self._send(method, path, body, params)
@@ -207,14 +214,19 @@ class AirflowClient:
                  on_progress: Callable[[dict, Counter], None] | None = None) -> dict:
         """Until the run is terminal; ``on_progress(run, task state counts)`` after every poll."""
         deadline = time.monotonic() + timeout
+        run: dict = {}
         while True:
-            run = self.get_run(dag_id, run_id)
-            if on_progress:
-                on_progress(run, Counter(str(ti.get("state")) for ti in self.task_instances(dag_id, run_id)))
+            try:
+                run = self.get_run(dag_id, run_id)
+                if on_progress:
+                    on_progress(run, Counter(str(ti.get("state")) for ti in self.task_instances(dag_id, run_id)))
+            except SourceUnavailable as exc:  # a busy API server (SQLite under load) timed out: poll again
+                run = {**run, "last_error": str(exc)}
             if run.get("state") in TERMINAL_RUN_STATES:
                 return run
             if time.monotonic() > deadline:
-                raise GpupocError(f"run {dag_id}/{run_id}: still {run.get('state')} after {timeout:.0f} s; "
+                raise GpupocError(f"run {dag_id}/{run_id}: still {run.get('state') or 'unread'} after {timeout:.0f} s"
+                                  f"{'; last poll: ' + run['last_error'] if run.get('last_error') else ''}; "
                                   "raise --timeout or inspect the run in the UI")
             time.sleep(poll)
 

@@ -3,7 +3,8 @@
 By default a SQLite metadata database and the LocalExecutor; with ``database_url`` PostgreSQL, and with
 ``executor=Executor.CELERY`` the CeleryExecutor (broker and result backend), as docker-compose.yaml's
 ``celery`` profile runs it. The repository's ``dags/`` and ``plugins/`` folders, the simple auth manager with
-one admin user whose password is generated once and kept in the home directory.
+one admin user and the plan's reviewers (``users``, role USER), whose passwords are generated once and kept
+in the home directory.
 """
 
 from __future__ import annotations
@@ -66,11 +67,18 @@ class RuntimeSettings:
     triggerers: int = 1
     celery_workers: int = 2  # CeleryExecutor only
     worker_concurrency: int = 4  # task slots of each Celery worker
+    # Users beside admin, with the simple auth manager's USER role (read everything, trigger DAG runs): the
+    # plan's reviewers, who sign off in the poc_report trigger form as themselves (gpupoc.report.signin).
+    users: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("parallelism", "schedulers", "triggerers", "celery_workers", "worker_concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected a positive integer, got {getattr(self, name)}")
+        bad = [u for u in self.users if u == ADMIN_USER or not u or any(c in u for c in ":, ")]
+        if bad:
+            raise ValueError(f"users: expected user names other than {ADMIN_USER!r} without ':', ',' or spaces, "
+                             f"got {bad}")
         if self.on_sqlite:
             if not 1 <= self.max_active_tasks <= 16:
                 raise ValueError(f"max_active_tasks: expected 1..16 on SQLite, got {self.max_active_tasks}; "
@@ -152,7 +160,7 @@ def config_sections(s: RuntimeSettings, existing: configparser.ConfigParser | No
             "max_active_tasks_per_dag": str(s.max_active_tasks),
             "max_active_runs_per_dag": str(s.max_active_runs),
             "auth_manager": "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-            "simple_auth_manager_users": f"{ADMIN_USER}:admin",
+            "simple_auth_manager_users": ",".join([f"{ADMIN_USER}:admin", *(f"{u}:user" for u in s.users)]),
             "simple_auth_manager_passwords_file": str(home / PASSWORDS_FILE),
             "execution_api_server_url": f"{s.url}/execution/",
             "fernet_key": _secret(old, "core", "fernet_key", _fernet_key),
@@ -204,21 +212,30 @@ def write_config(s: RuntimeSettings) -> Path:
     with s.config_path.open("w", encoding="utf-8") as fh:
         fh.write("# Written by `gpupoc airflow up`; rewritten on every start.\n")
         cfg.write(fh)
-    if not s.passwords_path.exists():
-        s.passwords_path.write_text(json.dumps({ADMIN_USER: secrets.token_urlsafe(12)}) + "\n", encoding="utf-8")
+    passwords = json.loads(s.passwords_path.read_text(encoding="utf-8")) if s.passwords_path.exists() else {}
+    missing = [u for u in (ADMIN_USER, *s.users) if u not in passwords]
+    if missing:  # each user's password is made once and kept (the simple auth manager reads this file)
+        passwords.update({u: secrets.token_urlsafe(12) for u in missing})
+        s.passwords_path.write_text(json.dumps(passwords) + "\n", encoding="utf-8")
         s.passwords_path.chmod(0o600)
     return s.config_path
 
 
-def admin_password(home: Path) -> str:
-    """The admin user's password (written once by ``write_config``)."""
+def user_password(home: Path, user: str = ADMIN_USER) -> str:
+    """A user's password (written once by ``write_config``)."""
     path = Path(home) / PASSWORDS_FILE
     try:
-        return json.loads(path.read_text(encoding="utf-8"))[ADMIN_USER]
+        return json.loads(path.read_text(encoding="utf-8"))[user]
     except (OSError, ValueError, KeyError) as exc:
         from gpupoc.exceptions import ConfigError
 
-        raise ConfigError(str(path), [f"{ADMIN_USER}: no password found ({exc}); run `gpupoc airflow up` first"])
+        raise ConfigError(str(path), [f"{user}: no password found ({exc}); run `gpupoc airflow up` first"
+                                      + ("" if user == ADMIN_USER else " with the plan that names this reviewer")])
+
+
+def admin_password(home: Path) -> str:
+    """The admin user's password (written once by ``write_config``)."""
+    return user_password(home, ADMIN_USER)
 
 
 def process_env(s: RuntimeSettings) -> dict[str, str]:
@@ -236,3 +253,27 @@ def process_env(s: RuntimeSettings) -> dict[str, str]:
         if key not in s.extra_env:
             del env[key]
     return env
+
+
+def plan_users(plan_path: str | Path) -> tuple[str, ...]:
+    """The Airflow users the plan binds its reviewers to (``report.reviewers[].airflow_user``), once each.
+
+    Reads only that section, so Airflow starts before the cluster the plan points at exists."""
+    import yaml
+    from pydantic import TypeAdapter, ValidationError
+
+    from gpupoc.common.validation import error_lines
+    from gpupoc.exceptions import ConfigError
+    from gpupoc.plan.settings import Reviewer
+
+    path = Path(plan_path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = ((data.get("report") or {}).get("reviewers") or []) if isinstance(data, dict) else []
+        reviewers = TypeAdapter(list[Reviewer]).validate_python(raw)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(str(path), [f"(file): cannot read the plan ({exc}); pass an existing plan"]) from None
+    except ValidationError as exc:
+        raise ConfigError(str(path), [f"report.reviewers{line}" if line.startswith("[") else f"report.reviewers.{line}"
+                                      for line in error_lines(exc)]) from None
+    return tuple(dict.fromkeys(r.airflow_user for r in reviewers if r.airflow_user and r.airflow_user != ADMIN_USER))

@@ -14,11 +14,14 @@ class Tier(str, Enum):
 
 
 class Verdict(str, Enum):
-    """A check's or item's outcome. A missing measurement is NOT_VERIFIED, never PASS."""
+    """A check's or item's outcome. A missing measurement is NOT_VERIFIED, never PASS. NOT_APPLICABLE: a
+    conditional check whose case never arose in evidence that was collected (nothing was deleted, the platform
+    offers no expected wait); it is never a pass, and never stands for missing evidence."""
 
     PASS = "pass"
     FAIL = "fail"
     NOT_VERIFIED = "not_verified"
+    NOT_APPLICABLE = "not_applicable"
 
 
 class FailureClass(str, Enum):

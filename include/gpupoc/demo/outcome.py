@@ -61,8 +61,8 @@ def read_outcome(report_dir: Path) -> Outcome:
 
 
 def summary_lines(outcome: Outcome, ui_url: str, password: str, report_run: str | None, wall_seconds: float,
-                  runs: dict[str, str]) -> list[str]:
-    """The closing block: decision and reasons, the report, the UI and its login, the time taken."""
+                  runs: dict[str, str], reviewers: tuple[str, ...] = (), passwords_file: str = "") -> list[str]:
+    """The closing block: decision and reasons, the report, the UI and its logins, the time taken."""
     from gpupoc.demo.progress import elapsed
 
     lines = ["", "=" * 72, f"Decision: {outcome.decision}"]
@@ -76,6 +76,9 @@ def summary_lines(outcome: Outcome, ui_url: str, password: str, report_run: str 
         if not (outcome.report_dir / "report.pdf").is_file():
             lines.append("        (no report.pdf: headless Chromium is missing; install it with `make test-deps`)")
     lines.append(f"Airflow UI: {ui_url}  (login: admin / {password})")
+    if reviewers:
+        lines.append(f"Reviewers sign off in the poc_report form logged in as {', '.join(reviewers)} "
+                     f"(passwords in {passwords_file}; docs/signoff.md)")
     if report_run:
         lines.append(f"Report in the UI: {ui_url}/gpupoc/reports/{report_run}/")
     lines.append(f"Demo time: {elapsed(wall_seconds)} (stop everything with `make down`)")

@@ -82,19 +82,22 @@ class Monitor:
 
     def __init__(self, client, started: float, out: Callable[[str], None], poll: float,
                  run_dir: Callable[[str, str], Path | None] = lambda dag_id, run_id: None,
-                 quiet_seconds: float = 30.0):
+                 quiet_seconds: float = 30.0, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        """``started``: the ``clock()`` reading the elapsed stamps count from (the demo's start)."""
         self.client = client
         self.tracker = ProgressTracker(started, width=max(len(d) for d in (*CLASS_DAGS, REPORT_DAG)))
         self.out = out
         self.poll = poll
         self.run_dir = run_dir
         self.quiet_seconds = quiet_seconds
-        self.last_output = time.monotonic()
+        self.clock, self.sleep = clock, sleep
+        self.last_output = clock()
 
     def tick(self, dag_id: str, run_id: str) -> str:
         run = self.client.get_run(dag_id, run_id)
         states = normalise_states(self.client.task_instances(dag_id, run_id))
-        now = time.monotonic()
+        now = self.clock()
         line = self.tracker.update(now, dag_id, str(run.get("state")), states)
         if line:
             self.out(line)
@@ -119,7 +122,7 @@ class Monitor:
 
     def wait(self, runs: dict[str, str], timeout: float) -> dict[str, str]:
         """Until every run (dag -> run id) is terminal; returns dag -> final state."""
-        deadline = time.monotonic() + timeout
+        deadline = self.clock() + timeout
         final: dict[str, str] = {}
         while len(final) < len(runs):
             for dag_id, run_id in runs.items():
@@ -133,10 +136,10 @@ class Monitor:
                 if state in TERMINAL:
                     final[dag_id] = state
             if len(final) < len(runs):
-                if time.monotonic() > deadline:
+                if self.clock() > deadline:
                     raise GpupocError(f"runs still active after {timeout:.0f} s: "
                                       f"{sorted(set(runs) - set(final))}; see the Airflow UI")
-                time.sleep(self.poll)
+                self.sleep(self.poll)
         return final
 
 
@@ -208,7 +211,7 @@ def run_report(client, monitor: Monitor, opts: DemoOptions, since: datetime, pla
 def run_demo(opts: DemoOptions) -> DemoResult:
     """The whole demo; raises GpupocError when a service does not start or the report is not written."""
     from gpupoc.airflow_runtime.client import AirflowClient
-    from gpupoc.airflow_runtime.settings import admin_password
+    from gpupoc.airflow_runtime.settings import PASSWORDS_FILE, admin_password, plan_users
 
     t0 = time.monotonic()
     out = opts.out
@@ -278,7 +281,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     outcome = read_outcome(report_out_dir(load_plan(plan), report_run))
     wall = time.monotonic() - t0
     result = DemoResult(outcome, final, report_run, af["url"], wall, phases)
-    for line in summary_lines(outcome, af["url"], admin_password(paths.airflow), report_run, wall, final):
+    users = plan_users(plan)
+    for line in summary_lines(outcome, af["url"], admin_password(paths.airflow), report_run, wall, final,
+                              users, str(paths.airflow / PASSWORDS_FILE)):
         out(line)
     paths.result.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return result

@@ -256,7 +256,7 @@ def start_airflow(paths: DemoPaths, table: PidFile, plan: Path, port: int = 8080
 
     Returns (state with url and pids, reused)."""
     from gpupoc.airflow_runtime.processes import down, up
-    from gpupoc.airflow_runtime.settings import RuntimeSettings, free_port
+    from gpupoc.airflow_runtime.settings import RuntimeSettings, free_port, plan_users
 
     home = paths.airflow
     running = airflow_running(home)
@@ -266,7 +266,7 @@ def start_airflow(paths: DemoPaths, table: PidFile, plan: Path, port: int = 8080
     down(home)
     table.forget(*[n for n in table.entries if n.startswith(AIRFLOW_PREFIX)])
     settings = RuntimeSettings(home=home, port=port if port and port_free(port) else free_port(),
-                               extra_env={"GPUPOC_PLAN": str(plan)})
+                               extra_env={"GPUPOC_PLAN": str(plan)}, users=plan_users(plan))
     try:
         state = up(settings)
     finally:

@@ -65,12 +65,22 @@ def import_history(path: str | Path, fmt: str, *, columns: str | None = None, ti
                          f"({parsed.bad_rows} bad rows in all): --errors FILE lists them all")
         lines.append("fix the rows, or pass --skip-bad-rows to import the good rows (the bad ones are counted)")
         raise ConfigError(str(path), lines)
+    if not parsed.records:
+        raise ConfigError(str(path), [_no_jobs(parsed)])
     parsed.records[:] = [r.with_skip(skip_reason(r, cluster)) for r in parsed.records]  # one list, not two
     history = History(records=parsed.records, timezone=parsed.timezone, metadata=_metadata(path, fmt, columns, parsed))
     result = ImportResult(history=history, parsed=parsed, cluster=cluster)
     history.metadata.update(not_replayable=dict(sorted(result.skip_counts.items())),
                             cluster=cluster.describe() if cluster else None)
     return result
+
+
+def _no_jobs(parsed: ParsedHistory) -> str:
+    """Why rows were read but no job is left: they were all bad (skipped) or all not jobs."""
+    why = [f"{parsed.bad_rows} bad"] if parsed.bad_rows else []
+    why += [f"{n} {reason}" for reason, n in sorted(parsed.left_out.items())]
+    return (f"(rows): none of the {parsed.rows_read} rows is a job ({', '.join(why)}); an empty history "
+            "replays nothing: export the jobs themselves, or fix the bad rows")
 
 
 def _metadata(path: str | Path, fmt: str, columns: str | None, parsed: ParsedHistory) -> dict:

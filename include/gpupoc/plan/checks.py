@@ -11,6 +11,7 @@ from gpupoc.plan.cluster_setup import check_cluster_setup
 from gpupoc.plan.document import Plan
 from gpupoc.plan.model import Adapter
 from gpupoc.plan.replay import check_replays
+from gpupoc.plan.settings import reviewer_problems
 from gpupoc.plan.waves import MAX_ITEM_NAME, class_items
 
 MAX_WORKLOAD_NAME = MAX_ITEM_NAME - len("qc--000")
@@ -46,6 +47,7 @@ def _check_names(plan: Plan, errors: list[str]) -> None:
     _unique(errors, "pools", [p.name for p in plan.pools])
     _unique(errors, "workloads", [w.name for w in plan.workloads])
     _unique(errors, "priority_classes", [p.name for p in plan.priority_classes])
+    errors += reviewer_problems(plan.report.reviewers)
 
 
 def _check_platform(plan: Plan, errors: list[str]) -> None:

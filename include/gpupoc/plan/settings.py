@@ -14,6 +14,9 @@ from gpupoc.common.outcomes import Decision, Tier
 
 _PRESETS = {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous", "@midnight"}
 _CRON_FIELD = re.compile(r"^[0-9*/,\-A-Za-z?LW#]+$")
+# An Airflow user name as the simple auth manager's ``simple_auth_manager_users`` (``name:role,...``) and the
+# identity providers behind other auth managers write it: no separators, no spaces.
+_AIRFLOW_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
 class Window(StrictModel):
@@ -114,6 +117,34 @@ class Reviewer(StrictModel):
 
     name: str = Field(min_length=1)
     role: Literal["security", "platform", "business", "management"]
+    airflow_user: str | None = Field(default=None, description="the Airflow user this reviewer signs in as: a "
+                                     "sign-off from the poc_report trigger form counts only when this user "
+                                     "triggered the run; without one, the reviewer's sign-offs are unverified")
+
+    @field_validator("airflow_user")
+    @classmethod
+    def _user_name(cls, v: str | None) -> str | None:
+        if v is not None and not _AIRFLOW_USER.match(v):
+            raise ValueError("expected the Airflow user name the reviewer signs in with (letters, digits and "
+                             "'._@-', starting with a letter or digit, at most 64 characters)")
+        return v
+
+
+def reviewer_problems(reviewers: list[Reviewer], path: str = "report.reviewers") -> list[str]:
+    """One Airflow user signs for one reviewer, and one reviewer signs in as one user."""
+    errors, user_of, name_of = [], {}, {}
+    for i, r in enumerate(reviewers):
+        if r.airflow_user is None:
+            continue
+        first = name_of.setdefault(r.airflow_user, (r.name, i))
+        if first[0] != r.name:
+            errors.append(f"{path}[{i}].airflow_user: {r.airflow_user!r} already signs for {first[0]!r} "
+                          f"({path}[{first[1]}]); give each reviewer their own Airflow user")
+        bound = user_of.setdefault(r.name, (r.airflow_user, i))
+        if bound[0] != r.airflow_user:
+            errors.append(f"{path}[{i}].airflow_user: {r.name!r} already signs in as {bound[0]!r} "
+                          f"({path}[{bound[1]}]); one reviewer signs in as one Airflow user")
+    return errors
 
 
 class ReportSettings(StrictModel):

@@ -11,25 +11,28 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from gpupoc.evidence.reader import Problem, ProblemKind, RunEvidence, find_runs
-from gpupoc.report import figures, replay_figures, rules as rules_mod
+from gpupoc.report import figures, pictures, replay_figures, rules as rules_mod
+from gpupoc.report.evidence_pages import write_pages
 from gpupoc.report.inputs import INPUTS, TEST_CLASSES, Selection, ordered, plan_settings, select, write_inputs  # noqa: F401
 from gpupoc.report.items import check_items, experience_items
 from gpupoc.report.junit import write_junit
-from gpupoc.report.models import EvidenceRef, ItemResult, Report, SignOff, SourceRun
-from gpupoc.report.render import write_outputs
+from gpupoc.report.models import EvidenceRef, EvidenceTable, ItemResult, Report, SignOff, SourceRun
+from gpupoc.report.render import render_table_page, write_outputs
 from gpupoc.report.scorecard import parse_scorecard, read_scorecard
+from gpupoc.report.signin import verify_signoffs
 from gpupoc.report.signoff import (apply_signoffs, blocks, check_signoffs, evidence_basis, parse_signoffs,
                                    with_basis)
+from gpupoc.report.subject import judged, plan_findings
 from gpupoc.report.summary import coverage, key_figures
 from gpupoc.report.window import stability
 from gpupoc.report.wording import Wording
-from gpupoc.validation.models import ValidationSummary
+from gpupoc.validation.models import ValidationSummary, Verdict
 from gpupoc.validation.runner import data_docs_index, unvalidated_summary
 from gpupoc.validation.stored import distrusted, load_summary, read_summary, run_problems
 from gpupoc.validation.suites import SuiteFile, load_suites
@@ -64,23 +67,37 @@ def _rel(target: Path, out_dir: Path) -> str:
 
 
 def _evidence_refs(item: ItemResult, summaries: dict[str, ValidationSummary], runs: dict[str, RunEvidence],
-                   root: Path, out_dir: Path) -> list[EvidenceRef]:
+                   root: Path, out_dir: Path, pages: dict[str, list[EvidenceRef]]) -> list[EvidenceRef]:
+    """The item's evidence: each table its checks read (as HTML, CSV and parquet) and each GX result."""
     refs, seen = [], set()
     suites_used = {c.suite for c in item.checks}
     for tc, summary in summaries.items():
-        ev = runs[tc]
         for so in summary.suites:
             if so.suite not in suites_used or not so.result_path:
                 continue
-            links = [(f"{so.suite}.json", root / so.result_path, "validation", None)]
-            if not so.table.startswith("derived."):
-                st = ev.status(so.table)
-                links.append((f"{tc}/{so.table}.parquet", st.path, "table", st.sha256))
-            for label, p, kind, sha in links:
-                if str(p) not in seen:
-                    seen.add(str(p))
-                    refs.append(EvidenceRef(label=label, href=_rel(p, out_dir), kind=kind, sha256=sha or None))
+            links = pages.get(f"{tc}/{so.table}", []) if not so.table.startswith("derived.") else []
+            links = [r.model_copy(update={"label": f"{tc}/{so.table}"}) if r.kind == "table_html" else r for r in links]
+            links.append(EvidenceRef(label=f"{so.suite}.json", href=_rel(root / so.result_path, out_dir),
+                                     kind="validation"))
+            for ref in links:
+                if ref.href not in seen:
+                    seen.add(ref.href)
+                    refs.append(ref)
     return refs
+
+
+def _details(items: list[ItemResult], runs: dict[str, RunEvidence], summaries: dict[str, ValidationSummary],
+             sel: Selection, out: Path, pages: dict[str, list[EvidenceRef]]) -> None:
+    """Each item's figures, tables (linked to their whole source table) and evidence links."""
+    docs = data_docs_index(sel.evidence_root)
+    for it in items:
+        if not it.id.startswith("check:"):
+            it.figures, it.tables = figures.item_details(it.id, runs)
+        for tb in it.tables:
+            tb.links = pages.get(tb.source, [])
+        it.evidence = _evidence_refs(it, summaries, runs, sel.evidence_root, out, pages)
+        if it.checks and docs.is_file():
+            it.evidence.append(EvidenceRef(label="Data Docs", kind="data_docs", href=_rel(docs, out)))
 
 
 def _card(scorecard: Any, sel: Selection) -> dict[str, Any]:
@@ -90,11 +107,58 @@ def _card(scorecard: Any, sel: Selection) -> dict[str, Any]:
     return dict(card or {})
 
 
+@dataclass
+class _Judged:
+    """What the build found, before it is written."""
+
+    items: list[ItemResult]
+    scores: list
+    every: list[SignOff]
+    counted: list[SignOff]
+    claims: list = field(default_factory=list)  # sign-offs on this evidence not bound to their reviewer
+
+
+def _judge(summaries: dict[str, ValidationSummary], suites: list[SuiteFile], card: dict[str, Any], settings: Any,
+           words: Wording, basis: str, earlier: list[SignOff] | None) -> _Judged:
+    """Items from the checks and the reviewers' scores, with the sign-offs counted on this evidence."""
+    scores = parse_scorecard({k: card[k] for k in ("reviewers", "scores") if k in card}, "scorecard")
+    items = (check_items(summaries, suites, settings.rules, words.signals, words.table)
+             + experience_items(scores, settings.rules, words.table))
+    given = parse_signoffs(card.get("signoffs"), "signoffs")
+    check_signoffs(given, items, settings.reviewers)
+    every = with_basis(given, basis) + list(earlier or [])
+    counted, claims = verify_signoffs([s for s in every if s.basis == basis], settings.reviewers, words)
+    apply_signoffs(items, counted, words)
+    return _Judged(items, scores, every, counted, claims)
+
+
+def _window(sel: Selection, runs: dict[str, RunEvidence], summaries: dict[str, ValidationSummary]) -> Any:
+    """Every run of the window, each with its stored (or, for the judged ones, trusted) summary."""
+    all_runs = find_runs(sel.evidence_root)
+    stored = {str(ev.run_dir): load_summary(ev) for ev in all_runs}
+    stored.update({str(runs[tc].run_dir): s for tc, s in summaries.items()})
+    return stability([ev for ev in all_runs if ev.test_class in TEST_CLASSES], stored)
+
+
+def _notes(sel: Selection, runs: dict[str, RunEvidence], words: Wording, out: Path) -> list[str]:
+    notes = [words.t("note.not_validated")] + [words.t("note.skipped_run", path=_rel(p, out)) for p, _ in sel.skipped]
+    if "utilization" in runs:
+        notes.insert(0, words.t("note.aggregated"))
+    return notes + replay_figures.replay_notes(runs, words)
+
+
+def _sources(runs: dict[str, RunEvidence], problems: dict[str, list[Problem]], words: Wording) -> list[SourceRun]:
+    return [SourceRun(test_class=tc, dag_id=ev.dag_id, run_id=ev.run_id, run_dir=ev.rel_dir, window=ev.window,
+                      platform=dict(ev.manifest.get("platform") or {}), plan_hash=ev.plan_hash or None,
+                      problems=[words.reason(p.code, p.args) for p in problems.get(tc, [])])
+            for tc, ev in ordered(runs)]
+
+
 def build_report(path: str | Path | Selection, out_dir: str | Path | None = None, plan: Any = None,
                  scorecard: Any = None, suites_dir: str | Path | None = None, language: str | None = None,
                  now: datetime | None = None, earlier_signoffs: list[SignOff] | None = None) -> BuildResult:
     """Judge every item from the stored validations, decide, and write HTML (with its summary page),
-    summary.html, Markdown, JSON and JUnit.
+    summary.html, Markdown, JSON, JUnit and every evidence table as HTML and CSV.
 
     ``scorecard``: a YAML/JSON path, or a dict as the report DAG's Params give it (scores and ``signoffs``);
     ``earlier_signoffs``: sign-offs recorded by earlier report runs (counted only on the same evidence).
@@ -106,61 +170,49 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
     words = Wording(language or settings.language)
     suites = load_suites(suites_dir)
     runs = sel.runs
+    what = judged([ev for _, ev in ordered(runs)], settings, sel.plan)
 
     summaries, problems = judged_summaries(runs, suites)
     for summary in summaries.values():
         for c in summary.checks:
             c.reason = words.check_reason(c)
-    card = _card(scorecard, sel)
-    scores = parse_scorecard({k: card[k] for k in ("reviewers", "scores") if k in card}, "scorecard")
-    items = (check_items(summaries, suites, settings.rules, words.signals, words.table)
-             + experience_items(scores, settings.rules, words.table))
-    docs = data_docs_index(sel.evidence_root)
-    for it in items:
-        if not it.id.startswith("check:"):
-            it.figures, it.tables = figures.item_details(it.id, runs)
-        it.evidence = _evidence_refs(it, summaries, runs, sel.evidence_root, out)
-        if it.checks and docs.is_file():
-            it.evidence.append(EvidenceRef(label="Data Docs", kind="data_docs", href=_rel(docs, out)))
-
     basis = evidence_basis(runs.values())
-    given = parse_signoffs(card.get("signoffs"), "signoffs")
-    check_signoffs(given, items, settings.reviewers)
-    every = with_basis(given, basis) + list(earlier_signoffs or [])
-    counted = [s for s in every if s.basis == basis]
-    apply_signoffs(items, counted, words)
+    j = _judge(summaries, suites, _card(scorecard, sel), settings, words, basis, earlier_signoffs)
+    pages = write_pages(runs, out, lambda tb, tc: render_table_page(words.language, what.timezone, tb, tc))
+    _details(j.items, runs, summaries, sel, out, pages)
 
-    decision, reasons = rules_mod.decide(items, settings.rules, words.t)
-    found = rules_mod.findings(items)
-    all_runs = find_runs(sel.evidence_root)
-    stored = {str(ev.run_dir): load_summary(ev) for ev in all_runs}
-    stored.update({str(runs[tc].run_dir): s for tc, s in summaries.items()})
-    stab = stability([ev for ev in all_runs if ev.test_class in TEST_CLASSES], stored)
-    charts = figures.build_charts(runs, words)
-    charts.update(figures.stability_charts(stab, words.table))
-    notes = [words.t("note.not_validated")] + [words.t("note.skipped_run", path=_rel(p, out)) for p, _ in sel.skipped]
-    if "utilization" in runs:
-        notes.insert(0, words.t("note.aggregated"))
-    notes += replay_figures.replay_notes(runs, words)
+    decision, reasons = rules_mod.decide(j.items, settings.rules, words.t)
+    for it in j.items:
+        it.decides = None if it.verdict is Verdict.PASS else rules_mod.outcome_rule(it, settings.rules)
+    found = rules_mod.findings(j.items)
+    held = rules_mod.blocking(found, j.items, settings.rules)
+    stab = _window(sel, runs, summaries)
+    charts = pictures.build_charts(runs, words, what.timezone)
+    charts.update(pictures.stability_charts(stab, words))
+    docs = data_docs_index(sel.evidence_root)
     report = Report(
         title=words.t("title"), language=words.language,
         generated_at=(now or datetime.now(timezone.utc)).isoformat(), evidence_root=_rel(sel.evidence_root, out),
-        basis=basis,
-        sources=[SourceRun(test_class=tc, dag_id=ev.dag_id, run_id=ev.run_id, run_dir=ev.rel_dir, window=ev.window,
-                           platform=dict(ev.manifest.get("platform") or {}), plan_hash=ev.plan_hash or None,
-                           problems=[words.reason(p.code, p.args) for p in problems.get(tc, [])])
-                 for tc, ev in ordered(runs)],
-        decision=decision, decision_reasons=reasons, items=items,
-        scope=rules_mod.scope(items, reason=lambda st, ids: words.t(f"scope_reason.{st.value}", items=words.items(ids))),
-        findings=found, blocking=rules_mod.blocking(found, items, settings.rules),
-        coverage=coverage(summaries, suites), key_figures=key_figures(runs, summaries),
-        signoff=blocks(items, decision.value, counted, [s for s in every if s.basis != basis], settings.reviewers),
-        failure_records=figures.failure_records_table(runs), stability=stab,
-        data_docs=_rel(docs, out) if docs.is_file() else None, notes=notes, charts=charts)
+        subject=what, basis=basis, sources=_sources(runs, problems, words),
+        decision=decision, decision_reasons=reasons, items=j.items,
+        scope=rules_mod.scope(j.items, reason=lambda st, ids: words.t(f"scope_reason.{st.value}",
+                                                                      items=words.items(ids))),
+        findings=found + plan_findings(what, words.t), blocking=held,
+        coverage=coverage(summaries, suites, j.items), key_figures=key_figures(runs, summaries, words),
+        signoff=blocks(j.items, decision.value, j.counted, [s for s in j.every if s.basis != basis],
+                       settings.reviewers, j.claims),
+        failure_records=_linked(figures.failure_records_table(runs), pages), stability=stab,
+        data_docs=_rel(docs, out) if docs.is_file() else None, notes=_notes(sel, runs, words, out), charts=charts)
     paths = write_outputs(report, out)
     paths["junit"] = write_junit(report, out)
-    (out / "scorecard.json").write_text(json.dumps([s.model_dump() for s in scores], indent=1, ensure_ascii=False),
-                                        encoding="utf-8")
-    kept = {"scores": [s.model_dump() for s in scores], "signoffs": [s.model_dump(mode="json") for s in every]}
+    (out / "scorecard.json").write_text(json.dumps([s.model_dump() for s in j.scores], indent=1,
+                                                   ensure_ascii=False), encoding="utf-8")
+    kept = {"scores": [s.model_dump() for s in j.scores], "signoffs": [s.model_dump(mode="json") for s in j.every]}
     paths["inputs"] = write_inputs(out, sel, kept, words.language, settings.plan or sel.plan)
     return BuildResult(report, out, paths)
+
+
+def _linked(tb: EvidenceTable | None, pages: dict[str, list[EvidenceRef]]) -> EvidenceTable | None:
+    if tb is not None:
+        tb.links = pages.get(tb.source, [])
+    return tb

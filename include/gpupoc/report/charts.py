@@ -18,7 +18,7 @@ def _nice_max(v: float) -> float:
     if v <= 0 or math.isnan(v):
         return 1.0
     mag = 10 ** math.floor(math.log10(v))
-    for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+    for m in (1, 2, 4, 5, 8, 10):  # a quarter of each is a round tick
         if v <= m * mag:
             return m * mag
     return 10 * mag
@@ -70,15 +70,31 @@ def _legend(names: list[str], x: float, y: float) -> list[str]:
     return out
 
 
+def _text_width(text: str) -> float:
+    """Roughly how wide ``text`` is at the charts' 11 px font (a CJK character twice a Latin one)."""
+    return sum(11.0 if ord(ch) > 0x2E80 else 6.2 for ch in text)
+
+
+def _legend_row(legend: dict[str, str], x: float, y: float) -> list[str]:
+    out = []
+    for name, colour in legend.items():
+        out.append(f'<rect x="{x:.1f}" y="{y}" width="10" height="10" fill="{colour}"/>'
+                   f'<text x="{x + 14:.1f}" y="{y + 9}" {FONT}>{escape(name)}</text>')
+        x += 14 + _text_width(name) + 14
+    return out
+
+
 def timeline(title: str, rows: list[tuple[str, list[tuple[float, float, str, str]]]], legend: dict[str, str],
              x_label: str = "s") -> str:
-    """One line per row; each segment (start, end, colour, tooltip) in seconds from the first start."""
+    """One line per row, its full name on the left; each segment (start, end, colour, tooltip) in seconds from
+    the axis's origin, which ``x_label`` names."""
     rows = rows[:80]
     if not rows:
         return empty(title, "no data")
     xmax = _nice_max(max((e for _, segs in rows for _, e, _, _ in segs), default=1))
-    left, top, rh = 150, 24, 12
-    w, h = 760, top + rh * len(rows) + 40
+    left = min(420.0, max(80.0, max(_text_width(label) for label, _ in rows) + 12))
+    top, rh = 24, 12
+    w, h = int(left + 620), top + rh * len(rows) + 40
     pw = w - left - 20
     body = []
     for k in range(6):
@@ -88,24 +104,24 @@ def timeline(title: str, rows: list[tuple[str, list[tuple[float, float, str, str
     body.append(f'<text x="{left + pw}" y="{h - 2}" text-anchor="end" {FONT}>{escape(x_label)}</text>')
     for i, (label, segs) in enumerate(rows):
         y = top + rh * i
-        body.append(f'<text x="{left - 4}" y="{y + rh - 3}" text-anchor="end" {FONT}>{escape(label[:24])}</text>')
+        body.append(f'<text x="{left - 4}" y="{y + rh - 3}" text-anchor="end" {FONT}>{escape(label)}</text>')
         for s, e, colour, tip in segs:
             body.append(f'<rect x="{left + pw * s / xmax:.1f}" y="{y + 1}" width="{max(1.0, pw * (e - s) / xmax):.1f}"'
                         f' height="{rh - 2}" fill="{colour}"><title>{escape(tip)}</title></rect>')
-    for j, (name, colour) in enumerate(legend.items()):
-        body.append(f'<rect x="{left + 110 * j}" y="4" width="10" height="10" fill="{colour}"/>'
-                    f'<text x="{left + 110 * j + 14}" y="13" {FONT}>{escape(name)}</text>')
+    body += _legend_row(legend, left, 4)
     return _svg(w, h, body, title)
 
 
-def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], vmax: float = 100.0) -> str:
-    """Rows x columns of values 0..vmax (e.g. team x hour utilization %); blank cells are missing data."""
+def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], vmax: float = 100.0,
+            x_label: str = "", scale_label: str = "") -> str:
+    """Rows x columns of values 0..vmax (e.g. team x time utilization %); blank cells are missing data;
+    ``x_label`` says what a column is, ``scale_label`` what the colour scale measures."""
     if not rows or not cols:
         return empty(title, "no data")
-    left, top = 120, 20
-    cw = max(3.0, min(24.0, 620 / len(cols)))
+    left, top = max(120.0, max(_text_width(r) for r in rows) + 12), 20
+    cw = max(3.0, min(64.0, 620 / len(cols)))
     ch = 18
-    w, h = int(left + cw * len(cols) + 20), top + ch * len(rows) + 50
+    w, h = int(left + cw * len(cols) + 20), top + ch * len(rows) + 66
     body = []
     for i, r in enumerate(rows):
         body.append(f'<text x="{left - 4}" y="{top + ch * i + 13}" text-anchor="end" {FONT}>{escape(r)}</text>')
@@ -117,14 +133,19 @@ def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[floa
             body.append(f'<rect x="{left + cw * j:.1f}" y="{top + ch * i}" width="{cw:.1f}" height="{ch - 1}" '
                         f'fill="#1f77b4" fill-opacity="{a:.2f}"><title>{escape(r)} {escape(c)}: {_fmt(v)}</title>'
                         f'</rect>')
-    step = max(1, math.ceil(80 / cw))
+    step = max(1, math.ceil((_text_width(max(cols, key=len)) + 8) / cw))
     for j in range(0, len(cols), step):
         body.append(f'<text x="{left + cw * j:.1f}" y="{top + ch * len(rows) + 14}" {FONT}>{escape(cols[j])}</text>')
+    if x_label:
+        body.append(f'<text x="{left}" y="{top + ch * len(rows) + 30}" {FONT}>{escape(x_label)}</text>')
     for k in range(5):  # colour scale
         body.append(f'<rect x="{left + 40 * k}" y="{h - 16}" width="40" height="10" fill="#1f77b4" '
-                    f'fill-opacity="{max(0.05, k / 4):.2f}"/><text x="{left + 40 * k}" y="{h - 18}" {FONT}>'
+                    f'fill-opacity="{max(0.05, k / 4):.2f}"/><text x="{left + 40 * k}" y="{h - 19}" {FONT}>'
                     f'{_fmt(vmax * k / 4)}</text>')
-    return _svg(max(w, left + 220), h, body, title)
+    if scale_label:
+        body.append(f'<text x="{left + 210}" y="{h - 7}" {FONT}>{escape(scale_label)}</text>')
+    width = max(w, left + 220 + _text_width(scale_label), left + _text_width(x_label) + 10)
+    return _svg(int(width), h, body, title)
 
 
 def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]], y_max: float | None = None) -> str:

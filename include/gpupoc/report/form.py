@@ -4,6 +4,7 @@ One reviewer scores the experience items 1-5 with a comment each in the form; se
 prepared sheet, come as a scorecard file path (YAML/JSON, shape of ``gpupoc.report.scorecard``) or as a
 ``scores`` list in the run's conf. In the acceptance meeting a reviewer also signs off their block: a
 confirmation or an objection with a comment (``gpupoc.report.signoff``); more come as a ``signoffs`` list.
+Every sign-off of the form is stamped with the Airflow user who triggered the run (``gpupoc.report.signin``).
 Kept free of Airflow imports: the DAG file builds Params from ``fields``.
 """
 
@@ -17,6 +18,7 @@ import yaml
 from gpupoc.exceptions import ConfigError
 from gpupoc.report.models import DECISION_ITEM, ReviewRole, SignOffAction
 from gpupoc.report.scorecard import EXPERIENCE_ITEMS
+from gpupoc.report.signin import stamp
 
 ROLES = ("business", "platform", "security", "operations", "user")
 SIGNOFF_FIELDS = ("signoff_reviewer", "signoff_role", "signoff_action", "signoff_items", "signoff_comment")
@@ -47,7 +49,9 @@ def fields(default_plan: str) -> dict[str, dict[str, Any]]:
     out["scores"] = {"default": [], "type": "array", "title": "More scores",
                      "description": 'list of {"reviewer", "role", "item", "score", "comment"}'}
     out["signoff_reviewer"] = {"default": "", "type": "string", "title": "Sign-off: reviewer",
-                               "description": "who confirms or objects (a reviewer the plan lists for the role)"}
+                               "description": "who confirms or objects (a reviewer the plan lists for the role); "
+                               "it counts only when you triggered this run signed in as that reviewer's Airflow "
+                               "user (report.reviewers[].airflow_user), else it is shown as an unverified claim"}
     out["signoff_role"] = {"default": "", "type": "string", "enum": ["", *(r.value for r in ReviewRole)],
                            "title": "Sign-off: role", "description": "security: the must items; platform: the key "
                            "items; business: the experience items; management: the decision"}
@@ -65,8 +69,9 @@ def fields(default_plan: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def signoffs_from_params(params: dict[str, Any], at: str) -> list[dict[str, Any]]:
-    """The form's sign-off (given at ``at``, the report run's time) plus any ``signoffs`` in the conf.
+def signoffs_from_params(params: dict[str, Any], at: str, signed_in_as: str | None = None) -> list[dict[str, Any]]:
+    """The form's sign-off (given at ``at``, the report run's time) plus any ``signoffs`` in the conf, each
+    stamped with ``signed_in_as``, the Airflow user who triggered the run (``gpupoc.report.signin``).
 
     A half-filled sign-off is refused naming the missing field."""
     out: list[dict[str, Any]] = []
@@ -87,7 +92,7 @@ def signoffs_from_params(params: dict[str, Any], at: str) -> list[dict[str, Any]
                     "comment": str(params.get("signoff_comment") or ""), "at": at})
     for entry in params.get("signoffs") or []:
         out.append({"at": at, **entry} if isinstance(entry, dict) else entry)
-    return out
+    return stamp(out, signed_in_as)
 
 
 def _file(path: str, repo: Path) -> dict:
@@ -131,11 +136,11 @@ def scorecard_from_params(params: dict[str, Any], repo: Path) -> dict[str, list]
     return {k: v for k, v in (("reviewers", reviewers), ("scores", scores)) if v}
 
 
-def report_params(params: dict[str, Any], repo: Path, at: str = "") -> dict[str, Any]:
-    """What ``gpupoc.report.airflow.run_report`` takes: the scorecard keys, the sign-offs (given at ``at``)
-    and the language."""
+def report_params(params: dict[str, Any], repo: Path, at: str = "", signed_in_as: str | None = None) -> dict[str, Any]:
+    """What ``gpupoc.report.airflow.run_report`` takes: the scorecard keys, the sign-offs (given at ``at`` by
+    ``signed_in_as``, the user who triggered the run) and the language."""
     out: dict[str, Any] = dict(scorecard_from_params(params, repo))
-    signoffs = signoffs_from_params(params, at)
+    signoffs = signoffs_from_params(params, at, signed_in_as)
     if signoffs:
         out["signoffs"] = signoffs
     if params.get("language"):

@@ -84,6 +84,7 @@ class PlanSettings:
     thresholds: dict[str, dict[str, Any]] = field(default_factory=dict)
     reviewers: list[Reviewer] = field(default_factory=list)
     plan: dict[str, str] = field(default_factory=dict)  # path and plan hash, for the bundle
+    named: dict[str, str] = field(default_factory=dict)  # the plan's name, its platform's, adapter, window zone
 
 
 def plan_settings(plan: Any) -> PlanSettings:
@@ -101,8 +102,10 @@ def plan_settings(plan: Any) -> PlanSettings:
         th = getattr(getattr(plan.test_classes, tc, None), "thresholds", None)
         if th is not None:
             thresholds[tc] = th.model_dump(mode="json")
+    named = {"plan": plan.name, "platform": plan.platform.name, "adapter": plan.platform.adapter.value,
+             "timezone": plan.window.timezone}
     return PlanSettings(plan.report.language, DecisionRules.from_any(plan.report.decision_rules), thresholds,
-                        list(plan.report.reviewers), {"path": path, "plan_hash": plan_hash(plan)})
+                        list(plan.report.reviewers), {"path": path, "plan_hash": plan_hash(plan)}, named)
 
 
 def write_inputs(out: Path, sel: Selection, scorecard: dict[str, Any], language: str, plan: dict[str, str]) -> Path:

@@ -25,6 +25,7 @@ TEXTS = {  # English defaults; the report passes its string table ("reason.*" ke
     "reason.no_run": "no validated run of test class {test_class}",
     "reason.no_check": "no check covers this item",
     "reason.no_scores": "no reviewer scored this item; add it to the scorecard or the report trigger form",
+    "reason.not_applicable": "not applicable: {checks}",
     "reason.mean_pass": "mean score {mean:.1f} ({who})",
     "reason.mean_fail": "mean score {mean:.1f} below {pass_score:g} ({who})",
 }
@@ -48,8 +49,10 @@ def _verdict_from_checks(item: str, tier: Tier, checks: list[CheckOutcome], miss
     tx = {**TEXTS, **(texts or {})}
     failing = [c for c in checks if c.verdict is Verdict.FAIL]
     unverified = [c for c in checks if c.verdict is Verdict.NOT_VERIFIED and not c.optional]
+    inapplicable = [c for c in checks if c.verdict is Verdict.NOT_APPLICABLE]
+    passed = any(c.verdict is Verdict.PASS for c in checks)
     classes = classes or []
-    checks = sorted(checks, key=lambda c: c.check_id)
+    checks = sorted(checks, key=lambda c: (c.check_id, _class_order(c.test_class)))
     res = ItemResult(id=item, tier=tier, verdict=Verdict.PASS, checks=checks, test_classes=classes)
     if failing:
         order = {Tier.MUST: 0, Tier.KEY: 1, Tier.EXPERIENCE: 2}
@@ -58,12 +61,31 @@ def _verdict_from_checks(item: str, tier: Tier, checks: list[CheckOutcome], miss
         res.failure_class = first.failure_class or FailureClass.PRODUCT_GAP
         res.reason = "; ".join(f"{c.check_id} ({(signals or {}).get(c.check_id, c.signal)}) {c.reason}"
                                for c in failing)
-    elif missing or unverified or not checks:
+    elif missing or unverified or not (passed or inapplicable):  # a pass needs a check that passed
         res.verdict = Verdict.NOT_VERIFIED
         parts = [tx["reason.no_run"].format(test_class=m) for m in missing]
-        parts += [f"{c.check_id}: {c.reason}" for c in unverified]
+        parts += [_named(c) for c in _once(unverified or [c for c in checks if c.verdict is Verdict.NOT_VERIFIED])]
         res.reason = "; ".join(parts) or tx["reason.no_check"]
+    elif inapplicable:  # cases that never arose prove nothing by themselves: not applicable unless a check passed
+        res.verdict = Verdict.PASS if passed else Verdict.NOT_APPLICABLE
+        res.reason = tx["reason.not_applicable"].format(checks="; ".join(_named(c) for c in _once(inapplicable)))
     return res
+
+
+def _class_order(test_class: str) -> int:
+    return TEST_CLASSES.index(test_class) if test_class in TEST_CLASSES else len(TEST_CLASSES)
+
+
+def _named(check: CheckOutcome) -> str:
+    return f"{check.check_id}: {check.reason}"
+
+
+def _once(checks: list[CheckOutcome]) -> list[CheckOutcome]:
+    """One check per id and reason (a check shared by several classes reads once when it reads the same)."""
+    seen: dict[tuple[str, str], CheckOutcome] = {}
+    for c in checks:
+        seen.setdefault((c.check_id, c.reason), c)
+    return list(seen.values())
 
 
 def check_items(summaries: dict[str, ValidationSummary], suites: list[SuiteFile], rules: DecisionRules,

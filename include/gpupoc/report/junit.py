@@ -2,8 +2,9 @@
 
 One ``<testsuite>`` per test class holds its checks (classname = the test class, name = "<check id>: <pass
 signal>", properties tier and item); a suite "experience" holds the items reviewers score. A failing check
-is a ``<failure>`` with its reason; a check that was not verified is a ``<skipped>`` with its reason, never
-a pass. A test class with no validated run is one skipped test case, so missing coverage stays visible.
+is a ``<failure>`` with its reason; a check that was not verified, or not applicable (its case never arose),
+is a ``<skipped>`` whose message says which, with its reason, never a pass. A test class with no validated run
+is one skipped test case, so missing coverage stays visible.
 Counts (tests, failures, errors, skipped) are on every suite and on the root.
 """
 
@@ -80,8 +81,22 @@ def junit_cases(report: Report) -> dict[str, list[Case]]:
 
 
 def _counts(cases: list[Case]) -> dict[str, str]:
+    skipped = sum(c.verdict in (Verdict.NOT_VERIFIED, Verdict.NOT_APPLICABLE) for c in cases)
     return {"tests": str(len(cases)), "failures": str(sum(c.verdict is Verdict.FAIL for c in cases)),
-            "errors": "0", "skipped": str(sum(c.verdict is Verdict.NOT_VERIFIED for c in cases)), "time": "0"}
+            "errors": "0", "skipped": str(skipped), "time": "0"}
+
+
+def subject_properties(report: Report) -> list[tuple[str, str]]:
+    """What the report judged, as JUnit properties: platform, adapter, Kubernetes version, plan, window, and
+    whether the cluster was the simulated one (``unknown`` when the runs did not record it)."""
+    s = report.subject
+    simulated = "unknown" if s.simulated is None else str(s.simulated).lower()
+    return [(k, v) for k, v in (
+        ("platform", s.platform), ("adapter", s.adapter), ("kubernetes_version", s.kubernetes_version),
+        ("plan_name", s.plan_name), ("plan_hash", ",".join(s.evidence_plan_hashes)),
+        ("report_plan_hash", s.report_plan_hash), ("window_start", s.window_start), ("window_end", s.window_end),
+        ("timezone", s.timezone), ("simulated_cluster", simulated),
+        ("plan_mismatch", str(s.plan_mismatch).lower())) if v]
 
 
 def _timestamp(generated_at: str) -> str:
@@ -99,7 +114,7 @@ def junit_xml(report: Report) -> bytes:
     """The JUnit XML document of ``report`` (UTF-8)."""
     suites = junit_cases(report)
     words = Wording(report.language)
-    not_verified = words.t("verdict.not_verified")
+    skipped = {v: words.t(f"verdict.{v.value}") for v in (Verdict.NOT_VERIFIED, Verdict.NOT_APPLICABLE)}
     every = [c for cases in suites.values() for c in cases]
     root = ET.Element("testsuites", {"name": f"{words.t('title')}: {report.decision.value}", **_counts(every)})
     stamp = _timestamp(report.generated_at)
@@ -110,7 +125,7 @@ def junit_xml(report: Report) -> bytes:
         suite = ET.SubElement(root, "testsuite", attrs)
         props = ET.SubElement(suite, "properties")
         for key, value in (("decision", report.decision.value), ("language", report.language),
-                           ("evidence_root", report.evidence_root)):
+                           ("evidence_root", report.evidence_root), *subject_properties(report)):
             ET.SubElement(props, "property", {"name": key, "value": value})
         for case in cases:
             tc = ET.SubElement(suite, "testcase", {"classname": case.classname, "name": case.name, "time": "0"})
@@ -120,8 +135,8 @@ def junit_xml(report: Report) -> bytes:
             if case.verdict is Verdict.FAIL:
                 fail = ET.SubElement(tc, "failure", {"message": case.reason, "type": case.failure_type or "fail"})
                 fail.text = case.reason
-            elif case.verdict is Verdict.NOT_VERIFIED:
-                ET.SubElement(tc, "skipped", {"message": f"{not_verified}: {case.reason}"})
+            elif case.verdict in skipped:
+                ET.SubElement(tc, "skipped", {"message": f"{skipped[case.verdict]}: {case.reason}"})
     ET.indent(root, space=" ")
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, model_validator
 from gpupoc.common.outcomes import Decision, FailureClass, Tier, Verdict  # noqa: F401  (re-exported)
 from gpupoc.validation.models import CheckOutcome
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 DECISION_ITEM = "decision"  # what the management reviewer signs off
 
 
@@ -28,11 +28,22 @@ class FindingTarget(str, Enum):
 
 
 class Figure(BaseModel):
-    """A measured figure behind an item."""
+    """A measured figure behind an item; a counted one names the check whose rows it counts."""
 
     label: str = Field(description="string-table key or plain label")
     value: Any
-    unit: str = ""
+    unit: str = Field(default="", description="string-table key of the unit (unit.seconds, unit.gpu_hours)")
+    check: str | None = Field(default=None, description="the check whose rows the figure counts")
+    count: int | None = None
+    out_of: int | None = Field(default=None, description="the rows counted (count of out_of)")
+    not_applicable: int | None = Field(default=None, description="rows the figure counts as complete because "
+                                       "the part does not apply to them")
+
+    @classmethod
+    def of(cls, label: str, m: Any) -> "Figure":
+        """A counted figure (``gpupoc.report.measures.Measure``): "count/total"."""
+        return cls(label=label, value=m.share, check=m.check or None, count=m.count, out_of=m.total,
+                   not_applicable=m.not_applicable or None)
 
 
 class EvidenceRef(BaseModel):
@@ -86,12 +97,22 @@ class SignOff(BaseModel):
     at: str = Field(min_length=1, description="when it was given (ISO 8601)")
     basis: str = Field(default="", description="fingerprint of the evidence the reviewer judged; empty: this "
                        "report's")
+    signed_in_as: str = Field(default="", description="the Airflow user who triggered the report run that took "
+                              "this sign-off (set by the run, never by the form); empty: not given through the "
+                              "trigger form")
 
     @model_validator(mode="after")
     def _objection_says_why(self) -> "SignOff":
         if self.action is SignOffAction.OBJECT and not self.comment.strip():
             raise ValueError("an objection needs a comment saying what is wrong")
         return self
+
+
+class UnverifiedSignOff(BaseModel):
+    """A sign-off shown as a claim, never counted: who signed in was not the reviewer it names."""
+
+    signoff: SignOff
+    reason: str
 
 
 class SignOffLine(BaseModel):
@@ -112,19 +133,34 @@ class SignOffBlock(BaseModel):
     status: SignOffStatus
     lines: list[SignOffLine] = Field(default_factory=list)
     other_evidence: list[SignOff] = Field(default_factory=list, description="given on other evidence; not counted")
+    unverified: list[UnverifiedSignOff] = Field(default_factory=list, description="claims not signed in as the "
+                                                "reviewer's Airflow user; not counted")
+
+
+class CoverageEntry(BaseModel):
+    """A check (or a reviewer-scored item) that did not pass or fail, with the classes it stands for."""
+
+    check: str = Field(description="check id, or the item id of a reviewer-scored item")
+    test_classes: list[str] = Field(default_factory=list, description="empty for a reviewer-scored item")
+    reason: str = ""
 
 
 class Coverage(BaseModel):
-    """How many checks passed, failed and were not verified; the not verified ones named."""
+    """Every check the suites hold for each test class and every reviewer-scored item: how many passed,
+    failed, were not applicable (their case never arose) and were not verified; the last two named."""
 
     passed: int = 0
     failed: int = 0
+    not_applicable: int = 0
     not_verified: int = 0
-    not_verified_checks: list[str] = Field(default_factory=list)
+    data_checks: int = Field(default=0, description="checks of the suites, counted per test class")
+    scored_items: int = Field(default=0, description="experience items judged by reviewers' scores")
+    not_verified_checks: list[CoverageEntry] = Field(default_factory=list)
+    not_applicable_checks: list[CoverageEntry] = Field(default_factory=list)
 
     @property
     def total(self) -> int:
-        return self.passed + self.failed + self.not_verified
+        return self.passed + self.failed + self.not_applicable + self.not_verified
 
 
 class KeyFigure(BaseModel):
@@ -134,23 +170,39 @@ class KeyFigure(BaseModel):
     label: str = Field(description="string-table key")
     value: str | None = None
     status: Verdict
+    check: str | None = Field(default=None, description="the check whose rows the figure counts")
+    count: int | None = None
+    out_of: int | None = None
 
 
 class EvidenceTable(BaseModel):
-    """A small table shown with an item (at most a few dozen rows)."""
+    """A small table shown with an item (at most a few dozen rows) with typed values; the page words them."""
 
     title: str
-    columns: list[str]
+    columns: list[str] = Field(description="column names: string-table keys col.<name>")
     rows: list[list[Any]]
+    source: str = Field(default="", description="<test class>/<table> the rows come from (its full HTML and CSV)")
+    source_rows: int | None = Field(default=None, description="rows of the source table behind the ones shown")
+    literal_columns: list[str] = Field(default_factory=list, description="headers that are data (tenant names)")
+    column_words: str = Field(default="", description="string-table prefix that words the headers (action)")
+    links: list[EvidenceRef] = Field(default_factory=list, description="the whole source table (HTML, CSV, parquet)")
+
+    @property
+    def layout(self) -> str:
+        """"cards" (one small table per row) when the table is wide and holds sentences, or is very wide, so it
+        fits an A4 page; else "table"."""
+        long_text = any(isinstance(v, str) and len(v) > 40 for row in self.rows for v in row)
+        return "cards" if len(self.columns) > 12 or (len(self.columns) > 7 and long_text) else "table"
 
     @classmethod
-    def from_frame(cls, title: str, df: Any, limit: int = 20) -> "EvidenceTable":
+    def from_frame(cls, title: str, df: Any, limit: int = 20, source: str = "") -> "EvidenceTable":
         """The first ``limit`` rows of a DataFrame, as plain JSON values (floats rounded, NaN as None)."""
+        total = len(df)
         df = df.head(limit)
         rows = [[None if (isinstance(v, float) and v != v) else (round(v, 3) if isinstance(v, float) else
                  (v.isoformat() if hasattr(v, "isoformat") else (v.item() if hasattr(v, "item") else v)))
                  for v in r] for r in df.itertuples(index=False)]
-        return cls(title=title, columns=[str(c) for c in df.columns], rows=rows)
+        return cls(title=title, columns=[str(c) for c in df.columns], rows=rows, source=source, source_rows=total)
 
 
 class ItemResult(BaseModel):
@@ -161,6 +213,7 @@ class ItemResult(BaseModel):
     verdict: Verdict
     failure_class: FailureClass | None = None
     reason: str = ""
+    decides: Decision | None = Field(default=None, description="what the item decides under the rules (None: a pass)")
     test_classes: list[str] = Field(default_factory=list)
     checks: list[CheckOutcome] = Field(default_factory=list)
     figures: list[Figure] = Field(default_factory=list)
@@ -195,9 +248,10 @@ class RunStat(BaseModel):
     checks_passed: int = 0
     checks_failed: int = 0
     checks_not_verified: int = 0
+    checks_not_applicable: int = 0
     failed_checks: list[str] = Field(default_factory=list)
-    workloads: int = 0
-    success_rate: float | None = None
+    workloads: int = Field(default=0, description="attempts recorded (a resubmitted wave item has several)")
+    success_rate: float | None = Field(default=None, description="share of wave items whose last attempt succeeded")
     wait_p50_seconds: float | None = None
     wait_p95_seconds: float | None = None
 
@@ -224,6 +278,28 @@ class SourceRun(BaseModel):
                                 "it feeds is then not verified)")
 
 
+class Subject(BaseModel):
+    """What the report judged: the platform, its adapter and Kubernetes version, the plan, the window, and
+    whether the cluster was the simulated one (as the cluster's own nodes say)."""
+
+    platform: str | None = Field(default=None, description="the plan's name for the platform")
+    adapter: str | None = None
+    kubernetes_version: str | None = None
+    plan_name: str | None = None
+    plan_hash: str | None = Field(default=None, description="the evidence's plan hash (when its runs agree)")
+    evidence_plan_hashes: list[str] = Field(default_factory=list, description="every plan hash of the runs")
+    report_plan_hash: str | None = Field(default=None, description="the plan the report was built with")
+    window_start: str | None = None
+    window_end: str | None = None
+    timezone: str = Field(default="UTC", description="the plan window's zone; every time on the page is in it")
+    simulated: bool | None = Field(default=None, description="None: the runs did not record their nodes")
+    simulated_nodes: int | None = None
+
+    @property
+    def plan_mismatch(self) -> bool:
+        return bool(self.report_plan_hash) and any(h != self.report_plan_hash for h in self.evidence_plan_hashes)
+
+
 class Report(BaseModel):
     """The tiered go-live report. Never one total score."""
 
@@ -232,6 +308,7 @@ class Report(BaseModel):
     language: str
     generated_at: str
     evidence_root: str = Field(description="relative to the report directory")
+    subject: Subject = Field(default_factory=Subject)
     basis: str = Field(default="", description="fingerprint of the evidence judged (runs, manifests, validations)")
     sources: list[SourceRun]
     decision: Decision

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from gpupoc.report.models import Report
+from gpupoc.report import cells
+from gpupoc.report.models import EvidenceTable, Report
 from gpupoc.report.wording import LANGUAGES, TEMPLATES, Wording, check_signals, strings  # noqa: F401 (re-exported)
 
 SCHEMA_FILE = Path(__file__).parent / "report.schema.json"
@@ -18,30 +19,51 @@ def _md(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _env(language: str, autoescape: bool) -> Environment:
+def _env(language: str, autoescape: bool, zone: str = "UTC") -> Environment:
     words = Wording(language)
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), undefined=StrictUndefined,
                       autoescape=select_autoescape(["j2"]) if autoescape else False,
                       trim_blocks=False, lstrip_blocks=False, keep_trailing_newline=True)
     env.globals["t"] = lambda key, **values: words.table.get(key, key).format(**values) if values \
         else words.table.get(key, key)
+    env.globals["zone"] = zone
     env.filters["item_name"] = words.item
     env.filters["md"] = _md
     env.filters["signal"] = words.signal
+    env.filters["cell"] = lambda value, column: cells.cell(value, column, words, zone)
+    env.filters["header"] = lambda column, prefix="": cells.header(column, words, prefix)
+    env.filters["when"] = lambda value: cells.local_time(value, zone)
+    env.filters["num"] = lambda value, column="": (cells.quantity(value, column, words) if column else
+                                                    cells.number(value)) if isinstance(value, (int, float)) \
+        and not isinstance(value, bool) else ("" if value is None else str(value))
+    env.filters["class_name"] = lambda tc: words.t(f"class.{tc}")
+    env.filters["short_hash"] = lambda h: str(h or "")[:12]
+    env.filters["quote"] = lambda text: words.t("quote.mark", text=text)
     return env
 
 
+def _of(report: Report, autoescape: bool) -> Environment:
+    return _env(report.language, autoescape, report.subject.timezone)
+
+
 def render_html(report: Report) -> str:
-    return _env(report.language, True).get_template("report.html.j2").render(r=report, views=VIEWS)
+    return _of(report, True).get_template("report.html.j2").render(r=report, views=VIEWS)
 
 
 def render_summary(report: Report) -> str:
     """``summary.html``: the one-page summary alone (A4 landscape when printed, 16:9 on a screen)."""
-    return _env(report.language, True).get_template("summary_page.html.j2").render(r=report, views=VIEWS)
+    return _of(report, True).get_template("summary_page.html.j2").render(r=report, views=VIEWS)
 
 
 def render_markdown(report: Report) -> str:
-    return _env(report.language, False).get_template("report.md.j2").render(r=report, views=VIEWS)
+    return _of(report, False).get_template("report.md.j2").render(r=report, views=VIEWS)
+
+
+def render_table_page(language: str, zone: str, table: EvidenceTable, test_class: str) -> str:
+    """One evidence table as a page of its own (``evidence/<class>/<table>.html``), worded and timed as the
+    report is."""
+    page = _env(language, True, zone).get_template("evidence_table.html.j2")
+    return page.render(tb=table, test_class=test_class, language=language)
 
 
 def json_schema() -> dict:

@@ -36,16 +36,22 @@ def decide(items: list[ItemResult], rules: DecisionRules,
     for it in items:
         if it.verdict is Verdict.PASS:
             continue
-        outcome = "fail" if it.verdict is Verdict.FAIL else "not_verified"
-        d = getattr(rules, f"{it.tier.value}_{outcome}")
+        d = outcome_rule(it, rules)
         name = label(f"item.{it.id}") if not it.id.startswith("check:") else it.id
-        reasons.append(f"{name} ({label('tier.' + it.tier.value)}, {label('verdict.' + outcome)}) → "
+        reasons.append(f"{name} ({label('tier.' + it.tier.value)}, {label('verdict.' + it.verdict.value)}) → "
                        f"{label('decision.' + d.value)}" + (f": {it.reason}" if it.reason else ""))
         if SEVERITY[d] > SEVERITY[decision]:
             decision = d
     if decision is Decision.GO_LIVE:
         reasons.append(label("all_passed"))
     return decision, reasons
+
+
+def outcome_rule(item: ItemResult, rules: DecisionRules) -> Decision:
+    """What a failing or not passed item decides under ``rules``. A not applicable item decides as a not
+    verified one: a case that never arose proved nothing, so it can never stand in for a pass."""
+    outcome = "fail" if item.verdict is Verdict.FAIL else "not_verified"
+    return getattr(rules, f"{item.tier.value}_{outcome}")
 
 
 def scope(items: list[ItemResult], scenarios: dict[str, list[str]] | None = None,
@@ -75,9 +81,7 @@ def blocking(found: list[Finding], items: list[ItemResult], rules: DecisionRules
     by_id = {i.id: i for i in items}
     out = []
     for f in found:
-        it = by_id[f.item]
-        outcome = "fail" if it.verdict is Verdict.FAIL else "not_verified"
-        if getattr(rules, f"{it.tier.value}_{outcome}") is Decision.POSTPONE:
+        if outcome_rule(by_id[f.item], rules) is Decision.POSTPONE:
             out.append(f)
     return out
 
@@ -89,6 +93,6 @@ def findings(items: list[ItemResult]) -> list[Finding]:
         if it.verdict is Verdict.FAIL:
             fc = it.failure_class or FailureClass.PRODUCT_GAP
             out.append(Finding(item=it.id, target=FINDING_TARGET[fc], failure_class=fc, text=it.reason))
-        elif it.verdict is Verdict.NOT_VERIFIED:
+        elif it.verdict in (Verdict.NOT_VERIFIED, Verdict.NOT_APPLICABLE):  # provoke the case, or collect it
             out.append(Finding(item=it.id, target=FindingTarget.SECOND_VERIFICATION, text=it.reason))
     return out

@@ -9,8 +9,9 @@ Accepted shapes (the same as a dict of Airflow Params)::
         comments: {training_cost: "half a day for a new user"}
     scores:                          # or a flat list
       - {reviewer: Li Lei, role: business, item: documentation, score: 2, comment: "..."}
-    signoffs:                        # confirmations and objections (gpupoc.report.signoff)
+    signoffs:                        # confirmations and objections (gpupoc.report.signoff); shown as
       - {reviewer: Zhao Min, role: security, action: confirm, at: "2026-12-01T10:00:00+08:00"}
+                                     # unverified claims: only the trigger form's count (gpupoc.report.signin)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pydantic import ValidationError
 from gpupoc.common.validation import error_lines
 from gpupoc.exceptions import ConfigError
 from gpupoc.report.models import ReviewerScore
+from gpupoc.report.signin import STAMP
 
 EXPERIENCE_ITEMS = ("ui_usability", "documentation", "training_cost")
 
@@ -87,4 +89,9 @@ def read_scorecard(path: str | Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(str(p), ["(root): expected a mapping with 'reviewers', 'scores' or 'signoffs'"])
+    stamped = [i for i, s in enumerate(data.get("signoffs") or []) if isinstance(s, dict) and STAMP in s]
+    if stamped:
+        raise ConfigError(str(p), [f"signoffs[{i}].{STAMP}: only a poc_report run sets who signed in; remove the "
+                                   "field (a sign-off in a file is shown as an unverified claim) or sign off in the "
+                                   "trigger form as the reviewer's Airflow user" for i in stamped])
     return data

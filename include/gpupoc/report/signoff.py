@@ -3,9 +3,10 @@
 Security signs off the must items, platform (operations) the key items, business (the algorithm teams) the
 experience items, management the decision. A sign-off names the reviewer, the role, the time and a comment;
 it comes from the report's trigger form, the scorecard file (``signoffs:``) or an earlier report run on the
-same evidence (the ledger ``signoffs.jsonl`` beside the report directories). An objection keeps its items
-open: a passing item becomes not verified, with the objection as its reason. A sign-off given on other
-evidence (another ``basis``) is shown but not counted.
+same evidence (the ledger ``signoffs.jsonl`` beside the report directories). Only a sign-off given by the
+reviewer's own Airflow user counts (``gpupoc.report.signin``); others are shown as unverified claims. An
+objection keeps its items open: a passing item becomes not verified, with the objection as its reason. A
+sign-off given on other evidence (another ``basis``) is shown but not counted.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from gpupoc.common.validation import error_lines
 from gpupoc.evidence.reader import RunEvidence
 from gpupoc.exceptions import ConfigError
 from gpupoc.report.models import (DECISION_ITEM, ItemResult, ReviewRole, SignOff, SignOffAction, SignOffBlock,
-                                  SignOffLine, SignOffStatus, Tier, Verdict)
+                                  SignOffLine, SignOffStatus, Tier, UnverifiedSignOff, Verdict)
 from gpupoc.report.wording import Wording
 
 ROLE_TIER: dict[ReviewRole, Tier | None] = {ReviewRole.SECURITY: Tier.MUST, ReviewRole.PLATFORM: Tier.KEY,
@@ -118,9 +119,10 @@ def _status(given: list[SignOff]) -> SignOffStatus:
 
 
 def blocks(items: list[ItemResult], decision: str, signoffs: list[SignOff], other: list[SignOff],
-           reviewers: Iterable[Any]) -> list[SignOffBlock]:
-    """One confirmation block per role: its items (or the decision), who confirmed or objected, and the
-    sign-offs given on other evidence."""
+           reviewers: Iterable[Any], unverified: Iterable[UnverifiedSignOff] = ()) -> list[SignOffBlock]:
+    """One confirmation block per role: its items (or the decision), who confirmed or objected (counted
+    sign-offs only), the sign-offs given on other evidence and the unverified claims."""
+    unverified = list(unverified)
     by_id = {i.id: i for i in items}
     names: dict[str, list[str]] = {}
     for r in reviewers:
@@ -136,7 +138,8 @@ def blocks(items: list[ItemResult], decision: str, signoffs: list[SignOff], othe
         status = (SignOffStatus.OBJECTED if SignOffStatus.OBJECTED in states else
                   SignOffStatus.CONFIRMED if states == {SignOffStatus.CONFIRMED} else SignOffStatus.OPEN)
         out.append(SignOffBlock(role=role, tier=tier, reviewers=names.get(role.value, []), status=status,
-                                lines=lines, other_evidence=[s for s in other if s.role is role]))
+                                lines=lines, other_evidence=[s for s in other if s.role is role],
+                                unverified=[u for u in unverified if u.signoff.role is role]))
     return out
 
 

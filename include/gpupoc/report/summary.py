@@ -1,85 +1,81 @@
 """The summary page's facts: one key figure per test class and the check coverage.
 
-Coverage counts every check the suites hold for each test class: a class without a validated run counts
-all its checks as not verified, so a partial POC never reads as a complete one.
+Coverage counts every check the suites hold for each test class and every reviewer-scored item: a class
+without a validated run counts all its checks as not verified, so a partial POC never reads as a complete one.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-
-import pandas as pd
-
 from gpupoc.evidence.reader import RunEvidence
+from gpupoc.report import measures
+from gpupoc.report.cells import number, quantity
 from gpupoc.report.inputs import TEST_CLASSES
-from gpupoc.report.models import Coverage, KeyFigure
-from gpupoc.validation.models import CheckOutcome, ValidationSummary, Verdict
+from gpupoc.report.items import ITEMS
+from gpupoc.report.models import Coverage, CoverageEntry, ItemResult, KeyFigure
+from gpupoc.report.wording import Wording
+from gpupoc.validation.models import CheckOutcome, Tier, ValidationSummary, Verdict
 from gpupoc.validation.suites import SuiteFile
 
 KEY_FIGURES = {  # test class -> string-table key of its one figure
     "queue_congestion": "key.waits_explained",
-    "tenant_isolation": "key.cross_tenant_denied",
+    "tenant_isolation": "key.forbidden_denied",
     "utilization": "key.allocated_used",
     "fault_recovery": "key.chains_complete",
     "audit_trail": "key.audit_match",
 }
+COUNTED = {  # test class -> (table, the measure of it)
+    "queue_congestion": ("explanations", measures.waits_explained),
+    "tenant_isolation": ("access_probes", measures.forbidden_denied),
+    "fault_recovery": ("failure_records", measures.chains_complete),
+    "audit_trail": ("audit_matches", measures.audit_matched),
+}
 
 
-def _true(s: pd.Series) -> pd.Series:
-    return s.map(lambda v: v is True or v == True)  # noqa: E712 - null is neither
+def key_measure(test_class: str, ev: RunEvidence) -> measures.Measure | None:
+    """The class's counted figure from its latest run (the same function the item's figures use)."""
+    if test_class not in COUNTED:
+        return None
+    table, measure = COUNTED[test_class]
+    m = measure(ev.load(table))
+    return m if m is not None and m.total else None
 
 
-def _of(part: int, whole: int) -> str | None:
-    return f"{part}/{whole}" if whole else None
-
-
-def key_value(test_class: str, ev: RunEvidence) -> str | None:
+def key_value(test_class: str, ev: RunEvidence, words: Wording | None = None) -> str | None:
     """The class's figure from its latest run, or None when its table holds nothing."""
-    if test_class == "queue_congestion":
-        ex = ev.load("explanations")
-        need = ex[ex["explained"].notna()] if "explained" in ex else ex.iloc[0:0]
-        return _of(int(_true(need["explained"]).sum()) if len(need) else 0, len(need))
-    if test_class == "tenant_isolation":
-        ap = ev.load("access_probes")
-        if ap.empty or "allowed" not in ap:
-            return None
-        cross = ap[ap["actor_tenant"] != ap["target_namespace"]]
-        return _of(int((cross["allowed"] == False).sum()), len(cross))  # noqa: E712
     if test_class == "utilization":
         ut = ev.load("utilization")
         if ut.empty:
             return None
         alloc, used = float(ut["allocated_gpu_hours"].sum()), float(ut["used_gpu_hours"].sum())
         share = f" ({100 * used / alloc:.0f}%)" if alloc else ""
-        return f"{alloc:.1f} / {used:.1f} GPU-h{share}"
-    if test_class == "fault_recovery":
-        fr = ev.load("failure_records")
-        if fr.empty:
-            return None
-        complete = (_true(fr["logs_readable"]) & fr["events"].notna() & fr["gpu_release_seconds"].notna()
-                    & _true(fr["verified"]))
-        return _of(int(complete.sum()), len(fr))
-    if test_class == "audit_trail":
-        am = ev.load("audit_matches")
-        return None if am.empty else _of(int(_true(am["matched"]).sum()), len(am))
-    return None
+        w = words or Wording("en")
+        return f"{number(alloc)} / {quantity(used, 'used_gpu_hours', w)}{share}"
+    m = key_measure(test_class, ev)
+    return m.share if m else None
 
 
 def class_status(checks: list[CheckOutcome]) -> Verdict:
-    """Fail when a check failed; not verified when a required check was not verified or there is none."""
+    """Fail when a check failed; not verified when a required check was not verified or none passed nor
+    was not applicable; not applicable when none passed; else pass."""
     if any(c.verdict is Verdict.FAIL for c in checks):
         return Verdict.FAIL
-    if not checks or any(c.verdict is Verdict.NOT_VERIFIED and not c.optional for c in checks):
+    passed = any(c.verdict is Verdict.PASS for c in checks)
+    inapplicable = any(c.verdict is Verdict.NOT_APPLICABLE for c in checks)
+    if any(c.verdict is Verdict.NOT_VERIFIED and not c.optional for c in checks) or not (passed or inapplicable):
         return Verdict.NOT_VERIFIED
-    return Verdict.PASS
+    return Verdict.PASS if passed else Verdict.NOT_APPLICABLE
 
 
-def key_figures(runs: dict[str, RunEvidence], summaries: dict[str, ValidationSummary]) -> list[KeyFigure]:
+def key_figures(runs: dict[str, RunEvidence], summaries: dict[str, ValidationSummary],
+                words: Wording | None = None) -> list[KeyFigure]:
     out = []
     for tc in TEST_CLASSES:
         ev, summary = runs.get(tc), summaries.get(tc)
-        out.append(KeyFigure(test_class=tc, label=KEY_FIGURES[tc], value=key_value(tc, ev) if ev else None,
-                             status=class_status(summary.checks) if summary else Verdict.NOT_VERIFIED))
+        m = key_measure(tc, ev) if ev else None
+        out.append(KeyFigure(test_class=tc, label=KEY_FIGURES[tc], value=key_value(tc, ev, words) if ev else None,
+                             status=class_status(summary.checks) if summary else Verdict.NOT_VERIFIED,
+                             check=m.check if m else None, count=m.count if m else None,
+                             out_of=m.total if m else None))
     return out
 
 
@@ -92,23 +88,35 @@ def expected_checks(suites: list[SuiteFile], test_class: str) -> list[str]:
     return ids
 
 
-def coverage(summaries: dict[str, ValidationSummary], suites: list[SuiteFile]) -> Coverage:
-    """Checks passed, failed and not verified over every test class; the not verified named (with their
-    class when a check id is shared by several classes)."""
-    expected = {tc: expected_checks(suites, tc) for tc in TEST_CLASSES}
-    classes_of = Counter(cid for ids in expected.values() for cid in set(ids))
-    shared = {cid for cid, n in classes_of.items() if n > 1}
+def coverage(summaries: dict[str, ValidationSummary], suites: list[SuiteFile],
+             items: list[ItemResult] = ()) -> Coverage:
+    """Checks passed, failed, not applicable and not verified over every test class (a class without a run
+    counts every check of its suites as not verified), and the reviewer-scored items of ``items``; the not
+    applicable and not verified named once per check and reason, with the classes they stand for."""
     cov = Coverage()
+    named: dict[Verdict, dict[tuple[str, str], CoverageEntry]] = {Verdict.NOT_APPLICABLE: {}, Verdict.NOT_VERIFIED: {}}
     for tc in TEST_CLASSES:
         summary = summaries.get(tc)
-        outcomes = ([(c.check_id, c.verdict) for c in summary.checks] if summary is not None
-                    else [(cid, Verdict.NOT_VERIFIED) for cid in expected[tc]])
-        for cid, verdict in sorted(outcomes):
-            if verdict is Verdict.PASS:
-                cov.passed += 1
-            elif verdict is Verdict.FAIL:
-                cov.failed += 1
-            else:
-                cov.not_verified += 1
-                cov.not_verified_checks.append(f"{cid} ({tc})" if cid in shared else cid)
+        outcomes = ([(c.check_id, c.verdict, c.reason) for c in summary.checks] if summary is not None
+                    else [(cid, Verdict.NOT_VERIFIED, "") for cid in expected_checks(suites, tc)])
+        for cid, verdict, reason in sorted(outcomes, key=lambda o: o[0]):
+            cov.data_checks += 1
+            _count(cov, verdict)
+            if verdict in named:
+                entry = named[verdict].setdefault((cid, reason), CoverageEntry(check=cid, reason=reason))
+                entry.test_classes.append(tc)
+    for it in items:
+        if ITEMS.get(it.id) is Tier.EXPERIENCE:  # judged by reviewers' scores, whatever its tier
+            cov.scored_items += 1
+            _count(cov, it.verdict)
+            if it.verdict in named:
+                named[it.verdict][(it.id, it.reason)] = CoverageEntry(check=it.id, reason=it.reason)
+    cov.not_applicable_checks = list(named[Verdict.NOT_APPLICABLE].values())
+    cov.not_verified_checks = list(named[Verdict.NOT_VERIFIED].values())
     return cov
+
+
+def _count(cov: Coverage, verdict: Verdict) -> None:
+    field = {Verdict.PASS: "passed", Verdict.FAIL: "failed", Verdict.NOT_APPLICABLE: "not_applicable",
+             Verdict.NOT_VERIFIED: "not_verified"}[verdict]
+    setattr(cov, field, getattr(cov, field) + 1)

@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 
+from gpupoc.report.measures import items_succeeded
 from gpupoc.report.models import RunStat, Stability
 from gpupoc.evidence.reader import RunEvidence
 from gpupoc.validation.models import ValidationSummary, Verdict
@@ -30,13 +31,15 @@ def run_stat(ev: RunEvidence, summary: ValidationSummary | None) -> RunStat:
         st.checks_passed = sum(c.verdict is Verdict.PASS for c in checks)
         st.checks_failed = sum(c.verdict is Verdict.FAIL for c in checks)
         st.checks_not_verified = sum(c.verdict is Verdict.NOT_VERIFIED for c in checks)
+        st.checks_not_applicable = sum(c.verdict is Verdict.NOT_APPLICABLE for c in checks)
         st.failed_checks = summary.failed_checks
     status = ev.status("workload_runs")
     if status.present:
         wr = ev.load("workload_runs", columns=None)
         st.workloads = len(wr)
-        if len(wr) and "phase" in wr:
-            st.success_rate = round(float((wr["phase"] == "Succeeded").mean()), 4)
+        done = items_succeeded(wr)
+        if done is not None and done.total:  # by wave item: a preempted attempt resubmitted counts by its resubmission
+            st.success_rate = round(done.count / done.total, 4)
         if len(wr) and "wait_seconds" in wr:
             w = pd.to_numeric(wr["wait_seconds"], errors="coerce").dropna()
             if len(w):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpupoc.common.timefmt import rfc3339, utcnow
+from gpupoc.evidence.subject import subject_rows
 from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.common import plan_path
 from gpupoc.pipeline.k8s import Actor, KubeCaller, whoami
@@ -54,6 +55,7 @@ def check_access(ctx: RunContext) -> dict:
             {"key": "scheduler_name", "value": ctx.plan.platform.scheduler_name or "default-scheduler",
              "source": "plan"}]
     nodes = admin.call("GET", "/api/v1/nodes")
+    rows += subject_rows(ctx.plan, ((nodes.body or {}).get("items") or []) if nodes.ok else None)
     if nodes.ok:
         items = (nodes.body or {}).get("items") or []
         gpus = sum(int(str(((n.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", 0))) for n in items)

@@ -2,7 +2,8 @@
 
 A file data context under ``<evidence_root>/gx`` keeps every run's results, so the Data Docs site at
 ``<evidence_root>/data_docs/local_site/index.html`` grows as runs accumulate. Tables the manifest marks not
-verified are not validated: their checks are NOT_VERIFIED with the manifest's reason, never PASS.
+verified are not validated: their checks are NOT_VERIFIED with the manifest's reason, never PASS. A conditional
+check whose case never arose in a collected table is NOT_APPLICABLE with its reason (``validation.conditions``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import os
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import cache
 from pathlib import Path
 from typing import Any, Iterator
+
+import pandas as pd
 
 from gpupoc.evidence.reader import RunEvidence
 from gpupoc.evidence.writer import sha256_file
 from gpupoc.exceptions import ToolMissing, ValidationFailed
+from gpupoc.validation.conditions import settle
 from gpupoc.validation.derived import DERIVED
 from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
                                       Verdict)
@@ -201,10 +206,12 @@ def validate_run(run_dir: str | Path, suites_dir: str | Path | None = None, docs
         t0 = time.perf_counter()
         results = _run_gx(ev, docs, runnable)
         summary.gx_seconds = round(time.perf_counter() - t0, 3)
-        for s, _rel, _params in runnable:
+        for s, rel, _params in runnable:
             res = results[s.name]
             summary.results[f"validation/{s.name}.json"] = _write_json(vdir / f"{s.name}.json", res)
-            checks = [_check_from_result(r, s) for r in res.get("results", [])]
+            frame = cache(lambda path=ev.run_dir / rel: pd.read_parquet(path))
+            checks = [settle(_check_from_result(r, s), (r.get("expectation_config") or {}).get("meta") or {}, frame)
+                      for r in res.get("results", [])]
             summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=True,
                                                result_path=f"{ev.rel_dir}/validation/{s.name}.json", checks=checks))
         summary.data_docs_index = os.path.relpath(data_docs_index(docs), ev.evidence_root)

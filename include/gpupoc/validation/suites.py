@@ -5,7 +5,9 @@ checks (``derived.<name>`` for a table derived before validation) and default ``
 override them by name; expectations refer to them with ``{"$PARAMETER": name}``; ``minus_<name>`` is always
 ``-<name>``). Each expectation's ``meta`` carries ``check_id``, ``tier``, ``item``, ``signal``, and optionally
 ``failure_class`` (the class of a failure, default product_gap), ``requires`` (a parameter that must be true
-for the check to apply, e.g. ``require_alerts``) and ``optional`` (not verified does not hold its item back).
+for the check to apply, e.g. ``require_alerts``), ``applies_when`` (the case a conditional check judges; when it
+never arose the check is not applicable, ``gpupoc.validation.conditions``) and ``optional`` (not verified does
+not hold its item back).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpupoc.exceptions import ConfigError
+from gpupoc.validation import conditions
 from gpupoc.validation.models import FailureClass, Tier
 
 CHECK_ID_RE = re.compile(r"^[A-Z]{2,4}-\d{2}$")
@@ -119,6 +122,7 @@ def lint_suite(path: Path, data: Any, known_items: set[str] | None = None) -> li
             errs.append(f"{where}.meta.failure_class: expected one of {sorted(classes)}, got {em['failure_class']!r}")
         if known_items is not None and em.get("item") and em["item"] not in known_items:
             errs.append(f"{where}.meta.item: unknown report item {em['item']!r}; known: {sorted(known_items)}")
+        errs += conditions.lint(where, em)
         for k, v in (exp.get("kwargs") or {}).items():
             if isinstance(v, dict) and "$PARAMETER" in v and v["$PARAMETER"] not in params:
                 errs.append(f"{where}.kwargs.{k}: parameter {v['$PARAMETER']!r} has no default in meta.parameters")

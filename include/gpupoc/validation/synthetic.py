@@ -14,6 +14,8 @@ import pandas as pd
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
 TENANTS = ["team-vision", "team-nlp", "team-serving"]
+SIM_PLATFORM = {"kubernetes.gitVersion": "v1.32.0", "adapter": "kube-scheduler", "platform.name": "gpupoc-sim",
+                "plan.name": "synthetic", "window.timezone": "UTC", "nodes.simulated": "3", "nodes": "3"}
 
 
 def _t(seconds: float) -> pd.Timestamp:
@@ -48,7 +50,8 @@ def explanations(n: int = 12) -> pd.DataFrame:
         "platform_reason": ["Unschedulable" if x else None for x in need],
         "platform_message": ["0/3 nodes are available: 3 Insufficient nvidia.com/gpu." if x else None for x in need],
         "reconstructed_bottleneck": ["capacity" if x else "none" for x in need], "ahead_count": list(range(n)),
-        "explained": [True if x else None for x in need], "eta_error_seconds": [None] * n})
+        "explained": [True if x else None for x in need], "eta_offered": [False] * n,
+        "eta_error_seconds": [None] * n})
 
 
 def queue_snapshots(n: int = 8) -> pd.DataFrame:
@@ -173,8 +176,10 @@ def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
 
 
 def write_run(root: str | Path, test_class: str, run_id: str, tables: dict[str, pd.DataFrame | None],
-              not_verified: dict[str, str] | None = None, window_end: datetime | None = None) -> Path:
-    """Write tables and manifest with the evidence writer; a None table is recorded as not collected."""
+              not_verified: dict[str, str] | None = None, window_end: datetime | None = None,
+              platform: dict[str, str] | None = None) -> Path:
+    """Write tables and manifest with the evidence writer; a None table is recorded as not collected.
+    ``platform``: the manifest's platform facts (default: the simulated cluster's, as a run records them)."""
     from gpupoc.evidence import EvidenceWriter
 
     w = EvidenceWriter(root, f"poc_{test_class}", run_id)
@@ -186,7 +191,7 @@ def write_run(root: str | Path, test_class: str, run_id: str, tables: dict[str, 
             w.write(name, df.to_dict("records"), source="synthetic", verified=not reason, reason=reason)
     end = window_end or T0 + timedelta(hours=1)
     w.write_manifest(window_start=end - timedelta(hours=1), window_end=end, plan_hash="0" * 64,
-                     platform={"name": "simulated", "version": "v1.32.0"}, extra={"test_class": test_class})
+                     platform=SIM_PLATFORM if platform is None else platform, extra={"test_class": test_class})
     return w.run_dir
 
 

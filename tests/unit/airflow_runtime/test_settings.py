@@ -132,3 +132,38 @@ def test_a_database_given_in_the_environment_counts_as_the_metadata_database(tmp
     s = RuntimeSettings(home=tmp_path, max_active_tasks=32, extra_env={"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": pg})
     assert not s.on_sqlite and s.metadata_url == pg
     assert "sql_alchemy_connect_args" not in read(write_config(s))["database"], "psycopg2 refuses 'timeout'"
+
+
+def test_the_plans_reviewers_get_users_of_their_own_with_passwords_kept_across_rewrites(tmp_path):
+    from gpupoc.airflow_runtime.settings import user_password
+
+    s = RuntimeSettings(home=tmp_path, users=("zhao", "li"))
+    cfg = read(write_config(s))
+    assert cfg["core"]["simple_auth_manager_users"] == "admin:admin,zhao:user,li:user"
+    first = {u: user_password(tmp_path, u) for u in ("admin", "zhao", "li")}
+    assert len(set(first.values())) == 3 and all(len(p) >= 12 for p in first.values())
+    write_config(RuntimeSettings(home=tmp_path, users=("zhao", "li", "wang")))
+    assert {u: user_password(tmp_path, u) for u in ("admin", "zhao", "li")} == first
+    assert user_password(tmp_path, "wang") not in first.values()
+    with pytest.raises(ConfigError, match="sun: no password found .* with the plan that names this reviewer"):
+        user_password(tmp_path, "sun")
+
+
+@pytest.mark.parametrize("bad", ["admin", "zhao min", "zhao:op", ""])
+def test_a_user_name_the_auth_manager_cannot_hold_is_refused(bad):
+    with pytest.raises(ValueError, match="users: expected user names"):
+        RuntimeSettings(users=(bad,))
+
+
+def test_the_reviewer_users_come_from_the_plans_reviewers_alone(tmp_path):
+    from gpupoc.airflow_runtime.settings import plan_users
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("platform: {kubeconfig: nowhere}\nreport:\n  reviewers:\n"
+                    "    - {name: Zhao Min, role: security, airflow_user: zhao}\n"
+                    "    - {name: Zhao Min, role: management, airflow_user: zhao}\n"
+                    "    - {name: Li Lei, role: platform}\n")
+    assert plan_users(plan) == ("zhao",), "once each; a reviewer without a user gets none"
+    plan.write_text("report:\n  reviewers:\n    - {name: Zhao Min, role: security, airflow_user: 'zhao min'}\n")
+    with pytest.raises(ConfigError, match=r"report\.reviewers\[0\]\.airflow_user: expected the Airflow user name"):
+        plan_users(plan)

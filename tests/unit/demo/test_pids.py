@@ -62,10 +62,10 @@ def test_stop_ends_the_leader_and_its_whole_group(family):
     entry = ProcessEntry("fam", proc.pid, "gpupoc-test-parent", group=True)
     assert stop(entry, grace=5) in ("stopped", "killed")
     proc.wait(timeout=5)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # it dies at once; a loaded machine may take seconds
     while is_alive(child, "gpupoc-test-child") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not is_alive(child, "gpupoc-test-child"), "the leader's child went with the group"
+    assert not is_alive(child, "gpupoc-test-child"), "the leader's child went with the group (waited 60 s)"
 
 
 def test_a_pid_whose_mark_does_not_match_is_never_signalled(family):
@@ -94,10 +94,10 @@ def test_stop_also_ends_a_child_that_left_the_group_for_its_own_session():
     try:
         assert os.getpgid(child) != proc.pid, "the child is out of the leader's group"
         stop(ProcessEntry("leader", proc.pid, "gpupoc-test-leader"), grace=5)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # it dies at once; a loaded machine may take seconds
         while is_alive(child, "gpupoc-test-own-session") and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not is_alive(child, "gpupoc-test-own-session")
+        assert not is_alive(child, "gpupoc-test-own-session"), "the child in its own session lived 60 s on"
     finally:
         for pid in (proc.pid, child):
             try:

@@ -37,32 +37,61 @@ class FakeClient:
         return {}
 
 
-def test_monitor_prints_a_line_per_change_and_returns_each_final_state():
+class Clock:
+    """A clock for the monitor: reads ``now``, and each sleep moves it on by the time slept plus ``step``
+    (the polls themselves take time), so elapsed stamps never depend on the machine's clock or uptime."""
+
+    def __init__(self, now: float = 0.0, step: float = 0.0):
+        self.now, self.step = now, step
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds + self.step
+
+
+def fields_of(line: str) -> list[str]:
+    """``[ 0:05] poc_a   running  none 2`` -> ["poc_a", "running", "none", "2"] (the stamp pads with spaces)."""
+    stamp, _, rest = line.partition("]")
+    assert stamp.startswith("["), line
+    return rest.split()
+
+
+@pytest.mark.parametrize("started", [0.0, 5_000_000.0], ids=["machine-booted-now", "machine-up-for-weeks"])
+def test_monitor_prints_a_line_per_change_and_returns_each_final_state(started):
     client = FakeClient({
         "poc_a": [("queued", [None, None]), ("running", ["running", None]), ("running", ["running", None]),
                   ("success", ["success", "success"])],
         "poc_b": [("running", ["success", "failed"]), ("failed", ["success", "failed"])],
     })
     lines: list[str] = []
-    final = Monitor(client, started=0.0, out=lines.append, poll=0).wait({"poc_a": "r1", "poc_b": "r2"}, timeout=10)
+    clock = Clock(started + 3.0)
+    final = Monitor(client, started=started, out=lines.append, poll=5, clock=clock, sleep=clock.sleep).wait(
+        {"poc_a": "r1", "poc_b": "r2"}, timeout=600)
     assert final == {"poc_a": "success", "poc_b": "failed"}
     a = [ln for ln in lines if "poc_a" in ln]
-    assert [ln.split()[2] for ln in a] == ["queued", "running", "success"], "the unchanged poll printed nothing"
+    assert [fields_of(ln)[1] for ln in a] == ["queued", "running", "success"], "the unchanged poll printed nothing"
+    assert [ln.split("]")[0] for ln in a] == ["[ 0:03", "[ 0:08", "[ 0:18"], "seconds since the demo started"
     assert "none 2" in a[0] and "success 2" in a[-1]
 
 
 def test_a_busy_api_is_reported_and_polled_again():
     client = FakeClient({"poc_a": [("error", []), ("success", ["success"])]})
     lines: list[str] = []
-    assert Monitor(client, 0.0, lines.append, 0).wait({"poc_a": "r"}, timeout=10) == {"poc_a": "success"}
+    clock = Clock()
+    assert Monitor(client, 0.0, lines.append, 0, clock=clock, sleep=clock.sleep).wait(
+        {"poc_a": "r"}, timeout=10) == {"poc_a": "success"}
     assert any("database is locked" in ln for ln in lines)
 
 
 def test_runs_still_active_at_the_timeout_are_named():
     client = FakeClient({"poc_a": [("running", ["running"])]})
+    clock = Clock()
     with pytest.raises(GpupocError) as exc:
-        Monitor(client, 0.0, lambda _: None, 0.01).wait({"poc_a": "r"}, timeout=0.05)
-    assert "poc_a" in str(exc.value)
+        Monitor(client, 0.0, lambda _: None, 10, clock=clock, sleep=clock.sleep).wait({"poc_a": "r"}, timeout=60)
+    assert "runs still active after 60 s: ['poc_a']" in str(exc.value)
+    assert clock.now == 70.0, "it polled until the timeout had passed, not a poll longer"
 
 
 def test_the_report_run_is_the_newest_queued_after_the_demo_started():

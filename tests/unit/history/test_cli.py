@@ -81,3 +81,21 @@ def test_plan_of_a_file_that_is_not_parquet_needs_a_format(capsys):
 def test_stats_prints_the_figures_of_a_history(capsys):
     assert main(["history", "stats", str(SAMPLE), "--format", "acme"]) == 0
     assert "gpu_jobs: 300\ngpus_median: 1.0" in capsys.readouterr().out
+
+
+def test_import_of_an_empty_history_exits_2_naming_the_file(tmp_path, capsys):
+    f = tmp_path / "trace.csv"
+    f.write_text("job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,start_time,end_time\n")
+    assert main(["history", "import", str(f), "--format", "acme"]) == 2
+    err = capsys.readouterr().err
+    assert str(f) in err and "the header has no rows below it" in err and "Traceback" not in err
+
+
+def test_import_of_a_gpu_count_beyond_the_table_exits_2_naming_the_row(tmp_path, capsys):
+    f = tmp_path / "trace.csv"
+    f.write_text("job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,start_time,end_time\n"
+                 "1,u1,1,99999999999999999999,8,Other,COMPLETED,2023-03-01 00:00:00+08:00,,\n")
+    assert main(["history", "import", str(f), "--format", "acme", "--out", str(tmp_path / "t.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert "row 2 (job 1), column gpu_num: count 99999999999999999999 is out of range (at most 2147483647)" in err
+    assert "OverflowError" not in err and not (tmp_path / "t.parquet").exists()

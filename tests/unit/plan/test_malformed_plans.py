@@ -105,6 +105,10 @@ def _window_backwards(d: dict, _: Path) -> None:
     d["window"]["end"] = "2026-11-01T00:00:00+00:00"
 
 
+def _one_user_two_reviewers(d: dict, _: Path) -> None:
+    d["report"]["reviewers"][2]["airflow_user"] = d["report"]["reviewers"][0]["airflow_user"]
+
+
 def _kubeconfig_is_a_directory(d: dict, base: Path) -> None:
     (base / "clusters").mkdir()
     d["platform"]["kubeconfig"] = "clusters"
@@ -179,6 +183,11 @@ CASES = [
     Case("kubeconfig-missing", "platform.kubeconfig", "clusters/prod.kubeconfig"),
     Case("kubeconfig-is-a-directory", "platform.kubeconfig", edit=_kubeconfig_is_a_directory),
     Case("scorecard-missing", "report.scorecard", "reviews/scores.yaml"),
+    # ---- sign-off ----
+    Case("reviewer-airflow-user-with-a-space", "report.reviewers[0].airflow_user", "security reviewer"),
+    Case("reviewer-airflow-user-empty", "report.reviewers[1].airflow_user", ""),
+    Case("reviewer-airflow-user-with-a-colon", "report.reviewers[1].airflow_user", "platform:admin"),
+    Case("one-airflow-user-for-two-reviewers", "report.reviewers[2].airflow_user", edit=_one_user_two_reviewers),
     # ---- unreadable YAML and wrong top-level types ----
     Case("yaml-unclosed-list", "(yaml)", text="tenants: [\n"),
     Case("yaml-bad-indentation", "(yaml)", text="name: x\n platform:\n  name: y\n bad\n"),

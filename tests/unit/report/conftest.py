@@ -34,3 +34,31 @@ def write_later_run(root, test_class, tables, run_id="scheduled__2", validate=Tr
     if validate:
         validate_run(run)
     return run
+
+
+# Reviewers bound to their Airflow users, as a plan names them; a sign-off counts only when signed in as one.
+REVIEWERS = [{"name": "Zhao Min", "role": "security", "airflow_user": "zhao"},
+             {"name": "Li Lei", "role": "platform", "airflow_user": "li"},
+             {"name": "Wang Fang", "role": "business", "airflow_user": "wang"},
+             {"name": "Sun Hua", "role": "management", "airflow_user": "sun"},
+             {"name": "赵敏", "role": "security", "airflow_user": "zhaomin"}]
+USER_OF = {r["name"]: r["airflow_user"] for r in REVIEWERS}
+
+
+def plan_file(root, tmp_path, **report):
+    """The default plan over ``root`` with ``report`` settings (reviewers: REVIEWERS unless given)."""
+    import yaml
+
+    from gpupoc.plan import DEFAULT_PLAN
+
+    data = yaml.safe_load(DEFAULT_PLAN.read_text())
+    data["evidence_root"] = str(root)
+    data["report"].update({"reviewers": REVIEWERS, **report})
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(yaml.safe_dump(data, allow_unicode=True))
+    return plan
+
+
+def signed(entry: dict, user: str | None = None) -> dict:
+    """A sign-off as the report run stamps it: signed in as ``user`` (default: the reviewer's own)."""
+    return {**entry, "signed_in_as": USER_OF[entry["reviewer"]] if user is None else user}

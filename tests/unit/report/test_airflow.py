@@ -5,7 +5,7 @@ import json
 
 import yaml
 
-from .conftest import GOOD_SCORES
+from .conftest import GOOD_SCORES, REVIEWERS, signed
 from gpupoc.report.airflow import run_report
 
 AT = "2026-12-01T02:00:00+00:00"
@@ -32,13 +32,12 @@ def test_each_report_run_writes_every_format_and_its_bundle(root_copy, tmp_path)
 
 
 def test_sign_offs_accumulate_over_report_runs_on_the_same_evidence(root_copy, tmp_path):
-    plan = _plan(root_copy, tmp_path, reviewers=[{"name": "Zhao Min", "role": "security"},
-                                                 {"name": "Li Lei", "role": "platform"}])
-    sec = {"reviewer": "Zhao Min", "role": "security", "action": "confirm", "at": AT}
+    plan = _plan(root_copy, tmp_path, reviewers=REVIEWERS)
+    sec = signed({"reviewer": "Zhao Min", "role": "security", "action": "confirm", "at": AT})
     first = run_report(plan, "manual__1", {"reviewers": GOOD_SCORES["reviewers"], "signoffs": [sec]})
     assert first["signoff"]["security"] == "confirmed"
-    plat = {"reviewer": "Li Lei", "role": "platform", "action": "object", "items": ["scheduling_policy"],
-            "comment": "no fair-share run", "at": AT}
+    plat = signed({"reviewer": "Li Lei", "role": "platform", "action": "object", "items": ["scheduling_policy"],
+                   "comment": "no fair-share run", "at": AT})
     second = run_report(plan, "manual__2", {"reviewers": GOOD_SCORES["reviewers"], "signoffs": [plat]})
     assert second["signoff"]["security"] == "confirmed", "the first run's confirmation still counts"
     assert second["signoff"]["platform"] == "objected" and second["items"]["scheduling_policy"] == "not_verified"
@@ -47,3 +46,17 @@ def test_sign_offs_accumulate_over_report_runs_on_the_same_evidence(root_copy, t
     assert again == second, "a rerun of a report run gives the same report"
     ledger = (root_copy / "report" / "signoffs.jsonl").read_text().splitlines()
     assert sorted(json.loads(ln)["run_id"] for ln in ledger) == ["manual__1", "manual__2"]
+
+
+def test_a_forged_sign_off_is_kept_in_the_ledger_as_given_and_never_counted(root_copy, tmp_path):
+    plan = _plan(root_copy, tmp_path, reviewers=REVIEWERS)
+    forged = signed({"reviewer": "Zhao Min", "role": "security", "action": "confirm", "at": AT}, user="li")
+    first = run_report(plan, "manual__1", {"reviewers": GOOD_SCORES["reviewers"], "signoffs": [forged]})
+    assert first["signoff"]["security"] == "open", "Li Lei signed in; Zhao Min's block stays open"
+    (line,) = (root_copy / "report" / "signoffs.jsonl").read_text().splitlines()
+    assert json.loads(line)["signoff"]["signed_in_as"] == "li", "the ledger keeps who really signed in"
+    later = run_report(plan, "manual__2", {"reviewers": GOOD_SCORES["reviewers"]})
+    assert later["signoff"]["security"] == "open", "a later report run does not count it either"
+    report = json.loads((root_copy / "report" / "manual__2" / "report.json").read_text())
+    (sec,) = [b for b in report["signoff"] if b["role"] == "security"]
+    assert [u["reason"] for u in sec["unverified"]] == ["signed in as li, not as Zhao Min's Airflow user zhao"]

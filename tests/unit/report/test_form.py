@@ -76,12 +76,22 @@ SIGNOFF = {"signoff_reviewer": "Zhao Min", "signoff_role": "security", "signoff_
 
 def test_the_forms_sign_off_is_dated_with_the_run_and_joins_the_conf_sign_offs(tmp_path):
     extra = [{"reviewer": "Li Lei", "role": "platform", "action": "confirm"}]
-    out = report_params({**FORM, **SIGNOFF, "signoffs": extra}, tmp_path, at="2026-12-01T02:00:00+00:00")
+    out = report_params({**FORM, **SIGNOFF, "signoffs": extra}, tmp_path, at="2026-12-01T02:00:00+00:00",
+                        signed_in_as="zhao")
     assert out["signoffs"] == [
         {"reviewer": "Zhao Min", "role": "security", "action": "object", "items": ["queue_explainability"],
-         "comment": "no preemption in the sample", "at": "2026-12-01T02:00:00+00:00"},
-        {"reviewer": "Li Lei", "role": "platform", "action": "confirm", "at": "2026-12-01T02:00:00+00:00"}]
+         "comment": "no preemption in the sample", "at": "2026-12-01T02:00:00+00:00", "signed_in_as": "zhao"},
+        {"reviewer": "Li Lei", "role": "platform", "action": "confirm", "at": "2026-12-01T02:00:00+00:00",
+         "signed_in_as": "zhao"}]
     assert "signoffs" not in report_params(FORM, tmp_path, at="x"), "no sign-off given, none recorded"
+
+
+def test_every_sign_off_of_the_run_is_stamped_with_who_triggered_it_whatever_the_conf_claims(tmp_path):
+    claimed = [{"reviewer": "Zhao Min", "role": "security", "action": "confirm", "signed_in_as": "zhao"}]
+    out = report_params({**FORM, "signoffs": claimed}, tmp_path, at="t", signed_in_as="li")
+    assert [s["signed_in_as"] for s in out["signoffs"]] == ["li"], "the conf cannot say who signed in"
+    nobody = report_params({**FORM, **SIGNOFF}, tmp_path, at="t", signed_in_as=None)
+    assert nobody["signoffs"][0]["signed_in_as"] == "", "a run the Assets started: nobody signed in"
 
 
 @pytest.mark.parametrize("missing, field", [({"signoff_action": ""}, "signoff_action"),

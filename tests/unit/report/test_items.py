@@ -93,7 +93,13 @@ def test_cross_tenant_read_shows_the_offending_attempts(root_copy):
     it = _fault(root_copy, "tenant_isolation", _cross_tenant_logs).item("permission_isolation")
     table = next(t for t in it.tables if t.title == "unexpected_outcomes")
     assert len(table.rows) == 6 and all(row[2] == "read_logs" for row in table.rows)
-    assert {f.label: f.value for f in it.figures}["unexpected_outcomes"] == 6
+    answers = {f.label: f for f in it.figures}["expected_answers"]
+    assert answers.out_of - answers.count == 6 and answers.check == "ISO-02"
+    attempts = next(t for t in it.tables if t.title == "attempts")
+    by_action = attempts.columns.index("read_logs") if "read_logs" in attempts.columns else None
+    cells = ([row[by_action] for row in attempts.rows] if by_action is not None else
+             next(row[1:] for row in attempts.rows if row[0] == "read_logs"))
+    assert [c for c in cells if c is not None] == [200] * 6, "the security table shows each read that got through"
 
 
 def test_priority_ignored_fails_scheduling_policy_and_limits_go_live(root_copy):

@@ -40,7 +40,9 @@ def test_html_is_self_contained(built):
 
 
 def test_html_shows_every_view_item_and_chart(built):
-    html = built.paths["html"].read_text()
+    import html as markup
+
+    html = markup.unescape(built.paths["html"].read_text())
     en = strings("en")
     for key in ("view.security", "view.platform", "view.business", "chart.queue_timeline",
                 "chart.wait_by_priority", "chart.utilization_heatmap", "chart.allocated_vs_used",
@@ -49,15 +51,16 @@ def test_html_shows_every_view_item_and_chart(built):
     assert 'id="item-permission_isolation"' in html and "Wang Fang" in html
     docs = re.search(r'href="([^"]*data_docs/local_site/index.html)"', html)
     assert docs and (built.out_dir / docs.group(1)).resolve().is_file(), "the Data Docs link must resolve"
-    links = re.findall(r'href="([^"#][^"]*\.parquet)"', html)
-    assert links and all((built.out_dir / h).resolve().is_file() for h in links)
+    links = re.findall(r'href="([^"#][^"]*\.(?:parquet|csv|html))"', html)
+    assert {h.rsplit(".", 1)[-1] for h in links} >= {"parquet", "csv", "html"}, "each table as parquet, CSV, HTML"
+    assert all((built.out_dir / h).resolve().is_file() for h in links)
 
 
 def test_markdown_has_decision_scope_and_failure_records(built):
     md = built.paths["markdown"].read_text()
     assert "## Decision: **Go live**" in md
     assert "| Training | can go live |" in md
-    assert "| nonzero-exit | workload exits with code 3 |" in md
+    assert "| Scenario | nonzero-exit |\n|---|---|\n| Trigger | workload exits with code 3 |" in md
 
 
 def test_language_switch_uses_the_chinese_string_table(good_root, tmp_path):

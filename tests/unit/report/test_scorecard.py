@@ -34,3 +34,15 @@ def test_bad_entries_are_listed_with_their_path():
     assert "reviewers[0].scores.ui_usability.score" in text
     assert "unknown experience item 'speed'" in text
     assert "reviewers[1].name: missing" in text
+
+
+def test_a_scorecard_file_cannot_say_who_signed_in(tmp_path):
+    from gpupoc.exceptions import ConfigError
+    from gpupoc.report.scorecard import read_scorecard
+
+    f = tmp_path / "card.yaml"
+    f.write_text("signoffs:\n  - {reviewer: Zhao Min, role: security, action: confirm, at: '2026-12-01', "
+                 "signed_in_as: zhao}\n")
+    with pytest.raises(ConfigError) as exc:
+        read_scorecard(f)
+    assert exc.value.errors[0].startswith("signoffs[0].signed_in_as: only a poc_report run sets who signed in")

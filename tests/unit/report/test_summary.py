@@ -53,11 +53,11 @@ def _squash(text):
 def test_key_figures_give_one_figure_per_class_from_its_evidence(good_root, bad_root, tmp_path):
     good = {k.test_class: k for k in build_report(good_root, out_dir=tmp_path / "g").report.key_figures}
     assert {tc: k.value for tc, k in good.items()} == {
-        "queue_congestion": "10/10", "tenant_isolation": "18/18", "utilization": "16.0 / 7.1 GPU-h (44%)",
+        "queue_congestion": "10/10", "tenant_isolation": "19/19", "utilization": "16 / 7.08 GPU-h (44%)",
         "fault_recovery": "5/5", "audit_trail": "5/5"}
     assert {k.status for k in good.values()} == {Verdict.PASS}
     bad = {k.test_class: k for k in build_report(bad_root, out_dir=tmp_path / "b").report.key_figures}
-    assert bad["tenant_isolation"].value == "12/18" and bad["tenant_isolation"].status is Verdict.FAIL
+    assert bad["tenant_isolation"].value == "13/19" and bad["tenant_isolation"].status is Verdict.FAIL
     assert bad["fault_recovery"].value == "3/5" and bad["fault_recovery"].status is Verdict.FAIL
     assert bad["audit_trail"].value is None and bad["audit_trail"].status is Verdict.NOT_VERIFIED
 
@@ -70,11 +70,15 @@ def test_coverage_counts_every_check_and_names_the_not_verified_including_a_miss
     cov = r.coverage
     checks = [c for it in r.items for c in it.checks]
     audit = expected_checks(load_suites(), "audit_trail")
-    assert cov.total == len(checks) + len(audit), "a class without a run still counts its checks"
+    scored = [i for i in r.items if i.id in ("ui_usability", "documentation", "training_cost")]
+    assert cov.data_checks == len(checks) + len(audit), "a class without a run still counts its checks"
+    assert cov.total == cov.data_checks + len(scored) and cov.scored_items == 3, "the experience items count too"
     assert cov.failed == sum(c.verdict is Verdict.FAIL for c in checks) > 0
     assert cov.passed == sum(c.verdict is Verdict.PASS for c in checks)
-    assert {"AUD-01", "AUD-09", "ISO-06", "ISO-07"} <= {n.split(" ")[0] for n in cov.not_verified_checks}
-    assert len(cov.not_verified_checks) == cov.not_verified
+    assert cov.not_applicable == sum(c.verdict is Verdict.NOT_APPLICABLE for c in checks) > 0
+    named = {e.check for e in cov.not_verified_checks}
+    assert {"AUD-01", "AUD-09", "ISO-06", "ISO-07", "ui_usability"} <= named
+    assert sum(max(1, len(e.test_classes)) for e in cov.not_verified_checks) == cov.not_verified
     assert {f.item for f in r.blocking} >= {"permission_isolation", "failure_evidence"}
     assert all(f.item in {i.id for i in r.items if i.tier.value == "must"} for f in r.blocking)
 
@@ -93,8 +97,9 @@ def test_summary_html_prints_on_one_page_with_the_decision_and_coverage(chromium
     assert float(box.width) > float(box.height), "a landscape page, as projected"
     assert _squash(t[f"decision.{r.decision.value}"]) in page
     cov = r.coverage
-    assert _squash(t["summary.coverage_line"].format(total=cov.total, passed=cov.passed, failed=cov.failed,
-                                                     not_verified=cov.not_verified)) in page
+    assert _squash(t["summary.coverage_line"].format(
+        total=cov.total, data_checks=cov.data_checks, scored_items=cov.scored_items, passed=cov.passed,
+        failed=cov.failed, not_applicable=cov.not_applicable, not_verified=cov.not_verified)) in page
     assert "AUD-01" in page and _squash(t["summary.blocking"]) in page
     for k in r.key_figures:
         assert _squash(t[f"class.{k.test_class}"]) in page

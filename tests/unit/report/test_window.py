@@ -34,3 +34,16 @@ def test_unvalidated_runs_are_listed_as_such(tmp_path):
     rd = syn.write_run(tmp_path, "queue_congestion", "r0", {"workload_runs": syn.workload_runs()})
     st = stability([RunEvidence.open(rd)], {})
     assert st.runs[0].validated is False and st.runs[0].success_rate == 1.0 and st.runs[0].wait_p50_seconds
+
+
+def test_the_success_rate_counts_wave_items_by_their_last_attempt(tmp_path):
+    import pandas as pd
+
+    wr = syn.workload_runs()
+    first = wr.iloc[[4, 5]].assign(outcome="preempted", final_attempt=False, phase="Running", attempt=1)
+    again = wr.iloc[[4, 5]].assign(attempt=2)
+    lost = wr.iloc[[6]].assign(outcome="failed", phase="Failed")
+    runs = pd.concat([wr.drop(index=[4, 5, 6]), first, again, lost], ignore_index=True)
+    rd = syn.write_run(tmp_path, "queue_congestion", "r0", {"workload_runs": runs})
+    st = stability([RunEvidence.open(rd)], {}).runs[0]
+    assert st.workloads == 14 and st.success_rate == round(11 / 12, 4), "two preemptions resubmitted, one failure"

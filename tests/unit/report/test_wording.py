@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from .conftest import write_later_run
+from .conftest import plan_file, signed, write_later_run
 from gpupoc.report import build_report
 from gpupoc.report.wording import Wording, strings
 from gpupoc.validation import synthetic as syn
@@ -54,9 +54,12 @@ def zh_report(good_root, tmp_path_factory):
     write_later_run(root, "audit_trail", syn.good_tables("audit_trail"), validate=False)
     util = root / "poc_utilization" / "scheduled__1" / "tables" / "utilization.parquet"
     util.write_bytes(util.read_bytes()[:300])
-    card = {"signoffs": [{"reviewer": "赵敏", "role": "security", "action": "object", "items": ["queue_explainability"],
-                          "comment": "样本中没有抢占", "at": "2026-12-01T10:00:00+08:00"}]}
-    return build_report(root, out_dir=root / "report" / "zh", language="zh", scorecard=card)
+    objection = {"reviewer": "赵敏", "role": "security", "action": "object", "items": ["queue_explainability"],
+                 "comment": "样本中没有抢占", "at": "2026-12-01T10:00:00+08:00"}
+    forged = {"reviewer": "赵敏", "role": "security", "action": "confirm", "at": "2026-12-01T11:00:00+08:00"}
+    card = {"signoffs": [signed(objection), signed(forged, "li")]}  # the second: Li Lei signed in, claims 赵敏
+    plan = plan_file(root, tmp_path_factory.mktemp("zh-plan"))
+    return build_report(root, out_dir=root / "report" / "zh", language="zh", scorecard=card, plan=plan)
 
 
 def test_the_fixture_says_everything_a_report_can_say(zh_report):

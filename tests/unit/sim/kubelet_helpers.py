@@ -88,8 +88,10 @@ def log_lines(state: ClusterState, name: str, container: str = "base") -> list[s
     return [] if lg is None else [t for _, t in lg.lines]
 
 
-async def drive(kubelet: Kubelet, until: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    """Run kubelet (and nodes) passes until ``until()`` holds."""
+async def drive(kubelet: Kubelet, until: Callable[[], bool], timeout: float = 120.0, what: str = "") -> None:
+    """Run kubelet (and nodes) passes until ``until()`` holds. The timeout is a stall guard: what is awaited
+    (a process starting, a grace period) takes seconds, more on a loaded machine, and the wait ends as soon
+    as it holds."""
     deadline = time.monotonic() + timeout
     while True:
         await kubelet.reconcile()

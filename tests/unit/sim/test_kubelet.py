@@ -20,7 +20,7 @@ except ImportError:
     from kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
                                  make_state, phase, pod_obj, with_kubelet)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(300)  # a hang guard: drive() fails first, naming what it awaited
 
 REQUIRED_CONTAINER_FIELDS = {"name", "image", "imageID", "ready", "restartCount", "started", "state"}
 
@@ -99,7 +99,7 @@ def test_memory_over_limit_is_oomkilled_with_exit_137(tmp_path):
                         resources={"limits": {"memory": "150Mi"}}))
 
     async def body(kl):
-        await drive(kl, lambda: phase(state, "oom") in ("Succeeded", "Failed"), timeout=20, what="OOM kill")
+        await drive(kl, lambda: phase(state, "oom") in ("Succeeded", "Failed"), what="OOM kill")
 
     asyncio.run(with_kubelet(state, body))
     t = terminated(state, "oom")
@@ -265,7 +265,7 @@ def test_restart_policy_on_failure_restarts_in_place_with_crash_loop_backoff(tmp
             cs = cstate(state, "crashy") if get(state, "crashy")["status"].get("containerStatuses") else {}
             waiting.append(cs.get("state", {}).get("waiting", {}).get("reason"))
             return cs.get("restartCount", 0) >= 2
-        await drive(kl, restarted_twice, timeout=15, what="two restarts")
+        await drive(kl, restarted_twice, what="two restarts")
 
     asyncio.run(with_kubelet(state, body))
     cs = cstate(state, "crashy")
@@ -327,7 +327,7 @@ def test_process_pod_telemetry_reaches_the_inventory(tmp_path):
         def training():
             t = state.inventory.telemetry.get((NS, "busy"))
             return t is not None and t.util > 30 and t.mem_mib > 4000
-        await drive(kl, training, timeout=15, what="telemetry from the workload's file")
+        await drive(kl, training, what="telemetry from the workload's file")
         pod = get(state, "busy")
         pod["metadata"]["deletionTimestamp"] = clock.rfc3339()
         pod["metadata"]["deletionGracePeriodSeconds"] = 0
@@ -352,9 +352,9 @@ def test_deleting_a_pod_stuck_in_image_pull_backoff_removes_it_and_frees_gpus(tm
                     and cstate(state, "stuck")["state"].get("waiting", {}).get("reason") == "ErrImagePull")
         pod = get(state, "stuck")
         pod["metadata"]["deletionTimestamp"] = clock.rfc3339()
-        pod["metadata"]["deletionGracePeriodSeconds"] = 30
+        pod["metadata"]["deletionGracePeriodSeconds"] = 3600  # prompt: long before its grace period ends
         state.store.update("pods", pod)
-        await drive(kl, lambda: get(state, "stuck") is None, timeout=3, what="prompt removal")
+        await drive(kl, lambda: get(state, "stuck") is None, what="prompt removal")
 
     asyncio.run(with_kubelet(state, body))
     assert state.inventory.free_count(NODE) == 8
@@ -405,7 +405,7 @@ def test_container_ends_when_its_main_process_exits_even_if_children_linger(tmp_
     bind(state, pod_obj("orphan", "busybox:1.36", command=["sh", "-c", "sleep 300 & echo started; exit 0"]))
 
     async def body(kl):
-        await drive(kl, lambda: phase(state, "orphan") in ("Succeeded", "Failed"), timeout=8)
+        await drive(kl, lambda: phase(state, "orphan") in ("Succeeded", "Failed"))
 
     asyncio.run(with_kubelet(state, body))
     assert phase(state, "orphan") == "Succeeded" and log_lines(state, "orphan") == ["started"]
@@ -426,7 +426,7 @@ def test_active_deadline_fails_the_pod_and_stops_its_container(tmp_path):
     get(state, "late")["spec"]["activeDeadlineSeconds"] = 1
 
     async def body(kl):
-        await drive(kl, lambda: phase(state, "late") == "Failed", timeout=8, what="deadline")
+        await drive(kl, lambda: phase(state, "late") == "Failed", what="deadline")
 
     asyncio.run(with_kubelet(state, body))
     st = get(state, "late")["status"]
@@ -476,7 +476,7 @@ async def main():
     state = make_state(Path(sys.argv[1]))
     bind(state, pod_obj("orphan-check", WORKLOAD, {"WORKLOAD_MODE": "hang", "WORKLOAD_DURATION_SECONDS": "0.1"}))
     kl = Kubelet(state)
-    await drive(kl, lambda: any("all-reduce" in l for l in log_lines(state, "orphan-check")), timeout=20)
+    await drive(kl, lambda: any("all-reduce" in l for l in log_lines(state, "orphan-check")))
     print(next(iter(kl.pods[(NS, "orphan-check")].handles.values())).pid, flush=True)
     await asyncio.sleep(60)
 
@@ -499,9 +499,9 @@ def test_container_processes_die_with_the_simulator(tmp_path):
         assert psutil.pid_exists(pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=5)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # it dies at once; a loaded machine may take seconds to schedule it
         while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-            assert time.monotonic() < deadline, f"container process {pid} outlived the simulator"
+            assert time.monotonic() < deadline, f"container process {pid} outlived the simulator by 60 s"
             time.sleep(0.1)
     finally:
         if proc.poll() is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import psutil
 import pytest
@@ -18,7 +19,7 @@ except ImportError:
     from kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
                                  make_state, phase, pod_obj, with_kubelet)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(300)  # a hang guard: drive() fails first, naming what it awaited
 OTHER = "training-node-2"
 
 
@@ -56,7 +57,8 @@ def test_fail_node_marks_it_unreachable_with_events_taints_and_xid(tmp_path):
 
 
 def test_pods_of_a_lost_node_fail_after_the_grace_period_and_free_their_gpus(tmp_path):
-    state = make_state(tmp_path, node_eviction_grace_seconds=0.5)
+    grace = 2.0
+    state = make_state(tmp_path, node_eviction_grace_seconds=grace)
     bind(state, pod_obj("lost-proc", WORKLOAD, {"WORKLOAD_MODE": "long"}, gpus=2), gpus=2)
     bind(state, pod_obj("lost-virt", VIRTUAL, {"WORKLOAD_MODE": "hang"}, gpus=1), gpus=1)
     pids = []
@@ -65,10 +67,12 @@ def test_pods_of_a_lost_node_fail_after_the_grace_period_and_free_their_gpus(tmp
         await drive(kl, lambda: any(line.startswith("epoch=1") for line in log_lines(state, "lost-proc"))
                     and phase(state, "lost-virt") == "Running", what="pods running")
         pids.extend(h.pid for h in kl.pods[(NS, "lost-proc")].handles.values())
+        failed_at = time.monotonic()
         nodes.fail_node(state, NODE)
         await asyncio.sleep(0.2)
         nodes.reconcile(state)
-        assert phase(state, "lost-proc") == "Running", "nothing is evicted before the grace period"
+        if time.monotonic() - failed_at < grace:  # a stalled machine may have let the grace period pass
+            assert phase(state, "lost-proc") == "Running", "nothing is evicted before the grace period"
         await drive(kl, lambda: phase(state, "lost-proc") == "Failed" and phase(state, "lost-virt") == "Failed",
                     what="eviction")
         await drive(kl, lambda: not psutil.pid_exists(pids[0]), what="process killed")

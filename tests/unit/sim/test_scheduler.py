@@ -404,6 +404,7 @@ def test_controller_loop_survives_a_failing_pass_and_stops_on_request(tmp_path, 
     import asyncio
 
     from gpupoc.sim.controllers.loop import run_controllers
+    from tests.waiting import until
 
     state = make_state(tmp_path)
     sched = scheduler_for(state)
@@ -419,15 +420,15 @@ def test_controller_loop_survives_a_failing_pass_and_stops_on_request(tmp_path, 
 
     async def scenario():
         stop = asyncio.Event()
-        loop_task = asyncio.get_running_loop().create_task(run_controllers(state, stop, tick=0.05))
-        await asyncio.sleep(0.1)
+        tick = 0.05
+        loop_task = asyncio.get_running_loop().create_task(run_controllers(state, stop, tick=tick))
+        step = 1200 * tick  # a pass each tick: a loaded machine gets a thousand of them
+        await until("the first (failing) scheduler pass", lambda: calls, step_seconds=step)
         make_pod(state, "later", gpus=1)  # the store change kicks the loop
-        for _ in range(50):
-            await asyncio.sleep(0.02)
-            if pod(state, "later")["spec"].get("nodeName"):
-                break
+        await until("a later pass to bind pod 'later'",
+                    lambda: pod(state, "later")["spec"].get("nodeName") or loop_task.done(), step_seconds=step)
         stop.set()
-        await asyncio.wait_for(loop_task, 2)
+        await asyncio.wait_for(loop_task, step)
 
     asyncio.run(scenario())
     assert pod(state, "later")["spec"]["nodeName"] == "training-node-1"

@@ -90,6 +90,9 @@ def read_source(path: str | Path, fmt: SourceFormat, zone_name: str = "UTC") -> 
             if not any(c.strip() for c in cells):
                 continue
             builder.add(reader.line_num, header, cells)
+    if not builder.out.rows_read:
+        raise ConfigError(str(p), [f"(rows): the header has no rows below it, so there are no jobs to import; "
+                                   f"export the history with its jobs (format {fmt.name})"])
     return builder.finish()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from gpupoc.history.formats.engine import Column, SourceFormat
 from gpupoc.history.formats.values import (
+    INT32_MAX,
     ValueProblem,
     is_null,
     parse_count,
@@ -22,6 +23,7 @@ from gpupoc.history.formats.values import (
     parse_seconds,
     parse_text,
     parse_time,
+    whole_number,
 )
 
 _TRES_EXAMPLE = "billing=8,cpu=8,gres/gpu=2,mem=64G,node=1"
@@ -42,11 +44,19 @@ def tres(text: str) -> dict[str, str]:
 
 
 def _count(key: str, value: str, text: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueProblem(f"{key} count {value!r} is not a whole number (in {text!r})",
-                           f"expected e.g. {_TRES_EXAMPLE}") from None
+    """A TRES count: a whole number from 0 to the table's int32 limit."""
+    n = whole_number(value)
+    if n is None or n < 0:
+        raise ValueProblem(f"{key} count {value!r} is not a whole number >= 0 (in {text!r})",
+                           f"expected e.g. {_TRES_EXAMPLE}")
+    return _in_range(key, n, text)
+
+
+def _in_range(key: str, n: int, text: str) -> int:
+    if n > INT32_MAX:
+        raise ValueProblem(f"{key} count {n} is out of range (at most {INT32_MAX}, in {text!r})",
+                           "export AllocTRES unchanged from sacct; a number this large is a corrupted cell")
+    return n
 
 
 def gpus_of_tres(text: str) -> int:
@@ -54,7 +64,8 @@ def gpus_of_tres(text: str) -> int:
     pairs = tres(text)
     if "gres/gpu" in pairs:
         return _count("gres/gpu", pairs["gres/gpu"], text)
-    return sum(_count(k, v, text) for k, v in pairs.items() if k.startswith("gres/gpu:"))
+    typed = sum(_count(k, v, text) for k, v in pairs.items() if k.startswith("gres/gpu:"))
+    return _in_range("gres/gpu:*", typed, text)
 
 
 def cpus_of_tres(text: str) -> int | None:

@@ -13,6 +13,12 @@ NULLS = frozenset({"", "none", "unknown", "nan", "nat", "null", "n/a", "na"})
 _OFFSET_RE = re.compile(r"^([+-])(\d{2}):?(\d{2})$")
 _ELAPSED_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.(\d+))?$")
 _NUMBER_RE = re.compile(r"^[+-]?\d+(\.\d*)?$")
+# The table's integer columns are int32 (``gpupoc.history.model.COLUMNS``): a count or exit code beyond this
+# would not fit, so it is a bad cell of its row rather than an overflow when the table is written.
+INT32_MAX = 2**31 - 1
+# Seconds a run or a wait may last: the span of times Python represents (years 1 to 9999), so any time
+# computed from a job's submission and its seconds stays a time.
+MAX_SECONDS = (datetime.max - datetime.min).total_seconds()
 
 
 class ValueProblem(ValueError):
@@ -53,16 +59,27 @@ def parse_text(text: str) -> str | None:
     return None if is_null(text) else text.strip()
 
 
+def whole_number(text: str) -> int | None:
+    """``8``, ``-3`` or ``8.0`` as the exact int it writes (no float rounding of long digit strings); None when
+    it is no whole number."""
+    t = text.strip()
+    if not _NUMBER_RE.match(t):
+        return None
+    whole, _, frac = t.partition(".")
+    return int(whole) if not frac.strip("0") else None
+
+
 def parse_count(text: str) -> int | None:
-    """A whole number >= 0 (``8`` or ``8.0``); None when empty."""
+    """A whole number from 0 to INT32_MAX (``8`` or ``8.0``); None when empty."""
     if is_null(text):
         return None
-    t = text.strip()
-    if _NUMBER_RE.match(t):
-        value = float(t)
-        if value.is_integer() and value >= 0:
-            return int(value)
-    raise ValueProblem(f"expected a whole number >= 0, got {text!r}", "write a count such as 8")
+    value = whole_number(text)
+    if value is None or value < 0:
+        raise ValueProblem(f"expected a whole number >= 0, got {text!r}", "write a count such as 8")
+    if value > INT32_MAX:
+        raise ValueProblem(f"count {text.strip()} is out of range (at most {INT32_MAX})",
+                           "write the real count; a number this large is a corrupted cell")
+    return value
 
 
 def parse_exit_code(text: str) -> int | None:
@@ -70,12 +87,15 @@ def parse_exit_code(text: str) -> int | None:
     if is_null(text):
         return None
     code, _, signal = text.strip().partition(":")
-    try:
-        code_i, signal_i = int(code), int(signal or 0)
-    except ValueError:
+    code_i, signal_i = whole_number(code), whole_number(signal or "0")
+    if code_i is None or signal_i is None:
         raise ValueProblem(f"expected an exit code such as 1 or Slurm's 1:0, got {text!r}",
-                           "write the code as a number") from None
-    return 128 + signal_i if code_i == 0 and signal_i else code_i
+                           "write the code as a number")
+    value = 128 + signal_i if code_i == 0 and signal_i else code_i
+    if not -INT32_MAX - 1 <= value <= INT32_MAX:
+        raise ValueProblem(f"exit code {text.strip()} is out of range ({-INT32_MAX - 1} to {INT32_MAX})",
+                           "write the code the job exited with (0 to 255 on Linux)")
+    return value
 
 
 def parse_seconds(text: str) -> float | None:
@@ -83,17 +103,20 @@ def parse_seconds(text: str) -> float | None:
     if is_null(text):
         return None
     t = text.strip()
-    if _NUMBER_RE.match(t):
+    value: float | None = None
+    if _NUMBER_RE.match(t) and not t.startswith("-"):
         value = float(t)
-        if value >= 0:
-            return value
-    m = _ELAPSED_RE.match(t)
-    if m:
+    elif m := _ELAPSED_RE.match(t):
         days, hours, minutes, seconds, frac = m.groups()
-        return (int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)
-                + (float(f"0.{frac}") if frac else 0.0))
-    raise ValueProblem(f"expected seconds >= 0 or an elapsed time such as 1-02:03:04, got {text!r}",
-                       "write the number of seconds")
+        whole = int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)
+        value = float(min(whole, 2 * MAX_SECONDS)) + (float(f"0.{frac}") if frac else 0.0)  # no int->float overflow
+    if value is None:
+        raise ValueProblem(f"expected seconds >= 0 or an elapsed time such as 1-02:03:04, got {text!r}",
+                           "write the number of seconds")
+    if not value <= MAX_SECONDS:  # also refuses inf from a long digit string
+        raise ValueProblem(f"{t} seconds is out of range (at most {MAX_SECONDS:.0f}, the span of years 1-9999)",
+                           "write the real run time or wait; a number this large is a corrupted cell")
+    return value
 
 
 def parse_time(text: str) -> datetime | None:
@@ -105,7 +128,11 @@ def parse_time(text: str) -> datetime | None:
         return None
     t = text.strip()
     if _NUMBER_RE.match(t):
-        return datetime.fromtimestamp(float(t), tz=timezone.utc)
+        try:
+            return datetime.fromtimestamp(float(t), tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            raise ValueProblem(f"Unix time {t} is out of range (a time in years 1-9999)",
+                               "write the time in ISO 8601 or as Unix seconds such as 1709287200") from None
     try:
         dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:

@@ -39,7 +39,8 @@ def collect_congestion(ctx, timelines, runs) -> dict:
         "platform_reason": r.platform_reason, "platform_message": r.platform_message,
         "reconstructed_bottleneck": r.bottleneck, "ahead_count": r.ahead_at_release,
         "explained": r.platform_explained if r.needs_explanation else None, "explained_from": r.explained_from,
-        "eta_error_seconds": r.eta_error_seconds, "expected_wait_seconds": expected.get((r.namespace, r.pod)),
+        "eta_offered": r.eta_offered, "eta_error_seconds": r.eta_error_seconds,
+        "expected_wait_seconds": expected.get((r.namespace, r.pod)),
         "priority_class": r.priority_class, "gpus": r.gpus} for r in rows], source="pipeline reconstruction")
     summary = summarize(rows, th.max_wait_seconds)
     gangs = write_gang_placements(ctx, timelines, obs)

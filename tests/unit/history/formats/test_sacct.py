@@ -56,7 +56,7 @@ def test_a_running_job_has_no_run_time_although_elapsed_counts(parsed):
 def test_bad_alloc_tres_and_elapsed_are_named_with_their_fix(data_dir):
     parsed = read_history_file(data_dir / "sacct_bad.txt", "sacct")
     assert [str(e) for e in parsed.errors] == [
-        "row 2 (job 2001), column AllocTRES: gres/gpu count 'two' is not a whole number (in "
+        "row 2 (job 2001), column AllocTRES: gres/gpu count 'two' is not a whole number >= 0 (in "
         "'billing=8,cpu=8,gres/gpu=two,mem=64G,node=1'); expected e.g. billing=8,cpu=8,gres/gpu=2,mem=64G,node=1",
         "row 3 (job 2002), column Elapsed: expected seconds >= 0 or an elapsed time such as 1-02:03:04, got 'an hour'; "
         "write the number of seconds",

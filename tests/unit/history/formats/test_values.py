@@ -62,3 +62,41 @@ def test_zones_are_iana_names_or_offsets_and_unknown_ones_are_config_errors():
     assert str(parse_zone("Asia/Shanghai")) == "Asia/Shanghai"
     with pytest.raises(ConfigError, match="--timezone: unknown time zone 'Mars/Olympus'"):
         parse_zone("Mars/Olympus")
+
+
+@pytest.mark.parametrize("text", ["99999999999999999999", "2147483648", "9" * 400],
+                         ids=["20-digits", "int32-max-plus-1", "400-digits"])
+def test_counts_beyond_the_tables_int32_are_a_bad_cell_not_an_overflow(text):
+    with pytest.raises(ValueProblem, match=f"count {text} is out of range \\(at most 2147483647\\)"):
+        parse_count(text)
+
+
+def test_counts_are_read_exactly_up_to_the_int32_limit():
+    assert parse_count("2147483647") == 2**31 - 1 and parse_count("2147483647.0") == 2**31 - 1
+
+
+@pytest.mark.parametrize("text", ["99999999999999999999", "0:99999999999999999999", "-99999999999999999999"])
+def test_exit_codes_beyond_int32_are_a_bad_cell(text):
+    with pytest.raises(ValueProblem, match="is out of range"):
+        parse_exit_code(text)
+
+
+@pytest.mark.parametrize("text", ["9" * 400, "1e400", "99999999999999999999", "9" * 400 + "-00:00:00",
+                                  "99999999999999:00:00"],
+                         ids=["400-digits", "exponent", "20-digits", "400-digit-days", "14-digit-hours"])
+def test_seconds_beyond_any_representable_span_are_a_bad_cell(text):
+    with pytest.raises(ValueProblem) as exc:
+        parse_seconds(text)
+    assert "out of range" in exc.value.message or "expected seconds >= 0" in exc.value.message
+
+
+def test_seconds_refuse_negative_numbers():
+    with pytest.raises(ValueProblem, match="expected seconds >= 0"):
+        parse_seconds("-5")
+
+
+@pytest.mark.parametrize("text", ["99999999999999999999", "-99999999999999999999", "9" * 400],
+                         ids=["20-digits", "minus-20-digits", "400-digits"])
+def test_unix_times_beyond_year_9999_are_a_bad_cell(text):
+    with pytest.raises(ValueProblem, match=f"Unix time {text} is out of range"):
+        parse_time(text)

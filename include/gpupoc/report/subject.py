@@ -1,0 +1,73 @@
+"""What the report judged, from the runs' own records first and the report's plan second.
+
+The platform's name, the plan's name and the window's zone are what the runs recorded in ``platform_info``
+(``gpupoc.evidence.subject``); the report's plan fills what older runs did not record. Whether the cluster was
+the simulated one comes from the cluster's nodes, never from the plan. A report built with a plan whose hash
+is not the evidence's, or from runs of different plans, says so as a finding.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from gpupoc.evidence import subject as keys
+from gpupoc.evidence.reader import RunEvidence
+from gpupoc.report.inputs import PlanSettings
+from gpupoc.report.models import Finding, FindingTarget, Subject
+
+PLAN_ITEM = "plan"  # the item a finding about the plan itself names
+
+
+def _first(runs: list[RunEvidence], key: str) -> str | None:
+    for ev in runs:
+        value = (ev.manifest.get("platform") or {}).get(key)
+        if value not in (None, ""):
+            return str(value)
+    return None
+
+
+def _simulated(runs: list[RunEvidence]) -> int | None:
+    """The most simulated nodes any run counted; None when no run recorded its nodes."""
+    counts = [(ev.manifest.get("platform") or {}).get(keys.SIMULATED_NODES) for ev in runs]
+    known = [int(c) for c in counts if str(c).isdigit()]
+    return max(known) if known else None
+
+
+def _window(runs: list[RunEvidence]) -> tuple[str | None, str | None]:
+    starts = [str(ev.window.get("start")) for ev in runs if ev.window.get("start")]
+    ends = [str(ev.window.get("end")) for ev in runs if ev.window.get("end")]
+    return (min(starts) if starts else None), (max(ends) if ends else None)
+
+
+def judged(runs: list[RunEvidence], settings: PlanSettings, stored_plan: dict[str, str] | None = None) -> Subject:
+    """The report's subject from ``runs`` (in the report's class order) and the plan it was built with."""
+    named = settings.named
+    hashes = list(dict.fromkeys(ev.plan_hash for ev in runs if ev.plan_hash))
+    nodes = _simulated(runs)
+    start, end = _window(runs)
+    report_hash = (settings.plan or stored_plan or {}).get("plan_hash") or None
+    return Subject(
+        platform=_first(runs, keys.PLATFORM_NAME) or named.get("platform"),
+        adapter=_first(runs, keys.ADAPTER) or named.get("adapter"),
+        kubernetes_version=_first(runs, keys.KUBERNETES_VERSION),
+        plan_name=_first(runs, keys.PLAN_NAME) or named.get("plan"),
+        plan_hash=hashes[0] if len(hashes) == 1 else None, evidence_plan_hashes=hashes,
+        report_plan_hash=report_hash, window_start=start, window_end=end,
+        timezone=named.get("timezone") or _first(runs, keys.TIMEZONE) or "UTC",
+        simulated=None if nodes is None else nodes > 0, simulated_nodes=nodes)
+
+
+def plan_findings(subject: Subject, say: Callable[..., str]) -> list[Finding]:
+    """A finding when the report's plan is not the evidence's, and when the runs come from several plans.
+
+    ``say(key, **values)`` words them (``finding.plan_mismatch``, ``finding.plans_differ``)."""
+    out = []
+    short = [h[:12] for h in subject.evidence_plan_hashes]
+    if subject.plan_mismatch:
+        out.append(Finding(item=PLAN_ITEM, target=FindingTarget.SECOND_VERIFICATION,
+                           text=say("finding.plan_mismatch", report=(subject.report_plan_hash or "")[:12],
+                                    evidence=", ".join(short))))
+    if len(short) > 1:
+        out.append(Finding(item=PLAN_ITEM, target=FindingTarget.SECOND_VERIFICATION,
+                           text=say("finding.plans_differ", hashes=", ".join(short))))
+    return out

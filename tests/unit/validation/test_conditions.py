@@ -1,0 +1,102 @@
+"""Conditional checks: not applicable when their case never arose in collected evidence, with its reason;
+never when the evidence is missing, when the case cannot be told, or when the check passed or failed."""
+
+import pandas as pd
+import pytest
+
+from gpupoc.validation import synthetic as syn
+from gpupoc.validation.conditions import Case, lint, settle
+from gpupoc.validation.models import CheckOutcome, Tier, Verdict
+from gpupoc.validation.runner import validate_run
+
+
+def _check(summary, check_id):
+    return next(c for c in summary.checks if c.check_id == check_id)
+
+
+def _validated(tmp_path, test_class, mutate=None, **kw):
+    tables = syn.good_tables(test_class)
+    if mutate:
+        mutate(tables)
+    return validate_run(syn.write_run(tmp_path / "evidence", test_class, "r1", tables, **kw))
+
+
+def test_nothing_deleted_and_no_eta_offered_read_not_applicable_with_their_reasons(tmp_path):
+    s = _validated(tmp_path, "queue_congestion")
+    tr03, qc07 = _check(s, "TR-03"), _check(s, "QC-07")
+    assert (tr03.verdict, tr03.reason, tr03.reason_code) == (Verdict.NOT_APPLICABLE, "no workload was deleted",
+                                                            "na.nothing_deleted")
+    assert (qc07.verdict, qc07.reason) == (Verdict.NOT_APPLICABLE, "the platform offers no expected wait")
+    assert tr03.failure_class is None
+
+
+def test_a_deletion_without_its_deleter_fails_the_check_that_was_not_applicable(tmp_path):
+    def deleted(t):
+        wr = t["workload_runs"]
+        wr.loc[0, ["outcome", "outcome_by"]] = ["deleted", None]
+    assert _check(_validated(tmp_path, "queue_congestion", deleted), "TR-03").verdict is Verdict.FAIL
+
+
+def test_an_eta_offered_but_never_measured_is_not_verified_not_inapplicable(tmp_path):
+    def offered(t):
+        t["explanations"]["eta_offered"] = True  # the platform gave ETAs; no start was measured against them
+    qc07 = _check(_validated(tmp_path, "queue_congestion", offered), "QC-07")
+    assert qc07.verdict is Verdict.NOT_VERIFIED and qc07.reason_code == "check.no_values"
+
+
+def test_an_eta_within_tolerance_passes(tmp_path):
+    def accurate(t):
+        t["explanations"]["eta_offered"] = True
+        t["explanations"]["eta_error_seconds"] = 5.0
+    assert _check(_validated(tmp_path, "queue_congestion", accurate), "QC-07").verdict is Verdict.PASS
+
+
+def test_a_table_not_collected_stays_not_verified(tmp_path):
+    def drop(t):
+        t["workload_runs"] = None
+    tr03 = _check(_validated(tmp_path, "queue_congestion", drop,
+                             not_verified={"workload_runs": "pods API unreachable"}), "TR-03")
+    assert tr03.verdict is Verdict.NOT_VERIFIED and "pods API unreachable" in tr03.reason
+
+
+def test_an_outcome_unknown_for_a_row_is_not_read_as_nothing_deleted(tmp_path):
+    def unknown(t):
+        t["workload_runs"].loc[3, "outcome"] = None
+    assert _check(_validated(tmp_path, "queue_congestion", unknown), "TR-03").verdict is Verdict.NOT_VERIFIED
+
+
+def test_an_older_table_without_the_case_column_stays_not_verified(tmp_path):
+    def older(t):
+        del t["explanations"]["eta_offered"]
+    assert _check(_validated(tmp_path, "queue_congestion", older), "QC-07").verdict is Verdict.NOT_VERIFIED
+
+
+@pytest.mark.parametrize("frame,arose", [
+    (pd.DataFrame({"outcome": ["succeeded", "failed"]}), False),
+    (pd.DataFrame({"outcome": ["succeeded", "deleted"]}), True),
+    (pd.DataFrame({"outcome": ["succeeded", None]}), None),
+    (pd.DataFrame({"other": [1]}), None),
+    (pd.DataFrame({"outcome": []}), None),
+])
+def test_the_case_arose_or_not_or_cannot_be_told(frame, arose):
+    assert Case("outcome", ("deleted",), "na.nothing_deleted").arose(frame) is arose
+
+
+def _outcome(verdict, code):
+    return CheckOutcome(check_id="TR-03", suite="s", table="workload_runs", expectation_type="e", tier=Tier.MUST,
+                        item="task_records", signal="s", verdict=verdict, reason_code=code)
+
+
+@pytest.mark.parametrize("verdict,code", [(Verdict.PASS, "check.rows"), (Verdict.FAIL, "check.not_met_rows"),
+                                          (Verdict.NOT_VERIFIED, "check.exception")])
+def test_only_nothing_to_check_becomes_not_applicable(verdict, code):
+    meta = {"applies_when": {"column": "outcome", "in": ["deleted"], "reason": "na.nothing_deleted"}}
+    frame = pd.DataFrame({"outcome": ["succeeded"]})
+    assert settle(_outcome(verdict, code), meta, lambda: frame).verdict is verdict
+
+
+def test_a_bad_applies_when_is_named_with_the_fix():
+    errs = lint("x.json: expectations[0]", {"applies_when": {"column": "", "in": [], "reason": "na.unknown"}})
+    assert any("applies_when.column: missing" in e for e in errs)
+    assert any("applies_when.in: expected a non-empty list" in e for e in errs)
+    assert any("applies_when.reason: unknown reason code 'na.unknown'" in e and "reasons.json" in e for e in errs)
