@@ -1,5 +1,5 @@
 """The docs say what the code does: every check of the suites is on the checks page, the layers drawn in
-docs/architecture.md are the import-graph test's, the README stays a front door, each decision has one name,
+docs/architecture.md are the import-graph test's, the README stays a front door to every page, each decision has one name,
 and every link between the pages leads somewhere."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[3]
 DOCS = REPO / "docs"
 README_MAX_LINES = 150
 # Pages other changes are writing now (linked already); drop an entry once its page is in the tree.
-PAGES_BEING_WRITTEN: set[str] = set()
+PAGES_BEING_WRITTEN: set[str] = {"docs/explanations-and-attempts.md", "docs/faults-and-audit.md"}
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -36,6 +36,28 @@ def test_every_check_of_the_suites_is_on_the_checks_page():
     assert listed - check_ids() == set(), f"docs/checks.md lists checks no suite has: {sorted(listed - check_ids())}"
 
 
+def applies_when_cell(meta: dict, reasons: dict[str, str]) -> str:
+    """What the checks page's *applies when* column says of a check, from the check's own meta."""
+    parts = [f"`{meta['requires']}`"] if meta.get("requires") else []
+    parts += ["optional"] if meta.get("optional") else []
+    if meta.get("applies_when"):
+        parts.append("not applicable when " + reasons[meta["applies_when"]["reason"]])
+    return ", ".join(parts) or "always"
+
+
+def test_each_check_s_applies_when_on_the_checks_page_is_its_suite_s():
+    reasons = json.loads((REPO / "include/gpupoc/validation/reasons.json").read_text(encoding="utf-8"))["en"]
+    rows = dict(re.findall(r"^\| \*\*([A-Z]+-\d+)\*\* \|(?:[^|]*\|){3} ([^|]*?) \|",
+                           (DOCS / "checks.md").read_text(encoding="utf-8"), re.M))
+    wrong = {}
+    for f in sorted((REPO / "expectations").glob("*.json")):
+        for e in json.loads(f.read_text(encoding="utf-8"))["expectations"]:
+            want = applies_when_cell(e["meta"], reasons)
+            if rows.get(e["meta"]["check_id"]) != want:
+                wrong[e["meta"]["check_id"]] = f"{rows.get(e['meta']['check_id'])!r}, the suite says {want!r}"
+    assert wrong == {}, f"docs/checks.md's applies-when column: {wrong}"
+
+
 def drawn_layers() -> list[set[str]]:
     text = (DOCS / "architecture.md").read_text(encoding="utf-8")
     block = text.split("<!-- layers (top first)", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
@@ -49,6 +71,13 @@ def test_the_layers_drawn_in_the_architecture_page_are_the_import_graph_tests():
 def test_the_readme_is_a_front_door():
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move reference material to docs/"
+
+
+def test_the_readme_links_every_page_of_the_docs():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    linked = {t.partition("#")[0] for t in LINK.findall(text)}
+    every = {p.relative_to(REPO).as_posix() for p in DOCS.glob("*.md")} | PAGES_BEING_WRITTEN
+    assert every - linked == set(), f"README.md links no {sorted(every - linked)}: add them to 'Where to read next'"
 
 
 def test_each_decision_has_one_display_name_in_the_report_and_the_glossary():
