@@ -9,10 +9,13 @@ import re
 from pathlib import Path
 
 from gpupoc.common.outcomes import Decision
+from gpupoc.sim.behaviours import Behaviour
+from gpupoc.sim.faults import Fault
 
 from .test_import_graph import LAYERS
 
 REPO = Path(__file__).resolve().parents[3]
+PACKAGE = REPO / "include" / "gpupoc"
 DOCS = REPO / "docs"
 README_MAX_LINES = 150
 # Pages other changes are writing now (linked already); drop an entry once its page is in the tree.
@@ -86,6 +89,43 @@ def test_each_decision_has_one_display_name_in_the_report_and_the_glossary():
     for d in Decision:
         name = strings[f"decision.{d.value}"]
         assert f"| {name} | `{d.value}` |" in glossary, f"the glossary does not name {d.value} {name!r}"
+
+
+def where_it_lives() -> str:
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    return text.split("## Where it lives", 1)[1]
+
+
+def defines(source: str, name: str) -> bool:
+    """Whether a module defines ``name``: a function, a class, or an assigned or declared name."""
+    return re.search(rf"(?:def|class)\s+{name}\b|^\s*(?:self\.)?{name}\s*(?::[^=\n]*)?=|^\s*{name}\s*:",
+                     source, re.M) is not None
+
+
+def test_every_module_and_name_the_where_it_lives_table_gives_is_in_the_package():
+    files = [p for p in PACKAGE.rglob("*.py") if "node_modules" not in p.parts]
+    pairs = re.findall(r"`([\w/]+\.py)` `([\w.]+)`", where_it_lives())
+    assert len(pairs) > 30, "docs/architecture.md's where-it-lives tables name modules as `path.py` `name`"
+    missing = []
+    for path, name in pairs:
+        sources = [f.read_text(encoding="utf-8") for f in files if f.as_posix().endswith("/" + path)]
+        if not any(defines(s, name.rsplit(".", 1)[-1]) for s in sources):
+            missing.append(f"{path} {name}" + ("" if sources else " (no such module)"))
+    assert missing == [], f"docs/architecture.md names what the package does not define: {missing}"
+
+
+def test_the_definition_finder_tells_a_definition_from_a_mention():
+    assert defines("class Kai(Gang):\n    def session(self):\n        self.opaque = x\n", "opaque")
+    assert defines("    drop_warnings: bool = False\n", "drop_warnings")
+    assert not defines("    return session(opaque)\n", "opaque")
+
+
+def test_every_profile_is_on_the_profiles_page_and_in_the_where_it_lives_table():
+    profiles = (DOCS / "profiles.md").read_text(encoding="utf-8")
+    table = where_it_lives()
+    names = [p.value for p in (*Fault, *Behaviour)]
+    assert [n for n in names if f"| `{n}` |" not in profiles] == [], "profiles missing from docs/profiles.md"
+    assert [n for n in names if f"`{n}`" not in table] == [], "profiles missing from docs/architecture.md"
 
 
 def anchors(page: Path) -> set[str]:
