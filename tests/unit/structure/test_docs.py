@@ -83,6 +83,12 @@ def test_the_readme_links_every_page_of_the_docs():
     assert every - linked == set(), f"README.md links no {sorted(every - linked)}: add them to 'Where to read next'"
 
 
+def test_every_benchmark_is_on_the_benchmarks_page():
+    text = (DOCS / "benchmarks-and-limits.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted((REPO / "bench").glob("*.py")) if f"`bench/{p.name}`" not in text]
+    assert missing == [], f"benchmarks missing from docs/benchmarks-and-limits.md: {missing}"
+
+
 def test_each_decision_has_one_display_name_in_the_report_and_the_glossary():
     strings = json.loads((REPO / "include/gpupoc/report/templates/strings.en.json").read_text(encoding="utf-8"))
     glossary = (DOCS / "glossary.md").read_text(encoding="utf-8")
