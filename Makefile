@@ -12,11 +12,12 @@ PYTEST_ARGS ?=
 # together on one worker (xdist_group), so at most two deployments run at once.
 TEST_WORKERS ?= 4
 
-.PHONY: help venv docs-assets system-deps browser test-deps test unit integration demo down sim stack-up stack-down bench clean
+.PHONY: help venv docs-assets system-deps browser test-deps test unit integration demo compare down sim stack-up stack-down bench clean
 
 help:
 	@echo "make demo    - install what is needed, run the whole POC on the simulated cluster, write the report"
 	@echo "make test    - install what is needed, run the whole test suite (unit + integration)"
+	@echo "make compare - run the default plan on the four simulated platforms and compare them side by side"
 	@echo "make down    - stop every process the demo started"
 	@echo "make bench   - run the benchmarks under bench/"
 
@@ -70,6 +71,12 @@ stack-up: venv system-deps
 # Chromium prints report.pdf.
 demo: venv docs-assets system-deps browser
 	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(FROM_MANIFESTS),--cluster-from-manifests)
+
+# The default plan on the simulated cluster's kube, kueue, volcano and kai modes, one after the other, then the
+# comparison (docs/comparison.md) under var/evidence/comparisons/<time>/. CLASSES=a,b only those classes;
+# FAULTS=volcano:gang-partial plants a fault profile in that candidate's cluster only; PLATFORMS=kueue,kai others.
+compare: venv docs-assets system-deps browser
+	$(BIN)/gpupoc compare-demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(PLAN),--plan $(PLAN)) $(if $(PLATFORMS),--platforms $(PLATFORMS))
 
 # Stops every process `make demo` started (var/demo/pids.json), by process id.
 down:

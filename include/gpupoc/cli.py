@@ -12,6 +12,7 @@ from gpupoc.exceptions import GpupocError
 _AREAS = {
     "sim": "gpupoc.sim.cli",
     "stack": "gpupoc.monitoring.cli",
+    "audit": "gpupoc.monitoring.audit_cli",
     "plan": "gpupoc.plan.cli",
     "report": "gpupoc.report.cli",
     "bundle": "gpupoc.report.bundle_cli",
@@ -21,6 +22,8 @@ _AREAS = {
     "down": "gpupoc.demo.down",
     "cluster": "gpupoc.cluster.cli",
     "preflight": "gpupoc.preflight.cli",
+    "compare": "gpupoc.compare.cli",
+    "compare-demo": "gpupoc.demo.compare",
 }
 
 

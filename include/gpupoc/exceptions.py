@@ -86,3 +86,8 @@ class ToolMissing(GpupocError):
         self.what = what
         self.fix = fix
         super().__init__(f"{what} (fix: {fix})")
+
+
+class ComparisonRefused(GpupocError):
+    """Evidence that cannot be put side by side (other plans, changed files, a bad label); names what differs
+    and the fix."""

@@ -124,3 +124,17 @@ def test_an_invalid_plan_still_imports_and_names_the_problem(tmp_path):
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["schedule"] == "None"
     assert "Plan problem at parse time" in out["doc"] and "bad.yaml" in out["doc"]
+
+
+@pytest.mark.parametrize("dag_id", [d for d in DAG_IDS if d != "poc_report"])
+def test_every_task_reads_the_plan_with_the_runs_platform(dagbag, dag_id):
+    import jinja2
+
+    dag = dagbag.dags[dag_id]
+    assert "platform" in dag.params
+    for task_id in ("hold_cluster", "cluster_acquired", "wave", "wave_released"):
+        task = dag.task_dict[task_id]
+        template = task.plan_path if hasattr(task, "plan_path") else task.partial_kwargs["plan_path"]
+        render = jinja2.Template(template).render
+        assert render(params={"plan": "plans/default.yaml", "platform": "kai"}) == "plans/default.yaml#kai"
+        assert render(params={"plan": "plans/default.yaml", "platform": ""}) == "plans/default.yaml"

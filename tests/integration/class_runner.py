@@ -64,7 +64,9 @@ class Wave:
                         priority_class=item.priority_class, role=item.role)
         body = ApiClient().sanitize_for_serialization(pod)
         body["metadata"]["name"] = name  # the operator adds a random suffix to the item's name
-        r = self.ctx.tenant(item.tenant, "submit workload").call(
+        # as KubernetesPodOperator: the tenant's own client, outside the pipeline's ledger (collect ledgers the
+        # operator's submissions from the pods themselves)
+        r = self.ctx.factory.caller(tenant.kube_context).call(
             "POST", f"/api/v1/namespaces/{tenant.namespace}/pods", body=body)
         rejection = None if r.ok else Rejection(r.status, r.message, utcnow())
         self.ctx.writer.write_json(f"submission-{key}-try{try_number}", Submission(

@@ -85,10 +85,12 @@ class SimServer:
 
 
 def launch(data_dir: Path, faults: str = "", config: str | Path | None = None, port: int = 0,
-           behaviours: str = "", behaviour_seed: int = 0) -> SimServer:
-    """Start a server in ``data_dir`` and wait until it has written ``sim.json``."""
+           behaviours: str = "", behaviour_seed: int = 0, extra: tuple[str, ...] = ()) -> SimServer:
+    """Start a server in ``data_dir`` (``extra``: more ``sim serve`` flags) and wait until it has written
+    ``sim.json``."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "gpupoc.cli", "sim", "serve", "--port", str(port), "--data-dir", str(data_dir)]
+    cmd = [sys.executable, "-m", "gpupoc.cli", "sim", "serve", "--port", str(port), "--data-dir", str(data_dir),
+           *extra]
     if faults:
         cmd += ["--faults", faults]
     if behaviours:

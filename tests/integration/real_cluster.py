@@ -35,6 +35,7 @@ def write_plan(path: Path, base: str, kubeconfig: Path, sim: SimServer, evidence
     """``plans/<base>`` pointed at this cluster: its kubeconfig, the cluster's audit log, an evidence root."""
     data = yaml.safe_load((REPO / "plans" / base).read_text(encoding="utf-8"))
     data["platform"]["kubeconfig"] = str(kubeconfig)
+    data["platform"]["simulated"] = True  # the minted kubeconfig lies outside the cluster's data directory
     data["evidence_root"] = str(evidence)
     data["evidence_sources"] = {"audit_log_path": str(sim.audit_log), **sources}
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -25,6 +25,7 @@ from enum import Enum
 from typing import Callable
 
 from gpupoc.plan.classes import NodeFailure, TestClass
+from gpupoc.plan.injector_spec import METHODS
 
 PREFLIGHT = "preflight"  # the pseudo-class of the preflight's own requests
 ALL_CLASSES = tuple(tc.value for tc in TestClass)
@@ -61,11 +62,15 @@ def _gangs(plan) -> bool:
 
 
 def _injector(kind: str) -> Callable:
-    """A node failure injected by ``kind`` (``injector`` field of a node_failure; ``sim`` before the plan had one)."""
+    """A node failure injected by ``kind`` (the ``method`` of a node_failure's ``injector``,
+    ``gpupoc.plan.injector_spec``)."""
+    if kind not in METHODS:
+        raise ValueError(f"unknown injector method {kind!r}; one of {METHODS} (gpupoc.plan.injector_spec)")
+
     def pred(plan) -> bool:
         spec = plan.test_classes.fault_recovery
-        return spec.enabled and any(isinstance(i, NodeFailure) and str(getattr(getattr(i, "injector", None), "value",
-                                    getattr(i, "injector", None) or "sim")) == kind for i in spec.injections)
+        return spec.enabled and any(isinstance(i, NodeFailure) and i.injector.method == kind
+                                    for i in spec.injections)
     return pred
 
 
@@ -142,8 +147,8 @@ NEEDS: tuple[Need, ...] = (
          "gangs: each gang's PodGroup (create before its pods, delete at cleanup); observe their conditions",
          "adapter kai"),
     # ---- the runner in its own namespace ----
-    Need(R, Scope.RUNNER, "", "configmaps", ("create", "delete"), (PREFLIGHT,),
-         "preflight: the audit probe's ConfigMap, created and deleted, must show in the audit source"),
+    Need(R, Scope.RUNNER, "", "configmaps", ("create",), (PREFLIGHT,),
+         "preflight: the audit probe, a dry-run create of a ConfigMap, must show in the audit source"),
     # ---- the runner, cluster-scoped ----
     Need(R, Scope.CLUSTER, "", "nodes", ("list",), (*WAVE, PREFLIGHT),
          "record the platform (nodes, GPUs); preflight: the pools' labels, taints and capacity"),
@@ -164,9 +169,8 @@ NEEDS: tuple[Need, ...] = (
          "node failure: the simulated cluster's admin endpoint", "node failure by the sim injector"),
     Need(R, Scope.CLUSTER, SIM, "nodes/recover", ("create",), (FR,),
          "node failure: the simulated cluster's admin endpoint", "node failure by the sim injector"),
-    Need(R, Scope.CLUSTER, "", "nodes", ("patch",), (FR,),
-         "node failure: the node lifecycle controller's NoExecute taint, set and removed",
-         "node failure by the taint injector"),
+    Need(R, Scope.CLUSTER, "", "nodes", ("get", "patch"), (FR,),
+         "node failure: a NoExecute taint, read, set and removed", "node failure by the taint injector"),
     Need(R, Scope.CLUSTER, "", "nodes", ("get", "patch"), (FR,), "kubectl cordon, drain and uncordon",
          "node failure by the drain injector"),
     Need(R, Scope.CLUSTER, "", "pods", ("list",), (FR,), "kubectl drain: the node's pods",

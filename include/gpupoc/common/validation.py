@@ -41,14 +41,18 @@ def error_lines(exc: ValidationError) -> list[str]:
 
 def load_yaml_model(model: type[M], path: str | Path, what: str) -> M:
     """Read a YAML file into ``model``; raise ConfigError listing every problem with its path."""
+    return parse_model(model, read_yaml(path, what), str(path))
+
+
+def read_yaml(path: str | Path, what: str) -> object:
+    """The data of a YAML file; ConfigError naming the file when it is missing or not YAML."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(str(p), [f"(file): {what} not found; pass an existing YAML file"])
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(str(p), [f"(yaml): not valid YAML: {exc}"]) from exc
-    return parse_model(model, data, str(p))
 
 
 def parse_model(model: type[M], data: object, source: str) -> M:

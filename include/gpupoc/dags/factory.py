@@ -44,6 +44,8 @@ WAIT_FOR_CLUSTER_SECONDS = 3 * 3600
 FALLBACK_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 # A preempted or evicted wave pod is submitted again this soon (a user's retry, not a backoff).
 WAVE_RETRY_DELAY_SECONDS = 5
+# The plan every task reads: the run's plan file with its chosen platform (gpupoc.plan.platforms.plan_ref).
+PLAN_REF = "{{ params.plan }}{% if params.platform %}#{{ params.platform }}{% endif %}"
 @dataclass(frozen=True)
 class ParseSettings:
     """What a DAG needs from the plan at parse time; defaults when the plan cannot be read."""
@@ -89,6 +91,8 @@ def _params(s: ParseSettings) -> dict[str, Param]:
     return {
         "plan": Param(s.plan_file, type="string", title="POC plan",
                       description="path of the plan YAML (relative paths: against the repository)"),
+        "platform": Param("", type="string", title="Platform",
+                          description="one of the plan's platforms (its name); empty: the plan's platform block"),
         "faults_note": Param("", type="string", title="Faults note",
                              description="fault profile of the cluster or what was injected by hand"),
         "reviewers": Param(list(s.reviewers), type="array", title="Reviewers",
@@ -123,7 +127,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
             c = get_current_context()
             return setup.validate_plan(c["params"].get("plan"), c["dag"].dag_id, c["run_id"], test_class,
-                                       dict(c["params"]))
+                                       dict(c["params"]), platform=c["params"].get("platform"))
 
         @task(retries=0)
         def preflight(v: dict) -> dict:
@@ -193,21 +197,21 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         pre = preflight(v)
         access = check_access(v)
         pre >> access
-        hold = ClusterLeaseOperator(task_id="hold_cluster", plan_path="{{ params.plan }}", test_class=test_class,
+        hold = ClusterLeaseOperator(task_id="hold_cluster", plan_path=PLAN_REF, test_class=test_class,
                                     pool=pool, pool_slots=1, retries=1)
-        acquired = MarkerFileSensor(task_id="cluster_acquired", plan_path="{{ params.plan }}", test_class=test_class,
+        acquired = MarkerFileSensor(task_id="cluster_acquired", plan_path=PLAN_REF, test_class=test_class,
                                     marker=LEASE_FILE, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS)
         v >> acquired
         access >> [hold, acquired]
         items = prepare_wave(v)
         acquired >> items
         wave = GpuWorkloadOperator.partial(
-            task_id="wave", plan_path="{{ params.plan }}", test_class=test_class, wave_gate=True,
+            task_id="wave", plan_path=PLAN_REF, test_class=test_class, wave_gate=True,
             retries=s.wave_retries, retry_delay=timedelta(seconds=WAVE_RETRY_DELAY_SECONDS),
         ).expand_kwargs(items)
         rel = release_gate(v)
         acquired >> rel
-        released = MarkerFileSensor(task_id="wave_released", plan_path="{{ params.plan }}", test_class=test_class,
+        released = MarkerFileSensor(task_id="wave_released", plan_path=PLAN_REF, test_class=test_class,
                                     marker=RELEASE_FILE, poll_seconds=1.0, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS)
         v >> released
         obs = observe(v)

@@ -28,7 +28,8 @@ def _demo(args: argparse.Namespace) -> int:
     return main_demo(DemoOptions(repo=repo, plan=plan.resolve(), faults=args.faults or "",
                                  behaviours=args.behaviour or "", behaviour_seed=args.behaviour_seed,
                                  classes=classes, sequential=not args.together, port=args.port,
-                                 timeout=args.timeout, from_manifests=args.cluster_from_manifests))
+                                 timeout=args.timeout, from_manifests=args.cluster_from_manifests,
+                                 platform=args.platform or ""))
 
 
 def _down(args: argparse.Namespace) -> int:
@@ -51,6 +52,8 @@ def register(subparsers) -> None:
     p.add_argument("--behaviour-seed", type=int, default=0, help="seed of the seeded behaviours (default 0)")
     p.add_argument("--plan", help="POC plan (default plans/default.yaml); its cluster settings are pointed at the "
                    "demo's cluster in var/demo/plan.yaml")
+    p.add_argument("--platform", default="", help="one of the plan's platforms (its name): its adapter and "
+                   "scheduler mode, evidence under <evidence_root>/<name> (docs/comparison.md)")
     p.add_argument("--classes", default="", help="run only these test classes, comma-separated (e.g. "
                    "tenant_isolation); the report takes the latest earlier evidence of the others")
     p.add_argument("--together", action="store_true",

@@ -44,6 +44,7 @@ class DemoOptions:
     behaviour_seed: int = 0
     classes: tuple[str, ...] = CLASS_DAGS  # a subset: the report takes the others' latest earlier evidence
     from_manifests: bool = False  # the cluster starts empty and is given the plan's manifests (real kubectl)
+    platform: str = ""  # one of the plan's platforms (gpupoc.plan.platforms); empty: its platform block
     sequential: bool = True
     port: int = 8080
     poll: float = 4.0
@@ -219,7 +220,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     table = PidFile.load(paths.pids)
     phases: dict[str, float] = {}
 
-    mode = sim_mode_for(opts.plan)  # the plan's adapter decides the scheduler the cluster runs
+    mode = sim_mode_for(opts.plan, opts.platform)  # the plan's adapter decides the scheduler the cluster runs
     out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
         f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
     sim = start_sim(paths, table, opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed,
@@ -229,7 +230,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
         f"alertmanager {stack_state['alertmanager']['url']}")
     kubeconfig = paths.demo / "kubeconfig" if opts.from_manifests else None
-    plan = write_demo_plan(paths, opts.plan, sim, stack_state, kubeconfig=kubeconfig)
+    plan = write_demo_plan(paths, opts.plan, sim, stack_state, kubeconfig=kubeconfig, platform=opts.platform)
     if kubeconfig is not None:
         from gpupoc.demo.from_manifests import give_cluster_the_plan
 

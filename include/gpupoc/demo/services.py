@@ -72,12 +72,17 @@ class DemoPaths:
 SIM_MODE = {"kube-scheduler": "kube", "kueue": "kueue", "volcano": "volcano", "kai": "kai"}
 
 
-def sim_mode_for(plan_file: Path) -> str:
-    """The scheduler mode (``gpupoc sim serve --mode``) the plan's ``platform.adapter`` needs."""
+def sim_mode_for(plan_file: Path, platform: str = "") -> str:
+    """The scheduler mode (``gpupoc sim serve --mode``) the plan's ``platform.adapter`` needs (that of its
+    platform ``platform`` when one is chosen)."""
+    from gpupoc.plan.platforms import choose
+
     try:
         data = yaml.safe_load(Path(plan_file).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(str(plan_file), [f"(file): cannot read the plan ({exc}); pass an existing --plan"]) from None
+    if platform and isinstance(data, dict):
+        data = choose(data, platform, str(plan_file))
     adapter = ((data.get("platform") or {}) if isinstance(data, dict) else {}).get("adapter") or "kube-scheduler"
     if adapter not in SIM_MODE:
         raise ConfigError(str(plan_file), [f"platform.adapter: unknown adapter {adapter!r}; one of "
@@ -168,12 +173,12 @@ def _absolute(value: str | None, base: Path) -> str | None:
 
 
 def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: dict | None,
-                    now: datetime | None = None, kubeconfig: Path | None = None) -> Path:
+                    now: datetime | None = None, kubeconfig: Path | None = None, platform: str = "") -> Path:
     """``var/demo/plan.yaml``: the base plan pointed at this demo's cluster and monitoring stack.
 
     The platform uses the cluster's plain-HTTP kubeconfig (``kubeconfig_http``; kubectl keeps the TLS one),
     relative paths (evidence, report files, a replay's history) become absolute (the file lives elsewhere than
-    the base plan), and the window starts now.
+    the base plan), and the window starts now. ``platform``: that entry of the plan's ``platforms`` chosen.
     """
     base_plan = Path(base_plan).resolve()
     try:
@@ -182,6 +187,10 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
         raise ConfigError(str(base_plan), [f"(file): cannot read the plan ({exc.strerror}); pass an existing --plan"])
     if not isinstance(data, dict):
         raise ConfigError(str(base_plan), ["(root): expected a mapping (a POC plan)"])
+    if platform:
+        from gpupoc.plan.platforms import choose
+
+        data = choose(data, platform, str(base_plan))
     base = base_plan.parent
     platform = data.setdefault("platform", {})
     platform["kubeconfig"] = str(kubeconfig) if kubeconfig else (sim.get("kubeconfig_http") or sim["kubeconfig"])

@@ -1,8 +1,7 @@
-"""The Kubernetes audit log (audit.k8s.io/v1 Event, one JSON object a line) as a DataFrame."""
+"""The platform's audit events (audit.k8s.io/v1 Event, from any audit source) as a DataFrame."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -34,36 +33,31 @@ def _row(ev: dict) -> dict:
     }
 
 
-def read_audit_log(path: str | Path, window: Window | None = None, final_only: bool = True) -> CollectorResult:
-    """Audit events in ``window``; with ``final_only`` one row per request (its ResponseComplete/Panic stage)
-    when the log records those stages. Unreadable or empty for the window -> not verified, with the reason."""
-    name, p = "audit_log", Path(path)
-    if not p.is_file():
-        return CollectorResult.unverified(name, str(p), window, "audit log not found: check the API server's "
-                                          "--audit-log-path (or the plan's evidence source audit_log)",
+def read_audit_log(source, window: Window | None = None, final_only: bool = True) -> CollectorResult:
+    """Audit events in ``window`` from an audit source (``gpupoc.monitoring.audit_source``) or a JSON-lines
+    path; with ``final_only`` one row per request (its ResponseComplete/Panic stage) when the source records
+    those stages. Unreadable or empty for the window -> not verified, with the reason."""
+    from gpupoc.exceptions import SourceUnavailable
+    from gpupoc.monitoring.audit_source import LinesSource
+
+    name = "audit_log"
+    if isinstance(source, (str, Path)):
+        source = LinesSource(Path(source), str(source), "check the API server's --audit-log-path (or the plan's "
+                             "evidence source audit)", what="audit log")
+    try:
+        events = source.events(window.start if window else None, window.end if window else None)
+    except SourceUnavailable as exc:
+        return CollectorResult.unverified(name, source.origin, window, f"{exc.reason} ({exc.fix})",
                                           columns=AUDIT_COLUMNS)
-    rows, bad = [], 0
-    with p.open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                bad += 1
-                continue
-            if ev.get("kind", "Event") == "Event":
-                rows.append(_row(ev))
-    df = pd.DataFrame(rows, columns=AUDIT_COLUMNS)
+    df = pd.DataFrame([_row(ev) for ev in events], columns=AUDIT_COLUMNS)
     df["timestamp"] = pd.to_datetime(df["timestamp"], utc=True, errors="coerce", format="ISO8601")
     df["code"] = pd.to_numeric(df["code"], errors="coerce").astype("Int64")
     if final_only and df["stage"].isin(FINAL_STAGES).any():
         df = df[df["stage"].isin(FINAL_STAGES) | (df["stage"] == "")]
-    if window is not None:
-        df = df[(df["timestamp"] >= window.start) & (df["timestamp"] <= window.end)]
     df = df.sort_values("timestamp", kind="stable").reset_index(drop=True)
-    note = f" ({bad} unparseable line(s) skipped)" if bad else ""
+    skipped = getattr(source, "skipped", 0)
+    note = f" ({skipped} unparseable line(s) skipped)" if skipped else ""
     if df.empty:
-        return CollectorResult.unverified(name, str(p), window, f"no audit events for {window or 'any time'}{note}",
-                                          columns=AUDIT_COLUMNS)
-    return CollectorResult(name, str(p), window, df, True, note.strip())
+        return CollectorResult.unverified(name, source.origin, window,
+                                          f"no audit events for {window or 'any time'}{note}", columns=AUDIT_COLUMNS)
+    return CollectorResult(name, source.origin, window, df, True, note.strip())

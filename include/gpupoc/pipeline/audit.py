@@ -263,27 +263,21 @@ def _ref(e: LedgerEntry) -> str:
 
 
 def read_audit_lines(path: str | Path) -> list[dict]:
-    """audit.k8s.io/v1 events from a JSON-lines file; a missing file raises ``SourceUnavailable``."""
-    p = Path(path)
-    if not p.is_file():
-        raise SourceUnavailable(str(p), "audit log not found",
-                                "point the plan's evidence source audit_log at the API server's --audit-log-path")
-    out = []
-    for line in p.read_text().splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
+    """audit.k8s.io/v1 events from a JSON-lines file (``gpupoc.monitoring.audit_source.LinesSource``); a
+    missing file raises ``SourceUnavailable``."""
+    from gpupoc.monitoring.audit_source import LinesSource
+
+    return LinesSource(Path(path), f"audit log {path}", "point the plan's evidence source audit (or "
+                       "audit_log_path) at the API server's --audit-log-path", what="audit log").events()
 
 
 def audit_events(source: Any) -> list[dict]:
-    """Audit events as dicts from any source: a list of events, a JSON-lines path, or the DataFrame (or
-    CollectorResult) of ``gpupoc.monitoring.audit.read_audit_log``."""
+    """Audit events as dicts from any source: an audit source (``gpupoc.monitoring.audit_source``), a list of
+    events, a JSON-lines path, or the DataFrame (or CollectorResult) of ``gpupoc.monitoring.audit.read_audit_log``."""
     if isinstance(source, (str, Path)):
         return read_audit_lines(source)
+    if callable(getattr(source, "events", None)):
+        return source.events()
     frame = getattr(source, "frame", source)
     if hasattr(frame, "to_dict"):
         return [_event_from_row(r) for r in frame.to_dict("records")]

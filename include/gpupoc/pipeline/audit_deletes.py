@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
@@ -32,11 +33,14 @@ def deletions_from_events(events: Iterable[dict], namespaces: Iterable[str]) -> 
     return out
 
 
-def pod_deletions(path: str | Path, namespaces: Iterable[str]) -> dict[tuple[str, str], list[Deletion]]:
-    """The audit log's pod deletes; an unreadable log gives none (outcomes then rest on events alone)."""
+def pod_deletions(source, namespaces: Iterable[str],
+                  since: datetime | None = None) -> dict[tuple[str, str], list[Deletion]]:
+    """The pod deletes in an audit source (``gpupoc.monitoring.audit_source``; a path is read as a log file)
+    from ``since``; a source that cannot answer gives none (outcomes then rest on the platform's events)."""
     try:
-        events = read_audit_lines(path)
+        events = read_audit_lines(source) if isinstance(source, (str, Path)) else source.events(since, None)
     except (OSError, SourceUnavailable) as exc:
-        log.warning("audit log %s not readable (%s): pod outcomes rest on the platform's events alone", path, exc)
+        log.warning("audit source %s not readable (%s): pod outcomes rest on the platform's events alone",
+                    getattr(source, "origin", source), exc)
         return {}
     return deletions_from_events(events, namespaces)

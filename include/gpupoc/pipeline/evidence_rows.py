@@ -63,7 +63,8 @@ def failure_records(rows: Iterable[FaultRecord]) -> list[t.FailureRecord]:
         if r.exit_code is not None:
             container += f" exit {r.exit_code}"
         platform = _join(f"phase {r.phase or '?'}", f"reason {r.status_reason}" if r.status_reason else "", container,
-                         r.container_message, f"node {r.node}" if r.node else "", sep="; ")
+                         r.container_message, f"disruption {r.disruption}" if r.disruption else "",
+                         f"node {r.node}" if r.node else "", sep="; ")
         log = ("log readable after the failure" if r.user_log_readable_after else
                "log NOT readable after the failure" if r.user_log_readable_after is False else
                r.user_log_note or "log not checked")

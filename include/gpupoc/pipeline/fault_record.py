@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.gpus import GpuProbe
-from gpupoc.pipeline.injectors import Injection, NodeInjector
+from gpupoc.pipeline.injectors import NODE_LOSS_METHODS, Injection, NodeInjector
 from gpupoc.pipeline.k8s import KubeCaller, pod_gpus
 
 P1 = "P1"
@@ -29,17 +29,21 @@ IMAGE_ERRORS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImag
 
 
 class Scenario(str, Enum):
-    """The provoked failures; values are the plan's injection kinds."""
+    """The provoked failures; values are the plan's injection kinds, and ``node_drain`` for a node_failure
+    injection through a drain (an eviction, not a failure)."""
 
     NON_ZERO_EXIT = "nonzero_exit"
     MISSING_IMAGE = "missing_image"
     OOM_KILL = "oom"
     NODE_FAILURE = "node_failure"
+    NODE_DRAIN = "node_drain"
     HANG_TIMEOUT = "hang"
 
 
-# Kubernetes itself emits Warning events for these (pull errors; NodeNotReady, TaintManagerEviction); a plain
-# non-zero exit, an OOM kill or a hang leaves none, so operators depend on alerts there.
+# Kubernetes itself emits Warning events for these (pull errors; NodeNotReady once a node is lost); a plain
+# non-zero exit, an OOM kill or a hang leaves none, so operators depend on alerts there. A node failure counts
+# only when the injection made the node fail (``NODE_LOSS_METHODS``): a taint or a drain evicts with Normal
+# events (TaintManagerEviction, Killing) and the node stays Ready.
 WARNING_SCENARIOS = (Scenario.MISSING_IMAGE, Scenario.NODE_FAILURE)
 
 
@@ -69,6 +73,7 @@ class FaultRecord(BaseModel):
     container_reason: str = ""
     container_message: str = ""
     exit_code: int | None = None
+    disruption: str = ""  # the pod's DisruptionTarget condition: "reason: message" (who took it away, and how)
     events: str = "[]"  # JSON list of "Type Reason: message"
     # what the user saw
     user_status_message: str = ""
@@ -142,6 +147,15 @@ def container_state(pod: dict | None) -> tuple[str, str, str, int | None, int]:
                     last.get("exitCode"), restarts
             return kind, s.get("reason", ""), s.get("message", ""), s.get("exitCode"), restarts
     return "", "", "", None, restarts
+
+
+def disruption_of(pod: dict | None) -> str:
+    """The pod's ``DisruptionTarget`` condition as "reason: message" ('' without one): DeletionByTaintManager,
+    EvictionByEvictionAPI, PreemptionByScheduler, ..."""
+    for c in ((pod or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == "DisruptionTarget" and c.get("status") == "True":
+            return ": ".join(x for x in (c.get("reason") or "", c.get("message") or "") if x)
+    return ""
 
 
 def never_started(pod: dict | None) -> bool:
@@ -296,6 +310,7 @@ def _platform_behaviour(rec: FaultRecord, pod: dict | None) -> None:
         rec.phase, rec.status_reason = st.get("phase", ""), st.get("reason", "")
         rec.status_message = st.get("message", "")
         rec.gpus_requested = pod_gpus(pod)
+        rec.disruption = disruption_of(pod)
     (rec.container_state, rec.container_reason, rec.container_message, rec.exit_code,
      rec.platform_restarts) = container_state(pod)
 
@@ -338,7 +353,7 @@ def _operator_view(ctx: FaultContext, rec: FaultRecord, scenario: Scenario, fail
     warnings = [e for e in events if e.get("type") == "Warning"]
     rec.warning_events = len(warnings)
     rec.warning_reasons = ",".join(sorted({e.get("reason", "") for e in warnings}))
-    if scenario in WARNING_SCENARIOS and not warnings:
+    if scenario in WARNING_SCENARIOS and not warnings and (first is None or first.method in NODE_LOSS_METHODS):
         rec.failure_event_missing = True
         findings.append("no Warning event recorded the failure: operators see nothing in the events")
     if ctx.alerts is None:

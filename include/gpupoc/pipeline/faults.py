@@ -2,12 +2,14 @@
 task timeout), then record its evidence chain (``gpupoc.pipeline.fault_record``).
 
 Node failure injection is pluggable (``gpupoc.pipeline.injectors``): the simulator's admin endpoint, an
-operator-supplied command, or ``kubectl cordon`` + ``drain``; every injection is recorded.
+operator-supplied command, a NoExecute taint, or ``kubectl cordon`` + ``drain`` (scenario ``node_drain``: an
+eviction, not a failure); every injection is recorded.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +30,7 @@ from gpupoc.pipeline.fault_record import (  # noqa: F401 - re-exported for the D
     relevant_alerts,
     build_record,
     container_state,
+    disruption_of,
     prometheus_alerts,
     receiver_alerts,
     wait_released,
@@ -37,15 +40,19 @@ from gpupoc.pipeline.injectors import (  # noqa: F401 - re-exported for the DAGs
     Injection,
     NodeInjector,
     SimNodeInjector,
+    TaintInjector,
+    build_injector,
     kubectl_drain_injector,
 )
 from gpupoc.pipeline.k8s import KubeCaller
+
+NODE_SCENARIOS = (Scenario.NODE_FAILURE, Scenario.NODE_DRAIN)  # a node injection ends the pod
 
 
 def failure_seen(scenario: Scenario, pod: dict | None) -> bool:
     """True once the pod shows the failure the scenario provokes."""
     if pod is None:
-        return scenario in (Scenario.NODE_FAILURE, Scenario.HANG_TIMEOUT)
+        return scenario in (*NODE_SCENARIOS, Scenario.HANG_TIMEOUT)
     phase = (pod.get("status") or {}).get("phase")
     kind, reason, _, code, _ = container_state(pod)
     if scenario is Scenario.MISSING_IMAGE:
@@ -58,11 +65,15 @@ def failure_seen(scenario: Scenario, pod: dict | None) -> bool:
 
 
 def _wait(c: KubeCaller, ns: str, name: str, until: Callable[[dict | None], bool], timeout_s: float,
-          poll_s: float) -> tuple[dict | None, bool]:
+          poll_s: float, seen: list[dict] | None = None) -> tuple[dict | None, bool]:
+    """Poll the pod until ``until(pod)``: (the pod, True), or (its last read, False) after ``timeout_s``;
+    ``seen`` keeps the last read that found the pod."""
     deadline = time.monotonic() + timeout_s
     pod = None
     while True:
         pod = read_pod(c, ns, name)
+        if pod is not None and seen is not None:
+            seen[:] = [pod]
         if until(pod):
             return pod, True
         if time.monotonic() >= deadline:
@@ -97,15 +108,17 @@ def run_scenario(ctx: FaultContext, scenario: Scenario, manifest: dict, *, fail_
     try:
         pv = _provoke(ctx, scenario, pod_name, injections, fail_timeout_s, task_timeout_s, run_before_fail_s,
                       node, observe_s)
-        failed_node = pv.node if scenario is Scenario.NODE_FAILURE else ""
+        failed_node = pv.node if scenario in NODE_SCENARIOS else ""
         why = {Scenario.MISSING_IMAGE: "fail-fast on the image pull error",
                Scenario.HANG_TIMEOUT: f"task timeout of {task_timeout_s:g}s reached"}.get(scenario)
         action = (lambda: _pipeline_delete(ctx, pod_name, why)) if pv.ok and why else None
-        rec = build_record(ctx, scenario, pod_name, trigger=_trigger(scenario, manifest, task_timeout_s),
+        rec = build_record(ctx, scenario, pod_name, trigger=_trigger(scenario, manifest, task_timeout_s,
+                                                                 getattr(ctx.injector, "method", "")),
                            injections=injections, failure_at=pv.failed_at or utcnow(), pod=pv.pod,
                            submitted_at=rfc3339(submitted), log_during=pv.log_during, airflow_retries=airflow_retries,
                            release_action=action, held_at_failure=pv.held)
         ok = pv.ok
+        rec.disruption = rec.disruption or disruption_of(pv.last_seen)
         if name:
             rec.scenario = name
         if not ok:
@@ -126,13 +139,18 @@ def run_scenario(ctx: FaultContext, scenario: Scenario, manifest: dict, *, fail_
             ctx.tenant.call("DELETE", f"/api/v1/namespaces/{ns}/pods/{pod_name}", body={"gracePeriodSeconds": 0})
 
 
-def _trigger(scenario: Scenario, manifest: dict, task_timeout_s: float) -> str:
+def _trigger(scenario: Scenario, manifest: dict, task_timeout_s: float, method: str = "") -> str:
     image = ((manifest.get("spec") or {}).get("containers") or [{}])[0].get("image")
+    if scenario is Scenario.NODE_FAILURE and method == "taint":
+        return "the pod's node gets a NoExecute taint mid-run (its pods are evicted as a lost node's; the node " \
+               "itself stays up)"
     return {
         Scenario.NON_ZERO_EXIT: "workload exits with a non-zero code",
         Scenario.MISSING_IMAGE: f"pod image {image!r} does not exist",
         Scenario.OOM_KILL: "workload allocates memory beyond its limit",
         Scenario.NODE_FAILURE: "the pod's node fails mid-run",
+        Scenario.NODE_DRAIN: "the pod's node is drained mid-run (planned maintenance: an eviction through the "
+                             "Eviction API, not a failure)",
         Scenario.HANG_TIMEOUT: f"workload hangs past the task timeout of {task_timeout_s:g}s",
     }[scenario]
 
@@ -145,6 +163,7 @@ class Provoked:
     node: str = ""
     failed_at: datetime | None = None  # when the failure began (finishedAt, the injection), if known
     held: int | None = None  # GPUs held just before an injected failure
+    last_seen: dict | None = None  # the pod as last seen before it was gone (an injection's eviction)
 
 
 def _held(ctx: FaultContext, name: str) -> int | None:
@@ -158,7 +177,7 @@ def _provoke(ctx: FaultContext, scenario: Scenario, name: str, injections: list[
     """Wait for (or cause) the failure."""
     ns = ctx.namespace
     began = utcnow()
-    if scenario not in (Scenario.NODE_FAILURE, Scenario.HANG_TIMEOUT):
+    if scenario not in (*NODE_SCENARIOS, Scenario.HANG_TIMEOUT):
         pod, ok = _wait(ctx.admin, ns, name, lambda p: failure_seen(scenario, p), fail_timeout_s, ctx.poll_s)
         if ok and scenario is Scenario.MISSING_IMAGE and observe_s > 0:  # let the back-off show, as a user sees it
             pod, _ = _wait(ctx.admin, ns, name, lambda p: container_state(p)[1] == "ImagePullBackOff", observe_s,
@@ -177,20 +196,44 @@ def _provoke(ctx: FaultContext, scenario: Scenario, name: str, injections: list[
         raise GpupocError(f"{scenario.value}: pod {ns}/{name} never ran within {fail_timeout_s:g}s (phase {phase}); "
                           "free capacity in its pool or raise fail_timeout_s")
     ran_on = pod["spec"]["nodeName"]
-    time.sleep(run_before_fail_s if scenario is Scenario.NODE_FAILURE else task_timeout_s)
+    time.sleep(run_before_fail_s if scenario in NODE_SCENARIOS else task_timeout_s)
     log_during = read_log(ctx.tenant, ns, name)
     if scenario is Scenario.HANG_TIMEOUT:
         pod = read_pod(ctx.admin, ns, name)
         return Provoked(pod, not failure_seen(Scenario.HANG_TIMEOUT, pod), log_during, ran_on, utcnow())
     if ctx.injector is None:
-        raise GpupocError("node-failure: no node injector configured; set the plan's node-failure injection "
-                          "(sim endpoint, command or kubectl drain)")
+        raise GpupocError("node-failure: no node injector configured; set the plan's node_failure injection's "
+                          "injector (sim, command, taint or drain)")
     target = node or ran_on
     held = _held(ctx, name)
     injected_at = utcnow()
-    injections.append(ctx.injector.fail(target))
-    pod, ok = _wait(ctx.admin, ns, name, lambda p: failure_seen(scenario, p), fail_timeout_s, ctx.poll_s)
-    return Provoked(pod, ok, log_during, target, injected_at, held)
+    done, last_seen = _inject(ctx, target, name)
+    injections.append(done)
+    seen = [last_seen] if last_seen else []
+    pod, ok = _wait(ctx.admin, ns, name, lambda p: failure_seen(scenario, p), fail_timeout_s, ctx.poll_s, seen)
+    return Provoked(pod, ok, log_during, target, injected_at, held, seen[0] if seen else None)
+
+
+def _inject(ctx: FaultContext, node: str, name: str) -> tuple[Injection, dict | None]:
+    """Run the injector's fail while watching the pod (a drain returns only once its pods are gone): the
+    injection, and the pod as last seen meanwhile (its DisruptionTarget says who took it away)."""
+    out: dict = {}
+
+    def fail() -> None:
+        try:
+            out["done"] = ctx.injector.fail(node)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, in the scenario's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=fail, name=f"inject-{node}", daemon=True)
+    worker.start()
+    last = None
+    while worker.is_alive():
+        last = read_pod(ctx.admin, ctx.namespace, name) or last
+        worker.join(min(ctx.poll_s, 0.2))
+    if "error" in out:
+        raise out["error"]
+    return out["done"], read_pod(ctx.admin, ctx.namespace, name) or last
 
 
 def _finished_at(pod: dict | None) -> datetime | None:

@@ -9,6 +9,7 @@ from gpupoc.common.fair_share import Owed, fair_allocation
 from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
 from gpupoc.plan.cluster_setup import check_cluster_setup
 from gpupoc.plan.document import Plan
+from gpupoc.plan.injector_checks import check_injectors
 from gpupoc.plan.model import Adapter
 from gpupoc.plan.replay import check_replays
 from gpupoc.plan.settings import reviewer_problems
@@ -25,6 +26,7 @@ def check_plan(plan: Plan) -> list[str]:
     _check_tenants(plan, errors)
     _check_workloads(plan, errors)
     _check_classes(plan, errors)
+    errors += check_injectors(plan)
     errors += check_cluster_setup(plan)
     if not errors:  # needs every reference resolved
         _check_quota_fit(plan, errors)
@@ -159,7 +161,7 @@ def _check_classes(plan: Plan, errors: list[str]) -> None:
                 errors.append(f"{path}.pool: unknown pool {inj.pool!r}; one of {sorted(pools)}")
             if inj.node is not None and known_nodes and inj.node not in known_nodes:
                 errors.append(f"{path}.node: unknown node {inj.node!r}; one of {sorted(known_nodes)}")
-    scen = [inj.name or inj.kind for inj in tc.fault_recovery.injections]
+    scen = [inj.scenario for inj in tc.fault_recovery.injections]
     _unique(errors, "test_classes.fault_recovery.injections", scen,
             note=" (an injection without a name is named after its kind)")
     _check_fair_share(plan, errors)

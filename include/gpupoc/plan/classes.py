@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from gpupoc.common.fields import (
     DnsLabel,
@@ -17,6 +17,7 @@ from gpupoc.common.fields import (
     StrictModel,
 )
 from gpupoc.common.test_classes import TestClass
+from gpupoc.plan.injector_spec import NodeInjector, SimInjector, injector_shorthand
 from gpupoc.plan.replay_spec import ReplaySpec
 
 
@@ -188,6 +189,11 @@ class _Injection(StrictModel):
     tenant: str
     name: DnsLabel | None = Field(default=None, description="scenario name; defaults to the kind")
 
+    @property
+    def scenario(self) -> str:
+        """The scenario's name in the evidence: ``name``, else the kind."""
+        return self.name or self.kind  # type: ignore[attr-defined]  (every subclass has its kind)
+
 
 class NonZeroExit(_Injection):
     kind: Literal["nonzero_exit"]
@@ -213,6 +219,21 @@ class NodeFailure(_Injection):
     pool: str | None = None
     at_seconds: NonNegativeNumber = Field(description="after the victim starts running")
     recover_after_seconds: PositiveNumber | None = 30
+    injector: NodeInjector = Field(default_factory=SimInjector, description="how the node is failed: sim, "
+                                   "command, taint or drain (gpupoc.plan.injector_spec)")
+    fail_timeout_seconds: PositiveInt = Field(
+        default=60, description="how long the victim's eviction may take after the injection (node monitor "
+        "grace + the victim's unreachable tolerationSeconds + its termination grace)")
+
+    @field_validator("injector", mode="before")
+    @classmethod
+    def _injector_shorthand(cls, v: object) -> object:
+        return injector_shorthand(v)
+
+    @property
+    def scenario(self) -> str:
+        """A drain is planned maintenance, not a failure: its scenario is ``node_drain`` unless named."""
+        return self.name or ("node_drain" if self.injector.method == "drain" else self.kind)
 
 
 Injection = Annotated[Union[NonZeroExit, MissingImage, OutOfMemory, Hang, NodeFailure], Field(discriminator="kind")]

@@ -11,6 +11,7 @@ from gpupoc.common.fields import StrictModel
 from gpupoc.plan.classes import ClassSpec, TestClass, TestClasses
 from gpupoc.plan.cluster_setup import ClusterSetup
 from gpupoc.plan.model import Platform, Pool, PriorityClassRef, Tenant, Workload
+from gpupoc.plan.platforms import PlatformEntry
 from gpupoc.plan.settings import EvidenceSources, ReportSettings, Window
 
 
@@ -32,6 +33,10 @@ class Plan(StrictModel):
     cluster: ClusterSetup = Field(default_factory=ClusterSetup, description="what the cluster must hold: "
                                   "identities, queues, preflight settings (gpupoc cluster / preflight)")
     evidence_root: str = Field(min_length=1, description="relative paths resolve against the plan file")
+    platforms: list[PlatformEntry] = Field(default_factory=list, description="candidate platforms; one is "
+                                           "chosen at run time with --platform (gpupoc.plan.platforms)")
+    platform_choice: str | None = Field(default=None, description="the entry of platforms this plan runs as "
+                                        "(set by --platform, not by hand)")
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
     _warnings: tuple[str, ...] = PrivateAttr(default=())
@@ -83,7 +88,7 @@ class Plan(StrictModel):
         """The evidence sources that are set, file paths made absolute (for monitoring.resolve_sources)."""
         out = {}
         for key, value in self.evidence_sources.model_dump().items():
-            if value:
+            if value and not isinstance(value, dict):  # ``audit`` is a source of its own (monitoring.audit_source)
                 out[key] = str(self.resolve_path(value)) if key.endswith(("_path", "_record")) else value
         return out
 

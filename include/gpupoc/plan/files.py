@@ -43,8 +43,11 @@ def check_files(plan: Plan, kubeconfig_later: bool = False) -> FileFindings:
                     "write the reviewers' scorecard there (YAML or JSON; `reviewers: []` until they score) or "
                     "remove report.scorecard and give the scores in the report's trigger form")
     sources = plan.evidence_sources
+    audit = sources.audit
     for key, value, producer in (
             ("audit_log_path", sources.audit_log_path, "the API server"),
+            ("audit.path", getattr(audit, "path", None), "the API server"),
+            ("audit.record", getattr(audit, "record", None), "the audit webhook receiver (gpupoc audit webhook up)"),
             ("alert_receiver_record", sources.alert_receiver_record, "the alert webhook receiver")):
         if value:
             _check_log(plan, found, f"evidence_sources.{key}", value, producer)

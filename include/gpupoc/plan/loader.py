@@ -9,12 +9,13 @@ from functools import lru_cache
 import logging
 from pathlib import Path
 
-from gpupoc.common.validation import load_yaml_model, parse_model
+from gpupoc.common.validation import load_yaml_model, parse_model, read_yaml
 from gpupoc.exceptions import ConfigError
 from gpupoc.plan.checks import check_plan
 from gpupoc.plan.document import Plan
 from gpupoc.plan.files import check_files
 from gpupoc.plan.overrides import item_workload
+from gpupoc.plan.platforms import check_platforms, choose, split_ref
 from gpupoc.plan.waves import class_items
 
 DEFAULT_PLAN = Path(__file__).resolve().parents[3] / "plans" / "default.yaml"
@@ -29,9 +30,16 @@ def load_plan(path: str | Path, kubeconfig_later: bool = False) -> Plan:
     Files the plan names that appear later (the simulated cluster's kubeconfig, logs) are ``plan.warnings``;
     ``kubeconfig_later``: the plan's kubeconfig is about to be written (``gpupoc cluster``), a warning too.
     """
-    p = Path(path)
-    plan = load_yaml_model(Plan, p, "POC plan")
-    return _checked(plan, str(p), p.resolve().parent, kubeconfig_later)
+    file, platform = split_ref(str(path))
+    p = Path(file)
+    if platform is None:
+        plan = load_yaml_model(Plan, p, "POC plan")
+    else:  # the plan file with one of its platforms chosen (gpupoc.plan.platforms)
+        data = read_yaml(p, "POC plan")
+        if not isinstance(data, dict):
+            raise ConfigError(str(p), [f"(root): expected a mapping, got {type(data).__name__}"])
+        plan = parse_model(Plan, choose(data, platform, str(path)), str(path))
+    return _checked(plan, str(path), p.resolve().parent, kubeconfig_later)
 
 
 @lru_cache(maxsize=8)
@@ -44,7 +52,7 @@ def load_plan_file(path: str | os.PathLike) -> Plan:
     run and every mapped pod task reads the same plan)."""
     p = os.fspath(path)
     try:
-        mtime = os.stat(p).st_mtime
+        mtime = os.stat(split_ref(p)[0]).st_mtime
     except OSError:
         raise ConfigError(p, ["(file): POC plan not found; set the run's `plan` parameter or GPUPOC_PLAN "
                               "to an existing plan file"]) from None
@@ -60,7 +68,7 @@ def parse_plan(data: dict, source: str = "plan", base_dir: str | Path | None = N
 def _checked(plan: Plan, source: str, base_dir: Path, kubeconfig_later: bool = False) -> Plan:
     plan._base_dir = base_dir
     files = check_files(plan, kubeconfig_later)
-    errors = check_plan(plan) + files.errors
+    errors = check_plan(plan) + check_platforms(plan) + files.errors
     if errors:
         raise ConfigError(source, errors)
     plan._warnings = tuple(files.warnings)

@@ -65,6 +65,9 @@ class Platform(StrictModel):
     adapter: Adapter = Adapter.KUBE_SCHEDULER
     options: AdapterOptions = Field(default_factory=AdapterOptions)
     namespace: DnsLabel = Field(default="gpupoc-system", description="namespace for the pipeline's own objects")
+    simulated: bool | None = Field(
+        default=None, description="true: the simulated cluster of `gpupoc sim serve`; unset: decided from the "
+        "kubeconfig (one in a simulated cluster's data directory)")
 
     @model_validator(mode="after")
     def _one_access_method(self) -> "Platform":

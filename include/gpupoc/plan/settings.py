@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gpupoc.common.fields import ServiceUrl, StrictModel
 from gpupoc.common.outcomes import Decision, Tier
+from gpupoc.plan.audit_spec import AuditSpec, FileAudit
 
 _PRESETS = {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous", "@midnight"}
 _CRON_FIELD = re.compile(r"^[0-9*/,\-A-Za-z?LW#]+$")
@@ -76,7 +77,10 @@ class EvidenceSources(StrictModel):
     prometheus_conn_id: str | None = None
     alertmanager_url: ServiceUrl | None = None
     alertmanager_conn_id: str | None = None
-    audit_log_path: str | None = Field(default=None, description="API server audit log (JSON lines)")
+    audit_log_path: str | None = Field(default=None, description="API server audit log (JSON lines); the same as "
+                                       "audit: {kind: file, path: ...}")
+    audit: AuditSpec | None = Field(default=None, description="where the audit events come from: file, webhook "
+                                    "or command (gpupoc.plan.audit_spec)")
     alert_receiver_record: str | None = Field(default=None, description="webhook receiver's alert record (JSON lines)")
 
     @model_validator(mode="after")
@@ -84,7 +88,17 @@ class EvidenceSources(StrictModel):
         for what in ("prometheus", "alertmanager"):
             if getattr(self, f"{what}_url") and getattr(self, f"{what}_conn_id"):
                 raise ValueError(f"set {what}_url or {what}_conn_id, not both")
+        if self.audit is not None and self.audit_log_path:
+            raise ValueError("set audit or audit_log_path, not both (audit_log_path is audit: {kind: file, path: "
+                             "...}); remove audit_log_path")
         return self
+
+    @property
+    def audit_spec(self) -> AuditSpec | None:
+        """The audit source: ``audit``, else a file source from ``audit_log_path``, else None."""
+        if self.audit is not None:
+            return self.audit
+        return FileAudit(kind="file", path=self.audit_log_path) if self.audit_log_path else None
 
 
 class DecisionRules(StrictModel):

@@ -22,6 +22,7 @@ DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 BUILTIN_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+DEFAULT_TOLERATION_SECONDS = 300
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
@@ -149,11 +150,7 @@ def default_pod(pod: dict, namespace: str) -> dict:
             requests = res.setdefault("requests", {})
             for k, v in limits.items():
                 requests.setdefault(k, v)
-    tolerations = spec.get("tolerations") or []
-    for key in DEFAULT_TOLERATIONS:
-        if not any(t.get("key") == key and t.get("effect") in ("NoExecute", None, "") for t in tolerations):
-            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
-    spec["tolerations"] = tolerations
+    spec["tolerations"] = default_tolerations(spec.get("tolerations") or [])
     status = {"phase": "Pending", "qosClass": qos_class(pod)}
     if spec.get("schedulingGates"):
         status["conditions"] = [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
@@ -161,6 +158,20 @@ def default_pod(pod: dict, namespace: str) -> dict:
                                  "message": GATED_MESSAGE}]
     pod["status"] = status
     return pod
+
+
+def default_tolerations(tolerations: list[dict]) -> list[dict]:
+    """The DefaultTolerationSeconds admission plug-in (kubernetes
+    ``plugin/pkg/admission/defaulttolerationseconds/admission.go``): a pod without a toleration for the
+    not-ready or unreachable NoExecute taint (same key or an empty key, effect NoExecute or empty) gets one
+    with ``tolerationSeconds`` 300 (``--default-not-ready-toleration-seconds`` and
+    ``--default-unreachable-toleration-seconds``)."""
+    for key in DEFAULT_TOLERATIONS:
+        if not any(t.get("key") in (key, None, "") and t.get("effect") in ("NoExecute", None, "")
+                   for t in tolerations):
+            tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                                "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+    return tolerations
 
 
 def resolve_priority(state: ClusterState, pod: dict) -> None:

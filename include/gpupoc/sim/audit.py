@@ -15,6 +15,7 @@ from pydantic import Field
 
 from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.sim import clock
+from gpupoc.sim.ports import AuditSink
 
 MUTATING = ("create", "update", "patch", "delete", "deletecollection")
 REQUEST_RESPONSE = ("pods", "resourcequotas", "rolebindings", "roles", "clusterrolebindings")
@@ -115,12 +116,14 @@ def _scrub(obj: object) -> object:
 
 
 class AuditLog:
-    """Appends one JSON line per audited request to ``path`` (opened lazily, flushed per line)."""
+    """Appends one JSON line per audited request to ``path`` (opened lazily, flushed per line) and hands each
+    event to the ``sinks`` (other backends, e.g. ``audit_webhook.WebhookBackend``)."""
 
     def __init__(self, path: Path, audit_gaps: bool = False, metadata_only: bool = False):
         self.path = Path(path)
         self.audit_gaps = audit_gaps
         self.metadata_only = metadata_only
+        self.sinks: list[AuditSink] = []
         self._fh = None
 
     def record(self, rec: AuditRecord) -> dict | None:
@@ -135,9 +138,13 @@ class AuditLog:
             self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
         self._fh.write(json.dumps(ev, separators=(",", ":")) + "\n")
         self._fh.flush()
+        for sink in self.sinks:
+            sink(ev)
         return ev
 
     def close(self) -> None:
+        for sink in self.sinks:
+            sink.close()
         if self._fh is not None:
             self._fh.close()
             self._fh = None

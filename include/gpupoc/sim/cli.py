@@ -33,12 +33,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--behaviour-seed", type=int, default=0,
                        help="seed of the seeded behaviours (release order, throttling, latency; default 0)")
     serve.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="state directory (default var/sim)")
+    serve.add_argument("--audit-webhook-config-file", type=Path, default=None,
+                       help="also post audit events to this webhook (kubeconfig format, as kube-apiserver's flag)")
+    serve.add_argument("--audit-webhook-batch-max-size", type=int, default=400,
+                       help="events per batch at most (default 400)")
+    serve.add_argument("--audit-webhook-batch-max-wait", default="30s",
+                       help="send a batch at the latest this long after its first event (default 30s)")
+    serve.add_argument("--audit-webhook-initial-backoff", default="10s",
+                       help="wait before retrying a failed post, growing 1.5x (default 10s)")
     serve.add_argument("--log-level", default="INFO")
     serve.set_defaults(func=cmd_serve)
 
     node = sub.add_parser("node", help="inject node failures like an operator would see them")
     node_sub = node.add_subparsers(dest="node_command", required=True)
-    for action, text in (("fail", "make NODE stop posting status (NotReady)"), ("recover", "bring NODE back")):
+    for action, text in (("fail", "pull NODE's plug: unreachable now, its GPUs fall off the bus"),
+                         ("recover", "bring NODE back"),
+                         ("stop-kubelet", "stop NODE's kubelet: unreachable after the node monitor grace period"),
+                         ("start-kubelet", "start NODE's kubelet again")):
         p = node_sub.add_parser(action, help=text)
         p.add_argument("node")
         p.add_argument("--kubeconfig", type=Path, default=DEFAULT_DATA_DIR / "kubeconfig")
@@ -68,8 +79,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
         config = emptied(config)
     faults = parse_faults(args.faults)
     behaviours = parse_behaviours(args.behaviour)
-    asyncio.run(serve(config, args.data_dir, args.port, args.kubeconfig, faults, behaviours, args.behaviour_seed))
+    webhook = _audit_webhook(args)
+    asyncio.run(serve(config, args.data_dir, args.port, args.kubeconfig, faults, behaviours, args.behaviour_seed,
+                      audit_webhook=webhook))
     return 0
+
+
+def _audit_webhook(args: argparse.Namespace):
+    """The webhook audit backend's config from the ``--audit-webhook-*`` flags (None without a config file)."""
+    from gpupoc.exceptions import ConfigError
+    from gpupoc.sim.audit_webhook import load_webhook_config
+
+    if args.audit_webhook_config_file is None:
+        return None
+    batch = {}
+    for flag, field in (("batch_max_wait", "max_wait_s"), ("initial_backoff", "initial_backoff_s")):
+        value = getattr(args, f"audit_webhook_{flag}")
+        seconds = parse_duration(value)
+        if seconds is None:
+            raise ConfigError(f"--audit-webhook-{flag.replace('_', '-')}", [f"expected a duration such as 1s, "
+                                                                             f"500ms or 2m, got {value!r}"])
+        batch[field] = seconds
+    if args.audit_webhook_batch_max_size < 1:
+        raise ConfigError("--audit-webhook-batch-max-size", [f"expected a positive number of events, got "
+                                                            f"{args.audit_webhook_batch_max_size}"])
+    return load_webhook_config(args.audit_webhook_config_file, max_size=args.audit_webhook_batch_max_size, **batch)
+
+
+def parse_duration(value: str) -> float | None:
+    """A Go-style duration (``1s``, ``500ms``, ``2m``, ``1h``; a bare number is seconds) in seconds."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
+    if m is None:
+        return None
+    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
 
 
 def cmd_node(args: argparse.Namespace) -> int:
@@ -97,8 +141,9 @@ def cmd_node(args: argparse.Namespace) -> int:
         raise SourceUnavailable(url, f"cannot reach the simulated cluster: {exc.reason}",
                                 "start it with `gpupoc sim serve` or pass the right --kubeconfig") from None
     ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
-    print(f"node/{args.node} {'failed' if args.action == 'fail' else 'recovered'} "
-          f"(Ready={ready.get('status', '?')})")
+    done = {"fail": "failed", "recover": "recovered", "stop-kubelet": "kubelet stopped",
+            "start-kubelet": "kubelet started"}[args.action]
+    print(f"node/{args.node} {done} (Ready={ready.get('status', '?')})")
     return 0
 
 

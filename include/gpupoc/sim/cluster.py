@@ -64,6 +64,7 @@ class ClusterState:
     hooks: Hooks = field(default_factory=Hooks)  # what the controllers registered to hear of each other
     quota_rv: int = -1  # store resourceVersion of the last ResourceQuota status refresh
     node_failures: dict[str, NodeFailure] = field(default_factory=dict)  # failed node -> since when
+    addons: dict[str, Reconciler] = field(default_factory=dict)  # controllers registered in ``loop.ADDONS``, by name
     controller_stats: dict[str, list[float]] = field(default_factory=dict)  # step -> [calls, seconds]
     _wakeup: asyncio.Event | None = None
 

@@ -94,7 +94,12 @@ class ImageEntry(_Model):
 class Timing(_Model):
     """Controller timings in seconds (shortened from Kubernetes defaults so a POC fits a day)."""
 
-    node_eviction_grace_seconds: float = Field(default=8.0, ge=0)
+    node_monitor_grace_seconds: float = Field(
+        default=4.0, ge=0, description="a stopped kubelet's node is marked unreachable after this long "
+        "(kube-controller-manager --node-monitor-grace-period, 40 s)")
+    node_monitor_period_seconds: float = Field(
+        default=1.0, gt=0, description="how often the node lifecycle controller clears the unreachable and "
+        "not-ready NoExecute taints off Ready nodes (--node-monitor-period, 5 s)")
     image_backoff_seconds: float = Field(default=3.0, gt=0)
     scheduler_retry_seconds: float = Field(default=5.0, gt=0)
     termination_grace_seconds: float = Field(default=1.0, ge=0)

@@ -61,9 +61,10 @@ class PodScheduler(Placer, Protocol):
 
 class Reconciler(Protocol):
     """A controller the loop runs one pass of each turn: a gang scheduler's sessions
-    (``controllers.volcano.Volcano``, ``controllers.kai.Kai``) or any controller added later."""
+    (``controllers.volcano.Volcano``, ``controllers.kai.Kai``) or a registered one (``controllers.loop.ADDONS``:
+    ``taint_eviction.TaintEviction``, ``node_lifecycle.NodeLifecycle``)."""
 
-    def run_pass(self) -> int: ...
+    def run_pass(self) -> object: ...
 
 
 class WorkloadIndex(Protocol):
@@ -111,7 +112,6 @@ class NodeFailure(Protocol):
     """A node failed and not yet recovered (``controllers.nodes.Failure``)."""
 
     since: float  # time.monotonic() of the failure
-    evicted: bool
 
 
 # -- hooks -------------------------------------------------------------------------------------------------
@@ -123,6 +123,15 @@ class AdmissionPlugin(Protocol):
 
     def created(self, pod: dict) -> None:
         """The pod is stored (a Workload may be made for it). Never raises."""
+
+
+class AuditSink(Protocol):
+    """Another audit backend the audit log hands each event to (``audit_webhook.WebhookBackend``, which batches
+    them to a webhook), registered on ``state.audit.sinks`` when the server starts."""
+
+    def __call__(self, event: dict) -> None: ...
+
+    def close(self) -> None: ...
 
 
 PodListener = Callable[[dict], Any]

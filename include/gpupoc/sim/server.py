@@ -16,6 +16,7 @@ from gpupoc.exceptions import ConfigError
 from gpupoc.sim import quota
 from gpupoc.sim.api.app import build_app
 from gpupoc.sim.api.tls import Pki, ensure_pki
+from gpupoc.sim.audit_webhook import WebhookBackend, WebhookConfig
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState, make_identities
 from gpupoc.sim.config import ClusterConfig
@@ -96,12 +97,15 @@ async def start_server(state: ClusterState, port: int = 0, host: str = "127.0.0.
 
 async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig: Path | None = None,
                 faults: frozenset[Fault] = frozenset(), behaviours: frozenset[Behaviour] = frozenset(),
-                behaviour_seed: int = 0) -> None:
-    """``gpupoc sim serve``: run until SIGTERM/SIGINT; writes the kubeconfig and ``<data-dir>/sim.json``."""
+                behaviour_seed: int = 0, audit_webhook: WebhookConfig | None = None) -> None:
+    """``gpupoc sim serve``: run until SIGTERM/SIGINT; writes the kubeconfig and ``<data-dir>/sim.json``.
+    With ``audit_webhook`` the audit events also go to that webhook, batched (``sim.audit_webhook``)."""
     data_dir = Path(data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     kubeconfig = Path(kubeconfig or data_dir / "kubeconfig").resolve()
     state = make_state(config, data_dir, faults, behaviours, behaviour_seed)
+    if audit_webhook is not None:
+        state.audit.sinks.append(WebhookBackend(audit_webhook).start())
     pki = ensure_pki(data_dir / "pki")
     try:
         server = await start_server(state, port, pki=pki)
@@ -117,7 +121,8 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
             "kubeconfig_http": str(kubeconfig_http), "ca_cert": str(pki.ca_cert),
             "audit_log": str(state.audit_log_path), "mode": config.scheduler.value,
             "faults": sorted(f.value for f in faults),
-            "behaviours": sorted(b.value for b in behaviours), "behaviour_seed": behaviour_seed}
+            "behaviours": sorted(b.value for b in behaviours), "behaviour_seed": behaviour_seed,
+            "audit_webhook": audit_webhook.server if audit_webhook is not None else None}
     tmp = info_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, info_path)

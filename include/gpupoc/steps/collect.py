@@ -14,6 +14,7 @@ from gpupoc.pipeline.audit import Ledger
 from gpupoc.pipeline.k8s import service_account_actor
 from gpupoc.pipeline.runs import attempt_runs
 from gpupoc.plan import class_items, plan_hash
+from gpupoc.plan.platforms import identity
 from gpupoc.podspec import labels as L
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_FILE
@@ -58,7 +59,7 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
                               platform=platform,
                               expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ())),
-                              extra={"test_class": ctx.test_class, "summary": summary})
+                              extra={"test_class": ctx.test_class, "summary": summary, **identity(ctx.plan)})
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 
 

@@ -144,8 +144,12 @@ class RunContext:
 
         reader = self.reader()
         owner, uids = owner_statements(reader, self.plan, self.namespaces)
-        audit = self.plan.evidence_sources.audit_log_path
-        deletions = pod_deletions(self.plan.resolve_path(audit), self.namespaces) if audit else {}
+        from gpupoc.common.timefmt import parse_time
+        from gpupoc.monitoring.audit_source import plan_audit_source
+
+        source = plan_audit_source(self.plan)
+        started = parse_time((self.read_file("run_params", {}) or {}).get("started_at"))
+        deletions = pod_deletions(source, self.namespaces, since=started) if source is not None else {}
         return Evidence(list_events(reader, self.namespaces), owner, deletions, uids)
 
     def wave_items(self):

@@ -12,6 +12,7 @@ from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.evidence.reader import PREREQUISITE_PREFIX
 from gpupoc.exceptions import PrerequisiteMissing
 from gpupoc.plan import plan_hash
+from gpupoc.plan.platforms import identity
 from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.model import PreflightReport
 from gpupoc.preflight.runner import run_preflight
@@ -49,7 +50,8 @@ def collect_not_run(ctx: RunContext, started_at: str | None, missing: list[str])
         ctx.writer.mark_not_verified(table, reason, source="preflight")
     summary = {"prerequisites_missing": missing}
     ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
-                              expected_tables=prof.tables, extra={"test_class": ctx.test_class, "summary": summary})
+                              expected_tables=prof.tables, extra={"test_class": ctx.test_class, "summary": summary,
+                                                                            **identity(ctx.plan)})
     return {"run_dir": str(ctx.run_dir), "prerequisites_missing": len(missing)}
 
 

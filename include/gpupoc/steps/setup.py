@@ -21,11 +21,14 @@ def admin_identity(caller: KubeCaller) -> dict:
     return {"username": actor.username, "groups": list(actor.groups), "source": source}
 
 
-def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: str, params: dict) -> dict:
-    """Load and check the plan; ConfigError lists every problem with its path. Records the run's parameters."""
+def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: str, params: dict,
+                  platform: str | None = None) -> dict:
+    """Load and check the plan (with ``platform`` of its ``platforms`` chosen); ConfigError lists every problem
+    with its path. Records the run's parameters and the plan it compares by (``files/plan.json``)."""
     from gpupoc.plan import load_plan, plan_hash
+    from gpupoc.plan.platforms import comparable_data, plan_ref
 
-    path = plan_path(plan_param)
+    path = plan_ref(str(plan_path(plan_param)), platform or None)
     plan = load_plan(path)  # raises ConfigError("…: N error(s)\n  - tenants[1].quota.gpus: …")
     spec = plan.test_class(test_class)
     if not spec.enabled:
@@ -36,6 +39,7 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
         ctx.files(marker).unlink(missing_ok=True)
     started = utcnow()
     ctx.writer.write_json("run_params", {"params": params, "plan_file": str(path), "started_at": rfc3339(started)})
+    ctx.writer.write_json("plan", comparable_data(plan))
     return {"plan": str(path), "plan_hash": plan_hash(plan), "run_dir": str(ctx.run_dir),
             "started_at": rfc3339(started), "pods": len(ctx.items)}
 

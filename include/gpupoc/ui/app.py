@@ -23,6 +23,7 @@ from gpupoc.exceptions import GpupocError
 from gpupoc.ui.datadocs import list_suites
 from gpupoc.ui.files import Refused, evidence_allowed, media_type, relative_within, safe_file
 from gpupoc.ui.locations import UiPaths, resolve_paths
+from gpupoc.ui.comparisons import comparison_path, list_comparisons
 from gpupoc.ui.reports import ROOT_REPORT_ID, list_reports, report_path
 from gpupoc.ui.runs import REPORT_DAG, report_for_run, run_view
 
@@ -128,6 +129,7 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
             return RedirectResponse(request.url.path + "/", status_code=307)
         p = paths()
         return _page("index.html.j2", paths=p, reports=list_reports(p.report_dir),
+                     comparisons=list_comparisons(p.comparisons),
                      data_docs=(p.data_docs_dir / "index.html").is_file(), suites=list_suites(p.data_docs_dir))
 
     @app.get("/api/reports")
@@ -136,8 +138,19 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
         return JSONResponse({"report_dir": str(p.report_dir),
                              "data_docs": (p.data_docs_dir / "index.html").is_file(),
                              "reports": [e.summary() for e in list_reports(p.report_dir)],
+                             "comparisons": [e.summary() for e in list_comparisons(p.comparisons)],
                              "suites": [{"name": s.name, "page": s.page, "latest": s.latest}
                                         for s in list_suites(p.data_docs_dir)]}, headers=HEADERS)
+
+    @app.get("/comparisons/{cid}/{rel:path}")
+    async def comparison_file(cid: str, rel: str) -> Response:
+        """A comparison's page and files (its candidates' own reports under platforms/)."""
+        base = comparison_path(paths().comparisons, cid)
+        try:
+            return _file(safe_file(base, rel or "comparison.html"))
+        except FileNotFoundError:
+            return _message(404, "Not found", f"comparison {cid!r} has no file {rel or 'comparison.html'!r}",
+                            home="../" * (rel.count("/") + 2))
 
     @app.get("/reports/latest/")
     async def latest() -> Response:

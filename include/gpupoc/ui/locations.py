@@ -14,6 +14,7 @@ from typing import Mapping
 from gpupoc.exceptions import ConfigError, GpupocError
 
 DATA_DOCS_SITE = Path("data_docs") / "local_site"
+COMPARISONS = "comparisons"  # gpupoc compare-demo writes one directory per comparison here
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,20 @@ class UiPaths:
     report_dir: Path
     data_docs_dir: Path
     source: str
+    comparisons_dir: Path | None = None  # default: <evidence_root>/comparisons
 
     @classmethod
     def for_root(cls, evidence_root: str | Path, report_dir: str | Path | None = None,
-                 source: str = "evidence root") -> "UiPaths":
+                 source: str = "evidence root", comparisons_dir: str | Path | None = None) -> "UiPaths":
         root = Path(evidence_root).resolve()
         reports = Path(report_dir).resolve() if report_dir else root / "report"
-        return cls(evidence_root=root, report_dir=reports, data_docs_dir=root / DATA_DOCS_SITE, source=source)
+        comparisons = Path(comparisons_dir).resolve() if comparisons_dir else root / COMPARISONS
+        return cls(evidence_root=root, report_dir=reports, data_docs_dir=root / DATA_DOCS_SITE, source=source,
+                   comparisons_dir=comparisons)
+
+    @property
+    def comparisons(self) -> Path:
+        return self.comparisons_dir or self.evidence_root / COMPARISONS
 
 
 _cache: dict[tuple[str, float], UiPaths] = {}
@@ -49,8 +57,11 @@ def _from_plan(plan_path: Path) -> UiPaths:
     if key not in _cache:
         plan = load_plan(plan_path)
         out = plan.resolve_path(plan.report.output_dir) if plan.report.output_dir else None
+        # a plan run as one of its platforms keeps its evidence under <root>/<name>: comparisons sit beside
+        base = plan.evidence_root_path.parent if plan.platform_choice else plan.evidence_root_path
         _cache.clear()
-        _cache[key] = UiPaths.for_root(plan.evidence_root_path, out, source=f"plan {plan_path}")
+        _cache[key] = UiPaths.for_root(plan.evidence_root_path, out, source=f"plan {plan_path}",
+                                       comparisons_dir=base / COMPARISONS)
     return _cache[key]
 
 

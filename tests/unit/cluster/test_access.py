@@ -1,6 +1,8 @@
 """The access table: which needs apply to which plan, and the rules derived from them."""
 
-from gpupoc.cluster.access import NEEDS, PREFLIGHT, Scope, Who, needs_for
+import pytest
+
+from gpupoc.cluster.access import NEEDS, PREFLIGHT, WHEN, Scope, Who, needs_for
 from gpupoc.cluster.rbac import rules_of, runner_rules, tenant_rules
 from gpupoc.plan import load_plan
 from gpupoc.plan.loader import DEFAULT_PLAN
@@ -43,6 +45,42 @@ def test_the_sim_injector_is_granted_only_while_a_node_failure_uses_it():
     no_node = fr.model_copy(update={"injections": [i for i in fr.injections if i.kind != "node_failure"]})
     plan2 = plan.model_copy(update={"test_classes": plan.test_classes.model_copy(update={"fault_recovery": no_node})})
     assert ("sim.gpupoc.io", "nodes/fail") not in _keys(runner_rules(plan2)[Scope.CLUSTER])
+
+
+def _with_injector(plan, method: str):
+    """``plan`` with every node_failure injection using the ``method`` injector (its minimal settings)."""
+    from gpupoc.plan.classes import NodeFailure
+
+    spec = {"method": method, **({"fail": "true {node}"} if method == "command" else {})}
+    fr = plan.test_classes.fault_recovery
+    injections = [i.model_validate({**i.model_dump(), "injector": spec}) if isinstance(i, NodeFailure) else i
+                  for i in fr.injections]
+    tcs = plan.test_classes.model_copy(update={"fault_recovery": fr.model_copy(update={"injections": injections})})
+    return plan.model_copy(update={"test_classes": tcs})
+
+
+@pytest.mark.parametrize("method,granted,not_granted", [
+    ("sim", {("sim.gpupoc.io", "nodes/fail", "create")}, {("", "nodes", "patch"), ("", "pods/eviction", "create")}),
+    ("command", set(), {("sim.gpupoc.io", "nodes/fail", "create"), ("", "nodes", "patch"),
+                        ("", "pods/eviction", "create")}),
+    ("taint", {("", "nodes", "patch"), ("", "nodes", "get")},
+     {("sim.gpupoc.io", "nodes/fail", "create"), ("", "pods/eviction", "create")}),
+    ("drain", {("", "nodes", "patch"), ("", "pods/eviction", "create"), ("apps", "daemonsets", "get")},
+     {("sim.gpupoc.io", "nodes/fail", "create")}),
+])
+def test_the_runners_node_failure_verbs_follow_the_plans_injector(method, granted, not_granted):
+    plan = _with_injector(load_plan(DEFAULT_PLAN), method)
+    assert {i.injector.method for i in plan.test_classes.fault_recovery.injections if i.kind == "node_failure"} \
+        == {method}
+    have = {(n.group, n.resource, v) for n in needs_for(plan, Who.RUNNER, "fault_recovery") for v in n.verbs}
+    assert granted <= have and not (not_granted & have), (method, have)
+
+
+def test_every_injector_condition_of_the_table_names_a_method_of_the_plan():
+    from gpupoc.plan.injector_spec import METHODS
+
+    named = {w.removeprefix("node failure by the ").removesuffix(" injector") for w in WHEN if "injector" in w}
+    assert named <= set(METHODS) and "command" not in named  # a command asks nothing of the API
 
 
 def test_rules_merge_verbs_per_resource_in_the_api_order_with_one_comment_per_need():

@@ -29,11 +29,11 @@ def test_shipped_files_exist_at_the_project_root():
         assert (SRC / rel).is_file(), rel
 
 
-def test_rules_define_the_six_alerts_with_severity_and_annotations():
+def test_rules_define_the_seven_alerts_with_severity_and_annotations():
     doc = yaml.safe_load((SRC / "rules" / "gpupoc.rules.yml").read_text())
     rules = {r["alert"]: r for g in doc["groups"] for r in g["rules"]}
-    assert set(rules) == {"GpuNodeNotReady", "GpuXidError", "PodFailed", "ImagePullBackOff", "GpuAllocatedButIdle",
-                          "GpuQuotaNearlyUsed"}
+    assert set(rules) == {"GpuNodeNotReady", "GpuNodeNoExecuteTaint", "GpuXidError", "PodFailed", "ImagePullBackOff",
+                          "GpuAllocatedButIdle", "GpuQuotaNearlyUsed"}
     for name, r in rules.items():
         assert r["labels"]["severity"] in ("critical", "warning", "info"), name
         assert r["annotations"]["summary"] and r["annotations"]["description"], name
@@ -94,7 +94,7 @@ def test_promtool_accepts_the_rendered_prometheus_config_and_rules(tmp_path):
         SRC / "prometheus.yml", "http://127.0.0.1:41234", "127.0.0.1:9093", [rules], "5s", "5s"))
     out = _run("promtool", "check", "config", str(prom))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "6 rules found" in out.stdout
+    assert "7 rules found" in out.stdout
 
 
 @needs_promtool

@@ -20,3 +20,11 @@ def default_data() -> dict:
 def data(default_data) -> dict:
     """A fresh deep copy of the default plan's data, safe to mutate."""
     return copy.deepcopy(default_data)
+
+
+def off_the_simulated_cluster(data: dict) -> dict:
+    """``data`` for a real cluster: its node failures injected by a taint (``sim`` is refused there)."""
+    for inj in data["test_classes"]["fault_recovery"]["injections"]:
+        if inj["kind"] == "node_failure":
+            inj["injector"] = "taint"
+    return data

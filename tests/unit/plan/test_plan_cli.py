@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 
@@ -9,6 +10,8 @@ import yaml
 
 from gpupoc.cli import main
 from gpupoc.plan import DEFAULT_PLAN
+
+from .conftest import off_the_simulated_cluster
 
 
 def test_validate_default_plan_prints_summary_and_exits_0(capsys):
@@ -44,7 +47,8 @@ def test_validate_prints_warnings_about_files_that_appear_later_and_exits_0(tmp_
 
 
 def test_validate_refuses_a_schemeless_url_then_a_missing_kubeconfig_and_scorecard(tmp_path, default_data, capsys):
-    data = default_data | {"platform": dict(default_data["platform"], kubeconfig="prod.kubeconfig"),
+    data = off_the_simulated_cluster(copy.deepcopy(default_data))
+    data = data | {"platform": dict(default_data["platform"], kubeconfig="prod.kubeconfig"),
                            "report": dict(default_data["report"], scorecard="scores.yaml"),
                            "evidence_sources": dict(default_data["evidence_sources"], prometheus_url="prom:9090")}
     f = tmp_path / "plan.yaml"

@@ -12,6 +12,8 @@ from gpupoc.exceptions import ConfigError
 from gpupoc.plan import load_plan
 from gpupoc.plan.files import in_sim_data_dir
 
+from .conftest import off_the_simulated_cluster
+
 
 def write_plan(data: dict, root: Path) -> Path:
     """``<root>/plans/plan.yaml``: the default plan's ``../var/...`` paths land in ``<root>/var``."""
@@ -45,6 +47,7 @@ def test_no_warnings_once_the_simulated_cluster_has_written_its_files(data, tmp_
 
 
 def test_a_missing_kubeconfig_outside_the_sim_data_dir_is_refused_with_the_fix(data, tmp_path):
+    off_the_simulated_cluster(data)
     data["platform"]["kubeconfig"] = "clusters/prod.kubeconfig"
     errs = errors_of(write_plan(data, tmp_path))
     assert errs == [f"platform.kubeconfig: 'clusters/prod.kubeconfig' ({tmp_path}/plans/clusters/prod.kubeconfig) "
@@ -53,6 +56,7 @@ def test_a_missing_kubeconfig_outside_the_sim_data_dir_is_refused_with_the_fix(d
 
 
 def test_an_absolute_kubeconfig_is_shown_once(data, tmp_path):
+    off_the_simulated_cluster(data)
     data["platform"]["kubeconfig"] = str(tmp_path / "nowhere" / "config")
     (err,) = errors_of(write_plan(data, tmp_path))
     assert err.startswith(f"platform.kubeconfig: '{tmp_path}/nowhere/config' not found;"), err
@@ -82,6 +86,7 @@ def test_a_kubeconfig_that_is_a_directory_is_refused(data, tmp_path):
 
 
 def test_a_plan_without_a_kubeconfig_path_checks_none(data, tmp_path):
+    off_the_simulated_cluster(data)
     data["platform"].pop("kubeconfig")
     data["platform"]["kubernetes_conn_id"] = "poc_cluster"
     plan = load_plan(write_plan(data, tmp_path))
@@ -115,6 +120,7 @@ def test_a_missing_log_outside_the_sim_dir_warns_and_a_directory_is_refused(data
 
 
 def test_file_errors_come_with_the_other_errors(data, tmp_path):
+    off_the_simulated_cluster(data)
     data["platform"]["kubeconfig"] = "missing.kubeconfig"
     data["tenants"][0]["quota"]["gpus"] = 0
     errs = errors_of(write_plan(data, tmp_path))

@@ -30,7 +30,9 @@ def test_pod_carries_pool_priority_gpus_gate_and_evidence_labels(plan):
     spec = pod.spec
     assert spec.priority_class_name == "gpupoc-high"
     assert spec.node_selector == {"gpupoc.io/pool": "training"}
-    assert [(t.key, t.operator, t.effect) for t in spec.tolerations] == [("nvidia.com/gpu", "Exists", "NoSchedule")]
+    assert [(t.key, t.operator, t.effect, t.toleration_seconds) for t in spec.tolerations] == [
+        ("nvidia.com/gpu", "Exists", "NoSchedule", None), ("node.kubernetes.io/unreachable", "Exists", "NoExecute", 8),
+        ("node.kubernetes.io/not-ready", "Exists", "NoExecute", 8)], "the pool's tolerations, seconds included"
     assert [g.name for g in spec.scheduling_gates] == [PIPELINE_GATE] == ["gpupoc.io/wave-release"]
     assert spec.restart_policy == "Never" and spec.scheduler_name is None
     c = spec.containers[0]

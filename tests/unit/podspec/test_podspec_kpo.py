@@ -45,7 +45,9 @@ def test_operator_pod_carries_gate_labels_priority_gpus_pool_and_scheduler(plan_
     assert c.resources.limits["nvidia.com/gpu"] == "8" and c.resources.requests["nvidia.com/gpu"] == "8"
     assert c.resources.limits["memory"] == "512Mi"
     assert spec.node_selector == {"gpupoc.io/pool": "training"}
-    assert [(t.key, t.operator, t.effect) for t in spec.tolerations] == [("nvidia.com/gpu", "Exists", "NoSchedule")]
+    assert [(t.key, t.operator, t.effect, t.toleration_seconds) for t in spec.tolerations] == [
+        ("nvidia.com/gpu", "Exists", "NoSchedule", None), ("node.kubernetes.io/unreachable", "Exists", "NoExecute", 8),
+        ("node.kubernetes.io/not-ready", "Exists", "NoExecute", 8)], "the pool's tolerations, seconds included"
     assert spec.restart_policy == "Never" and c.name == "base"
     expected_scheduler = {"volcano": "volcano", "kai": "kai-scheduler"}.get(adapter)
     assert spec.scheduler_name == expected_scheduler

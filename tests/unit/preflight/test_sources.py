@@ -1,4 +1,5 @@
-"""The preflight's sources: images to pull and their pods' states, audit sources, Alertmanager, connections."""
+"""The preflight's sources: images to pull and their pods' states, Alertmanager, connections (the audit source
+is the classes' own, gpupoc.monitoring.audit_source: tests/unit/monitoring/test_audit_source.py)."""
 
 import json
 import sys
@@ -6,7 +7,6 @@ import sys
 from gpupoc.plan import load_plan
 from gpupoc.plan.loader import DEFAULT_PLAN
 from gpupoc.preflight.airflow_checks import named_connections
-from gpupoc.preflight.audit_sources import CommandSource, FileSource, audit_source, parse_lines
 from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.image_checks import images_to_pull, pull_pod, pull_state
 from gpupoc.preflight.monitoring_checks import webhook_urls
@@ -38,34 +38,6 @@ def test_a_started_container_counts_as_pulled_and_a_pull_error_as_failed():
     pending = {"status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
                                                               "message": "0/5 nodes are available"}]}}
     assert pull_state(pending) == ("waiting", "not scheduled: 0/5 nodes are available")
-
-
-def test_audit_lines_may_be_events_or_the_webhooks_event_lists():
-    text = '{"kind":"Event","auditID":"a"}\n{"kind":"EventList","items":[{"auditID":"b"},{"auditID":"c"}]}\n{"trunc'
-    assert [e["auditID"] for e in parse_lines(text)] == ["a", "b", "c"]
-
-
-def test_a_file_source_reads_only_what_arrived_after_its_position(tmp_path):
-    log = tmp_path / "audit.log"
-    log.write_text('{"auditID":"old"}\n')
-    src = FileSource(log)
-    pos = src.position()
-    with log.open("a") as fh:
-        fh.write('{"auditID":"new"}\n')
-    assert [e["auditID"] for e in src.events_since(pos)] == ["new"]
-
-
-def test_a_command_source_runs_the_export_for_the_window():
-    script = "import sys, json; print(json.dumps({'kind': 'EventList', 'items': [{'auditID': sys.argv[1]}]}))"
-    src = CommandSource(f"{sys.executable} -c \"{script}\" {{start}}")
-    events = src.events_since(src.position())
-    assert len(events) == 1 and events[0]["auditID"].endswith("Z")
-
-
-def test_the_plans_audit_log_path_is_its_file_source():
-    plan = load_plan(DEFAULT_PLAN)
-    src = audit_source(plan)
-    assert isinstance(src, FileSource) and src.path == plan.resolve_path(plan.evidence_sources.audit_log_path)
 
 
 def test_the_routes_receiver_webhooks_are_found_in_alertmanagers_config():

@@ -10,8 +10,8 @@ from typing import Callable
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.config import load_cluster_config
+from gpupoc.sim.admission import default_tolerations
 from gpupoc.sim.controllers.kubelet import Kubelet
-from gpupoc.sim.controllers import nodes
 from gpupoc.sim.faults import Fault
 
 NS = "team-vision"
@@ -23,7 +23,7 @@ VIRTUAL = "gpupoc/virtual:1.0"
 def make_state(tmp_path: Path, faults: tuple[Fault, ...] = (), **timing) -> ClusterState:
     cfg = load_cluster_config()
     cfg = cfg.model_copy(update={"timing": cfg.timing.model_copy(update={
-        "termination_grace_seconds": 1.0, "image_backoff_seconds": 0.3, "node_eviction_grace_seconds": 0.5,
+        "termination_grace_seconds": 1.0, "image_backoff_seconds": 0.3, "node_monitor_grace_seconds": 0.5,
         **timing})})
     state = ClusterState(cfg, tmp_path, faults=frozenset(faults))
     bootstrap(state)
@@ -31,17 +31,25 @@ def make_state(tmp_path: Path, faults: tuple[Fault, ...] = (), **timing) -> Clus
 
 
 def pod_obj(name: str, image: str, env: dict[str, str] | None = None, gpus: int = 0, node: str | None = NODE,
-            restart_policy: str = "Never", **container) -> dict:
+            restart_policy: str = "Never", tolerations: list[dict] | None = None, **container) -> dict:
+    """A pod as the API server stores it, with the default not-ready/unreachable tolerations (300 s) unless
+    ``tolerations`` gives its own."""
     c = {"name": "base", "image": image, "env": [{"name": k, "value": str(v)} for k, v in (env or {}).items()],
          "resources": {"limits": {"nvidia.com/gpu": str(gpus)}} if gpus else {}, **container}
     spec = {"containers": [c], "restartPolicy": restart_policy, "terminationGracePeriodSeconds": 30,
-            "schedulerName": "default-scheduler"}
+            "schedulerName": "default-scheduler", "tolerations": default_tolerations(list(tolerations or []))}
     if node:
         spec["nodeName"] = node
     return {"metadata": {"name": name, "namespace": NS}, "spec": spec,
             "status": {"phase": "Pending", "qosClass": "BestEffort",
                        "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+
+
+def unreachable_for(seconds: int | None) -> list[dict]:
+    """A toleration of the unreachable NoExecute taint for ``seconds`` (None: forever)."""
+    tol = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}
+    return [tol if seconds is None else {**tol, "tolerationSeconds": seconds}]
 
 
 def bind(state: ClusterState, pod: dict, gpus: int = 0) -> dict:
@@ -89,13 +97,14 @@ def log_lines(state: ClusterState, name: str, container: str = "base") -> list[s
 
 
 async def drive(kubelet: Kubelet, until: Callable[[], bool], timeout: float = 120.0, what: str = "") -> None:
-    """Run kubelet (and nodes) passes until ``until()`` holds. The timeout is a stall guard: what is awaited
-    (a process starting, a grace period) takes seconds, more on a loaded machine, and the wait ends as soon
-    as it holds."""
+    """Run kubelet passes (and the registered controllers': taint eviction, node lifecycle) until ``until()``
+    holds. The timeout is a stall guard: what is awaited (a process starting, a toleration running out) takes
+    seconds, more on a loaded machine, and the wait ends as soon as it holds."""
     deadline = time.monotonic() + timeout
     while True:
         await kubelet.reconcile()
-        nodes.reconcile(kubelet.state)
+        for addon in kubelet.state.addons.values():
+            addon.run_pass()
         if until():
             return
         if time.monotonic() > deadline:

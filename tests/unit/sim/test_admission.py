@@ -175,3 +175,19 @@ def test_init_containers_are_validated_too(tmp_path):
     with pytest.raises(StatusError) as exc:
         admit_pod(state, pod, "team-vision")
     assert exc.value.code == 422 and "spec.initContainers[0].name: Required value" in exc.value.status["message"]
+
+
+@pytest.mark.parametrize("given,added", [
+    ([], {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}),
+    ([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 8}],
+     {"node.kubernetes.io/not-ready"}),
+    ([{"operator": "Exists"}], set()),                       # an empty key and effect tolerates every taint
+    ([{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule"}],
+     {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}),  # NoSchedule does not count
+])
+def test_default_toleration_seconds_adds_300s_only_where_the_pod_has_none(tmp_path, given, added):
+    pod = admit_pod(make_state(tmp_path), gpu_pod("tol", tolerations=[dict(t) for t in given]), "team-vision")
+    new = [t for t in pod["spec"]["tolerations"] if t not in given]
+    assert {t["key"] for t in new} == added
+    assert all(t["tolerationSeconds"] == 300 and t["effect"] == "NoExecute" and t["operator"] == "Exists"
+               for t in new)

@@ -385,8 +385,8 @@ def test_pod_with_two_containers_ends_when_both_have_ended(tmp_path):
 def test_status_of_a_pod_on_an_unreachable_node_is_published_when_the_node_returns(tmp_path):
     from gpupoc.sim.controllers import nodes
 
-    state = make_state(tmp_path, node_eviction_grace_seconds=60)
-    bind(state, pod_obj("quiet", VIRTUAL, {"WORKLOAD_DURATION_SECONDS": "0.3"}))
+    state = make_state(tmp_path)
+    bind(state, pod_obj("quiet", VIRTUAL, {"WORKLOAD_DURATION_SECONDS": "0.3"}))  # tolerates unreachable 300 s
 
     async def body(kl):
         await drive(kl, lambda: phase(state, "quiet") == "Running")

@@ -1,4 +1,4 @@
-"""Node failure and recovery: conditions, taints, events, XIDs, eviction after the grace period."""
+"""Node failure and recovery: conditions, taints, events, XIDs, eviction after the pods' tolerations."""
 
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ import psutil
 import pytest
 
 from gpupoc.sim.controllers import nodes
+from gpupoc.sim.controllers.taint_eviction import TaintEviction
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import NotFound
 
 try:
     from .kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
-                                  make_state, phase, pod_obj, with_kubelet)
+                                  make_state, phase, pod_obj, unreachable_for, with_kubelet)
 except ImportError:
     from kubelet_helpers import (NODE, NS, VIRTUAL, WORKLOAD, as_v1pod, bind, cstate, drive, events, get, log_lines,
-                                 make_state, phase, pod_obj, with_kubelet)
+                                 make_state, phase, pod_obj, unreachable_for, with_kubelet)
 
 pytestmark = pytest.mark.timeout(300)  # a hang guard: drive() fails first, naming what it awaited
 OTHER = "training-node-2"
@@ -56,11 +57,13 @@ def test_fail_node_marks_it_unreachable_with_events_taints_and_xid(tmp_path):
     assert {g.xid for g in state.inventory.gpus[OTHER]} == {0}
 
 
-def test_pods_of_a_lost_node_fail_after_the_grace_period_and_free_their_gpus(tmp_path):
-    grace = 2.0
-    state = make_state(tmp_path, node_eviction_grace_seconds=grace)
-    bind(state, pod_obj("lost-proc", WORKLOAD, {"WORKLOAD_MODE": "long"}, gpus=2), gpus=2)
-    bind(state, pod_obj("lost-virt", VIRTUAL, {"WORKLOAD_MODE": "hang"}, gpus=1), gpus=1)
+def test_pods_of_a_lost_node_fail_after_their_toleration_and_free_their_gpus(tmp_path):
+    toleration = 2
+    state = make_state(tmp_path)
+    bind(state, pod_obj("lost-proc", WORKLOAD, {"WORKLOAD_MODE": "long"}, gpus=2,
+                        tolerations=unreachable_for(toleration)), gpus=2)
+    bind(state, pod_obj("lost-virt", VIRTUAL, {"WORKLOAD_MODE": "hang"}, gpus=1,
+                        tolerations=unreachable_for(toleration)), gpus=1)
     pids = []
 
     async def body(kl):
@@ -69,10 +72,9 @@ def test_pods_of_a_lost_node_fail_after_the_grace_period_and_free_their_gpus(tmp
         pids.extend(h.pid for h in kl.pods[(NS, "lost-proc")].handles.values())
         failed_at = time.monotonic()
         nodes.fail_node(state, NODE)
-        await asyncio.sleep(0.2)
-        nodes.reconcile(state)
-        if time.monotonic() - failed_at < grace:  # a stalled machine may have let the grace period pass
-            assert phase(state, "lost-proc") == "Running", "nothing is evicted before the grace period"
+        state.addons["taint-eviction"].run_pass()
+        if time.monotonic() - failed_at < toleration:  # a stalled machine may have let the toleration pass
+            assert phase(state, "lost-proc") == "Running", "nothing is evicted before the pods' tolerationSeconds"
         await drive(kl, lambda: phase(state, "lost-proc") == "Failed" and phase(state, "lost-virt") == "Failed",
                     what="eviction")
         await drive(kl, lambda: not psutil.pid_exists(pids[0]), what="process killed")
@@ -93,8 +95,8 @@ def test_pods_of_a_lost_node_fail_after_the_grace_period_and_free_their_gpus(tmp
 
 
 def test_gpus_leak_fault_keeps_evicted_pods_gpus(tmp_path):
-    state = make_state(tmp_path, faults=(Fault.GPUS_LEAK,), node_eviction_grace_seconds=0.1)
-    bind(state, pod_obj("held", VIRTUAL, {"WORKLOAD_MODE": "hang"}, gpus=3), gpus=3)
+    state = make_state(tmp_path, faults=(Fault.GPUS_LEAK,))
+    bind(state, pod_obj("held", VIRTUAL, {"WORKLOAD_MODE": "hang"}, gpus=3, tolerations=unreachable_for(0)), gpus=3)
 
     async def body(kl):
         await drive(kl, lambda: phase(state, "held") == "Running")
@@ -138,24 +140,24 @@ def test_unknown_node_is_not_found(tmp_path):
 
 
 def test_pods_tolerating_unreachable_forever_are_not_evicted(tmp_path):
-    state = make_state(tmp_path, node_eviction_grace_seconds=0.1)
-    pod = pod_obj("tolerant", VIRTUAL, {"WORKLOAD_MODE": "hang"})
-    pod["spec"]["tolerations"] = [{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
-                                   "effect": "NoExecute"}]
-    bind(state, pod)
+    state = make_state(tmp_path)
+    bind(state, pod_obj("tolerant", VIRTUAL, {"WORKLOAD_MODE": "hang"}, tolerations=unreachable_for(None)))
+    bind(state, pod_obj("short-tol", VIRTUAL, {"WORKLOAD_MODE": "hang"}, tolerations=unreachable_for(0)))
     bind(state, pod_obj("default-tol", VIRTUAL, {"WORKLOAD_MODE": "hang"}))
 
     async def body(kl):
-        await drive(kl, lambda: phase(state, "tolerant") == "Running" and phase(state, "default-tol") == "Running")
+        await drive(kl, lambda: all(phase(state, n) == "Running" for n in ("tolerant", "short-tol", "default-tol")))
         nodes.fail_node(state, NODE)
-        await drive(kl, lambda: phase(state, "default-tol") == "Failed", what="eviction")
+        await drive(kl, lambda: phase(state, "short-tol") == "Failed", what="eviction")
 
     asyncio.run(with_kubelet(state, body))
     assert phase(state, "tolerant") == "Running"
+    assert phase(state, "default-tol") == "Running", "the default toleration (300 s) has not run out"
+    assert ("Normal", "TaintManagerEviction", f"Marking for deletion Pod {NS}/short-tol") in events(state, "short-tol")
 
 
-def test_reconcile_without_failed_nodes_does_nothing(tmp_path):
+def test_taint_eviction_without_tainted_nodes_changes_nothing(tmp_path):
     state = make_state(tmp_path)
     rv = state.store.rv
-    nodes.reconcile(state)
+    TaintEviction(state).run_pass()
     assert state.store.rv == rv

@@ -23,6 +23,7 @@ TC = "utilization"
 def ctx(tmp_path):
     data = yaml.safe_load(DEFAULT_PLAN.read_text())
     data["platform"]["kubeconfig"] = str(tmp_path / "kubeconfig")
+    data["platform"]["simulated"] = True  # the default plan's sim injector needs the simulated cluster
     (tmp_path / "kubeconfig").write_text("apiVersion: v1\nkind: Config\n")
     data["evidence_root"] = str(tmp_path / "evidence")
     data["evidence_sources"] = {}

@@ -16,6 +16,7 @@ LAYERS = [
     {"dags"},
     {"steps"},
     {"pipeline", "monitoring", "cluster", "preflight"},  # cluster: manifests, kubeconfig; preflight: its checks
+    {"compare"},  # candidates' reports side by side
     {"report"},
     {"validation", "podspec"},
     {"plan"},

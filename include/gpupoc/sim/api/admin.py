@@ -1,7 +1,8 @@
-"""Simulator-only endpoints: node failure injection (admin) and the unauthenticated /metrics pages."""
+"""Simulator-only endpoints: node failure and kubelet stop injection (admin) and the unauthenticated /metrics pages."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
 from aiohttp import web
@@ -14,19 +15,26 @@ from gpupoc.sim.cluster import ClusterState
 METRICS_PATHS = ("/metrics", "/metrics/kube-state")  # dcgm-exporter's, kube-state-metrics' page
 
 
+NODE_ACTIONS = {"fail": ("nodes", "fail_node"), "recover": ("nodes", "recover_node"),
+                "stop-kubelet": ("node_lifecycle", "stop_kubelet"),
+                "start-kubelet": ("node_lifecycle", "start_kubelet")}
+
+
 async def node_action(ctx: Ctx, spec: ResourceSpec) -> web.Response:
-    """``POST /apis/sim.gpupoc.io/v1/nodes/{name}/fail|recover``: the nodes controller does the work."""
+    """``POST /apis/sim.gpupoc.io/v1/nodes/{name}/fail|recover|stop-kubelet|start-kubelet``: the nodes and node
+    lifecycle controllers do the work."""
     name, action = ctx.info.name, ctx.info.subresource
     if ctx.state.store.get("nodes", None, name) is None:
         raise not_found("nodes", name)
+    module, func = NODE_ACTIONS.get(action, ("", ""))
     try:
-        from gpupoc.sim.controllers import nodes
+        controller = importlib.import_module(f"gpupoc.sim.controllers.{module}") if module else None
     except ImportError:
-        nodes = None
-    fn = getattr(nodes, f"{action}_node", None)
+        controller = None
+    fn = getattr(controller, func, None)
     if fn is None:
-        raise StatusError(503, f"node {action} is not available: the nodes controller is not installed",
-                          "ServiceUnavailable")
+        raise StatusError(503, f"node {action} is not available: the {module or 'nodes'} controller is not "
+                          "installed", "ServiceUnavailable")
     result = fn(ctx.state, name)
     if inspect.isawaitable(result):
         await result

@@ -46,6 +46,8 @@ _SPECIAL = {
     (AUTHN, "selfsubjectreviews", "create", ""): tokens.self_subject_review,
     (SIM, "nodes", "create", "fail"): admin.node_action,
     (SIM, "nodes", "create", "recover"): admin.node_action,
+    (SIM, "nodes", "create", "stop-kubelet"): admin.node_action,
+    (SIM, "nodes", "create", "start-kubelet"): admin.node_action,
 }
 NOT_FOUND = "the server could not find the requested resource"
 

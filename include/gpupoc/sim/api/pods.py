@@ -107,15 +107,30 @@ async def delete_pods(ctx: Ctx, spec: ResourceSpec) -> web.Response:
                           "metadata": {"resourceVersion": str(ctx.state.store.rv)}, "items": items})
 
 
+EVICTION_REASON, EVICTION_MESSAGE = "EvictionByEvictionAPI", "Eviction API: evicting"
+
+
 async def evict_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
-    """``POST pods/{name}/eviction`` (kubectl drain): a graceful delete; no PodDisruptionBudgets here."""
+    """``POST pods/{name}/eviction`` (kubectl drain): condition DisruptionTarget reason EvictionByEvictionAPI
+    "Eviction API: evicting" on a pod that has not ended (kubernetes ``pkg/registry/core/pod/storage/eviction.go``,
+    ``addConditionAndDeletePod``), then a graceful delete; no PodDisruptionBudgets here."""
     pod = fetch(ctx, spec)
     body = await ctx.body()
     options = (body or {}).get("deleteOptions") or {} if isinstance(body, dict) else {}
     grace = options.get("gracePeriodSeconds")
     if not dry_run(ctx.query):
+        if (pod.get("status") or {}).get("phase") not in TERMINAL and not pod["metadata"].get("deletionTimestamp"):
+            _disruption_target(pod, EVICTION_REASON, EVICTION_MESSAGE)
+            ctx.state.store.update("pods", pod)
         delete_one(ctx, pod, int(grace) if grace is not None else None)
     return json_response(success_obj(), 201)
+
+
+def _disruption_target(pod: dict, reason: str, message: str) -> None:
+    conds = [c for c in pod.setdefault("status", {}).get("conditions") or [] if c.get("type") != "DisruptionTarget"]
+    conds.append({"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                  "lastTransitionTime": clock.rfc3339(), "reason": reason, "message": message})
+    pod["status"]["conditions"] = conds
 
 
 async def delete_namespace(ctx: Ctx, spec: ResourceSpec) -> web.Response:

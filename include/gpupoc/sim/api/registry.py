@@ -97,7 +97,8 @@ SPECS: list[ResourceSpec] = [
     ResourceSpec("queues", KAI_GROUP, "v2", "Queue", False, ALL, "queue", (), STATUS, modes=_KAI),
     ResourceSpec("podgroups", KAI_GROUP, "v2alpha2", "PodGroup", True, ALL, "podgroup", ("pg",), STATUS, modes=_KAI),
     ResourceSpec("nodes", SIM, "v1", "Node", False, (), "node",
-                 subresources={"fail": ("create",), "recover": ("create",)}, stored=False),
+                 subresources={"fail": ("create",), "recover": ("create",), "stop-kubelet": ("create",),
+                               "start-kubelet": ("create",)}, stored=False),
 ]
 
 _BY_KEY = {(s.group, s.version, s.plural): s for s in SPECS}

@@ -148,6 +148,7 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
         meta.pop(k, None)
     if spec.plural == "resourcequotas":
         body["status"] = {"hard": dict((body.get("spec") or {}).get("hard") or {}), "used": {}}
+    ctx.audit.name = meta["name"]  # the audit event names the object created (dry runs too), as LogRequestObject
     defaults.on_create(ctx.state, spec.plural, body)
     if dry_run(ctx.query):
         if ctx.state.store.get(spec.plural, ctx.info.namespace if spec.namespaced else None, meta["name"]):
@@ -157,7 +158,6 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
         obj = ctx.state.store.create(spec.plural, body)
     except Conflict:
         raise already_exists(spec.plural, meta["name"], spec.group) from None
-    ctx.audit.name = meta["name"]
     ctx.state.kick()
     return json_response(obj, 201)
 

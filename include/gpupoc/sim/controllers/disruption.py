@@ -59,7 +59,7 @@ def preempt(state: ClusterState, victim: dict, preemptor: dict, node: str, wordi
     if condition:
         actors.audit_write(state, actor, "patch", victim, subresource="status",
                            request_object=_status_patch(victim, condition))
-    _graceful_delete(state, victim)
+    graceful_delete(state, victim)
     actors.audit_write(state, actor, "delete", victim, request_object=actors.DELETE_OPTIONS)
     state.hooks.pod_disrupted(victim)
 
@@ -77,7 +77,7 @@ def evict(state: ClusterState, victim: dict, actor: actors.Actor, wording: W.Wor
                            request_object=_status_patch(victim, "Ready"))
     else:
         state.events.record(event_on, reason, message, NORMAL, component=wording.component)
-    _graceful_delete(state, victim)
+    graceful_delete(state, victim)
     actors.audit_write(state, actor, "delete", victim, request_object=actors.DELETE_OPTIONS)
     state.hooks.pod_disrupted(victim)
 
@@ -88,12 +88,13 @@ def kueue_stop(state: ClusterState, victim: dict, message: str) -> None:
     kueue_evict.mark_stopped(state, victim, message)
     actors.audit_write(state, actors.KUEUE, "patch", victim, subresource="status",
                        request_object=_status_patch(victim, "TerminationTarget"))
-    _graceful_delete(state, victim)
+    graceful_delete(state, victim)
     actors.audit_write(state, actors.KUEUE, "delete", victim, request_object=actors.DELETE_OPTIONS)
     state.hooks.pod_disrupted(victim)
 
 
-def _graceful_delete(state: ClusterState, pod: dict) -> None:
+def graceful_delete(state: ClusterState, pod: dict) -> None:
+    """Set the pod's deletionTimestamp its grace period ahead (30 s unless the pod says), as a DELETE does."""
     grace = pod.get("spec", {}).get("terminationGracePeriodSeconds")
     grace = 30 if grace is None else int(grace)
     pod["metadata"]["deletionTimestamp"] = clock.rfc3339(clock.now() + timedelta(seconds=grace))

@@ -3,9 +3,11 @@
 ``build_controllers(state)`` (called by ``bootstrap``) puts every controller and index on the state's
 declared fields (typed by their ports, ``sim.ports``) and is where they are wired: each gets what it needs of
 another as a port (a gang scheduler places through kube-scheduler's filters) or registers a hook (Kueue's
-admission plug-in and Workload hand-over, the Job controller's subscription to the pod-disrupted signal). ``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a Volcano or
-KAI session (those modes only), a scheduling pass, the Job controller's replacements (recreating behaviour profiles only), the kubelet reconcile, the nodes
-controller reconcile and the ResourceQuota usage refresh, then sleeps until something changes (store changes
+admission plug-in and Workload hand-over, the Job controller's subscription to the pod-disrupted signal).
+``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a Volcano or KAI session (those
+modes only), a scheduling pass, the Job controller's replacements (recreating behaviour profiles only), the
+kubelet reconcile, the registered controllers (``ADDONS``: taint eviction, node lifecycle) and the
+ResourceQuota usage refresh, then sleeps until something changes (store changes
 to pods and nodes kick it) or ``TICK_SECONDS`` pass, so that timed transitions (grace periods, back-offs,
 workload durations, staggered releases) happen. An exception in one pass is logged and the loop goes on.
 """
@@ -22,7 +24,7 @@ from typing import Any, Callable
 from gpupoc.sim import quota
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers import nodes
+from gpupoc.sim.controllers import node_lifecycle, taint_eviction
 from gpupoc.sim.controllers.kubelet import kubelet_for
 from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
@@ -37,6 +39,12 @@ TICK_SECONDS = 0.5
 KICK_RESOURCES = frozenset({"pods", "nodes", "workloads", "clusterqueues", "localqueues", "resourcequotas",
                             "podgroups", "queues"})
 _LOG_EVERY_SECONDS = 10.0
+# Controllers beyond the built-in ones, kept in ``state.addons`` by name and run in this order each pass
+# (after the kubelet): a factory of the state whose result is a ``Reconciler``. One line here adds one.
+ADDONS: dict[str, Callable[[ClusterState], Reconciler]] = {
+    "taint-eviction": taint_eviction.TaintEviction,
+    "node-lifecycle": node_lifecycle.NodeLifecycle,
+}
 
 
 def tune_gc() -> None:
@@ -58,6 +66,9 @@ def build_controllers(state: ClusterState) -> None:
     kubelet_for(state)
     event_index(state)
     quota.tracker(state)
+    for name, make in ADDONS.items():
+        if name not in state.addons:
+            state.addons[name] = make(state)
 
 
 class _Guard:
@@ -135,7 +146,8 @@ async def run_controllers(state: ClusterState, stop: asyncio.Event, tick: float 
             if recreator.enabled:
                 await guard.run("recreate", recreator.run_pass)
             await guard.run("kubelet", kubelet.reconcile)
-            await guard.run("nodes", lambda: nodes.reconcile(state))
+            for name in ADDONS:
+                await guard.run(name, state.addons[name].run_pass)
             await guard.run("quota", lambda: quota.refresh(state))
             await asyncio.sleep(0)  # let API requests in even when kicks keep coming
             if stop.is_set():

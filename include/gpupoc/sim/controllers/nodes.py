@@ -1,13 +1,13 @@
-"""Node failure and recovery, as the node lifecycle controller and the taint-eviction controller do them.
+"""Node failure and recovery, as the node lifecycle controller records them.
 
 ``fail_node`` is what an operator causes by pulling a node's plug: the node's Ready condition goes
 Unknown, it gets the ``node.kubernetes.io/unreachable`` taints, NodeNotReady events are recorded on the
-node and its pods, and its GPUs report XID 79 (fallen off the bus). After
-``timing.node_eviction_grace_seconds`` ``reconcile`` evicts the pods (TaintManagerEviction, DisruptionTarget,
-phase Failed, reason NodeLost): their containers are killed, their logs stay readable, their GPUs are freed
-(unless the ``gpus-leak`` fault holds them); the evictions are audited as the node-controller service account
-and, under a recreating behaviour profile, the pods are replaced (``disruption.evicted``). ``recover_node``
-undoes the node's side.
+node and its pods, and its GPUs report XID 79 (fallen off the bus). The taint-eviction controller
+(``taint_eviction``) evicts its pods after their tolerations allow, through ``evict_pod`` (TaintManagerEviction,
+DisruptionTarget, phase Failed, reason NodeLost): their containers are killed, their logs stay readable, their
+GPUs are freed (unless the ``gpus-leak`` fault holds them); the evictions are audited as the node-controller
+service account and, under a recreating behaviour profile, the pods are replaced (``disruption.evicted``).
+``recover_node`` undoes the node's side.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ class NodeNotFound(NotFound, KeyError):
 @dataclass
 class Failure:
     since: float  # time.monotonic() of the failure
-    evicted: bool = False
 
 
 def failures(state: ClusterState) -> dict[str, Failure]:
@@ -69,8 +68,9 @@ def _pods_on(state: ClusterState, name: str) -> list[dict]:
             and (p.get("status") or {}).get("phase") not in ks.TERMINAL]
 
 
-def fail_node(state: ClusterState, name: str) -> dict:
-    """Make ``name`` unreachable now; returns the node. Failing a failed node changes nothing."""
+def fail_node(state: ClusterState, name: str, gpus_lost: bool = True) -> dict:
+    """Make ``name`` unreachable now; returns the node. Failing a failed node changes nothing. ``gpus_lost``:
+    its GPUs fell off the bus (XID 79); False when only its kubelet stopped."""
     node = _node(state, name)
     fails = failures(state)
     if name in fails:
@@ -94,7 +94,7 @@ def fail_node(state: ClusterState, name: str) -> dict:
         ks.order_conditions(status)
         state.store.update("pods", pod)
         state.events.record(pod, "NodeNotReady", "Node is not ready", WARNING, component=NODE_CONTROLLER)
-    for gpu in state.inventory.gpus.get(name, []):
+    for gpu in state.inventory.gpus.get(name, []) if gpus_lost else []:
         gpu.xid = XID_FALLEN_OFF_BUS
     state.kick()
     return node
@@ -124,32 +124,6 @@ def recover_node(state: ClusterState, name: str) -> dict:
         gpu.xid = 0
     state.kick()
     return node
-
-
-def _tolerates_forever(pod: dict) -> bool:
-    for tol in (pod.get("spec") or {}).get("tolerations") or []:
-        key_ok = tol.get("key") == UNREACHABLE or (tol.get("operator") == "Exists" and not tol.get("key"))
-        effect_ok = tol.get("effect") in (None, "", "NoExecute")
-        if key_ok and effect_ok and tol.get("tolerationSeconds") is None:
-            return True
-    return False
-
-
-def reconcile(state: ClusterState) -> None:
-    """Evict the pods of nodes unreachable for longer than the grace period. Cheap when none failed."""
-    fails = state.node_failures
-    if not fails:
-        return
-    grace = state.config.timing.node_eviction_grace_seconds
-    now = time.monotonic()
-    for name, failure in list(fails.items()):
-        if failure.evicted or now - failure.since < grace:
-            continue
-        failure.evicted = True
-        for pod in _pods_on(state, name):
-            if not _tolerates_forever(pod):
-                evict_pod(state, pod, name)
-        state.kick()
 
 
 def evict_pod(state: ClusterState, pod: dict, node: str) -> None:

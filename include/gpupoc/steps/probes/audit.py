@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 
-from gpupoc.common.timefmt import parse_time
+from gpupoc.common.timefmt import parse_time, utcnow
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline import wave as W
 from gpupoc.steps.probes.common import (
@@ -100,9 +100,42 @@ def _run_consumer(ctx, art, producer_caller, namespace: str, producer: str, dead
     return name, f"the consumer pod {name} did not finish in time"
 
 
+def _match_audit(ctx, entries) -> int | None:
+    """The ``audit_matches`` table: the ledger's writes matched against the plan's audit source (waiting for a
+    batching or lagging source to deliver them); the number matched, None when the source gave nothing."""
+    from gpupoc.monitoring.audit_source import caught_up, plan_audit_source
+    from gpupoc.pipeline.audit import match_ledger
+
+    source = plan_audit_source(ctx.plan)
+    if source is None:
+        ctx.writer.mark_not_verified("audit_matches", "the plan names no audit source; set evidence_sources.audit "
+                                     "(file, webhook or command) or evidence_sources.audit_log_path", "plan")
+        return None
+    verbs = {"create", "patch", "update", "delete"}
+    times = [parse_time(e.at) for e in entries if e.status and e.resource and e.verb in verbs]
+    since, until = (min(times), max(times)) if times else (utcnow(), utcnow())
+
+    def all_matched(events: list[dict]) -> bool:
+        return all(m.matched for m in match_ledger(entries, events, verbs=verbs) if m.required)
+
+    try:
+        events = caught_up(source, since, until, done=all_matched)
+    except (OSError, SourceUnavailable) as exc:
+        ctx.writer.mark_not_verified("audit_matches", f"audit source unreadable: {exc}", source.origin)
+        return None
+    ms = match_ledger(entries, events, verbs=verbs)
+    ctx.writer.write("audit_matches", [{
+        "ledger_action": f"{m.verb} {m.resource} {m.namespace}/{m.name}".strip(), "actor": m.username,
+        "verb": m.verb, "resource": m.resource, "namespace": m.namespace or None, "name": m.name or None,
+        "at": parse_time(m.at), "audit_event_id": m.audit_id or None, "matched": m.matched,
+        "delay_seconds": m.delay_s, "decision": m.audit_decision or None, "code": m.audit_code}
+        for m in ms], source=source.origin)
+    return sum(1 for m in ms if m.matched)
+
+
 def collect_audit(ctx, timelines, runs) -> dict:
-    """The pipeline's ledger (every task's actions) matched against the platform's audit log."""
-    from gpupoc.pipeline.audit import match_ledger, read_audit_lines, read_ledger
+    """The pipeline's ledger (every task's actions) matched against the platform's audit source."""
+    from gpupoc.pipeline.audit import read_ledger
 
     entries = read_ledger(ctx.run_dir / "ledger")
     ctx.writer.write("ledger", [{"at": parse_time(e.at), "actor": e.username, "verb": e.verb,
@@ -110,27 +143,7 @@ def collect_audit(ctx, timelines, runs) -> dict:
                                  "namespace": e.namespace or None, "name": e.name or None, "http_status": e.status,
                                  "purpose": e.purpose or None, "task": e.task or None} for e in entries],
                      source="pipeline ledger")
-    audit_path = ctx.plan.evidence_sources.audit_log_path
-    if not audit_path:
-        ctx.writer.mark_not_verified("audit_matches", "evidence_sources.audit_log_path is not set in the plan; "
-                                     "point it at the API server's audit log", "plan")
-        matched = None
-    else:
-        try:
-            events = read_audit_lines(ctx.plan.resolve_path(audit_path))
-        except (OSError, SourceUnavailable) as exc:
-            ctx.writer.mark_not_verified("audit_matches", f"audit log unreadable: {exc}", str(audit_path))
-            events = None
-        matched = None
-        if events is not None:
-            ms = match_ledger(entries, events, verbs={"create", "patch", "update", "delete"})
-            ctx.writer.write("audit_matches", [{
-                "ledger_action": f"{m.verb} {m.resource} {m.namespace}/{m.name}".strip(), "actor": m.username,
-                "verb": m.verb, "resource": m.resource, "namespace": m.namespace or None, "name": m.name or None,
-                "at": parse_time(m.at), "audit_event_id": m.audit_id or None, "matched": m.matched,
-                "delay_seconds": m.delay_s, "decision": m.audit_decision or None, "code": m.audit_code}
-                for m in ms], source=str(audit_path))
-            matched = sum(1 for m in ms if m.matched)
+    matched = _match_audit(ctx, entries)
     art = ctx.read_file("artifact")
     if art and art.get("path"):
         ctx.writer.write("artifacts", [{"path": art["path"], "sha256": art.get("sha256") or None,

@@ -13,6 +13,27 @@ _SCENARIO = {"nonzero_exit": "NON_ZERO_EXIT", "missing_image": "MISSING_IMAGE", 
              "hang": "HANG_TIMEOUT", "node_failure": "NODE_FAILURE"}
 
 
+def _scenario(inj):
+    """The pipeline's scenario of a plan injection: a node_failure through a drain is a ``node_drain``."""
+    from gpupoc.pipeline.faults import Scenario
+
+    if inj.kind == "node_failure" and inj.injector.method == "drain":
+        return Scenario.NODE_DRAIN
+    return Scenario[_SCENARIO[inj.kind]]
+
+
+def _injector(ctx, inj, admin):
+    """The node injector the plan chose for ``inj`` (None for the kinds that need none)."""
+    from gpupoc.pipeline.injectors import build_injector
+
+    if inj.kind != "node_failure":
+        return None
+    plan = ctx.plan
+    kubeconfig = str(plan.kubeconfig_path) if plan.kubeconfig_path else None
+    return build_injector(inj.injector, admin, kubeconfig=kubeconfig, context=plan.platform.admin_context,
+                          cwd=str(plan.base_dir))
+
+
 def inject_faults(ctx) -> dict:
     """Provoke each planned failure once and record its evidence chain (under the class's cluster lease)."""
     from gpupoc.pipeline import faults as F
@@ -29,31 +50,33 @@ def inject_faults(ctx) -> dict:
     for i, inj in enumerate(ctx.spec.injections):
         t = ctx.plan.tenant(inj.tenant)
         fctx = F.FaultContext(tenant_name=t.name, namespace=t.namespace, tenant=ctx.tenant(t.name, "fault scenario"),
-                              admin=admin, gpu_probes=probes,
-                              injector=F.SimNodeInjector(admin) if inj.kind == "node_failure" else None,
+                              admin=admin, gpu_probes=probes, injector=_injector(ctx, inj, admin),
                               alerts=alerts, alert_wait_s=30.0 if alerts else 0.0)
-        name = f"fr-{(inj.name or inj.kind).replace('_', '-')}-{i:02d}"
-        kw: dict[str, Any] = {"airflow_retries": ctx.spec.airflow_retries, "name": inj.name or inj.kind}
+        name = f"fr-{inj.scenario.replace('_', '-')}-{i:02d}"
+        kw: dict[str, Any] = {"airflow_retries": ctx.spec.airflow_retries, "name": inj.scenario}
         if inj.kind == "hang":
             kw["task_timeout_s"] = inj.timeout_seconds
         if inj.kind == "missing_image":
             kw["observe_s"] = inj.observe_seconds
         if inj.kind == "node_failure":
-            kw.update(node=inj.node, run_before_fail_s=inj.at_seconds, recover_after_s=inj.recover_after_seconds)
+            kw.update(node=inj.node, run_before_fail_s=inj.at_seconds, recover_after_s=inj.recover_after_seconds,
+                      fail_timeout_s=float(inj.fail_timeout_seconds))
         budget = SCENARIO_BUDGET_SECONDS + float(kw.get("task_timeout_s") or kw.get("observe_s") or 0) + float(
-            (kw.get("run_before_fail_s") or 0) + (kw.get("recover_after_s") or 0))
+            (kw.get("run_before_fail_s") or 0) + (kw.get("recover_after_s") or 0) + (kw.get("fail_timeout_s") or 0))
         try:
             with waiting(ctx, f"fault scenario {i + 1} of {len(ctx.spec.injections)} ({inj.kind}): the failure, the "
                               "platform's reaction, the GPUs' release and the alert", budget):
-                rec = F.run_scenario(fctx, F.Scenario[_SCENARIO[inj.kind]],
-                                     probe_manifest(ctx, inj.workload, t.name, name, role=f"injection.{inj.kind}"), **kw)
+                manifest = probe_manifest(ctx, inj.workload, t.name, name, role=f"injection.{inj.kind}")
+                rec = F.run_scenario(fctx, _scenario(inj), manifest, **kw)
             records.append(rec.model_dump(mode="json"))
         except Exception as exc:  # noqa: BLE001 - one scenario's failure must not hide the others
-            records.append({"scenario": inj.name or inj.kind, "tenant": t.name, "namespace": t.namespace, "pod": name,
+            records.append({"scenario": inj.scenario, "tenant": t.name, "namespace": t.namespace, "pod": name,
                             "verified": False, "reason": f"{type(exc).__name__}: {exc}"})
     ctx.writer.write_json("fault_records", records)
     rows = _failure_rows(records)
-    ctx.writer.write("failure_records", rows, source="kubernetes-api (tenant and admin) + node injector")
+    methods = sorted({inj.injector.method for inj in ctx.spec.injections if inj.kind == "node_failure"})
+    ctx.writer.write("failure_records", rows, source="kubernetes-api (tenant and admin)" + (
+        f" + node injector ({', '.join(methods)})" if methods else ""))
     return {"scenarios": len(rows), "verified": sum(1 for r in rows if r.verified)}
 
 

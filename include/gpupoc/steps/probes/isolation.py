@@ -68,20 +68,35 @@ def _sample_until(ctx, admin, tenants, rows, interval, deadline, sample) -> None
         time.sleep(interval)
 
 
+def _attach_audit(ctx, attempts) -> None:
+    """Each access attempt's audit event from the plan's audit source (waiting for a batching or lagging
+    source until every attempt is found or its catch-up time passed)."""
+    from gpupoc.monitoring.audit_source import caught_up, plan_audit_source
+    from gpupoc.pipeline.isolation import attach_audit
+
+    source = plan_audit_source(ctx.plan)
+    times = [t for t in (parse_time(a.at) for a in attempts) if t is not None]
+    if source is None or not times:
+        return
+
+    def all_found(events: list[dict]) -> bool:
+        trial = attach_audit([a.model_copy() for a in attempts], events)
+        return all(a.audit_matched for a in trial if a.allowed is False)
+
+    try:
+        attach_audit(attempts, caught_up(source, min(times), max(times), done=all_found))
+    except (OSError, SourceUnavailable):
+        pass  # audit_matched stays unknown: the audit suite's checks name the missing source
+
+
 def collect_isolation(ctx, timelines, runs) -> dict:
     """access_probes (with the audit record of each attempt) and each tenant's share of the GPUs."""
     from gpupoc.pipeline.isolation import AccessAttempt, attach_audit
     from gpupoc.pipeline.quotas import tenant_shares
 
     attempts = [AccessAttempt(**d) for d in ctx.read_file("access_attempts", []) or []]
-    audit_path = ctx.plan.evidence_sources.audit_log_path
-    if attempts and audit_path:
-        from gpupoc.pipeline.audit import read_audit_lines
-
-        try:
-            attach_audit(attempts, read_audit_lines(ctx.plan.resolve_path(audit_path)))
-        except (OSError, SourceUnavailable):
-            pass  # audit_matched stays unknown: the audit suite's checks name the missing log
+    if attempts:
+        _attach_audit(ctx, attempts)
     tenants_by_ns = {t.namespace: t.name for t in ctx.plan.tenants}
     rows = [{"actor_tenant": a.actor, "target_namespace": a.target_namespace, "action": a.action,
              "resource": a.resource, "verb": a.verb, "subresource": a.subresource or None, "name": a.name or None,

@@ -1,0 +1,154 @@
+"""The audit webhook receiver: what kube-apiserver's webhook audit backend (``--audit-webhook-config-file``)
+posts, written to a JSON-lines record, one audit.k8s.io/v1 Event a line.
+
+kube-apiserver POSTs ``EventList`` batches (``{"kind":"EventList","apiVersion":"audit.k8s.io/v1","items":[...]}``,
+``staging/src/k8s.io/apiserver/plugin/pkg/audit/webhook/webhook.go``) to the server URL of a kubeconfig-format
+file and retries any non-2xx answer with back-off. With ``--token-file`` the receiver answers 401 to a request
+without that bearer token (the webhook config's ``users[].user.token``). Secret data never reaches the record.
+
+Run: ``python -m gpupoc.monitoring.audit_webhook --port 9096 --record var/audit/audit-events.jsonl``;
+``gpupoc audit webhook up`` starts it in the background. ``GET /-/healthy`` answers OK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import signal
+import ssl
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ACCEPTED_VERSIONS = ("audit.k8s.io/v1",)
+MAX_BODY = 64 * 1024 * 1024  # a 400-event batch of RequestResponse events stays well below
+
+
+def without_secret_data(event: dict) -> dict:
+    """``event`` without Secret ``data``/``stringData`` in its request or response object (a policy that logs
+    secrets at RequestResponse would otherwise put them in the record)."""
+    out = dict(event)
+    for key in ("requestObject", "responseObject"):
+        obj = out.get(key)
+        if isinstance(obj, dict) and obj.get("kind") in ("Secret", "SecretList"):
+            items = obj.get("items") if obj.get("kind") == "SecretList" else [obj]
+            clean = [{k: v for k, v in i.items() if k not in ("data", "stringData")} for i in items or []
+                     if isinstance(i, dict)]
+            out[key] = {**obj, "items": clean} if obj.get("kind") == "SecretList" else clean[0]
+    return out
+
+
+class EventRecord:
+    """The append-only JSON-lines record; one writer lock, flushed after every batch."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.touch(exist_ok=True)
+        self._lock = threading.Lock()
+
+    def append(self, events: list[dict]) -> None:
+        lines = "".join(json.dumps(without_secret_data(e), separators=(",", ":")) + "\n" for e in events)
+        with self._lock, self.path.open("a", encoding="utf-8") as fh:
+            fh.write(lines)
+            fh.flush()
+
+
+def parse_batch(raw: bytes) -> list[dict]:
+    """The Events of one POST body; ValueError (with the reason) when it is not an audit EventList."""
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"body is not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("kind") != "EventList":
+        raise ValueError("expected an audit.k8s.io/v1 EventList as kube-apiserver's webhook backend sends, got "
+                         f"kind {doc.get('kind') if isinstance(doc, dict) else type(doc).__name__!r}")
+    if doc.get("apiVersion") not in ACCEPTED_VERSIONS:
+        raise ValueError(f"apiVersion {doc.get('apiVersion')!r} is not {ACCEPTED_VERSIONS[0]}; start the API "
+                         f"server with --audit-webhook-version={ACCEPTED_VERSIONS[0]}")
+    items = doc.get("items") or []
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise ValueError("items must be a list of audit Events")
+    return [{"kind": "Event", "apiVersion": doc["apiVersion"], **i} for i in items]
+
+
+def make_handler(record: EventRecord, token: str | None) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "gpupoc-audit-webhook/1"
+
+        def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            if self.path in ("/-/healthy", "/-/ready", "/healthz"):
+                self._send(200, b"OK\n")
+            else:
+                self._send(404, b"not found: POST audit EventLists to any path; GET /-/healthy\n")
+
+        def do_POST(self) -> None:  # noqa: N802
+            if token is not None and not hmac.compare_digest(self.headers.get("Authorization", ""),
+                                                             f"Bearer {token}"):
+                self._send(401, b"missing or wrong bearer token: set users[].user.token in the webhook config\n")
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY:
+                self._send(413, b"batch too large: lower --audit-webhook-batch-max-size\n")
+                return
+            try:
+                events = parse_batch(self.rfile.read(length))
+            except ValueError as exc:
+                self._send(400, f"{exc}\n".encode())
+                return
+            record.append(events)
+            self._send(200, b"{}", "application/json")
+
+        def log_message(self, fmt: str, *args) -> None:
+            sys.stderr.write(f"{self.log_date_time_string()} {self.address_string()} {fmt % args}\n")
+
+    return Handler
+
+
+def serve(host: str, port: int, record_path: Path, token: str | None = None,
+          tls: tuple[Path, Path] | None = None) -> ThreadingHTTPServer:
+    """A started-but-not-serving server (call ``serve_forever``); port 0 picks a free one; ``tls`` is
+    (certificate, private key) to serve HTTPS."""
+    httpd = ThreadingHTTPServer((host, port), make_handler(EventRecord(record_path), token))
+    if tls is not None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(str(tls[0]), str(tls[1]))
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+    return httpd
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m gpupoc.monitoring.audit_webhook", description=__doc__.split("\n")[0])
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--record", type=Path, required=True, help="JSON-lines file the audit events are appended to")
+    p.add_argument("--token-file", type=Path, help="a file holding the bearer token the API server must send")
+    p.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM)")
+    p.add_argument("--tls-key", type=Path, help="and this private key (PEM)")
+    args = p.parse_args(argv)
+    token = args.token_file.read_text(encoding="utf-8").strip() if args.token_file else None
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert and args.tls_key else None
+    httpd = serve(args.host, args.port, args.record, token, tls)
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=httpd.shutdown, daemon=True).start())
+    scheme = "https" if tls else "http"
+    print(f"audit webhook listening on {scheme}://{args.host}:{httpd.server_address[1]} -> {args.record}", flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
