@@ -278,7 +278,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
     findings: list[str] = []  # what the platform got wrong
     _platform_behaviour(rec, pod)
     _user_view(ctx, rec, pod, log_during, findings)
-    _operator_view(ctx, rec, scenario, failure_at, reasons, findings)
+    _operator_view(ctx, rec, scenario, failure_at, reasons, findings, injections[0] if injections else None)
     _recovery(ctx, rec, injections, failure_at, release_action, held_at_failure, reasons, findings)
     if airflow_retries is None:
         reasons.append("Airflow retries not recorded (the driver ran outside a task)")
@@ -343,7 +343,7 @@ def _user_view(ctx: FaultContext, rec: FaultRecord, pod: dict | None, log_during
 
 
 def _operator_view(ctx: FaultContext, rec: FaultRecord, scenario: Scenario, failure_at: datetime,
-                   reasons: list[str], findings: list[str]) -> None:
+                   reasons: list[str], findings: list[str], first: Injection | None) -> None:
     """What operators saw: the pod's events as the administrator lists them, and the alerts of the window."""
     events = _events(ctx.admin, ctx.namespace, rec.pod)
     if events is None:

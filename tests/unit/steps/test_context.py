@@ -40,7 +40,7 @@ def test_the_administrator_is_who_the_cluster_said_and_kubeadm_s_admin_before_it
 
 def test_a_plan_run_in_cluster_without_an_admin_context_is_the_in_cluster_account(tmp_path):
     def in_cluster(d):
-        d["platform"].update(admin_context=None, in_cluster=True)
+        d["platform"].update(admin_context=None, in_cluster=True, simulated=True)  # the sim node injector stays
         d["platform"].pop("kubeconfig")
 
     plan = write_plan(tmp_path, change=in_cluster)
