@@ -182,18 +182,33 @@ def test_the_operator_defers_with_the_wave_trigger():
     assert kept["label_selector"] == "", "no run labels on this bare operator: the pod is read on its own"
 
 
-def failed_reentry(monkeypatch, outcome):
+def failed_reentry(monkeypatch, tmp_path, outcome, try_number: int = 1):
+    """An operator whose pod ended with ``outcome`` (as the shared records say), deciding into ``tmp_path``."""
     from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
 
     from gpupoc.pipeline.workload_outcome import OutcomeRecord
+    from gpupoc.steps import attempt_decision
+    from gpupoc.steps.context import RunContext
 
     def boom(self, context, event):
         raise RuntimeError("Pod team-nlp/p not found after resuming from deferral")
 
+    def run_context(self, context):
+        rc = RunContext(PLAN, context["ti"].dag_id, context["run_id"], self.test_class, task="wave")
+        rc.__dict__["plan"] = load_plan_file(PLAN).model_copy(update={"evidence_root": str(tmp_path)})
+        return rc
+
     monkeypatch.setattr(KubernetesPodOperator, "trigger_reentry", boom)
-    monkeypatch.setattr(GpuWorkloadOperator, "_outcome", lambda self, event: OutcomeRecord(outcome, None, None,
-                                                                                            "Running", "x", "event"))
+    monkeypatch.setattr(GpuWorkloadOperator, "_run_context", run_context)
+    monkeypatch.setattr(attempt_decision, "attempt_outcome", lambda ctx, ns, name, settle_s=0: OutcomeRecord(
+        outcome, None, "system:kube-scheduler", "delete", "deleted by system:kube-scheduler", "audit log"))
     return operator(next(i for i in items_of() if i.tenant == "team-nlp"))
+
+
+def decided(tmp_path) -> list[dict]:
+    import json
+
+    return [json.loads(p.read_text()) for p in sorted(tmp_path.rglob("decision-*.json"))]
 
 
 def items_of():
@@ -203,20 +218,37 @@ def items_of():
 
 
 @pytest.mark.parametrize("outcome", ["preempted", "evicted", "pending"])
-def test_a_preempted_evicted_or_still_running_pod_leaves_the_task_to_its_airflow_retry(monkeypatch, outcome):
+def test_a_preempted_evicted_or_still_running_pod_leaves_the_task_to_its_airflow_retry(monkeypatch, tmp_path,
+                                                                                        outcome):
     from gpupoc.common.outcomes import WorkloadOutcome
 
-    op = failed_reentry(monkeypatch, WorkloadOutcome(outcome))
+    op = failed_reentry(monkeypatch, tmp_path, WorkloadOutcome(outcome))
     with pytest.raises(RuntimeError, match="not found"):
         op.trigger_reentry(ctx(), {"status": "error", "name": "p", "namespace": "team-nlp"})
+    expected = [] if outcome == "pending" else [(outcome, "resubmit")]
+    assert [(d["outcome"], d["next"]) for d in decided(tmp_path)] == expected, "recorded for the observer"
 
 
 @pytest.mark.parametrize("outcome", ["failed", "deleted", "lost"])
-def test_a_pod_that_ended_otherwise_fails_its_task_for_good(monkeypatch, outcome):
+def test_a_pod_that_ended_otherwise_fails_its_task_for_good(monkeypatch, tmp_path, outcome):
     from airflow.sdk.exceptions import AirflowFailException
 
     from gpupoc.common.outcomes import WorkloadOutcome
 
-    op = failed_reentry(monkeypatch, WorkloadOutcome(outcome))
+    op = failed_reentry(monkeypatch, tmp_path, WorkloadOutcome(outcome))
     with pytest.raises(AirflowFailException, match=outcome):
         op.trigger_reentry(ctx(), {"status": "error", "name": "p", "namespace": "team-nlp"})
+    assert [(d["outcome"], d["next"]) for d in decided(tmp_path)] == [(outcome, "none")]
+
+
+def test_a_preemption_past_the_resubmission_limit_fails_the_task_naming_the_limit(monkeypatch, tmp_path):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from gpupoc.common.outcomes import WorkloadOutcome
+
+    op = failed_reentry(monkeypatch, tmp_path, WorkloadOutcome.PREEMPTED)
+    last_try = ctx()
+    last_try["ti"].try_number = load_plan_file(PLAN).test_class("queue_congestion").resubmission.limit + 1
+    with pytest.raises(AirflowFailException, match="preempted by system:kube-scheduler.*resubmission.limit"):
+        op.trigger_reentry(last_try, {"status": "error", "name": "p", "namespace": "team-nlp"})
+    assert [(d["outcome"], d["next"]) for d in decided(tmp_path)] == [("preempted", "none")]

@@ -3,8 +3,9 @@ submitted as ``GpuWorkloadOperator`` would submit it.
 
 What stands in for Airflow is only the wave's tasks: each item's pod is built by the plan's pod builder and
 created with its tenant's identity (gated until the release), its submission recorded as the operator records
-it, and an attempt the platform preempted or evicted is submitted again ungated, as the task's Airflow retry
-would, when ``WorkloadOutcome.resubmittable`` and the plan's ``resubmission.limit`` allow. A pod the platform
+it, and when its pod ended the attempt's outcome is decided and recorded as the operator does
+(``steps.attempt_decision``); an attempt the platform preempted or evicted is submitted again ungated, as the
+task's Airflow retry would, when that decision says so (the plan's ``resubmission.limit``). A pod the platform
 requeued itself is followed instead. Everything else (observer, release, collection, validation) is the
 pipeline's real code.
 """
@@ -19,12 +20,12 @@ from pathlib import Path
 
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
-from gpupoc.pipeline.attempts import Submission
-from gpupoc.pipeline.observe import list_events
-from gpupoc.pipeline.workload_outcome import Rejection, classify, event_statements, group_event_statements
+from gpupoc.pipeline.attempts import NextAttempt, Submission, TaskDecision
+from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.build import build_pod
 from gpupoc.steps import collect, finish, setup
+from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps import wave as wave_steps
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.gangs import create_pod_groups
@@ -41,6 +42,15 @@ class ClassRun:
     verdicts: dict[str, str]            # check id -> pass | fail | not_verified
     summary: dict
     errors: list[str] = field(default_factory=list)
+    decisions: list = field(default_factory=list)   # the stand-in wave tasks' TaskDecisions
+    steps: dict = field(default_factory=dict)       # task id -> what its step returned (observe, release_gate)
+
+    def file(self, name: str, default=None):
+        """A JSON file of the run's evidence (``files/<name>.json``)."""
+        import json
+
+        path = self.run_dir / "files" / f"{name}.json"
+        return json.loads(path.read_text()) if path.is_file() else default
 
 
 class Wave:
@@ -53,6 +63,7 @@ class Wave:
         self.tries: dict[str, int] = {}
         self.pods: dict[str, str] = {}     # item -> latest pod name
         self.errors: list[str] = []
+        self.decisions: list[TaskDecision] = []  # what the stand-in tasks decided, as the operator records it
 
     def submit(self, key: str, gated: bool) -> None:
         item, try_number = self.items[key], self.tries.get(key, 0) + 1
@@ -73,21 +84,24 @@ class Wave:
             key, tenant.namespace, name if r.ok else None, utcnow(), try_number, rejection).to_dict())
         if r.ok:
             self.pods[key] = name
-        elif r.status not in (400, 403, 409, 422):
+        elif r.status in (400, 403, 409, 422):
+            self.decisions.append(record_refusal(self.ctx, key, tenant.namespace, try_number, rejection))
+        else:
             self.errors.append(f"{key}: HTTP {r.status} {r.message}")
 
     def retry_loop(self, stop: threading.Event, grace_s: float = 2.0, poll_s: float = 1.0) -> None:
-        """The Airflow retries: an item whose latest pod the platform preempted or evicted is submitted
-        again (after a short grace in which the platform's own requeue would be followed)."""
-        policy = self.ctx.spec.resubmission
+        """The Airflow retries: when an item's latest pod ended, its outcome is decided as the operator decides
+        it (``steps.attempt_decision.decide``: the same records as the evidence, recorded for the observer);
+        an item the decision resubmits is submitted again (after a short grace in which the platform's own
+        requeue would be followed)."""
         reader = self.ctx.reader()
-        gone_since: dict[str, float] = {}
+        decided: dict[str, TaskDecision] = {}   # pod -> the decision on it
+        ended_since: dict[str, float] = {}
         while not stop.wait(poll_s):
             if not self.ctx.files(RELEASE_FILE).is_file():
                 continue
             present = {W.item_key(p): p for p in W.list_pods(reader, self.ctx.namespaces, self.ctx.selector)
                        if not (p.get("metadata") or {}).get("deletionTimestamp")}
-            events = None
             for key, name in list(self.pods.items()):
                 latest = present.get(key)
                 if latest is not None and latest["metadata"]["name"] != name:
@@ -95,13 +109,16 @@ class Wave:
                     continue
                 if latest is not None and (latest.get("status") or {}).get("phase") != "Failed":
                     continue
-                events = events if events is not None else list_events(reader, self.ctx.namespaces)
-                ns = self.plan.tenant(self.items[key].tenant).namespace
-                outcome = classify(latest, present=latest is not None, events=event_statements(events, ns, name),
-                                   owner=group_event_statements(events, ns, name)).outcome
-                if not outcome.resubmittable or policy.platform_requeues or self.tries[key] > policy.limit:
+                if name not in decided:
+                    ns = self.plan.tenant(self.items[key].tenant).namespace
+                    outcome, decision = decide(self.ctx, key, ns, name, self.tries[key])
+                    if decision is None:
+                        continue
+                    decided[name] = decision
+                    self.decisions.append(decision)
+                if decided[name].next is not NextAttempt.RESUBMIT:
                     continue
-                since = gone_since.setdefault(name, time.monotonic())
+                since = ended_since.setdefault(name, time.monotonic())
                 if time.monotonic() - since >= grace_s:
                     self.submit(key, gated=False)
 
@@ -119,10 +136,11 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
         wave.submit(key, gated=True)
     stop = threading.Event()
     failures: list[str] = []
+    results: dict[str, dict] = {}
 
     def run(step, name):
         try:
-            step(RunContext(v["plan"], dag_id, run_id, test_class, task=name))
+            results[name] = step(RunContext(v["plan"], dag_id, run_id, test_class, task=name))
         except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
             failures.append(f"{name}: {exc!r}")
 
@@ -149,4 +167,5 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     summary = json.loads(Path(result["summary_path"]).read_text())
     verdicts = {c["check_id"]: c["verdict"] for s in summary["suites"] for c in s.get("checks", [])}
     manifest = json.loads((Path(collected["run_dir"]) / "manifest.json").read_text())
-    return ClassRun(Path(collected["run_dir"]), verdicts, manifest.get("summary", {}), failures + wave.errors)
+    return ClassRun(Path(collected["run_dir"]), verdicts, manifest.get("summary", {}), failures + wave.errors,
+                    wave.decisions, results)

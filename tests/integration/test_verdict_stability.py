@@ -4,8 +4,8 @@ defective one fails its check whatever they are.
 The congestion class runs through the pipeline's own steps (``class_runner``: observer, release, collection,
 validation; only Airflow's wave tasks are stood in for) against the simulated cluster under each behaviour
 profile of a correct platform (``gpupoc sim serve --behaviour``): the order and timing of gate releases and
-the preemptions that follow, Kueue-style eviction and requeue, Volcano's and KAI's wording, controllers that
-recreate pods under new names, throttling, cut watches, a slow API, a Metadata-only audit log. Every item
+the preemptions that follow, Kueue-style eviction and requeue, Volcano's, KAI's and Chinese wording (waits
+explained in Chinese naming the short resource), controllers that recreate pods under new names, throttling, cut watches, a slow API, a Metadata-only audit log. Every item
 verdict of its report must equal the plain cluster's, and no workload may be lost. The defective side is
 ``test_fault_profiles_reach_the_report.py``, where each fault profile runs together with a behaviour profile.
 """
@@ -81,7 +81,7 @@ BEHAVIOURS = [
     ("release-staggered,kueue-requeue", 1),
     ("release-staggered,volcano-wording,watch-cuts", 2),
     ("release-staggered,kai-wording,throttled", 3),
-    ("controller-recreates,slow-api,audit-metadata", 0),
+    ("controller-recreates,slow-api,audit-metadata,zh-wording", 0),
 ]
 PLAIN = ("", 0)
 

@@ -157,9 +157,11 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
         @task(retries=2)
         def observe(v: dict) -> dict:
+            from gpupoc.dags.task_states import wave_task_states
             from gpupoc.steps import wave as wave_steps
 
-            return wave_steps.observe(_ctx(v, "observe"))
+            ctx = _ctx(v, "observe")  # an item whose wave task ended is never waited for
+            return wave_steps.observe(ctx, wave_task_states([i["workload_key"] for i in ctx.items]))
 
         @task(trigger_rule="all_done")
         def collect_evidence(v: dict) -> dict:

@@ -81,9 +81,11 @@ class GpuWorkloadOperator(KubernetesPodOperator):
 
     Every pod it submits (or whose creation is refused) is recorded in the run's evidence
     (``files/submission-*.json``), so an attempt the platform removes between two snapshots is still known.
-    A pod the platform preempted or evicted fails the task so that Airflow retries it (the plan's
-    ``resubmission.limit`` is the task's retries): a retry after the wave's release submits the pod without
-    the gate. Any other failure fails the task for good (no retry).
+    How the pod ended is decided once, from the records the evidence reads (``steps.attempt_decision``), and
+    recorded for the observer: a pod the platform preempted or evicted fails the task so that Airflow retries
+    it (the plan's ``resubmission.limit`` is the task's retries); a retry after the wave's release submits the
+    pod without the gate. Any other outcome fails the task for good (no retry), naming the record that says
+    why.
     """
 
     template_fields = (*KubernetesPodOperator.template_fields, "plan_path", "workload_key")
@@ -182,8 +184,12 @@ class GpuWorkloadOperator(KubernetesPodOperator):
             pod = super().get_or_create_pod(pod_request_obj, context)
         except ApiException as exc:
             if exc.status in (400, 403, 409, 422):
+                from gpupoc.steps.attempt_decision import record_refusal
+
                 message = _status_message(exc.body) or str(exc.reason)
                 self._record(context, None, ns, Rejection(exc.status, message))
+                record_refusal(self._run_context(context), self.workload_key, ns,
+                               int(getattr(context["ti"], "try_number", 1) or 1), Rejection(exc.status, message))
                 raise AirflowFailException(f"the platform refused the pod at admission (HTTP {exc.status}): "
                                            f"{message}") from exc
             raise
@@ -220,43 +226,42 @@ class GpuWorkloadOperator(KubernetesPodOperator):
         except AirflowFailException:
             raise
         except Exception as exc:
-            outcome = self._outcome(event)
-            if outcome.outcome.resubmittable:
-                self.log.warning("pod %s %s; Airflow retries the task if the plan's resubmission limit allows",
-                                 event.get("name"), outcome.evidence())
-                raise
-            if not outcome.outcome.final:
+            from gpupoc.pipeline.attempts import NextAttempt
+
+            outcome, decision = self._decide(context, event)
+            if decision is None:
                 # the pod still runs or waits (the trigger or this worker lost sight of it): a retry finds it
                 # again by its labels and goes on waiting; nothing is submitted twice
                 self.log.warning("pod %s is still %s after %s; Airflow's retry reattaches to it",
                                  event.get("name"), outcome.reason, type(exc).__name__)
                 raise
-            raise AirflowFailException(f"pod {event.get('name')}: {outcome.evidence()}") from exc
+            if decision.next is NextAttempt.RESUBMIT:
+                self.log.warning("pod %s %s; Airflow's retry submits the item again", event.get("name"),
+                                 decision.evidence)
+                raise
+            if decision.next is NextAttempt.PLATFORM:
+                self.log.warning("pod %s %s; the retry follows the platform's own requeue", event.get("name"),
+                                 decision.evidence)
+                raise
+            last = " (resubmission.limit reached: no further attempt)" if outcome.outcome.resubmittable else ""
+            raise AirflowFailException(f"pod {event.get('name')}: {decision.evidence}{last}") from exc
 
-    def _outcome(self, event: dict[str, Any]):
-        """How the pod ended, from the platform's own records (pod status, events), any wording."""
-        from kubernetes.client import ApiClient
+    def _run_context(self, context: Any):
+        from gpupoc.pipeline.common import plan_path
+        from gpupoc.steps.context import RunContext
 
-        from gpupoc.pipeline.workload_outcome import classify, event_statements, group_event_statements
+        return RunContext(str(plan_path(self.plan_path)), context["ti"].dag_id, context["run_id"], self.test_class,
+                          task="wave")
 
-        name, ns = event.get("name"), event.get("namespace")
-        api = ApiClient()
-        try:
-            pod = api.sanitize_for_serialization(self.client.read_namespaced_pod(name, ns))
-        except Exception:  # noqa: BLE001 - gone (404) or unreadable: judged from its events
-            pod = None
-        try:
-            events = api.sanitize_for_serialization(self.client.list_namespaced_event(
-                ns, field_selector=f"involvedObject.name={name}").items)
-            # KAI records a reclaim on the victim's PodGroup ("Pod ns/p was preempted by workload ...")
-            groups = api.sanitize_for_serialization(self.client.list_namespaced_event(
-                ns, field_selector="involvedObject.kind=PodGroup").items)
-        except Exception:  # noqa: BLE001 - no events readable: the pod alone decides
-            events, groups = [], []
-        for e in events + groups:
-            e.setdefault("metadata", {}).setdefault("namespace", ns)
-        return classify(pod, present=pod is not None, events=event_statements(events, ns, name),
-                        owner=group_event_statements(groups, ns, name))
+    def _decide(self, context: Any, event: dict[str, Any]):
+        """How the pod ended and what follows, from the records the evidence reads: the pod now or as the
+        observer last saw it, its events, its owners' conditions, the audit log (``steps.attempt_decision``);
+        recorded in the run's evidence for the observer."""
+        from gpupoc.steps.attempt_decision import decide
+
+        try_number = int(getattr(context["ti"], "try_number", 1) or 1)
+        return decide(self._run_context(context), self.workload_key, event.get("namespace"), event.get("name"),
+                      try_number)
 
 
 def _status_message(body: Any) -> str:

@@ -54,6 +54,7 @@ class WorkloadRun:
     preempted_by_higher: bool | None = None     # preempted: the preemptor had a higher priority (None: unknown)
     gang: str | None = None                     # the gang (plan key) of a replica of a multi-pod workload
     gang_min_available: int | None = None       # pods of that gang that must run together
+    task_outcome: str | None = None             # what the attempt's wave task decided (None: it decided nothing)
 
 
 @dataclass

@@ -5,6 +5,11 @@ a Job controller) or the platform itself (Kueue's requeue) submits it again, und
 attempts of an item are the pods carrying its item annotation, in creation order, whether they still exist
 (the final pod list), were only seen by the observer (last seen state), or were only recorded by the
 operator when it submitted them (a pod created and gone between two snapshots, or refused at admission).
+
+One attempt has one outcome everywhere: the wave task, the observer and the evidence each call
+``classify_attempt`` on the same records (the pod now or as last seen, its events, its owners' conditions,
+the audit log's deletes), and whether another attempt follows is ``next_attempt`` of that outcome. The task
+records its ``TaskDecision`` in the run's evidence, where the observer and the evidence read it back.
 Pure functions: the callers read the cluster, the observer's files and the audit log.
 """
 
@@ -12,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 
 from gpupoc.common.outcomes import WorkloadOutcome
 from gpupoc.common.timefmt import parse_time, rfc3339
-from gpupoc.pipeline.wave import TERMINAL
 from gpupoc.pipeline.wave import item_key as item_of
 from gpupoc.pipeline.workload_outcome import (
     Deletion,
@@ -80,6 +85,59 @@ class Evidence:
     uids: dict[str, str] = field(default_factory=dict)  # pod or owner uid -> "ns/name"
 
 
+def classify_attempt(key: tuple[str, str], pod: dict | None, present: bool, evidence: Evidence,
+                     rejection: Rejection | None = None, uids: dict[str, str] | None = None) -> OutcomeRecord:
+    """The outcome of the attempt ``key`` (namespace, pod) from every record the pipeline reads: ``pod`` now
+    (``present``) or as last seen, the events about it, its owners' conditions (or the pod group events that
+    name it), the audit log's deletes of it, the admission answer. The wave task, the observer and the
+    evidence all decide with this."""
+    owner = evidence.owner.get(key) or group_event_statements(evidence.events, *key)
+    return classify(pod, present=present, events=event_statements(evidence.events, *key), owner=owner,
+                    deletions=evidence.deletions.get(key, []), rejection=rejection,
+                    uids=evidence.uids if uids is None else uids)
+
+
+class NextAttempt(str, Enum):
+    """What follows an attempt that ended."""
+
+    RESUBMIT = "resubmit"   # the task's retry submits the item again
+    PLATFORM = "platform"   # the platform requeues it itself (the plan's resubmission.platform_requeues)
+    NONE = "none"           # no further attempt: the item's outcome is final
+
+
+def next_attempt(outcome: WorkloadOutcome, try_number: int, limit: int, platform_requeues: bool) -> NextAttempt:
+    """Another attempt follows a preempted or evicted one while the plan's ``resubmission.limit`` allows it
+    (``try_number`` counts from 1, as Airflow's tries)."""
+    if not outcome.resubmittable or (not platform_requeues and try_number > limit):
+        return NextAttempt.NONE
+    return NextAttempt.PLATFORM if platform_requeues else NextAttempt.RESUBMIT
+
+
+@dataclass(frozen=True)
+class TaskDecision:
+    """How one try of a wave task ended (its attempt's outcome) and what follows, as the task recorded it."""
+
+    item: str
+    namespace: str
+    pod: str | None
+    try_number: int
+    outcome: WorkloadOutcome
+    evidence: str               # ``OutcomeRecord.evidence()``: who, when, which record says so
+    next: NextAttempt
+    at: datetime | None = None
+
+    def to_dict(self) -> dict:
+        return {"item": self.item, "namespace": self.namespace, "pod": self.pod, "try_number": self.try_number,
+                "outcome": self.outcome.value, "evidence": self.evidence, "next": self.next.value,
+                "at": rfc3339(self.at) if self.at else None}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TaskDecision":
+        return cls(d["item"], d["namespace"], d.get("pod"), int(d.get("try_number") or 1),
+                   WorkloadOutcome(d["outcome"]), d.get("evidence") or "", NextAttempt(d.get("next") or "none"),
+                   parse_time(d.get("at")))
+
+
 def _created(pod: dict | None, sub: Submission | None) -> datetime | None:
     return parse_time(((pod or {}).get("metadata") or {}).get("creationTimestamp")) or (sub.at if sub else None)
 
@@ -120,8 +178,7 @@ def gather(items: dict[str, str], present: list[dict], last_seen: dict[tuple[str
         if item not in by_item:
             continue
         sub = subs.get(key)
-        out = classify(pod, present=key in now, events=event_statements(evidence.events, *key),
-                       owner=evidence.owner.get(key, []), deletions=evidence.deletions.get(key, []), uids=uids)
+        out = classify_attempt(key, pod, key in now, evidence, uids=uids)
         a = Attempt(item, 0, key[0], key[1], pod, key in now, _by(pod, sub is not None), out,
                     created_at=_created(pod, sub))
         by_item[item].append(a)
@@ -131,9 +188,7 @@ def gather(items: dict[str, str], present: list[dict], last_seen: dict[tuple[str
         if s.rejection is None and s.pod is None:
             continue
         key = (s.namespace, s.pod or "")
-        out = classify(None, present=False, events=event_statements(evidence.events, *key),
-                       owner=evidence.owner.get(key, []), deletions=evidence.deletions.get(key, []),
-                       rejection=s.rejection, uids=uids)
+        out = classify_attempt(key, None, False, evidence, rejection=s.rejection, uids=uids)
         if out.outcome is WorkloadOutcome.LOST:
             out = OutcomeRecord(WorkloadOutcome.LOST, s.at, None, None,
                                 "submitted by the pipeline, never seen on the platform; no event, condition or audit "
@@ -161,40 +216,3 @@ def gather(items: dict[str, str], present: list[dict], last_seen: dict[tuple[str
 
 def _order(a: Attempt) -> tuple:
     return (a.created_at is None, a.created_at.timestamp() if a.created_at else 0.0, a.pod_name or "")
-
-
-# ---- while the wave runs: which items still lack an outcome ----
-@dataclass(frozen=True)
-class Open:
-    """A wave item still without its final outcome, and what it waits for."""
-
-    item: str
-    waiting_for: str
-
-
-def open_items(items: dict[str, str], seen: dict[str, list[str]], present: dict[tuple[str, str], dict],
-               last_seen: dict[tuple[str, str], dict], events: list[dict], gone_at: dict[tuple[str, str], float],
-               now: float, limit: int, wait_s: float) -> list[Open]:
-    """Items whose outcome is not final yet.
-
-    ``seen``: item -> pod names in creation order; ``present``: pods that exist now; ``gone_at``: when each
-    vanished pod was first missed (monotonic seconds). An item whose latest pod was preempted or evicted waits
-    ``wait_s`` for its next attempt while it has attempts left (``limit`` resubmissions).
-    """
-    out = []
-    for item, ns in items.items():
-        names = seen.get(item) or []
-        if not names:
-            out.append(Open(item, "its pod to be created"))
-            continue
-        key = (ns, names[-1])
-        if key in present:
-            phase = ((present[key].get("status") or {}).get("phase")) or "Pending"
-            if phase not in TERMINAL:
-                out.append(Open(item, f"{names[-1]} ({phase})"))
-            continue
-        outcome = classify(last_seen.get(key), present=False, events=event_statements(events, *key),
-                           owner=group_event_statements(events, *key)).outcome
-        if outcome.resubmittable and len(names) <= limit and now - gone_at.get(key, now) < wait_s:
-            out.append(Open(item, f"a new attempt after {names[-1]} was {outcome.value}"))
-    return out

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
+from typing import Callable
 
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.common.timefmt import NEVER
 from gpupoc.pipeline.bottleneck import NAMED_BY, Bottleneck, Held, bottleneck_at, state_at
-from gpupoc.pipeline.readable import classify_message, readable
+from gpupoc.pipeline.readable import ClusterNames, ExplainContext, PodRefs, classify_message, explains
 from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +69,7 @@ def _snapshots(observations: list[Observation]) -> list[_Snapshot]:
     return [_Snapshot(at, obs, {(o.namespace, o.pod): o for o in obs}) for at, obs in sorted(groups.items())]
 
 
+POSITION_REASON = "positionInClusterQueue"
 # Event timestamps carry whole seconds: an event this much before the release may belong to the wait.
 _EVENT_SLACK = timedelta(seconds=1)
 
@@ -89,16 +91,32 @@ def snapshot_from_timelines(at: datetime, timelines: list[WorkloadTimeline], own
     return out
 
 
+def bare_context(namespace: str, pod: str) -> ExplainContext:
+    """A pod that asks for GPUs and a pod slot, in a cluster whose names are unknown."""
+    return ExplainContext(PodRefs(namespace, pod))
+
+
+def _with_gang(ctx: ExplainContext, t: WorkloadTimeline) -> ExplainContext:
+    """``ctx`` knowing the size of the gang ``t`` belongs to, as the plan sizes it."""
+    if not t.gang or t.gang_size <= 1:
+        return ctx
+    gang = ctx.pod.gang or t.gang
+    sized = ClusterNames(gang_sizes={gang.lower(): frozenset({t.gang_size})})
+    return ExplainContext(replace(ctx.pod, gang=gang), ctx.cluster.merged(sized))
+
+
 def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observation], cap: Capacity,
                 explain_after_seconds: float = 5.0, eta_tolerance_seconds: float = 30.0,
-                events: list[Observation] = (), gangs_whole: bool = True) -> list[CongestionRow]:
+                events: list[Observation] = (), gangs_whole: bool = True,
+                context: Callable[[str, str], ExplainContext] = bare_context) -> list[CongestionRow]:
     """One ``CongestionRow`` per workload, in submission order.
 
     A workload needs an explanation when it waited more than ``explain_after_seconds`` after its release.
     Its bottleneck is the most frequent reconstructed cause over the snapshots in which it waited (the later
-    one on a tie); the platform explained it when any of those snapshots carried a readable text (the pod's
-    condition, its event, or its scheduler's own object: ``readable``), and named it right when one of
-    those texts names that cause.
+    one on a tie); the platform explained it when any of those snapshots carried a text that names a cause
+    (the pod's condition, its event, or its scheduler's own object, judged against ``context``: what the pod
+    asks for and the cluster's names, ``readable.explains``) or its queue position (Kueue's visibility API),
+    and named it right when one of those texts names that cause.
     A wait no snapshot saw (the observer was late or down) is judged from the platform's scheduling
     ``events`` during the wait (one ``Observation`` per event moment), each in a snapshot rebuilt from the
     timelines; the row says which source explained it.
@@ -111,6 +129,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         by_pod[(e.namespace, e.pod)].append(e)
     rows = []
     for t in sorted(timelines, key=lambda w: (w.submitted_at or NEVER, w.pod)):
+        ctx = _with_gang(context(t.namespace, t.pod), t)
         causes: list[Bottleneck] = []
         texts: list[tuple[str | None, str]] = []
         positions: list[int] = []
@@ -134,7 +153,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
             if ahead_at_release is None:
                 ahead_at_release, free_at_release = ahead, free
             causes.append(cause)
-            texts += [(r, x) for r, x in mine.statements if readable(r, x) and not _only_pipeline_gate(mine, x)]
+            texts += [(r, x) for r, x in mine.statements if explains(r, x, ctx) and not _only_pipeline_gate(mine, x)]
             if mine.position is not None:
                 positions.append(mine.position)
             if mine.eta is not None:
@@ -175,6 +194,8 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
         bottleneck = next(c for c in reversed(causes) if counts[c] == top)
     else:
         bottleneck = Bottleneck.UNOBSERVED if needs else Bottleneck.NONE
+    if not texts and positions:  # a structured position explains the wait too: where it stands in the queue
+        texts = [(POSITION_REASON, f"position {positions[-1]} in its ClusterQueue (visibility API)")]
     explained = bool(texts)
     names = None
     if explained and bottleneck not in (Bottleneck.NONE, Bottleneck.UNOBSERVED):

@@ -2,8 +2,11 @@
 
 Each snapshot records every wave pod with the platform's own reason, message, queue position and ETA (if
 offered), and keeps the last state of every pod it saw, so a pod the platform deletes later (preemption,
-eviction) still has its record. The observer ends as soon as no item lacks an outcome (``attempts.open_items``)
-or at its deadline, and reports what it still waits for while it runs.
+eviction) still has its record. The observer ends as soon as no item lacks an outcome (``open_items``)
+or at its deadline, and reports what it still waits for while it runs. It decides whether an ended attempt is
+followed by another from the wave tasks (their states and recorded decisions) and, before a task said
+anything, from the attempt's outcome on the same records the task decides with (``open_items``); every new
+attempt it waited for is recorded with whether it came (``Observed.awaited``).
 """
 
 from __future__ import annotations
@@ -14,14 +17,18 @@ from datetime import datetime
 from typing import Callable, Iterable
 
 from gpupoc.common.constants import PIPELINE_GATE
+from gpupoc.common.outcomes import WorkloadOutcome
 from gpupoc.common.timefmt import parse_time, utcnow
-from gpupoc.pipeline.attempts import Open, open_items
+from gpupoc.pipeline.attempts import Evidence, classify_attempt
+from gpupoc.pipeline.cluster_names import contexts, gather_names
 from gpupoc.pipeline.k8s import KubeCaller
+from gpupoc.pipeline.open_items import Open, Policy, TaskView, open_items
+from gpupoc.pipeline.readable import ClusterNames
 from gpupoc.pipeline.scheduler_objects import explain, kueue_workloads, podgroup_statements
 from gpupoc.pipeline.scheduler_objects import owned_pods as _owned_pods
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.pipeline.wave import TERMINAL, adapter_name, item_key, list_pods
-from gpupoc.pipeline.workload_outcome import Statement
+from gpupoc.pipeline.workload_outcome import OutcomeRecord, Statement
 
 SCHEDULING_EVENT_REASONS = frozenset({"FailedScheduling", "Unschedulable", "PodGroupNotReady", "Pending"})
 ETA_ANNOTATION = "gpupoc.io/platform-eta"
@@ -117,8 +124,9 @@ class Snapshot:
 
 
 def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str, plan=None,
-                 clock: Callable[[], datetime] = utcnow) -> Snapshot:
-    """Every wave pod with the platform's own reason, message, position and ETA (if any)."""
+                 clock: Callable[[], datetime] = utcnow, names: ClusterNames = ClusterNames()) -> Snapshot:
+    """Every wave pod with the platform's own reason, message, position and ETA (if any); ``names`` are the
+    cluster's object names a scheduler's text is judged against (``cluster_names``)."""
     pods = list_pods(caller, namespaces, label_selector)
     taken = clock()
     events = list_events(caller, namespaces)
@@ -136,8 +144,21 @@ def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str,
             reason=cond.get("reason") if waiting else None, message=cond.get("message") if waiting else None,
             event_reason=ev.get("reason"), event_message=ev.get("message"),
             eta=parse_time((m.get("annotations") or {}).get(ETA_ANNOTATION)), item=item_key(p)))
-    obs = explain(caller, plan, namespaces, pods, events, obs)  # the scheduler's own objects (scheduler_objects)
+    obs = explain(caller, plan, namespaces, pods, events, obs, names)  # the scheduler's own objects
     return Snapshot(obs, pods, events)
+
+
+@dataclass
+class Awaited:
+    """A new attempt the observer waited for after ``after`` ended, and whether it came."""
+
+    item: str
+    after: str
+    waiting_for: str
+    came: bool = False
+
+    def to_dict(self) -> dict:
+        return {"item": self.item, "after": self.after, "waiting_for": self.waiting_for, "came": self.came}
 
 
 @dataclass
@@ -149,42 +170,81 @@ class Observed:
     seen: dict[str, list[str]] = field(default_factory=dict)      # item -> pod names in order of appearance
     open: list[Open] = field(default_factory=list)                # items without an outcome at the end
     events: list[dict] = field(default_factory=list)
+    names: ClusterNames = field(default_factory=ClusterNames)     # the cluster's object names, read at the start
+    awaited: dict[tuple[str, str], Awaited] = field(default_factory=dict)  # (item, ended pod) -> its successor
+    ended_at: dict[tuple[str, str], float] = field(default_factory=dict)   # pod -> first seen ended or missing
+    _known: dict[tuple[str, str], OutcomeRecord] = field(default_factory=dict, repr=False)  # ended attempts
 
+    def _track(self, snap: Snapshot, items: dict[str, str], now: float) -> dict:
+        present = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in snap.pods}
+        for key, p in sorted(present.items(), key=lambda kv: kv[1]["metadata"].get("creationTimestamp") or ""):
+            self.last_seen[key] = p
+            item = item_key(p)
+            if item in items and key[1] not in self.seen.setdefault(item, []):
+                self.seen[item].append(key[1])
+            if (p.get("status") or {}).get("phase") in TERMINAL or p["metadata"].get("deletionTimestamp"):
+                self.ended_at.setdefault(key, now)
+        for key in self.last_seen:
+            if key not in present:
+                self.ended_at.setdefault(key, now)
+        for (item, after), a in self.awaited.items():
+            a.came = a.came or (self.seen.get(item) or [after])[-1] != after
+        return present
 
-def _track(result: Observed, snap: Snapshot, items: dict[str, str], gone_at: dict, now: float) -> dict:
-    present = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in snap.pods}
-    for key, p in sorted(present.items(), key=lambda kv: kv[1]["metadata"].get("creationTimestamp") or ""):
-        result.last_seen[key] = p
-        item = item_key(p)
-        if item in items and key[1] not in result.seen.setdefault(item, []):
-            result.seen[item].append(key[1])
-    for key in result.last_seen:
-        if key not in present:
-            gone_at.setdefault(key, now)
-    return present
+    def outcomes(self, snap: Snapshot, present: dict, records: Callable[[list[dict]], Evidence]):
+        """``key -> OutcomeRecord`` of an ended attempt: from the snapshot's events first, from every record
+        (``records``: owners' conditions, the audit log) only when those leave it lost; kept once final."""
+        full: list[Evidence] = []
+
+        def outcome_of(key: tuple[str, str]) -> OutcomeRecord:
+            if key in self._known:
+                return self._known[key]
+            pod, here = present.get(key) or self.last_seen.get(key), key in present
+            out = classify_attempt(key, pod, here, Evidence(snap.events))
+            if out.outcome is WorkloadOutcome.LOST:
+                if not full:
+                    full.append(records(snap.events))
+                out = classify_attempt(key, pod, here, full[0])
+            if out.outcome.final and out.outcome is not WorkloadOutcome.LOST:
+                self._known[key] = out
+            return out
+
+        return outcome_of
+
+    def _await(self, open_now: list[Open]) -> None:
+        for o in open_now:
+            if o.after is not None:
+                self.awaited.setdefault((o.item, o.after), Awaited(o.item, o.after, o.waiting_for))
 
 
 def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str, items: dict[str, str], *,
-                 interval_s: float, timeout_s: float, plan=None, resubmit_limit: int = 0,
-                 resubmit_wait_s: float = 60.0, on_snapshot: Callable[[Snapshot], None] | None = None,
+                 interval_s: float, timeout_s: float, plan=None, policy: Policy = Policy(),
+                 tasks: Callable[[], TaskView] = TaskView, records: Callable[[list[dict]], Evidence] = Evidence,
+                 on_snapshot: Callable[[Snapshot], None] | None = None,
                  on_waiting: Callable[[list[Open], float], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> Observed:
+                 sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = ()) -> Observed:
     """Snapshots every ``interval_s`` until every item (key -> namespace) has its outcome, or ``timeout_s``.
 
-    ``on_waiting(open items, seconds left)`` is called after every snapshot that leaves items open."""
+    ``tasks()`` says what the wave tasks decided and where they are; ``records(events)`` what the platform
+    recorded beside the snapshot's events (owners' conditions, the audit log), read only when an ended
+    attempt needs its outcome. ``on_waiting(open items, seconds left)`` is called after every snapshot that
+    leaves items open. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
+    retried observer goes on from them, so an attempt that vanished meanwhile keeps its place."""
     start = time.monotonic()
     deadline = start + timeout_s
-    result, gone_at = Observed(), {}
+    result = Observed(names=gather_names(caller, plan, namespaces))
+    result._track(Snapshot([], list(seen_before), []), items, start)
     while True:
-        snap = observe_once(caller, namespaces, label_selector, plan)
+        snap = observe_once(caller, namespaces, label_selector, plan, names=result.names)
         now = time.monotonic()
         result.observations.extend(snap.observations)
         result.events = snap.events
-        present = _track(result, snap, items, gone_at, now)
+        present = result._track(snap, items, now)
         if on_snapshot:
             on_snapshot(snap)
-        result.open = open_items(items, result.seen, present, result.last_seen, snap.events, gone_at, now,
-                                 resubmit_limit, resubmit_wait_s)
+        result.open = open_items(items, result.seen, present, result.ended_at, now, policy, tasks(),
+                                 result.outcomes(snap, present, records))
+        result._await(result.open)
         if not result.open or now >= deadline:
             return result
         if on_waiting:
@@ -192,13 +252,16 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
         sleep(interval_s)
 
 
-def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source: str) -> list[dict]:
-    """``queue_snapshots`` rows (only pods not yet bound: the ones waiting)."""
+def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source: str, pods: Iterable[dict] = (),
+                  names: ClusterNames = ClusterNames()) -> list[dict]:
+    """``queue_snapshots`` rows (only pods not yet bound: the ones waiting), each with the platform's most
+    telling text about the pod (``pods`` and ``names``: what a text may name)."""
+    context = contexts(pods, names)
     rows = []
     for o in obs:
         if o.node or o.phase in TERMINAL:
             continue
-        reason, message = o.explanation
+        reason, message = o.explanation(context(o.namespace, o.pod))
         rows.append({"ts": o.taken_at, "pod": o.pod, "namespace": o.namespace, "phase": o.phase,
                      "reason": reason, "message": message,
                      "position": o.position,

@@ -2,6 +2,8 @@
 
 The timelines of the attempts that reached the platform feed the congestion reconstruction. A resubmitted
 attempt was never gated, so its wait starts at its submission; the first attempt's at the gate's release.
+Beside the evidence's outcome stands what the attempt's wave task decided (``task_outcome``): both come from
+``attempts.classify_attempt`` on the same records, so they agree unless a record arrived after the task ended.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from datetime import datetime
 
 from gpupoc.common.priority import priority_within_queue
 from gpupoc.common.timefmt import parse_time
-from gpupoc.pipeline.attempts import Attempt
+from gpupoc.pipeline.attempts import Attempt, TaskDecision
 from gpupoc.pipeline.k8s import pod_gpus
 from gpupoc.pipeline.timelines import WorkloadTimeline
 from gpupoc.pipeline.wave import adapter_name
@@ -19,7 +21,7 @@ from gpupoc.pipeline.workload_outcome import event_statements
 
 OUTCOME_COLUMNS = ("outcome", "outcome_reason", "outcome_message", "outcome_by", "outcome_at", "outcome_source",
                    "outcome_explained", "final_attempt", "submitted_by", "requeued_by_platform",
-                   "preempted_by_higher")
+                   "preempted_by_higher", "task_outcome")
 
 
 def _condition(pod: dict, type_: str) -> dict:
@@ -69,9 +71,13 @@ def scheduled_from_events(events: list[dict], namespace: str, pod: str) -> tuple
 
 
 def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: list[dict],
-                 events: list[dict] = ()) -> tuple[list[WorkloadTimeline], list[dict]]:
+                 events: list[dict] = (), decisions: list[TaskDecision] = ()) -> tuple[list[WorkloadTimeline],
+                                                                                     list[dict]]:
     """Timelines (attempts that reached the platform) and ``workload_runs`` rows (every attempt); ``events``
-    tell when a pod seen only before its binding was scheduled."""
+    tell when a pod seen only before its binding was scheduled, ``decisions`` what each attempt's wave task
+    decided."""
+    by_pod = {(d.namespace, d.pod): d.outcome.value for d in decisions if d.pod}
+    refused = {d.item: d.outcome.value for d in decisions if not d.pod}
     from gpupoc.plan import class_items
     from gpupoc.plan.overrides import item_workload
 
@@ -116,6 +122,7 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "outcome_by": o.by, "outcome_at": o.at, "outcome_source": o.source, "outcome_explained": o.explained,
             "final_attempt": a.final, "submitted_by": a.submitted_by, "requeued_by_platform": a.requeued_by_platform,
             "preempted_by_higher": None, "gang": item.gang,
+            "task_outcome": by_pod.get((a.namespace, a.pod_name)) if a.pod_name else refused.get(a.item),
             "gang_min_available": item.min_available if item.gang else None})
     by_key = {f"{r['namespace']}/{r['pod']}": r for r in rows}
     for r in rows:

@@ -20,10 +20,11 @@ its queue position and its gang. Reads only; a resource the platform does not se
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Callable, Iterable
 
+from gpupoc.pipeline.cluster_names import contexts
 from gpupoc.pipeline.k8s import KubeCaller
-from gpupoc.pipeline.readable import classify_message, readable
+from gpupoc.pipeline.readable import ClusterNames, ExplainContext, explains
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.pipeline.workload_outcome import Statement, group_event_statements, named_pod
 from gpupoc.podspec import labels as L
@@ -122,12 +123,10 @@ def podgroup_events(events: list[dict]) -> dict[Key, list[dict]]:
     return out
 
 
-def _best(candidates: list[tuple[str | None, str | None, str]]) -> tuple[str | None, str | None, str | None]:
-    """The first readable text that names a cause, else the first readable one, else none."""
-    usable = [c for c in candidates if readable(c[0], c[1])]
-    named = [c for c in usable if classify_message(c[1])]
-    pick = (named or usable or [(None, None, None)])[0]
-    return pick
+def _best(candidates: list[tuple[str | None, str | None, str]],
+          ctx: ExplainContext) -> tuple[str | None, str | None, str | None]:
+    """The first text that names a cause of the wait (``readable.explains``), else none."""
+    return next((c for c in candidates if explains(c[0], c[1], ctx)), (None, None, None))
 
 
 def _volcano_texts(pg: dict, events: list[dict]) -> list[tuple[str | None, str | None, str]]:
@@ -157,7 +156,7 @@ def _kai_texts(pg: dict, events: list[dict]) -> list[tuple[str | None, str | Non
 
 
 def podgroup_view(caller: KubeCaller, adapter: str, namespaces: Iterable[str], pods: list[dict],
-                  events: list[dict]) -> dict[Key, PodExplanation]:
+                  events: list[dict], context: Callable[[str, str], ExplainContext]) -> dict[Key, PodExplanation]:
     """(namespace, pod) -> the best text of the pod's PodGroup (Volcano or KAI)."""
     api, keys, texts = ((VOLCANO_PODGROUPS, VOLCANO_GROUP_KEYS, _volcano_texts) if adapter == "volcano"
                         else (KAI_PODGROUPS, (KAI_GROUP,), _kai_texts))
@@ -175,14 +174,19 @@ def podgroup_view(caller: KubeCaller, adapter: str, namespaces: Iterable[str], p
         if group is None or gkey not in groups:
             continue
         if gkey not in best:
-            reason, message, source = _best(texts(groups[gkey], on_groups.get(gkey, [])))
+            ctx = context(m["namespace"], m["name"])
+            size = (groups[gkey].get("spec") or {}).get("minMember")
+            if isinstance(size, int):  # the gang as its PodGroup sizes it
+                sized = ClusterNames(gang_sizes={group.lower(): frozenset({size})})
+                ctx = replace(ctx, cluster=ctx.cluster.merged(sized))
+            reason, message, source = _best(texts(groups[gkey], on_groups.get(gkey, [])), ctx)
             best[gkey] = PodExplanation(reason, message, source)
         out[(m["namespace"], m["name"])] = best[gkey]
     return out
 
 
-def scheduler_view(caller: KubeCaller, plan, namespaces: Iterable[str], pods: list[dict],
-                   events: list[dict]) -> dict[Key, PodExplanation]:
+def scheduler_view(caller: KubeCaller, plan, namespaces: Iterable[str], pods: list[dict], events: list[dict],
+                   context: Callable[[str, str], ExplainContext]) -> dict[Key, PodExplanation]:
     """(namespace, pod) -> what the plan's scheduler says about the pod in its own objects."""
     if plan is None:
         return {}
@@ -190,15 +194,16 @@ def scheduler_view(caller: KubeCaller, plan, namespaces: Iterable[str], pods: li
     if adapter == "kueue":
         return kueue_view(caller, plan, namespaces)
     if adapter in ("volcano", "kai"):
-        return podgroup_view(caller, adapter, namespaces, pods, events)
+        return podgroup_view(caller, adapter, namespaces, pods, events, context)
     return {}
 
 
 def explain(caller: KubeCaller, plan, namespaces: Iterable[str], pods: list[dict], events: list[dict],
-            observations: list[Observation]) -> list[Observation]:
+            observations: list[Observation], names: ClusterNames = ClusterNames()) -> list[Observation]:
     """The observer's hook, once per snapshot: each observation with its scheduler's own reason, message and
-    source, its queue position (Kueue) and its gang."""
-    view = scheduler_view(caller, plan, namespaces, pods, events)
+    source (the first of its texts that names a cause, judged against ``names``), its queue position (Kueue)
+    and its gang."""
+    view = scheduler_view(caller, plan, namespaces, pods, events, contexts(pods, names))
     gangs = {(p["metadata"]["namespace"], p["metadata"]["name"]): ((p["metadata"].get("labels") or {}).get(L.GANG))
              for p in pods}
     out = []

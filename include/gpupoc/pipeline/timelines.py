@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 
 from gpupoc.common.timefmt import parse_time, rfc3339
-from gpupoc.pipeline.readable import readable
+from gpupoc.pipeline.readable import ExplainContext, explains
 
 
 @dataclass(frozen=True)
@@ -92,13 +92,13 @@ class Observation:
         return [(r, t) for r, t in ((self.reason, self.message), (self.event_reason, self.event_message),
                                     (self.scheduler_reason, self.scheduler_message)) if t]
 
-    @property
-    def explanation(self) -> tuple[str | None, str | None]:
+    def explanation(self, ctx: ExplainContext) -> tuple[str | None, str | None]:
         """The most telling (reason, text) a user could read: the scheduler's own object first, else the pod's
-        condition, else its latest event; the pod's condition when none is readable."""
+        condition, else its latest event, the first that names a cause (``readable.explains``); the pod's
+        condition when none does."""
         for r, t in ((self.scheduler_reason, self.scheduler_message), (self.reason, self.message),
                      (self.event_reason, self.event_message)):
-            if readable(r, t):
+            if explains(r, t, ctx):
                 return r, t
         return self.reason or self.event_reason, self.message or self.event_message
 

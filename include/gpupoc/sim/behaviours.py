@@ -18,6 +18,7 @@ class Behaviour(str, Enum):
     KUEUE_REQUEUE = "kueue-requeue"  # Kueue stops preempted pods, a controller requeues them under new names
     VOLCANO_WORDING = "volcano-wording"  # the scheduler speaks Volcano's events and conditions
     KAI_WORDING = "kai-wording"  # the scheduler speaks KAI's events and conditions
+    ZH_WORDING = "zh-wording"  # kube-scheduler's messages in Chinese, as a localized platform writes them
     CONTROLLER_RECREATES = "controller-recreates"  # a Job controller recreates pods the platform took away
     THROTTLED = "throttled"  # 429 with Retry-After now and then, bursts of 503/500
     WATCH_CUTS = "watch-cuts"  # the server closes every watch stream after a few seconds

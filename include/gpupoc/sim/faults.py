@@ -10,7 +10,10 @@ The queueing faults act in every scheduler mode (``modes``) where the behaviour 
   guarantees stay), KAI's over-quota division and fair-share reclaim; quota/guarantee reclaim stays.
 - ``reasons-opaque``: every scheduler keeps only generic texts: pods "0/N nodes are available." (kube-scheduler,
   Volcano and KAI alike), Kueue's gate, empty messages in Workload, PodGroup and queue conditions, no
-  PodGroup/Workload reason events.
+  PodGroup/Workload reason events, and no Kueue visibility API (no queue positions).
+- ``vague-reasons``: the same, except that every unschedulable pod is answered with one text that names nothing:
+  "Pod is pending." (「Pod 正在等待调度。」 under the ``zh-wording`` behaviour) in its PodScheduled condition and
+  its FailedScheduling events.
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ class Fault(str, Enum):
     BORROW_NOT_RECLAIMED = "borrow-not-reclaimed"  # no eviction across queues: a lender never gets lent GPUs back
     FAIRSHARE_IGNORED = "fairshare-ignored"  # GPUs beyond a queue's quota go first-come-first-served
     REASONS_OPAQUE = "reasons-opaque"  # only generic messages: gates, empty, "0/N nodes are available."
+    VAGUE_REASONS = "vague-reasons"  # every unschedulable pod: "Pod is pending.", nothing else
+
+
+def hides_reasons(faults: frozenset[Fault]) -> bool:
+    """The schedulers keep only texts that name no cause (``reasons-opaque``, ``vague-reasons``)."""
+    return Fault.REASONS_OPAQUE in faults or Fault.VAGUE_REASONS in faults
 
 
 def parse_faults(value: str | None) -> frozenset[Fault]:

@@ -16,6 +16,7 @@ from gpupoc.pipeline.runs import attempt_runs
 from gpupoc.plan import class_items, plan_hash
 from gpupoc.plan.platforms import identity
 from gpupoc.podspec import labels as L
+from gpupoc.steps.attempt_decision import decisions
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_FILE
 from gpupoc.steps.profiles import profile
@@ -39,7 +40,8 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     records = ctx.platform_records()
     probes = {i.name: ctx.plan.tenant(i.tenant).namespace for i in class_items(ctx.plan, ctx.test_class)}
     attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
-    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events)
+    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events,
+                                   decisions(ctx))
     for r in runs:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)

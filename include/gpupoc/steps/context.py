@@ -136,21 +136,23 @@ class RunContext:
         files = sorted(self.writer.files_dir.glob("submission-*.json")) if self.writer.files_dir.is_dir() else []
         return [Submission.from_dict(json.loads(p.read_text(encoding="utf-8"))) for p in files]
 
-    def platform_records(self):
-        """What the platform recorded about the wave's pods: events, owners' conditions, audited deletes."""
+    def platform_records(self, namespaces: list[str] | None = None, events: list[dict] | None = None):
+        """What the platform recorded about the wave's pods (of ``namespaces``, all the run's by default):
+        events (``events`` when already read), owners' conditions, audited deletes."""
         from gpupoc.pipeline.attempts import Evidence
         from gpupoc.pipeline.audit_deletes import pod_deletions
         from gpupoc.pipeline.observe import list_events, owner_statements
 
         reader = self.reader()
-        owner, uids = owner_statements(reader, self.plan, self.namespaces)
+        namespaces = namespaces or self.namespaces
+        owner, uids = owner_statements(reader, self.plan, namespaces)
         from gpupoc.common.timefmt import parse_time
         from gpupoc.monitoring.audit_source import plan_audit_source
 
         source = plan_audit_source(self.plan)
         started = parse_time((self.read_file("run_params", {}) or {}).get("started_at"))
-        deletions = pod_deletions(source, self.namespaces, since=started) if source is not None else {}
-        return Evidence(list_events(reader, self.namespaces), owner, deletions, uids)
+        deletions = pod_deletions(source, namespaces, since=started) if source is not None else {}
+        return Evidence(list_events(reader, namespaces) if events is None else events, owner, deletions, uids)
 
     def wave_items(self):
         """The plan's items of the wave this run submits through the operator (``items``), typed."""

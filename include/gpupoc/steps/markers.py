@@ -8,3 +8,9 @@ OBSERVING_FILE = "observing"        # the observer took its first snapshot: the 
 STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, OBSERVING_FILE)
 # the observer's record of the last state of every pod it saw (a pod the platform deletes keeps its record)
 OBSERVED_PODS = "observed_pods"
+# the names of the cluster's objects (queues, quotas, nodes, priority classes, pod groups) the observer read:
+# what a platform's text may name to explain a wait
+CLUSTER_NAMES = "cluster_names"
+# how the observer ended: the items still open at its deadline, and the new attempts it waited for after an
+# attempt ended, each with whether it came
+OBSERVER_END = "observer_end"

@@ -4,14 +4,17 @@ from before the release until every item has an outcome."""
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline import waits
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
+from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
-from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+from gpupoc.steps.attempt_decision import task_view
+from gpupoc.steps.markers import CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
 from gpupoc.steps.replay import is_replay, release_schedule
 
 SNAPSHOT_SOURCE = "kubernetes-api"
@@ -52,9 +55,11 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
             "observer_ready": observer_ready}
 
 
-def observe(ctx: RunContext) -> dict:
+def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | None] | None = None) -> dict:
     """Queue snapshots every few seconds from before the release until every wave item has an outcome;
-    kept as files (observations, the last state of every pod seen) and ``queue_snapshots``."""
+    kept as files (observations, the last state of every pod seen, the new attempts it waited for) and
+    ``queue_snapshots``. ``task_states()`` says where each item's wave task is (the orchestrator's view); an
+    item whose task ended is never waited for."""
     interval = float(getattr(ctx.spec, "snapshot_interval_seconds", 3))
     policy = ctx.spec.resubmission
     acc: list[dict] = list(ctx.read_file("observations", []) or [])
@@ -78,17 +83,25 @@ def observe(ctx: RunContext) -> dict:
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
     try:
         result = observe_wave(caller, ctx.namespaces, ctx.selector, items, interval_s=interval,
-                              timeout_s=ctx.observe_timeout_s(), plan=ctx.plan, resubmit_limit=policy.limit,
-                              resubmit_wait_s=policy.wait_seconds, on_snapshot=keep, on_waiting=waiting)
+                              timeout_s=ctx.observe_timeout_s(), plan=ctx.plan,
+                              policy=Policy(policy.limit, policy.platform_requeues, policy.wait_seconds),
+                              tasks=lambda: task_view(ctx, task_states() if task_states else None),
+                              records=lambda events: ctx.platform_records(events=events),
+                              on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()))
     finally:
         waits.clear_note(ctx.run_dir, "observe")
     _save_observed(ctx, acc, seen_pods)
+    ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
+    ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
+                                         "awaited": [a.to_dict() for a in result.awaited.values()]})
     obs = [Observation.from_dict(d) for d in acc]
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
-    rows = snapshot_rows(obs, tenants, SNAPSHOT_SOURCE)
+    rows = snapshot_rows(obs, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
     ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
     return {"snapshots": len({d["taken_at"] for d in acc}), "rows": len(rows),
-            "open_at_deadline": [o.item for o in result.open]}
+            "open_at_deadline": [o.item for o in result.open],
+            "awaited_attempts": len(result.awaited),
+            "awaited_in_vain": [a.item for a in result.awaited.values() if not a.came]}
 
 
 def _pod_key(p: dict) -> str:

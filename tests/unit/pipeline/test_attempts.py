@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpupoc.common.outcomes import WorkloadOutcome as O
-from gpupoc.pipeline.attempts import Evidence, Submission, gather, open_items
+from gpupoc.pipeline.attempts import (Evidence, NextAttempt, Submission, TaskDecision, classify_attempt, gather,
+                                      next_attempt)
 from gpupoc.pipeline.workload_outcome import Deletion, Rejection
 
 from .fake_api import T0, pod
@@ -73,21 +74,38 @@ def test_pods_of_other_items_or_runs_are_ignored():
     assert [a.pod_name for a in att] == ["a-1"]
 
 
-def test_open_items_wait_for_pending_pods_and_for_a_preempted_items_next_attempt():
-    present = {("team-a", "a-1"): ran("a-1", "a", phase="Running"), ("team-a", "b-1"): ran("b-1", "b")}
-    items = {"a": "team-a", "b": "team-a", "c": "team-a", "d": "team-a"}
-    seen = {"a": ["a-1"], "b": ["b-1"], "d": ["d-1"]}
-    last = {("team-a", "d-1"): ran("d-1", "d", phase="Running")}
-    events = [{**PREEMPT, "involvedObject": {"name": "d-1", "namespace": "team-a"}}]
-    got = {o.item: o.waiting_for for o in open_items(items, seen, present, last, events, {("team-a", "d-1"): 0.0},
-                                                      now=10.0, limit=1, wait_s=60)}
-    assert set(got) == {"a", "c", "d"} and "preempted" in got["d"]
-    later = open_items(items, seen, present, last, events, {("team-a", "d-1"): 0.0}, now=61.0, limit=1, wait_s=60)
-    assert "d" not in {o.item for o in later}, "after wait_s the preemption is the item's outcome"
-
-
 def test_a_probes_pod_is_read_back_but_a_probe_item_never_created_is_not_lost():
     att = gather({"a": "team-a"}, [ran("a-1", "a"), ran("c-1", "consumer")], {}, [], Evidence(),
                  also={"consumer": "team-a", "over-quota": "team-a"})
     assert sorted(a.item for a in att) == ["a", "consumer"]
     assert all(a.outcome.outcome is O.SUCCEEDED for a in att)
+
+
+def test_an_attempt_has_one_outcome_from_every_record_whoever_asks():
+    """The task, the observer and the evidence classify with the same function: a pod gone with no event
+    (events dropped) is preempted when the audit log has the scheduler's delete, lost only when nothing says."""
+    key = ("team-a", "a-1")
+    gone = ran("a-1", "a", phase="Running")
+    audited = Evidence(deletions={key: [Deletion("system:kube-scheduler", T0)]})
+    assert classify_attempt(key, gone, False, audited).outcome is O.PREEMPTED
+    assert classify_attempt(key, gone, False, Evidence()).outcome is O.LOST
+    [a] = gather({"a": "team-a"}, [], {key: gone}, [Submission("a", "team-a", "a-1", T0)], audited)
+    assert a.outcome == classify_attempt(key, gone, False, audited)
+    disrupted = {**gone, "status": {**gone["status"], "conditions": [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": "x"}]}}
+    assert classify_attempt(key, disrupted, False, Evidence()).outcome is O.PREEMPTED
+
+
+def test_another_attempt_follows_a_preemption_or_eviction_while_the_limit_allows():
+    assert next_attempt(O.PREEMPTED, 1, 2, False) is NextAttempt.RESUBMIT
+    assert next_attempt(O.EVICTED, 2, 2, False) is NextAttempt.RESUBMIT
+    assert next_attempt(O.PREEMPTED, 3, 2, False) is NextAttempt.NONE
+    assert next_attempt(O.PREEMPTED, 3, 2, True) is NextAttempt.PLATFORM
+    for final in (O.SUCCEEDED, O.FAILED, O.LOST, O.REJECTED, O.DELETED):
+        assert next_attempt(final, 1, 2, False) is NextAttempt.NONE
+
+
+def test_a_task_decision_survives_its_file():
+    d = TaskDecision("a", "team-a", "a-1", 2, O.PREEMPTED, "preempted by system:kube-scheduler (audit log)",
+                     NextAttempt.RESUBMIT, T0)
+    assert TaskDecision.from_dict(d.to_dict()) == d

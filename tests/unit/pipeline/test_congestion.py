@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.bottleneck import Bottleneck
-from gpupoc.pipeline.congestion import reconstruct, summarize
+from gpupoc.pipeline.congestion import POSITION_REASON, reconstruct, summarize
+from gpupoc.pipeline.readable import ClusterNames, ExplainContext, PodRefs
 from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
 
 T0 = datetime(2026, 3, 2, 9, 0, 0, tzinfo=timezone.utc)
@@ -189,6 +190,32 @@ def test_the_platforms_own_gate_and_placeholders_are_no_explanation_but_the_sche
     assert c.platform_explained is True and (c.platform_reason, c.platform_message) == ("Pending", quota)
     assert c.platform_names_bottleneck is True
 
+
+
+def test_a_vague_message_in_any_language_leaves_a_wait_unexplained():
+    for vague in ("Pod is pending.", "调度中", "Job queued"):
+        tl, obs = three_of_four(vague)
+        c = row(reconstruct(tl, obs, ONE_NODE), "c")
+        assert c.needs_explanation and c.platform_explained is False, vague
+    tl, obs = three_of_four("0/1 个节点可用：1 个节点 nvidia.com/gpu 不足。")
+    assert row(reconstruct(tl, obs, ONE_NODE), "c").platform_explained is True
+
+
+def test_what_a_message_names_is_judged_in_the_pods_context():
+    tl, obs = three_of_four("waiting for lq-7")
+    assert row(reconstruct(tl, obs, ONE_NODE), "c").platform_explained is False  # a name unknown to the cluster
+    named = ExplainContext(PodRefs("team-a", "c"), ClusterNames(queues=frozenset({"lq-7"})))
+    c = row(reconstruct(tl, obs, ONE_NODE, context=lambda ns, pod: named), "c")
+    assert c.platform_explained is True and c.platform_message == "waiting for lq-7"
+
+
+def test_a_queue_position_from_the_visibility_api_explains_a_gated_wait():
+    tl = [wl("a"), wl("b"), wl("c", released=10, scheduled=40)]
+    gate = ("SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
+    obs = [ob(12, "a", node="n1"), ob(12, "b", node="n1"),
+           ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1], position=2)]
+    c = row(reconstruct(tl, obs, ONE_NODE), "c")
+    assert c.platform_explained is True and c.platform_reason == POSITION_REASON and "position 2" in c.platform_message
 
 GANG_MSG = "pod group is not ready, 1 Pending, 4 minAvailable; Pending: 1 Unschedulable"
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpupoc.pipeline import observe
+from gpupoc.pipeline.attempts import Evidence
+from gpupoc.pipeline.open_items import Policy, TaskState, TaskView
 from gpupoc.pipeline.timelines import Observation
+from gpupoc.pipeline.workload_outcome import Deletion
 
 from .fake_api import PLAN, T0, FakeApi, pod
 
@@ -87,16 +90,39 @@ def test_a_preempted_item_is_awaited_until_its_next_attempt_ends():
     script = Script(api, [preempt, lambda a: None, resubmit,
                           lambda a: a.pods.update({("team-a", "a-2"): done("a-2", "team-a", "a")})])
     res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
-                               resubmit_limit=2, resubmit_wait_s=600, sleep=script)
+                               policy=Policy(limit=2, wait_s=600), sleep=script)
     assert res.open == [] and res.seen["a"] == ["a-1", "a-2"] and script.sleeps == 4
     assert ("team-a", "a-1") in res.last_seen, "the vanished attempt keeps its last state"
+    assert [(a.item, a.after, a.came) for a in res.awaited.values()] == [("a", "a-1", True)]
+
+
+def test_a_preempted_item_whose_task_ended_is_not_awaited_whatever_the_policy():
+    api = FakeApi([pod("a-1", "team-a", "a", gates=())])
+    script = Script(api, [lambda a: (a.pods.clear(), a.events.append(ev("a-1", "Preempted", "Preempted by pod x")))])
+    ended = TaskView(states={"a": TaskState.ENDED})
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
+                               policy=Policy(limit=2, wait_s=600), tasks=lambda: ended, sleep=script)
+    assert res.open == [] and script.sleeps == 1 and not res.awaited
+
+
+def test_the_audit_log_tells_the_observer_a_silent_vanishing_was_a_preemption():
+    """No event says why the pod went (events-dropped): the audit log's delete by the scheduler does."""
+    api = FakeApi([pod("a-1", "team-a", "a", gates=())])
+    said = Evidence(deletions={("team-a", "a-1"): [Deletion("system:kube-scheduler", T0)]})
+    script = Script(api, [lambda a: a.pods.clear(), lambda a: a.pods.update(
+        {("team-a", "a-2"): pod("a-2", "team-a", "a", gates=(), created=T0 + timedelta(seconds=20))}),
+        lambda a: a.pods.update({("team-a", "a-2"): done("a-2", "team-a", "a")})])
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
+                               policy=Policy(limit=1), records=lambda events: said, sleep=script)
+    assert res.seen["a"] == ["a-1", "a-2"] and res.open == []
+    assert [a.came for a in res.awaited.values()] == [True]
 
 
 def test_a_preempted_item_without_attempts_left_ends_at_once():
     api = FakeApi([pod("a-1", "team-a", "a", gates=())])
     script = Script(api, [lambda a: (a.pods.clear(), a.events.append(ev("a-1", "Preempted", "Preempted by pod x")))])
     res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
-                               resubmit_limit=0, sleep=script)
+                               policy=Policy(limit=0), sleep=script)
     assert res.open == [] and script.sleeps == 1
 
 
@@ -104,7 +130,7 @@ def test_a_vanished_pod_nothing_explains_is_not_awaited():
     api = FakeApi([pod("a-1", "team-a", "a", gates=())])
     script = Script(api, [lambda a: a.pods.clear()])
     res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
-                               resubmit_limit=3, sleep=script)
+                               policy=Policy(limit=3), sleep=script)
     assert res.open == [] and script.sleeps == 1
 
 
@@ -114,3 +140,16 @@ def test_at_its_deadline_the_observer_names_the_items_still_open():
                                sleep=lambda s: None)
     assert sorted(o.item for o in res.open) == ["a", "b"]
     assert "created" in next(o.waiting_for for o in res.open if o.item == "b")
+
+
+def test_a_retried_observer_goes_on_from_the_pods_its_earlier_try_saw():
+    """A pod that vanished while the observer was restarting keeps its place: the item is not awaited as if
+    its pod had never been created."""
+    gone = pod("a-1", "team-a", "a", gates=())
+    api = FakeApi([], events=[ev("a-1", "Preempted", "Preempted by pod x")])
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=60,
+                               policy=Policy(limit=0), sleep=lambda s: None, seen_before=[gone])
+    assert res.open == [] and res.seen == {"a": ["a-1"]}
+    fresh = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=0,
+                                 sleep=lambda s: None)
+    assert [o.waiting_for for o in fresh.open] == ["its pod to be created"]

@@ -6,10 +6,13 @@ from dataclasses import replace
 
 from gpupoc.pipeline import scheduler_objects as S
 from gpupoc.pipeline.k8s import Response
+from gpupoc.pipeline.readable import ExplainContext, PodRefs
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.podspec import labels as L
 
 from .fake_api import PLAN, T0
+
+CTX = ExplainContext(PodRefs("team-nlp", "p1"))
 
 QUOTA = ("couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor "
          "training, 4 more needed")
@@ -53,12 +56,13 @@ def test_kueue_pods_get_their_workloads_quota_message_and_their_position():
     [o] = S.explain(api, plan_with("kueue"), ["team-nlp"], [pod("p1")], [], [gated])
     assert (o.scheduler_reason, o.scheduler_message, o.position) == ("Pending", QUOTA, 3)
     assert o.scheduler_source == "Workload team-nlp/g condition QuotaReserved"
-    assert o.explanation == ("Pending", QUOTA)
+    assert o.explanation(CTX) == ("Pending", QUOTA)
 
 
 def test_volcano_pods_get_the_enqueue_event_while_pending_and_the_gang_condition_once_enqueued():
-    def pg(phase):
-        return {"metadata": {"name": "g", "namespace": "team-nlp"}, "status": {"phase": phase, "conditions": [
+    def pg(phase):  # a gang of four: its message counts it
+        return {"metadata": {"name": "g", "namespace": "team-nlp"}, "spec": {"minMember": 4},
+                "status": {"phase": phase, "conditions": [
             {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": GANG}]}}
     event = {"metadata": {"namespace": "team-nlp"}, "involvedObject": {"kind": "PodGroup", "name": "g",
                                                                         "namespace": "team-nlp"},
@@ -90,7 +94,19 @@ def test_empty_podgroup_messages_leave_the_pod_unexplained():
     opaque = obs("p1", reason="Unschedulable", message="0/5 nodes are available.")
     [o] = S.explain(api, plan_with("volcano"), ["team-nlp"], [pod("p1", annotations={"scheduling.k8s.io/group-name": "g"})],
                     [], [opaque])
-    assert o.scheduler_message is None and o.explanation == ("Unschedulable", "0/5 nodes are available.")
+    assert o.scheduler_message is None and o.explanation(CTX) == ("Unschedulable", "0/5 nodes are available.")
+
+
+def test_a_podgroup_message_counts_a_gang_only_as_large_as_its_podgroup_says():
+    said = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughTasks",
+            "message": "Not enough valid tasks for gang-scheduling, valid: 1, min: 4"}
+    member = pod("p1", annotations={"scheduling.k8s.io/group-name": "g"}, labels={L.GANG: "g"})
+    path = f"{S.VOLCANO_PODGROUPS}/namespaces/team-nlp/podgroups"
+    for size, told in ((4, said["message"]), (2, None)):
+        pg = {"metadata": {"name": "g", "namespace": "team-nlp"}, "spec": {"minMember": size},
+              "status": {"phase": "Inqueue", "conditions": [said]}}
+        [o] = S.explain(Paths({path: [pg]}), plan_with("volcano"), ["team-nlp"], [member], [], [obs("p1")])
+        assert o.scheduler_message == told, size
 
 
 def test_kube_scheduler_plans_read_no_scheduler_objects_but_keep_the_gang():

@@ -76,3 +76,28 @@ def test_queueing_faults_parse_and_unknown_names_are_refused_with_the_list():
     with pytest.raises(ConfigError) as err:
         parse_faults("gang-partly")
     assert "gang-partly" in str(err.value) and "borrow-not-reclaimed" in str(err.value)
+
+
+@pytest.mark.parametrize("faults, served", [((), True), (("reasons-opaque",), False), (("vague-reasons",), False)])
+def test_hiding_reasons_also_hides_the_kueue_queue_positions(tmp_path, faults, served):
+    from gpupoc.sim.api.status import StatusError
+    from gpupoc.sim.api.visibility import _pending
+
+    state = mode_state(tmp_path, "kueue", faults)
+    submit(state, "big", VISION, 32)
+    submit(state, "next", VISION, 32)
+    run(state)
+    if served:
+        assert [i["positionInClusterQueue"] for i in _pending(state, cluster_queue="team-vision-training")] == [0, 1]
+    else:
+        with pytest.raises(StatusError) as err:
+            _pending(state, cluster_queue="team-vision-training")
+        assert err.value.status["code"] == 404
+
+
+def test_vague_reasons_says_one_vague_text_and_keeps_kueue_workloads_without_a_message(tmp_path):
+    state = mode_state(tmp_path, "kueue", ("vague-reasons",))
+    submit(state, "big", VISION, 32)
+    run(state)
+    wl = next(iter(state.store.list("workloads", VISION)))
+    assert condition(wl, "QuotaReserved")["message"] == ""

@@ -1,11 +1,14 @@
-"""The scheduler's wording: kube-scheduler's by default, Volcano's or KAI's under their profiles; the same
-scheduling decisions in every dialect."""
+"""The scheduler's wording: kube-scheduler's by default, Volcano's, KAI's or Chinese under their profiles; the
+same scheduling decisions in every dialect; one vague text under ``vague-reasons``."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from gpupoc.sim.behaviours import Behaviour
+from gpupoc.sim.faults import Fault
 from gpupoc.sim.controllers import wording as W
 
 from .behaviour_helpers import bound, condition, events, make_state, pod, submit
@@ -78,3 +81,37 @@ def test_a_wording_profile_also_schedules_pods_that_name_its_scheduler(tmp_path)
     plain.store.update("pods", q)
     plain.scheduler.run_pass()
     assert bound(plain, ["vc"]) == [], "without the profile no scheduler serves schedulerName volcano"
+
+
+def test_zh_wording_reports_a_waiting_pod_in_chinese_naming_the_short_resource(tmp_path):
+    state = make_state(tmp_path, behaviours=["zh-wording"])
+    _overfill(state)
+    assert len(bound(state, ["a", "b", "c", "d"])) == 3, "the same scheduling in every dialect"
+    [waiting] = [n for n in "abcd" if not pod(state, n)["spec"].get("nodeName")]
+    cond = condition(pod(state, waiting), "PodScheduled")
+    assert cond["message"].startswith("0/5 个节点可用：2 个节点与 Pod 的节点亲和性/节点选择器不匹配，"
+                                      "3 个节点的 nvidia.com/gpu 不足。"), cond["message"]
+    [ev] = events(state, waiting, "FailedScheduling")
+    assert ev["message"] == cond["message"] and ev["source"]["component"] == "default-scheduler"
+    [scheduled] = events(state, "a", "Scheduled")
+    assert scheduled["message"] == f"已成功将 team-vision/a 分配到节点 {pod(state, 'a')['spec']['nodeName']}"
+
+
+def test_zh_wording_renders_the_preemption_note_and_every_filter_reason():
+    english = ("0/3 nodes are available: 1 Too many pods, 1 node(s) were unschedulable, 1 node(s) had untolerated "
+               "taint {gpu: yes}. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming "
+               "pod..")
+    assert W.ZH_WORDING.unschedulable(3, Counter(), None).startswith("0/3 个节点可用")
+    from gpupoc.sim.controllers import zh_wording
+    assert zh_wording.fit_error(english) == (
+        "0/3 个节点可用：1 个节点的 Pod 数已达上限，1 个节点已封锁，不可调度，1 个节点有 Pod 不容忍的污点 {gpu: yes}。"
+        "抢占：0/3 个节点可用：3 个节点上找不到可抢占的低优先级 Pod。")
+
+
+@pytest.mark.parametrize("behaviours, vague", [((), "Pod is pending."), (("zh-wording",), "Pod 正在等待调度。")])
+def test_vague_reasons_answers_every_unschedulable_pod_with_one_text(tmp_path, behaviours, vague):
+    state = make_state(tmp_path, behaviours=behaviours, faults=[Fault.VAGUE_REASONS])
+    _overfill(state)
+    [waiting] = [n for n in "abcd" if not pod(state, n)["spec"].get("nodeName")]
+    assert condition(pod(state, waiting), "PodScheduled")["message"] == vague
+    assert {e["message"] for e in events(state, waiting, "FailedScheduling")} == {vague}

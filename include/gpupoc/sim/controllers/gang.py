@@ -21,7 +21,7 @@ from gpupoc.sim.controllers.podgroups import Group, GroupIndex
 from gpupoc.sim.controllers.scheduling import set_condition
 from gpupoc.sim.controllers.wording import Wording, opaque_fit_error
 from gpupoc.sim.events import WARNING
-from gpupoc.sim.faults import Fault
+from gpupoc.sim.faults import Fault, hides_reasons
 from gpupoc.sim.ports import Placer
 from gpupoc.sim.store import Change, Conflict
 
@@ -44,7 +44,7 @@ class GangScheduler:
         self.index = GroupIndex(state.store, self.scheduler_name, self.group_keys)
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
         self.partial = state.has(Fault.GANG_PARTIAL)
-        self.opaque = state.has(Fault.REASONS_OPAQUE)
+        self.opaque = hides_reasons(state.faults)
         self.weighted = not state.has(Fault.FAIRSHARE_IGNORED)  # fair shares weigh queues; else creation order
         self.reclaims = not state.has(Fault.BORROW_NOT_RECLAIMED)
         self._specs_version = 0
@@ -188,7 +188,8 @@ class GangScheduler:
         """PodScheduled=False with ``reason``/``message`` on a pending pod, and the scheduler's Warning
         event (again after the retry interval while it stays the same)."""
         if self.opaque:
-            reason, message = "Unschedulable", opaque_fit_error(self.sched.node_count)
+            reason, message = "Unschedulable", opaque_fit_error(self.sched.node_count, self.state.faults,
+                                                               self.state.behaviours)
         pod = self.store.get("pods", *key)
         if pod is None or pod.get("spec", {}).get("nodeName"):
             return

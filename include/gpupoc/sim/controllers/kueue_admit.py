@@ -23,7 +23,7 @@ from gpupoc.sim.controllers.kueue_evict import evict_workload, workload_message
 from gpupoc.sim.controllers.kueue_preempt import Policy, candidates, targets
 from gpupoc.sim.controllers.kueue_quota import QueueQuota, QuotaTree, weighted_share
 from gpupoc.sim.controllers.kueue_types import GPU, Entry, pending_message, set_condition
-from gpupoc.sim.faults import Fault
+from gpupoc.sim.faults import Fault, hides_reasons
 
 Key = tuple[str, str]
 
@@ -147,7 +147,7 @@ def _try(state: ClusterState, kq: QueueView, e: Entry, name: str, tree: QuotaTre
                     admitted[t.cq].remove(t.entry)
             message += f". Pending the preemption of {len(chosen)} workload(s)"
             q.usage += e.gpus  # held for the preemptor until the pass ends
-    if set_condition(wl, "QuotaReserved", "False", "Pending", "" if state.has(Fault.REASONS_OPAQUE) else message):
+    if set_condition(wl, "QuotaReserved", "False", "Pending", "" if hides_reasons(state.faults) else message):
         state.store.update("workloads", wl)
     return False
 

@@ -25,7 +25,7 @@ from gpupoc.sim.controllers.release import StaggeredRelease
 from gpupoc.sim.controllers.scheduling import Failure, NodeClass, set_condition
 from gpupoc.sim.controllers.wording import KUBE_WORDING, Wording, opaque_fit_error, wordings_for
 from gpupoc.sim.events import NORMAL, WARNING
-from gpupoc.sim.faults import Fault
+from gpupoc.sim.faults import Fault, hides_reasons
 from gpupoc.sim.store import Change
 
 Key = tuple[str, str]
@@ -75,7 +75,7 @@ class Scheduler(PreemptionMixin, PlacementMixin):
         self.moves = 0  # changes to the free-GPU buckets (a fit computed earlier is stale once this grows)
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
         self.wordings = wordings_for(state.mode, state.behaviours)  # scheduler name -> how it speaks
-        self.opaque = state.has(Fault.REASONS_OPAQUE)
+        self.opaque = hides_reasons(state.faults)
         self.release = StaggeredRelease(state.behaviour_seed) if state.behaves(Behaviour.RELEASE_STAGGERED) \
             else None
         for pod in self.store.list("pods"):
@@ -348,7 +348,7 @@ class Scheduler(PreemptionMixin, PlacementMixin):
         message = reasons.messages.get((post, wording.dialect))
         if message is None:
             if self.opaque:
-                message = opaque_fit_error(self._node_count)
+                message = opaque_fit_error(self._node_count, self.state.faults, self.state.behaviours)
             else:
                 message = wording.unschedulable(self._node_count, reasons.counts(), post)
             reasons.messages[(post, wording.dialect)] = message

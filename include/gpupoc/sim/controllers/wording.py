@@ -10,6 +10,7 @@ The scheduling itself is the same; only the texts a user reads differ. Sources o
   ``pkg/scheduler/api/common_info`` fit errors, ``GetPreemptMessage``): Warning events ``Unschedulable`` with
   "no nodes with enough resources were found: <histogram>.", "Successfully assigned pod ns/name to node X at
   node-pool default", and ``Evict`` "Pod ns/name was preempted by higher priority workload ns/group".
+- ``zh-wording``: kube-scheduler's texts in Chinese (``zh_wording``), a localized platform's.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from dataclasses import dataclass
 
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.controllers import scheduling as S
+from gpupoc.sim.controllers import zh_wording
+from gpupoc.sim.faults import Fault
 from gpupoc.sim.modes import SchedulerMode
 
-KUBE, VOLCANO, KAI = "kube-scheduler", "volcano", "kai"
+KUBE, VOLCANO, KAI, ZH = "kube-scheduler", "volcano", "kai", "zh"
+VAGUE = "Pod is pending."  # what the scheduler says of every unschedulable pod under ``vague-reasons``
 KAI_POOL = "default"  # KAI's node-pool name when nodes carry no node-pool label
 KAI_REASONS = {S.REASON_INSUFFICIENT_GPU: "node(s) didn't have enough resources: GPUs"}
 
@@ -46,17 +50,22 @@ class Wording:
                 counts[KAI_REASONS.get(reason, reason)] += count
             histogram = sorted(f"{count} {reason}" for reason, count in counts.items() if count)
             return "no nodes with enough resources were found: " + ". \n".join(histogram) + "."
+        if self.dialect == ZH:
+            return zh_wording.fit_error(S.fit_error(num_nodes, reasons, post_filter))
         return S.fit_error(num_nodes, reasons, post_filter)
 
     def scheduled(self, namespace: str, name: str, node: str) -> str:
         if self.dialect == KAI:
             return f"Successfully assigned pod {namespace}/{name} to node {node} at node-pool {KAI_POOL}"
+        if self.dialect == ZH:
+            return zh_wording.scheduled(namespace, name, node)
         return f"Successfully assigned {namespace}/{name} to {node}"
 
 
 KUBE_WORDING = Wording(KUBE, frozenset({S.DEFAULT_SCHEDULER}), S.DEFAULT_SCHEDULER, "FailedScheduling")
 VOLCANO_WORDING = Wording(VOLCANO, frozenset({S.DEFAULT_SCHEDULER, "volcano"}), "volcano", "FailedScheduling")
 KAI_WORDING = Wording(KAI, frozenset({S.DEFAULT_SCHEDULER, "kai-scheduler"}), "kai-scheduler", "Unschedulable")
+ZH_WORDING = Wording(ZH, frozenset({S.DEFAULT_SCHEDULER}), S.DEFAULT_SCHEDULER, "FailedScheduling")
 
 
 def wording_for(behaviours: frozenset[Behaviour]) -> Wording:
@@ -66,6 +75,8 @@ def wording_for(behaviours: frozenset[Behaviour]) -> Wording:
         return VOLCANO_WORDING
     if Behaviour.KAI_WORDING in behaviours:
         return KAI_WORDING
+    if Behaviour.ZH_WORDING in behaviours:
+        return ZH_WORDING
     return KUBE_WORDING
 
 
@@ -79,8 +90,11 @@ def wordings_for(mode: SchedulerMode, behaviours: frozenset[Behaviour]) -> dict[
     return {name: wording for name in wording.scheduler_names}
 
 
-def opaque_fit_error(num_nodes: int) -> str:
-    """What every scheduler says under the ``reasons-opaque`` fault: a count of nodes, no reason."""
+def opaque_fit_error(num_nodes: int, faults: frozenset = frozenset(), behaviours: frozenset = frozenset()) -> str:
+    """What every scheduler says of an unschedulable pod under ``reasons-opaque`` (a count of nodes, no reason)
+    and ``vague-reasons`` (``VAGUE``, in Chinese under ``zh-wording``)."""
+    if Fault.VAGUE_REASONS in faults:
+        return zh_wording.VAGUE if Behaviour.ZH_WORDING in behaviours else VAGUE
     return f"0/{num_nodes} nodes are available."
 
 

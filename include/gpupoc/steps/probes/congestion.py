@@ -8,13 +8,16 @@ from datetime import datetime
 from gpupoc.common.priority import gangs_placed_whole
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.cluster_names import contexts, gather_names
 from gpupoc.pipeline.congestion import reconstruct, summarize
 from gpupoc.pipeline.gangs import gang_rows
 from gpupoc.pipeline.observe import scheduling_event_observations
 from gpupoc.pipeline.queue_model import expected_waits
+from gpupoc.pipeline.readable import ClusterNames
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.plan import class_items
 from gpupoc.plan.overrides import planned_seconds
+from gpupoc.steps.markers import CLUSTER_NAMES
 
 # A wait shorter than this needs no explanation (a scheduler pass or two).
 EXPLAIN_AFTER_SECONDS = 5.0
@@ -31,7 +34,7 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
     rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
                        eta_tolerance_seconds=th.eta_tolerance_seconds, events=events,
-                       gangs_whole=gangs_placed_whole(W.adapter_name(ctx.plan)))
+                       gangs_whole=gangs_placed_whole(W.adapter_name(ctx.plan)), context=explain_contexts(ctx))
     durations = {i.name: planned_seconds(ctx.plan, i) for i in class_items(ctx.plan, ctx.test_class)}
     expected = expected_waits(timelines, durations, cap.pool_gpus)
     ctx.writer.write("explanations", [{
@@ -48,6 +51,14 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     ctx.writer.write_json("congestion_summary", summary.to_dict())
     return {k: v for k, v in summary.to_dict().items() if k != "bottlenecks"} | {
         "bottlenecks": summary.bottlenecks, "gangs": gangs}
+
+
+def explain_contexts(ctx):
+    """What a platform's text about each wave pod may name: the pod's own requests (the observer's last look at
+    it) and the cluster's object names the observer read, with the objects there are now."""
+    names = ClusterNames.from_dict(ctx.read_file(CLUSTER_NAMES))
+    names = names.merged(gather_names(ctx.reader(), ctx.plan, ctx.namespaces))
+    return contexts(ctx.observed_pods().values(), names)
 
 
 def observation_end(timelines, observations) -> datetime:

@@ -1,0 +1,38 @@
+"""Where each wave item's Airflow task is, for the observer: still on it (it may submit again) or ended.
+
+Read through the Task SDK (``RuntimeTaskInstance.get_task_states``) from inside the observe task; the mapped
+``wave`` task's instance ``wave_<i>`` runs the item at position ``i`` of the wave's items.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from gpupoc.pipeline.open_items import TaskState
+
+WAVE_TASK = "wave"
+# Airflow task instance states after which no further try runs.
+ENDED_STATES = frozenset({"success", "failed", "upstream_failed", "skipped", "removed"})
+
+
+def wave_task_states(items: list[str]) -> Callable[[], dict[str, TaskState] | None]:
+    """A reader of the wave tasks' states by item (``items`` in map-index order); None when Airflow cannot say."""
+
+    def states() -> dict[str, TaskState] | None:
+        from airflow.sdk import get_current_context
+
+        ti = get_current_context()["ti"]
+        try:
+            found = ti.get_task_states(dag_id=ti.dag_id, task_ids=[WAVE_TASK], run_ids=[ti.run_id])
+        except Exception:  # noqa: BLE001 - the observer then decides from the tasks' recorded decisions alone
+            return None
+        run = (found or {}).get(ti.run_id) or {}
+        return {item: TaskState.ENDED if _state(run.get(f"{WAVE_TASK}_{i}")) in ENDED_STATES else TaskState.ACTIVE
+                for i, item in enumerate(items)}
+
+    return states
+
+
+def _state(value) -> str:
+    """A task instance state as its plain name (the SDK may give the enum or its value)."""
+    return str(getattr(value, "value", value) or "")
