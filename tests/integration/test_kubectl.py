@@ -125,7 +125,9 @@ def test_describe_pod_shows_events(sim_server, done_pod):
 def test_logs_and_follow(sim_server, done_pod):
     out = sim_server.kubectl("logs", done_pod, "-n", "team-vision", check=True).stdout
     assert out.strip()
-    create_pod(sim_server, "kc-follow", seconds=3)
+    # The follow must start while the container runs: 15 s of running outlast many slow kubectl polls of a
+    # loaded machine (3 s did not: the pod had ended before a poll saw it Running).
+    create_pod(sim_server, "kc-follow", seconds=15)
     wait_phase(sim_server, "kc-follow", ("Running",))
     res = sim_server.kubectl("logs", "-f", "kc-follow", "-n", "team-vision", "--timestamps", timeout=300, check=True)
     lines = res.stdout.strip().splitlines()

@@ -86,14 +86,9 @@ def _ctx(v: dict, task_id: str):
     return RunContext(v["plan"], c["dag"].dag_id, c["run_id"], c["dag"].dag_id.removeprefix("poc_"), task=task_id)
 
 
-def build_dag(test_class: str, doc_md: str) -> DAG:
-    """The DAG ``poc_<test_class>``: the shared steps plus the class's probes."""
-    s = parse_settings(test_class)
-    pool = cluster_pool(s.gpu_group)
-    asset = evidence_asset(test_class)
-    prof = profile(test_class)
-    doc = doc_md + (f"\n\n**Plan problem at parse time:** {s.problem}" if s.problem else "")
-    params = {
+def _params(s: ParseSettings) -> dict[str, Param]:
+    """The trigger form of a class DAG: the plan, a note on faults, the reviewers, free notes."""
+    return {
         "plan": Param(s.plan_file, type="string", title="POC plan",
                       description="path of the plan YAML (relative paths: against the repository)"),
         "platform": Param("", type="string", title="Platform",
@@ -104,6 +99,15 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
                            description="who reviews this run's evidence"),
         "notes": Param("", type="string", title="Notes"),
     }
+
+
+def build_dag(test_class: str, doc_md: str) -> DAG:
+    """The DAG ``poc_<test_class>``: the shared steps plus the class's probes."""
+    s = parse_settings(test_class)
+    pool = cluster_pool(s.gpu_group)
+    asset = evidence_asset(test_class)
+    prof = profile(test_class)
+    doc = doc_md + (f"\n\n**Plan problem at parse time:** {s.problem}" if s.problem else "")
     with DAG(
         dag_id=f"poc_{test_class}",
         doc_md=doc,
@@ -114,7 +118,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         max_active_runs=1,
         tags=["gpupoc", "poc", *prof.tags],
         default_args={"owner": "gpupoc", "retries": 1, "retry_delay": timedelta(seconds=10)},
-        params=params,
+        params=_params(s),
     ) as dag:
 
         @task

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
+from gpupoc.common.test_classes import TestClass
 from gpupoc.exceptions import ConfigError
 from gpupoc.history.cluster import ClusterShape, gpus_per_pod, replay_skip_reason
 from gpupoc.history.formats.values import parse_time, parse_zone
@@ -32,7 +33,6 @@ from gpupoc.history.model import JobRecord, JobState, SkipReason
 from gpupoc.history.replay import Outcome, ReplayItem, ReplayWave, Selection, TenantMapping, TenantShare
 from gpupoc.history.table import History
 from gpupoc.history.tenants import TenantTarget, map_groups, tenant_targets
-from gpupoc.plan.classes import TestClass
 
 PRIORITY_RULE = ("tenant's classes by value: whole node or more, or several nodes -> highest; history run "
                  "shorter than short_run_seconds -> lowest; otherwise the middle one (the lower of two)")

@@ -20,8 +20,8 @@ from pathlib import Path
 import yaml
 from pydantic import Field
 
+from gpupoc.common.fields import NonNegativeNumber, PositiveInt, PositiveNumber, StrictModel
 from gpupoc.common.validation import load_yaml_model
-from gpupoc.plan.fields import NonNegativeNumber, PositiveInt, PositiveNumber, StrictModel
 
 
 class Outcome(str, Enum):

@@ -21,6 +21,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict
 
 from gpupoc.common.constants import GPU_QUOTA_KEY  # noqa: F401  (quota changes name it)
+from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.k8s import Actor, KubeCaller, Response, request_info
@@ -35,20 +36,15 @@ class _Row(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class LedgerEntry(_Row):
-    """One action of the pipeline: who (context, username), what (verb, objectRef), when, and the answer."""
+class LedgerEntry(RequestAttributes):
+    """One action of the pipeline: what (verb and objectRef, the request's attributes), who (context,
+    username), when, and the answer."""
 
     seq: int
     at: str  # when the request was sent (RFC3339 micro, UTC)
     finished_at: str = ""
     context: str
     username: str
-    verb: str
-    resource: str = ""
-    subresource: str = ""
-    api_group: str = ""
-    namespace: str = ""
-    name: str = ""
     method: str = ""
     path: str = ""
     status: int = 0  # HTTP status; 0 when the server could not be reached
@@ -125,24 +121,24 @@ class LedgerCaller:
              content_type: str | None = None, timeout: float | None = None, purpose: str = "") -> Response:
         info = request_info(method, path, query)
         started = utcnow()
-        name = info.name
+
+        def record(request: RequestAttributes, status: int, outcome: str) -> None:
+            self.ledger.record(self.actor, **request.model_dump(), at=started, finished_at=utcnow(),
+                               method=method.upper(), path=path, status=status, outcome=outcome,
+                               purpose=purpose or self.purpose)
+
         try:
             r = self.inner.call(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
         except SourceUnavailable:
-            self.ledger.record(self.actor, info.verb, at=started, finished_at=utcnow(), resource=info.resource,
-                               namespace=info.namespace, name=name, subresource=info.subresource,
-                               api_group=info.api_group, method=method.upper(), path=path, status=0,
-                               outcome="unreachable", purpose=purpose or self.purpose)
+            record(info, 0, "unreachable")
             raise
+        name = info.name
         if info.verb == "create" and not name and r.ok and isinstance(r.body, dict):
             name = (r.body.get("metadata") or {}).get("name", "")
         if not name and info.verb == "create" and isinstance(body, dict):
             name = (body.get("metadata") or {}).get("name", "")
         outcome = "allowed" if r.ok else ("denied" if r.status in (401, 403) else "failed")
-        self.ledger.record(self.actor, info.verb, at=started, finished_at=utcnow(), resource=info.resource,
-                           namespace=info.namespace, name=name, subresource=info.subresource,
-                           api_group=info.api_group, method=method.upper(), path=path, status=r.status,
-                           outcome=outcome, purpose=purpose or self.purpose)
+        record(info.model_copy(update={"name": name}), r.status, outcome)
         return r
 
 

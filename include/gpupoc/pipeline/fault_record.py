@@ -266,20 +266,44 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
                  log_during: tuple[bool, str] | None = None,
                  airflow_retries: int | None = None, release_action: Callable[[], Injection] | None = None,
                  held_at_failure: int | None = None) -> FaultRecord:
-    """Assemble the evidence chain for a pod that has failed (``pod`` as last seen by the administrator).
+    """Assemble the evidence chain for a pod that has failed (``pod`` as last seen by the administrator):
+    the trigger, what the platform did, what the user saw, what operators saw, and the recovery.
 
     ``release_action`` (e.g. the pipeline deleting a pod stuck in ImagePullBackOff) runs after the user's and
     operators' views are recorded; GPU release is then timed from that action, else from ``failure_at``.
     ``held_at_failure``: GPUs the pod held when the failure began, if sampled before (e.g. before a node failed).
     """
+    rec = _triggered(ctx, scenario, pod_name, trigger, injections, failure_at, submitted_at, airflow_retries)
+    reasons: list[str] = []  # what could not be verified
+    findings: list[str] = []  # what the platform got wrong
+    _platform_behaviour(rec, pod)
+    _user_view(ctx, rec, pod, log_during, findings)
+    _operator_view(ctx, rec, scenario, failure_at, reasons, findings, injections[0] if injections else None)
+    _recovery(ctx, rec, injections, failure_at, release_action, held_at_failure, reasons, findings)
+    if airflow_retries is None:
+        reasons.append("Airflow retries not recorded (the driver ran outside a task)")
+    rec.findings = "; ".join(findings)
+    rec.severity = P1 if findings else ""  # a broken evidence chain fails a must item
+    rec.reason = "; ".join(reasons)
+    rec.verified = not reasons
+    return rec
+
+
+def _triggered(ctx: FaultContext, scenario: Scenario, pod_name: str, trigger: str, injections: list[Injection],
+               failure_at: datetime, submitted_at: str, airflow_retries: int | None) -> FaultRecord:
+    """The record's trigger: how, when and by whom the failure was provoked (the first injection, else the
+    workload's own spec as its tenant submitted it)."""
     first = injections[0] if injections else None
-    rec = FaultRecord(
+    return FaultRecord(
         scenario=scenario.value, tenant=ctx.tenant_name, namespace=ctx.namespace, pod=pod_name, trigger=trigger,
         trigger_method=first.method if first else "workload-spec", triggered_at=first.at if first else submitted_at,
         triggered_by=first.by if first else (ctx.by or f"{ctx.tenant_name} (pod submitted with its own token)"),
         injections=json.dumps([i.model_dump() for i in injections]),
         submitted_at=submitted_at, failure_at=rfc3339(failure_at), airflow_retries=airflow_retries)
-    reasons, findings = [], []
+
+
+def _platform_behaviour(rec: FaultRecord, pod: dict | None) -> None:
+    """What the platform did: the pod's node, phase, reason and message, GPUs, and its container's state."""
     if pod is not None:
         st = pod.get("status") or {}
         rec.node = (pod.get("spec") or {}).get("nodeName", "") or ""
@@ -289,8 +313,13 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
         rec.disruption = disruption_of(pod)
     (rec.container_state, rec.container_reason, rec.container_message, rec.exit_code,
      rec.platform_restarts) = container_state(pod)
-    # what the user saw: the pod status and log with the tenant's own token
-    upod = read_pod(ctx.tenant, ctx.namespace, pod_name)
+
+
+def _user_view(ctx: FaultContext, rec: FaultRecord, pod: dict | None, log_during: tuple[bool, str] | None,
+               findings: list[str]) -> None:
+    """What the user saw with the tenant's own token: the pod's status and its log during and after the
+    failure (a log that never existed, because no container started, is not a defect)."""
+    upod = read_pod(ctx.tenant, ctx.namespace, rec.pod)
     if upod is not None:
         _, ureason, umsg, ucode, _ = container_state(upod)
         ust = upod.get("status") or {}
@@ -299,7 +328,7 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
                                                         f"exit code {ucode}" if ucode is not None else "") if x)
     if log_during is not None:
         rec.user_log_readable_during = log_during[0]
-    readable, text = read_log(ctx.tenant, ctx.namespace, pod_name)
+    readable, text = read_log(ctx.tenant, ctx.namespace, rec.pod)
     rec.user_log_readable_after = readable if upod is not None else None
     rec.user_log_tail = "\n".join((text if readable else (log_during or (False, text))[1]).splitlines()[-10:])
     if upod is None:
@@ -311,8 +340,12 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
                              "the status message is what the user sees")
     elif not readable:
         findings.append("the log is not readable after the failure: the user cannot tell what went wrong")
-    # what operators saw
-    events = _events(ctx.admin, ctx.namespace, pod_name)
+
+
+def _operator_view(ctx: FaultContext, rec: FaultRecord, scenario: Scenario, failure_at: datetime,
+                   reasons: list[str], findings: list[str], first: Injection | None) -> None:
+    """What operators saw: the pod's events as the administrator lists them, and the alerts of the window."""
+    events = _events(ctx.admin, ctx.namespace, rec.pod)
     if events is None:
         reasons.append("events could not be listed as the administrator")
         events = []
@@ -325,44 +358,42 @@ def build_record(ctx: FaultContext, scenario: Scenario, pod_name: str, *, trigge
         findings.append("no Warning event recorded the failure: operators see nothing in the events")
     if ctx.alerts is None:
         reasons.append("no alert source configured: alerts not verified")
-    else:
-        try:
-            rec.alerts = ",".join(relevant_alerts(ctx, failure_at, pod_name, rec.node))
-            if not warnings and not rec.alerts:
-                findings.append("operators saw neither a Warning event nor an alert")
-        except Exception as e:  # noqa: BLE001 - a broken alert source is recorded, not fatal
-            reasons.append(f"alert source failed: {e}")
-    # recovery: GPUs back
+        return
+    try:
+        rec.alerts = ",".join(relevant_alerts(ctx, failure_at, rec.pod, rec.node))
+        if not warnings and not rec.alerts:
+            findings.append("operators saw neither a Warning event nor an alert")
+    except Exception as e:  # noqa: BLE001 - a broken alert source is recorded, not fatal
+        reasons.append(f"alert source failed: {e}")
+
+
+def _recovery(ctx: FaultContext, rec: FaultRecord, injections: list[Injection], failure_at: datetime,
+              release_action: Callable[[], Injection] | None, held_at_failure: int | None,
+              reasons: list[str], findings: list[str]) -> None:
+    """The recovery: the pipeline's own release action, if any, then the GPUs given back (timed from that
+    action, else from the failure) as every GPU source sees it."""
     release_since = failure_at
-    held_before = {n: p(ctx.namespace, pod_name) for n, p in ctx.gpu_probes.items()}
+    held_before = {n: p(ctx.namespace, rec.pod) for n, p in ctx.gpu_probes.items()}
     if release_action is not None:
         done = release_action()
-        injections = [*injections, done]
-        rec.injections = json.dumps([i.model_dump() for i in injections])
+        rec.injections = json.dumps([i.model_dump() for i in [*injections, done]])
         rec.recovery_action = f"{done.action} by {done.by} at {done.at}: {done.detail}"
         release_since = utcnow()
     if not ctx.gpu_probes:
         reasons.append("no GPU allocation source configured: release not verified")
-    else:
-        res = wait_released(ctx, pod_name, release_since)
-        rec.release_source = ",".join(sorted(res))
-        firsts = [h for h in [held_at_failure, *held_before.values(), *(h for h, _ in res.values())] if h is not None]
-        rec.gpus_held_at_failure = max(firsts) if firsts else None
-        unknown = [n for n, (h, _) in res.items() if h is None]
-        secs = [s for h, s in res.values() if h is not None]
-        if unknown:
-            reasons.append(f"GPU source(s) {', '.join(unknown)} could not answer")
-        if secs:
-            rec.gpus_released = all(s is not None for s in secs)
-            rec.release_s = max(secs) if rec.gpus_released else None
-            if not rec.gpus_released:
-                leaking = [n for n, (h, s) in res.items() if h and s is None]
-                findings.append(f"GPUs not released within {ctx.release_timeout_s:g}s of the failure "
-                                f"(still held per {', '.join(leaking)})")
-    if airflow_retries is None:
-        reasons.append("Airflow retries not recorded (the driver ran outside a task)")
-    rec.findings = "; ".join(findings)
-    rec.severity = P1 if findings else ""  # a broken evidence chain fails a must item
-    rec.reason = "; ".join(reasons)
-    rec.verified = not reasons
-    return rec
+        return
+    res = wait_released(ctx, rec.pod, release_since)
+    rec.release_source = ",".join(sorted(res))
+    firsts = [h for h in [held_at_failure, *held_before.values(), *(h for h, _ in res.values())] if h is not None]
+    rec.gpus_held_at_failure = max(firsts) if firsts else None
+    unknown = [n for n, (h, _) in res.items() if h is None]
+    secs = [s for h, s in res.values() if h is not None]
+    if unknown:
+        reasons.append(f"GPU source(s) {', '.join(unknown)} could not answer")
+    if secs:
+        rec.gpus_released = all(s is not None for s in secs)
+        rec.release_s = max(secs) if rec.gpus_released else None
+        if not rec.gpus_released:
+            leaking = [n for n, (h, s) in res.items() if h and s is None]
+            findings.append(f"GPUs not released within {ctx.release_timeout_s:g}s of the failure "
+                            f"(still held per {', '.join(leaking)})")

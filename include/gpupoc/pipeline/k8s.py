@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 from urllib.parse import urlsplit
 
+from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.exceptions import SourceUnavailable
 
 IN_CLUSTER = "in-cluster"
@@ -269,36 +270,26 @@ def host_of(caller: KubeCaller) -> str:
     return urlsplit(endpoint).netloc if endpoint else ""
 
 
-@dataclass(frozen=True)
-class RequestInfo:
-    """What the API server's request-info filter derives from a request (the audit ``objectRef``)."""
-
-    verb: str
-    resource: str = ""
-    namespace: str = ""
-    name: str = ""
-    subresource: str = ""
-    api_group: str = ""
-
-
-def request_info(method: str, path: str, query: dict | list | None = None) -> RequestInfo:
-    """Kubernetes' verb/resource/namespace/name/subresource for a resource path (as the audit log shows)."""
+def request_info(method: str, path: str, query: dict | list | None = None) -> RequestAttributes:
+    """What the API server's request-info filter derives from a resource path: verb, resource, namespace,
+    name, subresource, API group (as the audit log's ``verb`` and ``objectRef`` show them)."""
     params = dict(query.items() if isinstance(query, dict) else (query or []))
     parts = [p for p in urlsplit(path).path.split("/") if p]
     m = method.upper()
     if not parts or parts[0] not in ("api", "apis"):
-        return RequestInfo(m.lower())
+        return RequestAttributes(verb=m.lower())
     rest = parts[2:] if parts[0] == "api" else parts[3:]
     group = "" if parts[0] == "api" else (parts[1] if len(parts) > 1 else "")
     namespace = ""
     if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) > 2:
         namespace, rest = rest[1], rest[2:]
     elif len(rest) >= 2 and rest[0] == "namespaces":
-        return RequestInfo(_verb(m, True, params), "namespaces", "", rest[1], "", group)
+        return RequestAttributes(verb=_verb(m, True, params), resource="namespaces", name=rest[1], api_group=group)
     resource = rest[0] if rest else ""
     name = rest[1] if len(rest) > 1 else ""
     sub = "/".join(rest[2:]) if len(rest) > 2 else ""
-    return RequestInfo(_verb(m, bool(name), params), resource, namespace, name, sub, group)
+    return RequestAttributes(verb=_verb(m, bool(name), params), resource=resource, namespace=namespace, name=name,
+                             subresource=sub, api_group=group)
 
 
 def _verb(method: str, named: bool, params: dict) -> str:

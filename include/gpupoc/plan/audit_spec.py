@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator
 
-from gpupoc.plan.fields import PositiveInt, ServiceUrl, StrictModel
+from gpupoc.common.fields import PositiveInt, ServiceUrl, StrictModel
 
 COMMAND_PLACEHOLDERS = ("start", "end", "start_ms", "end_ms")
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator
 
-from gpupoc.plan.fields import (
+from gpupoc.common.fields import (
     DnsLabel,
     NonNegativeInt,
     NonNegativeNumber,
@@ -16,24 +16,9 @@ from gpupoc.plan.fields import (
     Ratio,
     StrictModel,
 )
+from gpupoc.common.test_classes import TestClass
 from gpupoc.plan.injector_spec import NodeInjector, SimInjector, injector_shorthand
 from gpupoc.plan.replay_spec import ReplaySpec
-
-
-class TestClass(str, Enum):
-    """The five test classes of the method, in the order the report lists them."""
-
-    QUEUE_CONGESTION = "queue_congestion"
-    TENANT_ISOLATION = "tenant_isolation"
-    UTILIZATION = "utilization"
-    FAULT_RECOVERY = "fault_recovery"
-    AUDIT_TRAIL = "audit_trail"
-
-    __test__ = False  # not a pytest test class
-
-    @property
-    def dag_id(self) -> str:
-        return f"poc_{self.value}"
 
 
 class WaveEntry(StrictModel):

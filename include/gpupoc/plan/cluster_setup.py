@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from gpupoc.plan.fields import DnsLabel, NonNegativeNumber, PositiveInt, PositiveNumber, StrictModel
+from gpupoc.common.fields import DnsLabel, NonNegativeNumber, PositiveInt, PositiveNumber, StrictModel
 from gpupoc.sim.queue_config import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
 
 

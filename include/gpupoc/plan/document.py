@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import Field, PrivateAttr
 
+from gpupoc.common.fields import StrictModel
 from gpupoc.plan.classes import ClassSpec, TestClass, TestClasses
 from gpupoc.plan.cluster_setup import ClusterSetup
-from gpupoc.plan.fields import StrictModel
 from gpupoc.plan.model import Platform, Pool, PriorityClassRef, Tenant, Workload
 from gpupoc.plan.platforms import PlatformEntry
 from gpupoc.plan.settings import EvidenceSources, ReportSettings, Window

@@ -25,7 +25,7 @@ class FileFindings:
 def in_sim_data_dir(path: Path) -> bool:
     """True when ``path`` lies in the simulated cluster's data directory: the default one (``var/sim``, from
     whichever directory the cluster is started) or one that already holds the cluster's state."""
-    from gpupoc.sim.cli import DEFAULT_DATA_DIR  # here: the simulator's modules stay out of DAG parsing
+    from gpupoc.sim.config import DEFAULT_DATA_DIR  # here: the simulator's modules stay out of DAG parsing
 
     parent = path.parent
     return (parent.parts[-len(DEFAULT_DATA_DIR.parts):] == DEFAULT_DATA_DIR.parts

@@ -16,7 +16,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator
 
-from gpupoc.plan.fields import NonNegativeInt, PositiveInt, StrictModel
+from gpupoc.common.fields import NonNegativeInt, PositiveInt, StrictModel
 
 # The default taint of the ``taint`` injector. Not ``node.kubernetes.io/unreachable``: the node lifecycle
 # controller takes that one off a node whose Ready condition is True at its next pass (``markNodeAsReachable``),

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpupoc.plan.fields import (
+from gpupoc.common.fields import (
     DnsLabel,
     NonNegativeInt,
     PositiveInt,

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import Field
 
 from gpupoc.exceptions import ConfigError
-from gpupoc.plan.fields import StrictModel
+from gpupoc.common.fields import StrictModel
 from gpupoc.plan.model import Adapter, AdapterOptions
 
 REF_SEPARATOR = "#"

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from gpupoc.plan.fields import PositiveInt, PositiveNumber, StrictModel
+from gpupoc.common.fields import PositiveInt, PositiveNumber, StrictModel
 
 # The history formats a replay reads (``gpupoc.history.formats.FORMATS``) and the imported table.
 REPLAY_FORMATS = ("acme", "helios", "sacct", "csv", "parquet")

@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 
+from gpupoc.common.fields import ServiceUrl, StrictModel
 from gpupoc.common.outcomes import Decision, Tier
 from gpupoc.plan.audit_spec import AuditSpec, FileAudit
-from gpupoc.plan.fields import ServiceUrl, StrictModel
 
 _PRESETS = {"@once", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@continuous", "@midnight"}
 _CRON_FIELD = re.compile(r"^[0-9*/,\-A-Za-z?LW#]+$")

@@ -1,4 +1,5 @@
-"""Pod admission: validation, defaulting, PriorityClass resolution, ResourceQuota, then the Kueue hook."""
+"""Pod admission: validation, defaulting, PriorityClass resolution, ResourceQuota, then the mutating plug-ins
+registered in ``state.hooks.admission`` (Kueue's pod webhook registers itself, ``controllers.kueue``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from gpupoc.sim import clock, quota
 from gpupoc.sim.api import shapes
 from gpupoc.sim.api.status import StatusError, forbidden, invalid
 from gpupoc.sim.cluster import GPU, ClusterState
-from gpupoc.sim.controllers import kueue
 from gpupoc.sim.faults import Fault
 
 log = logging.getLogger(__name__)
@@ -232,14 +232,15 @@ def check_quota(state: ClusterState, pod: dict) -> None:
 
 
 def after_pod_created(state: ClusterState, pod: dict) -> None:
-    """The Kueue hook that runs once the pod is stored (creates its Workload)."""
-    kueue.after_pod_created(state, pod)
+    """Tell every admission plug-in that the pod is stored (Kueue creates its Workload)."""
+    for plugin in state.hooks.admission:
+        plugin.created(pod)
 
 
 def admit_pod(state: ClusterState, pod: dict, namespace: str, dry_run: bool = False) -> dict:
     """Run the whole admission chain on a posted pod; returns it ready to store, or raises StatusError.
 
-    ``dry_run`` skips the Kueue hook (it would queue a Workload for a pod that is never stored).
+    ``dry_run`` skips the plug-ins (Kueue's would queue a Workload for a pod that is never stored).
     """
     shapes.check("Pod", pod)
     meta = pod.setdefault("metadata", {})
@@ -257,7 +258,8 @@ def admit_pod(state: ClusterState, pod: dict, namespace: str, dry_run: bool = Fa
     resolve_priority(state, pod)
     check_quota(state, pod)
     if not dry_run:
-        kueue.on_pod_create(state, pod)
+        for plugin in state.hooks.admission:
+            plugin.mutate(pod)
     if pod["spec"].get("schedulingGates") and not any(
             c.get("type") == "PodScheduled" for c in pod["status"].get("conditions") or []):
         pod["status"].setdefault("conditions", []).append({

@@ -9,11 +9,13 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
+from pydantic import Field
+
+from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.sim import clock
+from gpupoc.sim.ports import AuditSink
 
 MUTATING = ("create", "update", "patch", "delete", "deletecollection")
 REQUEST_RESPONSE = ("pods", "resourcequotas", "rolebindings", "roles", "clusterrolebindings")
@@ -21,22 +23,16 @@ READ_AUDITED = (("pods", "log"), ("pods", "exec"), ("pods", "attach"), ("secrets
 REVIEWS = ("selfsubjectaccessreviews", "subjectaccessreviews", "selfsubjectrulesreviews", "localsubjectaccessreviews")
 
 
-@dataclass
-class AuditRecord:
-    """What the server knows about one request when it completes."""
+class AuditRecord(RequestAttributes):
+    """What the server knows about one request when it completes: its attributes (the event's ``verb`` and
+    ``objectRef``), who made it, and the answer."""
 
     request_uri: str
-    verb: str
     user: dict
     source_ip: str
     user_agent: str
     received: str
     impersonated: dict | None = None
-    resource: str = ""
-    subresource: str = ""
-    namespace: str = ""
-    name: str = ""
-    api_group: str = ""
     api_version: str = "v1"
     code: int = 200
     status: dict | None = None  # the failure Status, if any
@@ -44,7 +40,7 @@ class AuditRecord:
     reason: str = ""
     request_object: object = None
     response_object: object = None
-    audit_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    audit_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
 
 
 def level_for(rec: AuditRecord, audit_gaps: bool = False) -> str | None:
@@ -127,7 +123,7 @@ class AuditLog:
         self.path = Path(path)
         self.audit_gaps = audit_gaps
         self.metadata_only = metadata_only
-        self.sinks: list[Callable[[dict], None]] = []
+        self.sinks: list[AuditSink] = []
         self._fh = None
 
     def record(self, rec: AuditRecord) -> dict | None:
@@ -148,7 +144,7 @@ class AuditLog:
 
     def close(self) -> None:
         for sink in self.sinks:
-            getattr(sink, "close", lambda: None)()
+            sink.close()
         if self._fh is not None:
             self._fh.close()
             self._fh = None

@@ -10,6 +10,7 @@ import random
 from enum import Enum
 
 from gpupoc.exceptions import ConfigError
+from gpupoc.sim.profiles import parse_profiles
 
 
 class Behaviour(str, Enum):
@@ -31,23 +32,12 @@ EVICTION_WORDING = (Behaviour.KUEUE_REQUEUE, Behaviour.VOLCANO_WORDING, Behaviou
 
 def parse_behaviours(value: str | None) -> frozenset[Behaviour]:
     """Parse ``--behaviour a,b``; an unknown name is refused with the list of known ones."""
-    if not value:
-        return frozenset()
-    out = set()
-    for name in (v.strip() for v in value.split(",")):
-        if not name:
-            continue
-        try:
-            out.add(Behaviour(name))
-        except ValueError:
-            known = ", ".join(b.value for b in Behaviour)
-            raise ConfigError("--behaviour", [f"behaviours: unknown behaviour profile {name!r}; known: {known}"]) \
-                from None
+    out = parse_profiles(value, Behaviour, "--behaviour", "behaviours", "behaviour profile")
     clash = sorted(b.value for b in EVICTION_WORDING if b in out)
     if len(clash) > 1:
         raise ConfigError("--behaviour", [f"behaviours: {' and '.join(clash)} each decide how a preempted pod is "
                                           "stopped; choose one of them"])
-    return frozenset(out)
+    return out
 
 
 def seeded(seed: int, *parts: object) -> random.Random:

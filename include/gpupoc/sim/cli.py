@@ -11,8 +11,7 @@ import urllib.request
 from pathlib import Path
 
 from gpupoc.exceptions import ApiError, SourceUnavailable
-
-DEFAULT_DATA_DIR = Path("var/sim")
+from gpupoc.sim.config import DEFAULT_DATA_DIR
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,6 +1,6 @@
 """The whole simulated cluster's state: store, events, logs, GPUs, identities, faults, behaviours, the audit
-log, the controllers (declared fields, built by ``controllers.build_controllers`` from ``bootstrap``) and the
-wake-up."""
+log, the controllers (fields typed by their ports in ``ports``, built by ``controllers.loop.build_controllers``
+from ``bootstrap``), the hooks they registered, and the wake-up."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import asyncio
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from gpupoc.sim.audit import AuditLog
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.config import ClusterConfig
@@ -18,18 +16,9 @@ from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Inventory
 from gpupoc.sim.logs import LogStore
 from gpupoc.sim.modes import KINDS, SchedulerMode
+from gpupoc.sim.ports import (
+    EventLookup, Hooks, NodeAgent, NodeFailure, PodReplacer, PodScheduler, QuotaUsage, Reconciler, WorkloadIndex)
 from gpupoc.sim.store import Store
-
-if TYPE_CHECKING:  # the controllers import this module; their types are only named here
-    from gpupoc.sim.api.indexes import EventIndex
-    from gpupoc.sim.controllers.kai import Kai
-    from gpupoc.sim.controllers.kubelet import Kubelet
-    from gpupoc.sim.controllers.kueue import Kueue
-    from gpupoc.sim.controllers.nodes import Failure as NodeFailure
-    from gpupoc.sim.controllers.recreate import Recreator
-    from gpupoc.sim.controllers.scheduler import Scheduler
-    from gpupoc.sim.controllers.volcano import Volcano
-    from gpupoc.sim.quota import UsageTracker
 
 ADMIN_USER = "kubernetes-admin"
 ADMIN_GROUPS = ["kubeadm:cluster-admins", "system:authenticated"]
@@ -63,18 +52,19 @@ class ClusterState:
     identities: dict[str, Identity] = field(default_factory=dict)  # token -> identity
     events: EventRecorder | None = None
     audit: AuditLog | None = None  # the API server's audit log; controllers' own writes go there too
-    # -- controllers and indexes (``build_controllers``) ---------------------------------------------
-    scheduler: Scheduler | None = None
-    kueue: Kueue | None = None
-    volcano: Volcano | None = None  # scheduler mode volcano only
-    kai: Kai | None = None  # scheduler mode kai only
-    kubelet: Kubelet | None = None
-    recreator: Recreator | None = None  # the Job controller of the recreating behaviours
-    event_index: EventIndex | None = None
-    quota_usage: UsageTracker | None = None
+    # -- controllers and indexes (``build_controllers``), each by its port ---------------------------
+    scheduler: PodScheduler | None = None
+    kueue: WorkloadIndex | None = None
+    volcano: Reconciler | None = None  # scheduler mode volcano only
+    kai: Reconciler | None = None  # scheduler mode kai only
+    kubelet: NodeAgent | None = None
+    recreator: PodReplacer | None = None  # the Job controller of the recreating behaviours
+    event_index: EventLookup | None = None
+    quota_usage: QuotaUsage | None = None
+    hooks: Hooks = field(default_factory=Hooks)  # what the controllers registered to hear of each other
     quota_rv: int = -1  # store resourceVersion of the last ResourceQuota status refresh
     node_failures: dict[str, NodeFailure] = field(default_factory=dict)  # failed node -> since when
-    addons: dict[str, object] = field(default_factory=dict)  # controllers registered in ``loop.ADDONS``, by name
+    addons: dict[str, Reconciler] = field(default_factory=dict)  # controllers registered in ``loop.ADDONS``, by name
     controller_stats: dict[str, list[float]] = field(default_factory=dict)  # step -> [calls, seconds]
     _wakeup: asyncio.Event | None = None
 

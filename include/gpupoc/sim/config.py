@@ -13,6 +13,7 @@ from gpupoc.sim.modes import SchedulerMode
 from gpupoc.sim.queue_config import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_cluster.yaml")
+DEFAULT_DATA_DIR = Path("var/sim")  # where `gpupoc sim serve` keeps its state: kubeconfigs, sim.json, audit log
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from gpupoc.exceptions import ConfigError
+from gpupoc.sim.profiles import parse_profiles
 
 
 class Fault(str, Enum):
@@ -45,15 +45,4 @@ def hides_reasons(faults: frozenset[Fault]) -> bool:
 
 def parse_faults(value: str | None) -> frozenset[Fault]:
     """Parse ``--faults a,b``; an unknown name is refused with the list of known ones."""
-    if not value:
-        return frozenset()
-    out = set()
-    for name in (v.strip() for v in value.split(",")):
-        if not name:
-            continue
-        try:
-            out.add(Fault(name))
-        except ValueError:
-            known = ", ".join(f.value for f in Fault)
-            raise ConfigError("--faults", [f"faults: unknown fault profile {name!r}; known: {known}"]) from None
-    return frozenset(out)
+    return parse_profiles(value, Fault, "--faults", "faults", "fault profile")

@@ -4,30 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pydantic import ConfigDict
+
+from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.sim.store import Store
 
 SA_PREFIX = "system:serviceaccount:"
 
 
-@dataclass(frozen=True)
-class Attributes:
-    """What a request asks to do (authorizer.Attributes in the API server)."""
+class Attributes(RequestAttributes):
+    """Who asks to do what (authorizer.Attributes in the API server): the user and groups, the request's
+    attributes, and the path of a non-resource request."""
+
+    model_config = ConfigDict(frozen=True)
 
     user: str
     groups: tuple[str, ...] = ()
     verb: str = "get"
-    namespace: str = ""
-    api_group: str = ""
     api_version: str = "v1"
-    resource: str = ""
-    subresource: str = ""
-    name: str = ""
     path: str = ""
     resource_request: bool = True
-
-    @property
-    def full_resource(self) -> str:
-        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
 
 
 @dataclass(frozen=True)

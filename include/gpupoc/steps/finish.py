@@ -16,7 +16,7 @@ def validate(ctx: RunContext, run_dir: str) -> dict:
     """Run the class's expectation suites over the evidence (results and Data Docs beside the evidence)."""
     from gpupoc.steps.preflight import missing_prerequisites
 
-    params = _thresholds(ctx)
+    params = suite_parameters(ctx)
     summary = validate_run(run_dir, parameters=params)
     failed = list(getattr(summary, "failed_checks", None) or [c.check_id for c in summary.checks
                                                               if c.verdict.value == "fail"])
@@ -27,7 +27,7 @@ def validate(ctx: RunContext, run_dir: str) -> dict:
             "data_docs_index": summary.data_docs_index}
 
 
-def _thresholds(ctx: RunContext) -> dict:
+def suite_parameters(ctx: RunContext) -> dict:
     """The suites' parameters: the class's thresholds, its resubmission expectation, and which of the cases a
     check ``requires`` the plan provokes (gangs in the wave, a fair share, a reclaim probe)."""
     th = getattr(ctx.spec, "thresholds", None)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from gpupoc.sim import metrics
+from gpupoc.sim import kube_state, metrics
 from gpupoc.sim.inventory import Telemetry
 
 FIELDS = [f[0] for f in metrics.DCGM_FIELDS]
@@ -121,7 +121,7 @@ def test_label_values_are_escaped(state, expo):
 def test_promtool_parses_the_exposition(state):
     state.inventory.allocate("training-node-1", ("team-vision", "train-0"), "trainer", 2)
     state.inventory.gpus["training-node-2"][0].xid = 79
-    text = metrics.render_dcgm(state, now=0.0) + metrics.render_kube_state(state)
+    text = metrics.render_dcgm(state, now=0.0) + kube_state.render_kube_state(state)
     out = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
     # dcgm-exporter's camelCase labels (modelName, UUID) and its energy counter's name are real lint findings;
     # anything else (a parse error above all) is a format error

@@ -1,4 +1,4 @@
-"""sim/metrics.render_kube_state: kube-state-metrics series for pods, nodes and quotas."""
+"""sim/kube_state.render_kube_state: kube-state-metrics series for pods, nodes and quotas."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from gpupoc.sim import metrics
+from gpupoc.sim import kube_state
 
 T0 = "2026-11-30T07:00:00Z"
 T0_UNIX = datetime(2026, 11, 30, 7, tzinfo=timezone.utc).timestamp()
@@ -30,7 +30,7 @@ def _pod(state, name, ns="team-vision", phase="Running", node="training-node-1",
 
 
 def _render(state, expo):
-    samples, helps, types = expo.parse(metrics.render_kube_state(state))
+    samples, helps, types = expo.parse(kube_state.render_kube_state(state))
     return samples, helps, types
 
 
@@ -127,12 +127,12 @@ def test_resourcequota_hard_and_used(state, expo):
 @pytest.mark.parametrize("q,expected", [("8", 8), ("500m", 0.5), ("2048Gi", 2048 * 2**30), ("1k", 1000),
                                         (3, 3), ("1e3", 1000)])
 def test_parse_quantity(q, expected):
-    assert metrics.parse_quantity(q) == expected
+    assert kube_state.parse_quantity(q) == expected
 
 
 def test_parse_quantity_rejects_garbage_with_the_value():
     with pytest.raises(ValueError, match="'12 gpus'"):
-        metrics.parse_quantity("12 gpus")
+        kube_state.parse_quantity("12 gpus")
 
 
 def test_rendering_follows_pod_updates_and_deletions_between_scrapes(state, expo):

@@ -110,7 +110,7 @@ def test_request_info_is_parsed_like_the_api_server(method, path, query, expecte
 
     info = parse_request_info(method, path, query)
     assert info.resource_request
-    assert (info.verb, info.group, info.namespace, info.resource, info.name, info.subresource) == expected
+    assert (info.verb, info.api_group, info.namespace, info.resource, info.name, info.subresource) == expected
 
 
 def test_non_resource_paths():

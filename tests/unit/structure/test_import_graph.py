@@ -1,5 +1,6 @@
 """The package's import graph, read with ``ast``: no cycles, Airflow only where Airflow code lives, and no
-layer importing a higher one. Imports under ``if TYPE_CHECKING:`` are annotations, not dependencies."""
+layer importing a higher one. Imports under ``if TYPE_CHECKING:`` count like any other: a module that names
+another's type depends on it, so no circle may close through them either."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[3] / "include" / "gpupoc"
-# Layers from the top down: a module may import its own layer or lower ones only.
+# Layers from the top down: a module may import its own layer or lower ones only. docs/architecture.md draws
+# the same list (test_docs.py holds them equal).
 LAYERS = [
     {"demo", "cli"},
     {"airflow_runtime", "ui"},
@@ -17,9 +19,14 @@ LAYERS = [
     {"compare"},  # candidates' reports side by side
     {"report"},
     {"validation", "podspec"},
-    {"plan", "history", "evidence", "sim", "workload"},  # a plan's replay reads its job history
+    {"plan"},
+    {"history"},  # a plan's replay reads its job history
+    {"evidence", "sim", "workload"},
     {"common", "exceptions"},
 ]
+# Each area's command-line module (``<area>/cli.py``, ``report/bundle_cli.py``) registers its sub-commands with
+# ``gpupoc/cli.py`` and sits in the top layer with it: it may use any layer, and only the top layer uses it.
+CLI_MODULE_SUFFIXES = (".cli", "_cli")
 # Where Airflow may be imported: its DAG code, the local deployment, the UI plugin's pages, and the optional
 # lookup of Airflow connections for the monitoring sources.
 AIRFLOW_ALLOWED = ("dags/", "airflow_runtime/", "ui/", "monitoring/sources.py")
@@ -33,23 +40,16 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
 def imports(path: Path) -> set[str]:
-    """Every module this file imports, at any depth (functions too), except under ``if TYPE_CHECKING``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node)
-            for n in ast.walk(node)}
+    """Every module this file imports, at any depth (functions and ``if TYPE_CHECKING:`` blocks too)."""
     here = module_name(path)
-    pkg = here if path.name == "__init__.py" else here.rsplit(".", 1)[0]
+    return imports_in(path.read_text(encoding="utf-8"), here if path.name == "__init__.py" else here.rsplit(".", 1)[0])
+
+
+def imports_in(text: str, pkg: str) -> set[str]:
+    """The modules that the source ``text`` of a module of package ``pkg`` imports."""
     out: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -110,6 +110,8 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 
 
 def layer(module: str) -> int | None:
+    if module.endswith(CLI_MODULE_SUFFIXES):
+        return 0
     top = module.split(".")[1] if "." in module else module
     return next((i for i, names in enumerate(LAYERS) if top in names), None)
 
@@ -158,3 +160,13 @@ def test_no_private_name_is_imported_from_another_module():
 
 def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_an_import_under_type_checking_is_an_edge():
+    text = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gpupoc.sim.store import Store\n"
+    assert "gpupoc.sim.store" in imports_in(text, "gpupoc.sim")
+
+
+def test_an_area_command_line_module_sits_in_the_top_layer():
+    assert layer("gpupoc.history.cli") == layer("gpupoc.cli") == 0
+    assert layer("gpupoc.report.bundle_cli") == 0 and layer("gpupoc.history.replay") == layer("gpupoc.plan") + 1

@@ -12,7 +12,7 @@ from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.status import StatusError, not_found
 from gpupoc.sim.cluster import ClusterState
 
-METRICS_PATHS = {"/metrics": "render_dcgm", "/metrics/kube-state": "render_kube_state"}
+METRICS_PATHS = ("/metrics", "/metrics/kube-state")  # dcgm-exporter's, kube-state-metrics' page
 
 
 NODE_ACTIONS = {"fail": ("nodes", "fail_node"), "recover": ("nodes", "recover_node"),
@@ -43,15 +43,10 @@ async def node_action(ctx: Ctx, spec: ResourceSpec) -> web.Response:
 
 
 async def metrics(request: web.Request, state: ClusterState, path: str) -> web.Response:
-    """Prometheus text from gpupoc.sim.metrics (dcgm-exporter or kube-state-metrics format)."""
-    try:
-        from gpupoc.sim import metrics as m
-    except ImportError:
-        m = None
-    fn = getattr(m, METRICS_PATHS[path], None)
-    if fn is None:
-        return web.Response(status=503, text="metrics are not available in this build\n")
-    text = fn(state)
+    """Prometheus text from gpupoc.sim.metrics (dcgm-exporter) or gpupoc.sim.kube_state (kube-state-metrics)."""
+    from gpupoc.sim import kube_state, metrics as dcgm
+
+    text = (dcgm.render_dcgm if path == METRICS_PATHS[0] else kube_state.render_kube_state)(state)
     if inspect.isawaitable(text):
         text = await text
     return web.Response(body=text.encode(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})

@@ -9,7 +9,7 @@ import logging
 from aiohttp import web
 
 from gpupoc.sim import clock, rbac
-from gpupoc.sim.api import admin, discovery, pods, resources, reviews, tokens, visibility, watch
+from gpupoc.sim.api import admin, discovery, pod_logs, pods, resources, reviews, tokens, visibility, watch
 from gpupoc.sim.api.context import Caller, Ctx, error_response, json_response, parse_request_info
 from gpupoc.sim.api.manners import MANNERS, ApiManners
 from gpupoc.sim.api.registry import AUTHN, AUTHZ, SIM, VISIBILITY, ResourceSpec, lookup
@@ -38,7 +38,7 @@ _SPECIAL = {
     ("", "pods", "delete", ""): pods.delete_pod,
     ("", "pods", "deletecollection", ""): pods.delete_pods,
     ("", "namespaces", "delete", ""): pods.delete_namespace,
-    ("", "pods", "get", "log"): pods.pod_log,
+    ("", "pods", "get", "log"): pod_logs.pod_log,
     ("", "pods", "create", "eviction"): pods.evict_pod,
     (VISIBILITY, "clusterqueues", "get", "pendingworkloads"): visibility.pending_workloads,
     (VISIBILITY, "localqueues", "get", "pendingworkloads"): visibility.pending_workloads,
@@ -109,10 +109,8 @@ def authenticate(ctx: Ctx) -> Caller:
 
 def authorize(ctx: Ctx) -> None:
     info, caller = ctx.info, ctx.caller
-    attrs = rbac.Attributes(user=caller.username, groups=caller.groups, verb=info.verb, namespace=info.namespace,
-                            api_group=info.group, api_version=info.version, resource=info.resource,
-                            subresource=info.subresource, name=info.name, path=info.path,
-                            resource_request=info.resource_request)
+    attrs = rbac.Attributes(user=caller.username, groups=caller.groups, **info.request_attributes().model_dump(),
+                            api_version=info.api_version, path=info.path, resource_request=info.resource_request)
     decision = rbac.authorize(ctx.state.store, attrs, ctx.state.has(Fault.CROSS_TENANT_LOGS))
     ctx.audit.decision = "allow" if decision.allowed else "forbid"
     ctx.audit.reason = decision.reason
@@ -126,7 +124,7 @@ async def dispatch(ctx: Ctx) -> web.StreamResponse:
     info = ctx.info
     if not info.resource_request:
         return await discovery.discovery(ctx)
-    spec: ResourceSpec | None = lookup(info.group, info.version, info.resource, ctx.state.mode)
+    spec: ResourceSpec | None = lookup(info.api_group, info.api_version, info.resource, ctx.state.mode)
     if spec is None or (not spec.namespaced and info.namespace and info.resource != "namespaces"):
         raise StatusError(404, NOT_FOUND, "NotFound", {})
     verb, sub = info.verb, info.subresource
@@ -174,10 +172,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
     if public is not None:
         return public
     info = parse_request_info(request.method, request.path, request.query)
-    rec = AuditRecord(request_uri=request.path_qs, verb=info.verb, user={}, source_ip=request.remote or "127.0.0.1",
+    rec = AuditRecord(request_uri=request.path_qs, user={}, source_ip=request.remote or "127.0.0.1",
                       user_agent=request.headers.get("User-Agent", ""), received=clock.rfc3339_micro(),
-                      resource=info.resource, subresource=info.subresource, namespace=info.namespace,
-                      name=info.name, api_group=info.group, api_version=info.version)
+                      **info.request_attributes().model_dump(), api_version=info.api_version)
     ctx = Ctx(request, state, info, rec)
     resp: web.StreamResponse | None = None
     try:
@@ -204,7 +201,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
 
 async def _manners(request: web.Request, ctx: Ctx) -> None:
     """The API behaviour profiles (``manners``): refuse the request (throttled) or delay it (slow-api)."""
-    if ctx.info.group == SIM:
+    if ctx.info.api_group == SIM:
         return
     manners = request.app[MANNERS]
     refusal = manners.refusal(ctx.caller.username, request.method, request.path_qs)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from pydantic import Field
 
+from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.sim.api.status import StatusError, bad_request
 from gpupoc.sim.audit import AuditRecord
 from gpupoc.sim.cluster import ClusterState
@@ -15,21 +17,15 @@ from gpupoc.sim.cluster import ClusterState
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
 
-@dataclass
-class RequestInfo:
-    """Kubernetes' view of a request path: resource request or not, verb, group, resource, name ..."""
+class RequestInfo(RequestAttributes):
+    """Kubernetes' view of a request path: its attributes (verb, group, resource, namespace, name ...),
+    whether it is a resource request, and the path's parts below the namespace."""
 
     path: str
-    verb: str
     resource_request: bool = False
     api_prefix: str = ""
-    group: str = ""
-    version: str = ""
-    namespace: str = ""
-    resource: str = ""
-    subresource: str = ""
-    name: str = ""
-    parts: list[str] = field(default_factory=list)
+    api_version: str = ""
+    parts: list[str] = Field(default_factory=list)
 
 
 _METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "GET": "get", "HEAD": "get"}
@@ -47,11 +43,11 @@ def parse_request_info(method: str, path: str, query: dict[str, str]) -> Request
     if parts[0] == "api":
         if len(rest) < 1:
             return info
-        info.version, rest = rest[0], rest[1:]
+        info.api_version, rest = rest[0], rest[1:]
     else:
         if len(rest) < 2:
             return info
-        info.group, info.version, rest = rest[0], rest[1], rest[2:]
+        info.api_group, info.api_version, rest = rest[0], rest[1], rest[2:]
     if not rest:
         return info
     info.resource_request = True

@@ -1,8 +1,8 @@
-"""Pod-specific handlers: create through admission, graceful delete, update rules, and ``pods/log``."""
+"""Pod-specific handlers: create through admission, graceful delete, update rules (``pods/log`` is in
+``pod_logs``)."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from datetime import timedelta
 
@@ -10,10 +10,10 @@ from aiohttp import web
 
 from gpupoc.sim import clock
 from gpupoc.sim.admission import admit_pod, after_pod_created
-from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response, truthy
+from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import UPDATE_VALIDATORS, fetch, matching, selector_of
-from gpupoc.sim.api.status import StatusError, already_exists, bad_request, invalid, success_obj
+from gpupoc.sim.api.status import StatusError, already_exists, invalid, success_obj
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import RESOURCES, Conflict
 
@@ -175,129 +175,5 @@ def delete_one(ctx: Ctx, pod: dict, grace: int | None) -> dict:
 
 
 # -- logs -------------------------------------------------------------------------------------
-def _pick_container(pod: dict, requested: str | None) -> str:
-    name = pod["metadata"]["name"]
-    containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
-    inits = [c["name"] for c in (pod.get("spec") or {}).get("initContainers") or []]
-    if not requested:
-        if len(containers) == 1:
-            return containers[0]
-        raise bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                          f"[{' '.join(containers)}]" + (f" or one of the init containers: [{' '.join(inits)}]"
-                                                         if inits else ""))
-    if requested not in containers + inits:
-        raise bad_request(f"container {requested} is not valid for pod {name}")
-    return requested
-
-
-def _container_status(pod: dict, container: str) -> dict | None:
-    status = pod.get("status") or {}
-    for cs in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or []):
-        if cs.get("name") == container:
-            return cs
-    return None
-
-
-def _terminated(pod: dict, container: str) -> bool:
-    cs = _container_status(pod, container)
-    return bool(cs and (cs.get("state") or {}).get("terminated")) or \
-        (pod.get("status") or {}).get("phase") in TERMINAL
-
-
-async def pod_log(ctx: Ctx, spec: ResourceSpec) -> web.Response:
-    """``GET pods/{name}/log``: plain text, optionally followed until the container ends (pitfall 1)."""
-    pod = fetch(ctx, spec)
-    q = ctx.query
-    ns, name = ctx.info.namespace, ctx.info.name
-    container = _pick_container(pod, q.get("container"))
-    follow, timestamps = truthy(q.get("follow")), truthy(q.get("timestamps"))
-    tail = int_param(q, "tailLines")
-    since = int_param(q, "sinceSeconds")
-    limit = int_param(q, "limitBytes")
-    try:
-        since_time = clock.parse(q["sinceTime"]) if q.get("sinceTime") else None
-    except ValueError:
-        raise bad_request(f"sinceTime: invalid value {q['sinceTime']!r}: expected RFC3339 such as "
-                          "2024-01-02T15:04:05Z") from None
-    if since is not None:
-        since_time = clock.now() - timedelta(seconds=since)
-    cs = _container_status(pod, container)
-    if truthy(q.get("previous")):
-        if not (cs and (cs.get("lastState") or {}).get("terminated")):
-            raise bad_request(f'previous terminated container "{container}" in pod "{name}" not found')
-        log = ctx.state.logs.get(ns, name, f"{container}:previous")
-        follow = False
-    else:
-        log = ctx.state.logs.get(ns, name, container)
-    if log is None:
-        waiting = ((cs or {}).get("state") or {}).get("waiting") if cs else None
-        if not _terminated(pod, container):
-            if waiting and waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName"):
-                raise bad_request(f'container "{container}" in pod "{name}" is waiting to start: trying and failing '
-                                  "to pull image")
-            reason = (waiting or {}).get("reason") or "ContainerCreating"
-            raise bad_request(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
-    resp = web.StreamResponse(headers={"Content-Type": "text/plain", "Cache-Control": "no-cache, private"})
-    resp.enable_chunked_encoding()
-    ctx.stream = resp
-    await resp.prepare(ctx.request)
-    budget = [limit if limit is not None and limit > 0 else None]
-
-    async def emit(lines) -> bool:
-        chunk = []
-        for ts, text in lines:
-            if since_time is not None and ts < since_time:
-                continue
-            chunk.append(f"{clock.rfc3339_nano(ts)} {text}\n" if timestamps else f"{text}\n")
-        data = "".join(chunk).encode()
-        if budget[0] is not None:
-            data = data[: budget[0]]
-            budget[0] -= len(data)
-        if data:
-            await resp.write(data)
-        return budget[0] is None or budget[0] > 0
-
-    sent = 0
-    if log is not None:
-        lines = list(log.lines)
-        if tail is not None and tail >= 0:
-            lines = lines[-tail:] if tail else []
-        sent = len(log.lines)
-        more = await emit(lines)
-    else:
-        more = True
-    while follow and more:
-        if log is None:
-            log = ctx.state.logs.get(ns, name, container)
-            if log is None:
-                await asyncio.sleep(0.5)
-                current = ctx.state.store.get("pods", ns, name)
-                gone = current is None or current["metadata"]["uid"] != pod["metadata"]["uid"]
-                if gone or _terminated(current, container):
-                    break
-                continue
-            sent = 0
-        if len(log.lines) < sent:
-            sent = 0  # cleared
-        if len(log.lines) > sent:
-            new = log.lines[sent:]
-            sent += len(new)
-            more = await emit(new)
-            continue
-        if log.closed:
-            break
-        current = ctx.state.store.get("pods", ns, name)
-        if current is None or current["metadata"]["uid"] != pod["metadata"]["uid"]:
-            break
-        if _terminated(current, container) and len(log.lines) == sent:
-            await log.wait_change(0.2)
-            if len(log.lines) == sent:
-                break
-            continue
-        await log.wait_change(1.0)
-    await resp.write_eof()
-    return resp
-
-
 async def pod_status(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     return json_response(copy.deepcopy(fetch(ctx, spec)))

@@ -1,9 +1,15 @@
-"""Watch streams: one JSON event per line (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR), chunked."""
+"""Watch streams: one JSON event per line (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR), chunked.
+
+``watch`` reads the request's watch options (``WatchOptions``), then a ``Watcher`` sends the starting state
+(synthetic ADDED for every matching object, or the backlog since the given resourceVersion) and the live
+changes, with the selector's semantics (leaving the selection is DELETED, entering it ADDED) and bookmarks.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
@@ -13,106 +19,120 @@ from gpupoc.sim.api.manners import MANNERS
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import matching, selector_of
 from gpupoc.sim.api.status import bad_request, status_obj
-from gpupoc.sim.store import Change, Gone, watch_line
+from gpupoc.sim.selectors import Selector
+from gpupoc.sim.store import Change, Gone, Store, watch_line
 
 DEFAULT_TIMEOUT = 1800
 BOOKMARK_EVERY = 30.0
 WRITE_BATCH = 500  # events per socket write at most
+Key = tuple[str, str]
 
 
+@dataclass(frozen=True)
+class WatchOptions:
+    """What a watch request asks for: how long, bookmarks, Table rows, which namespace and name, since when."""
 
-async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
-    """Serve ``?watch=true``: backlog since resourceVersion (or synthetic ADDED for all), then live changes."""
-    sel = selector_of(ctx, spec.plural)
-    q = ctx.query
-    timeout = int_param(q, "timeoutSeconds", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT
-    cut = ctx.request.app[MANNERS].watch_cut() if MANNERS in ctx.request.app else None
-    if cut is not None:
-        timeout = min(timeout, cut)  # watch-cuts: the server ends the stream early
-    bookmarks = truthy(q.get("allowWatchBookmarks"))
-    table = ctx.wants_table()
-    include = q.get("includeObject", "Metadata")
-    store = ctx.state.store
-    ns = ctx.info.namespace if spec.namespaced and ctx.info.namespace else None
-    name = ctx.info.name
-    raw_rv = q.get("resourceVersion") or ""
-    since = None
-    if raw_rv not in ("", "0"):
-        try:
-            since = int(raw_rv)
-        except ValueError:
-            raise bad_request(f"resourceVersion: Invalid value: \"{raw_rv}\": strconv.ParseUint: parsing "
-                              f"\"{raw_rv}\": invalid syntax") from None
+    timeout: float
+    bookmarks: bool
+    table: bool
+    include: str  # includeObject of Table rows
+    namespace: str | None
+    name: str
+    since: int | None  # resourceVersion to resume after; None: start with every matching object
 
-    resp = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"})
-    resp.enable_chunked_encoding()
-    ctx.stream = resp
+    @classmethod
+    def of(cls, ctx: Ctx, spec: ResourceSpec) -> "WatchOptions":
+        q = ctx.query
+        timeout = int_param(q, "timeoutSeconds", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT
+        cut = ctx.request.app[MANNERS].watch_cut() if MANNERS in ctx.request.app else None
+        if cut is not None:
+            timeout = min(timeout, cut)  # watch-cuts: the server ends the stream early
+        return cls(timeout, truthy(q.get("allowWatchBookmarks")), ctx.wants_table(), q.get("includeObject", "Metadata"),
+                   ctx.info.namespace if spec.namespaced and ctx.info.namespace else None, ctx.info.name,
+                   _since(q.get("resourceVersion") or ""))
 
-    def wanted(obj: dict) -> bool:
-        if name and obj["metadata"]["name"] != name:
+
+def _since(raw_rv: str) -> int | None:
+    if raw_rv in ("", "0"):
+        return None
+    try:
+        return int(raw_rv)
+    except ValueError:
+        raise bad_request(f"resourceVersion: Invalid value: \"{raw_rv}\": strconv.ParseUint: parsing "
+                          f"\"{raw_rv}\": invalid syntax") from None
+
+
+@dataclass
+class Watcher:
+    """One watch stream: what it selects, which objects it has seen matching, and how it writes events."""
+
+    spec: ResourceSpec
+    options: WatchOptions
+    selector: Selector
+    resp: web.StreamResponse
+    inside: set[Key] = field(default_factory=set)  # objects this watcher has seen matching
+
+    def wanted(self, obj: dict) -> bool:
+        if self.options.name and obj["metadata"]["name"] != self.options.name:
             return False
-        return sel.matches(obj)
+        return self.selector.matches(obj)
 
-    inside: set[tuple[str, str]] = set()  # objects this watcher has seen matching
-
-    def translate(type_: str, obj: dict) -> str | None:
+    def translate(self, type_: str, obj: dict) -> str | None:
         """Selector semantics: leaving the selection is DELETED, entering it is ADDED."""
         key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
-        if wanted(obj):
+        if self.wanted(obj):
             if type_ == "DELETED":
-                inside.discard(key)
+                self.inside.discard(key)
                 return type_
-            was = key in inside
-            inside.add(key)
+            was = key in self.inside
+            self.inside.add(key)
             return "ADDED" if type_ == "MODIFIED" and not was else type_
-        if key in inside:
-            inside.discard(key)
+        if key in self.inside:
+            self.inside.discard(key)
             return "DELETED"
         return None
 
-    def render(obj: dict) -> dict:
-        if table:
-            return tables.to_table(spec.plural, [obj], obj["metadata"].get("resourceVersion", ""), include)
+    def render(self, obj: dict) -> dict:
+        if self.options.table:
+            return tables.to_table(self.spec.plural, [obj], obj["metadata"].get("resourceVersion", ""),
+                                   self.options.include)
         return obj
 
-    def encode(ch: Change) -> bytes:
+    def encode(self, ch: Change) -> bytes:
         """The change as this watcher sends it (b"" when it does not concern the watcher)."""
-        type_ = translate(ch.type, ch.obj)
+        type_ = self.translate(ch.type, ch.obj)
         if not type_:
             return b""
-        if not table and type_ == ch.type:
+        if not self.options.table and type_ == ch.type:
             return ch.line()  # encoded once for every watcher
-        return watch_line(type_, render(ch.obj))
+        return watch_line(type_, self.render(ch.obj))
 
-    try:
-        w, backlog = store.watch(spec.plural, ns, since)
-    except Gone as exc:
-        await resp.prepare(ctx.request)
-        await resp.write(watch_line("ERROR", status_obj(410, str(exc), "Expired")))
-        await resp.write_eof()
-        return resp
-    try:
-        await resp.prepare(ctx.request)
-        if since is None:
-            initial = matching(ctx, spec, sel)
-            if name:
-                initial = [o for o in initial if o["metadata"]["name"] == name]
-            for start in range(0, len(initial), WRITE_BATCH):
-                part = initial[start:start + WRITE_BATCH]
-                for obj in part:
-                    inside.add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
-                await resp.write(b"".join(watch_line("ADDED", render(obj)) for obj in part))
-        else:
-            # objects matching now are taken as matching at ``since`` (the store keeps no old versions)
-            inside.update((o["metadata"].get("namespace", ""), o["metadata"]["name"])
-                          for o in matching(ctx, spec, sel) if not name or o["metadata"]["name"] == name)
-            for start in range(0, len(backlog), WRITE_BATCH):
-                chunk = b"".join(encode(ch) for ch in backlog[start:start + WRITE_BATCH])
-                if chunk:
-                    await resp.write(chunk)
-        deadline = time.monotonic() + timeout
+    async def send_initial(self, ctx: Ctx) -> None:
+        """Every object matching now, as ADDED."""
+        initial = matching(ctx, self.spec, self.selector)
+        if self.options.name:
+            initial = [o for o in initial if o["metadata"]["name"] == self.options.name]
+        for start in range(0, len(initial), WRITE_BATCH):
+            part = initial[start:start + WRITE_BATCH]
+            for obj in part:
+                self.inside.add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+            await self.resp.write(b"".join(watch_line("ADDED", self.render(obj)) for obj in part))
+
+    async def send_backlog(self, ctx: Ctx, backlog: list[Change]) -> None:
+        """The changes after ``since``; objects matching now are taken as matching then (the store keeps no
+        old versions)."""
+        self.inside.update((o["metadata"].get("namespace", ""), o["metadata"]["name"])
+                           for o in matching(ctx, self.spec, self.selector)
+                           if not self.options.name or o["metadata"]["name"] == self.options.name)
+        for start in range(0, len(backlog), WRITE_BATCH):
+            chunk = b"".join(self.encode(ch) for ch in backlog[start:start + WRITE_BATCH])
+            if chunk:
+                await self.resp.write(chunk)
+
+    async def send_live(self, queue: asyncio.Queue, store: Store) -> None:
+        """Live changes until the timeout; a bookmark after ``BOOKMARK_EVERY`` seconds of silence."""
+        deadline = time.monotonic() + self.options.timeout
         last_sent = time.monotonic()
-        queue = w.queue
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -121,9 +141,10 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
                 async with asyncio.timeout(min(left, BOOKMARK_EVERY)):
                     first = await queue.get()
             except TimeoutError:
-                if bookmarks and time.monotonic() - last_sent >= BOOKMARK_EVERY - 0.01:
-                    await resp.write(watch_line("BOOKMARK", {"kind": spec.kind, "apiVersion": spec.group_version,
-                                                             "metadata": {"resourceVersion": str(store.rv)}}))
+                if self.options.bookmarks and time.monotonic() - last_sent >= BOOKMARK_EVERY - 0.01:
+                    await self.resp.write(watch_line("BOOKMARK", {
+                        "kind": self.spec.kind, "apiVersion": self.spec.group_version,
+                        "metadata": {"resourceVersion": str(store.rv)}}))
                     last_sent = time.monotonic()
                 continue
             # every change queued meanwhile goes out in the same write: one socket write per loop turn,
@@ -131,10 +152,35 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
             batch = [first]
             while not queue.empty() and len(batch) < WRITE_BATCH:
                 batch.append(queue.get_nowait())
-            chunk = b"".join(encode(ch) for ch in batch)
+            chunk = b"".join(self.encode(ch) for ch in batch)
             if chunk:
-                await resp.write(chunk)
+                await self.resp.write(chunk)
                 last_sent = time.monotonic()
+
+
+async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
+    """Serve ``?watch=true``: backlog since resourceVersion (or synthetic ADDED for all), then live changes."""
+    selector = selector_of(ctx, spec.plural)
+    options = WatchOptions.of(ctx, spec)
+    store = ctx.state.store
+    resp = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"})
+    resp.enable_chunked_encoding()
+    ctx.stream = resp
+    watcher = Watcher(spec, options, selector, resp)
+    try:
+        w, backlog = store.watch(spec.plural, options.namespace, options.since)
+    except Gone as exc:
+        await resp.prepare(ctx.request)
+        await resp.write(watch_line("ERROR", status_obj(410, str(exc), "Expired")))
+        await resp.write_eof()
+        return resp
+    try:
+        await resp.prepare(ctx.request)
+        if options.since is None:
+            await watcher.send_initial(ctx)
+        else:
+            await watcher.send_backlog(ctx, backlog)
+        await watcher.send_live(w.queue, store)
         await resp.write_eof()
     except (ConnectionResetError, ConnectionError):
         pass

@@ -9,8 +9,9 @@
   (KAI records it on the PodGroup; here it is on the pod, there are no PodGroups), graceful delete, as KAI's
   service account;
 - ``kueue-requeue``: Kueue stops it (``kueue_evict.stop_pod``), graceful delete, as Kueue's service account.
-``evicted`` is called by the taint-eviction controller after it failed a pod of a lost node. Under a
-recreating profile both hand the pod to the Job controller (``recreate``), which replaces it.
+``evicted`` is called by the taint-eviction controller after it failed a pod of a lost node. Each ends by
+signalling ``state.hooks.pod_disrupted``; under a recreating profile the Job controller (``recreate``),
+which subscribes to it, replaces the pod.
 """
 
 from __future__ import annotations
@@ -58,17 +59,16 @@ def preempt(state: ClusterState, victim: dict, preemptor: dict, node: str, wordi
     if condition:
         actors.audit_write(state, actor, "patch", victim, subresource="status",
                            request_object=_status_patch(victim, condition))
-    _graceful_delete(state, victim)
+    graceful_delete(state, victim)
     actors.audit_write(state, actor, "delete", victim, request_object=actors.DELETE_OPTIONS)
-    if state.recreator is not None:
-        state.recreator.replace(victim)
+    state.hooks.pod_disrupted(victim)
 
 
 def evict(state: ClusterState, victim: dict, actor: actors.Actor, wording: W.Wording, reason: str, message: str,
           event_on: dict | None = None) -> None:
     """A gang scheduler's reclaim stops ``victim``: Volcano's Warning ``Evict`` on the pod with Ready=False
     reason ``Evict``; KAI's Normal ``Evict`` on the victim's PodGroup (``event_on``). Then a graceful
-    delete, audited as ``actor``, and the Job controller's replacement under a recreating profile."""
+    delete, audited as ``actor``, and the pod-disrupted signal."""
     if event_on is None:
         state.events.record(victim, reason, message, WARNING, component=wording.component)
         S.set_condition(victim, "Ready", "False", reason, message)
@@ -77,25 +77,24 @@ def evict(state: ClusterState, victim: dict, actor: actors.Actor, wording: W.Wor
                            request_object=_status_patch(victim, "Ready"))
     else:
         state.events.record(event_on, reason, message, NORMAL, component=wording.component)
-    _graceful_delete(state, victim)
+    graceful_delete(state, victim)
     actors.audit_write(state, actor, "delete", victim, request_object=actors.DELETE_OPTIONS)
-    if state.recreator is not None:
-        state.recreator.replace(victim)
+    state.hooks.pod_disrupted(victim)
 
 
 def kueue_stop(state: ClusterState, victim: dict, message: str) -> None:
     """Kueue's preemption stops a pod of an evicted Workload: marked (``kueue_evict.mark_stopped``), deleted
-    gracefully, audited as Kueue's service account, replaced under a recreating profile."""
+    gracefully, audited as Kueue's service account, then the pod-disrupted signal."""
     kueue_evict.mark_stopped(state, victim, message)
     actors.audit_write(state, actors.KUEUE, "patch", victim, subresource="status",
                        request_object=_status_patch(victim, "TerminationTarget"))
-    _graceful_delete(state, victim)
+    graceful_delete(state, victim)
     actors.audit_write(state, actors.KUEUE, "delete", victim, request_object=actors.DELETE_OPTIONS)
-    if state.recreator is not None:
-        state.recreator.replace(victim)
+    state.hooks.pod_disrupted(victim)
 
 
-def _graceful_delete(state: ClusterState, pod: dict) -> None:
+def graceful_delete(state: ClusterState, pod: dict) -> None:
+    """Set the pod's deletionTimestamp its grace period ahead (30 s unless the pod says), as a DELETE does."""
     grace = pod.get("spec", {}).get("terminationGracePeriodSeconds")
     grace = 30 if grace is None else int(grace)
     pod["metadata"]["deletionTimestamp"] = clock.rfc3339(clock.now() + timedelta(seconds=grace))
@@ -105,9 +104,8 @@ def _graceful_delete(state: ClusterState, pod: dict) -> None:
 
 def evicted(state: ClusterState, pod: dict) -> None:
     """The taint-eviction controller failed ``pod`` (its node is lost): audit its writes as the node-controller
-    service account (status patch, delete) and let the Job controller replace the pod."""
+    service account (status patch, delete), then the pod-disrupted signal."""
     actors.audit_write(state, actors.TAINT_EVICTION, "patch", pod, subresource="status",
                        request_object=_status_patch(pod, "DisruptionTarget"))
     actors.audit_write(state, actors.TAINT_EVICTION, "delete", pod, request_object=actors.DELETE_OPTIONS)
-    if state.recreator is not None:
-        state.recreator.replace(pod)
+    state.hooks.pod_disrupted(pod)

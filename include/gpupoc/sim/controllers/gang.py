@@ -3,7 +3,7 @@
 A ``GangScheduler`` runs a *session* when something it schedules changed (a member pod, a PodGroup, a
 queue), when GPUs were freed, or every retry interval. In a session the subclass orders the jobs (one per
 PodGroup) and calls ``place`` for each: the pending pods are reserved on nodes one by one through the
-kube-scheduler's filters and buckets (``Scheduler.reserve``); if at least ``need`` of them (``minMember``
+kube-scheduler's filters and buckets (the ``Placer`` port, ``placement``); if at least ``need`` of them (``minMember``
 minus the members already running) fit, all reserved pods are bound, else every reservation is undone and
 no pod of the gang is bound. Under the ``gang-partial`` fault the pods that fit are bound anyway.
 ``evict`` stops the running members of a job (reclaim), in the subclass's words.
@@ -13,74 +13,19 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors, disruption
+from gpupoc.sim.controllers.gang_jobs import Job, Placement
 from gpupoc.sim.controllers.podgroups import Group, GroupIndex
-from gpupoc.sim.controllers.scheduler import scheduler_for
 from gpupoc.sim.controllers.scheduling import set_condition
 from gpupoc.sim.controllers.wording import Wording, opaque_fit_error
 from gpupoc.sim.events import WARNING
 from gpupoc.sim.faults import Fault, hides_reasons
-from gpupoc.sim.store import Change
+from gpupoc.sim.ports import Placer
+from gpupoc.sim.store import Change, Conflict
 
 Key = tuple[str, str]
-
-
-@dataclass
-class Job:
-    """One PodGroup as a session sees it."""
-
-    key: Key
-    obj: dict
-    group: Group
-    queue: str
-    min_member: int
-    priority: int
-    created: str
-    preemptible: bool = True
-    seq: int = 0  # creation order among PodGroups (creation times have whole seconds)
-
-    @property
-    def total(self) -> int:
-        """Members that count for the gang (not failed)."""
-        return self.group.count("pending", "gated", "active", "releasing", "succeeded")
-
-    @property
-    def ready_count(self) -> int:
-        return self.group.count("active", "succeeded")
-
-    @property
-    def need(self) -> int:
-        """Members still to place before the gang is whole."""
-        return max(0, self.min_member - self.ready_count)
-
-    @property
-    def pending(self) -> list[Key]:
-        return sorted(self.group.members["pending"])
-
-    @property
-    def allocated_gpus(self) -> int:
-        """GPUs of the members bound and not terminating (what counts toward the queue's share)."""
-        return self.group.gpus_of("active")
-
-    def min_gpus(self) -> int:
-        """GPUs the gang needs to become whole: its next ``need`` pending pods'."""
-        gpus = self.group.gpus
-        return sum(gpus.get(k, 0) for k in self.pending[: self.need])
-
-
-@dataclass
-class Placement:
-    """A placement attempt: the pods reserved (key, pod, node), the first pod that fit nowhere, and
-    whether the gang was bound."""
-
-    placed: list[tuple[Key, dict, str]] = field(default_factory=list)
-    failed: tuple[Key, dict] | None = None
-    fit_error: str = ""  # why ``failed`` fit nowhere, with the gang's other pods reserved
-    bound: bool = False
-    untried: list[Key] = field(default_factory=list)
 
 
 class GangScheduler:
@@ -92,14 +37,16 @@ class GangScheduler:
     actor: actors.Actor
     spec_resources = ("podgroups", "queues", "priorityclasses")
 
-    def __init__(self, state: ClusterState):
+    def __init__(self, state: ClusterState, placer: Placer):
         self.state = state
         self.store = state.store
-        self.sched = scheduler_for(state)
+        self.sched = placer
         self.index = GroupIndex(state.store, self.scheduler_name, self.group_keys)
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
         self.partial = state.has(Fault.GANG_PARTIAL)
         self.opaque = hides_reasons(state.faults)
+        self.weighted = not state.has(Fault.FAIRSHARE_IGNORED)  # fair shares weigh queues; else creation order
+        self.reclaims = not state.has(Fault.BORROW_NOT_RECLAIMED)
         self._specs_version = 0
         self._specs: dict[tuple, object] = {}  # (resource, namespace, name) -> spec, to ignore status writes
         self._seen: tuple[int, int, int] | None = None
@@ -151,7 +98,25 @@ class GangScheduler:
         return bound
 
     def group_pods(self) -> None:
-        """Subclasses make PodGroups for ungrouped pods (Volcano's controller, KAI's pod-grouper)."""
+        """Make a PodGroup for each ungrouped pod (Volcano's PodGroup controller, KAI's pod-grouper) and name
+        it on the pod (the first of ``group_keys``)."""
+        for key in sorted(self.index.ungrouped):
+            pod = self.store.get("pods", *key)
+            if pod is None:
+                continue
+            pg = self.implicit_podgroup(pod)
+            name = pg["metadata"]["name"]
+            if self.store.get("podgroups", key[0], name) is None:
+                try:
+                    self.store.create("podgroups", pg)
+                except Conflict:
+                    pass
+            pod["metadata"].setdefault("annotations", {})[self.group_keys[0]] = name
+            self.store.update("pods", pod)
+
+    def implicit_podgroup(self, pod: dict) -> dict:
+        """The PodGroup the subclass's controller makes for a pod without one."""
+        raise NotImplementedError
 
     def session(self, now: float) -> int:
         raise NotImplementedError

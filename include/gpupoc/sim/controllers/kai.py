@@ -24,18 +24,17 @@ the label ``kai.scheduler/preemptibility``) and writes the annotation. A PodGrou
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers import gang_wording as T
-from gpupoc.sim.controllers.gang import GangScheduler, Job
-from gpupoc.sim.controllers.kai_status import gpus, write_job_status, write_queues
+from gpupoc.sim.controllers.gang import GangScheduler
+from gpupoc.sim.controllers.gang_jobs import Job
+from gpupoc.sim.controllers.kai_status import QueueInfo, gpus, write_job_status, write_queues
 from gpupoc.sim.controllers.shares import INF, KaiQueueShare, kai_fair_shares, saturation
 from gpupoc.sim.controllers.wording import KAI_WORDING
-from gpupoc.sim.faults import Fault
+from gpupoc.sim.ports import Placer, Reconciler
 from gpupoc.sim.queue_config import UNLIMITED
-from gpupoc.sim.store import Conflict
 
 QUEUE_LABEL = "kai.scheduler/queue"
 LEGACY_QUEUE_LABEL = "runai/queue"
@@ -43,22 +42,6 @@ PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
 GROUP_ANNOTATION = "pod-group-name"
 PREEMPTIBLE_BELOW = 100  # priority values below are preemptible unless said otherwise
 Key = tuple[str, str]
-
-
-@dataclass
-class QueueInfo:
-    """One KAI Queue: its spec's GPU numbers and what a session counts."""
-
-    name: str
-    parent: str | None
-    priority: int
-    quota: float
-    weight: float
-    limit: float
-    allocated: float = 0.0
-    non_preemptible: float = 0.0
-    requested: float = 0.0
-    fair_share: float = 0.0
 
 
 def pod_group_name(pod: dict) -> str:
@@ -93,24 +76,7 @@ class Kai(GangScheduler):
     wording = KAI_WORDING
     actor = actors.KAI
 
-    def __init__(self, state: ClusterState):
-        super().__init__(state)
-        self.weighted = not state.has(Fault.FAIRSHARE_IGNORED)
-        self.reclaims = not state.has(Fault.BORROW_NOT_RECLAIMED)
-
-    def group_pods(self) -> None:
-        for key in sorted(self.index.ungrouped):
-            pod = self.store.get("pods", *key)
-            if pod is None:
-                continue
-            pg = implicit_podgroup(pod)
-            if self.store.get("podgroups", key[0], pg["metadata"]["name"]) is None:
-                try:
-                    self.store.create("podgroups", pg)
-                except Conflict:
-                    pass
-            pod["metadata"].setdefault("annotations", {})[GROUP_ANNOTATION] = pg["metadata"]["name"]
-            self.store.update("pods", pod)
+    implicit_podgroup = staticmethod(implicit_podgroup)
 
     # -- a session ----------------------------------------------------------------------------------
     def _queues(self) -> dict[str, QueueInfo]:
@@ -285,7 +251,8 @@ class Kai(GangScheduler):
         return []
 
 
-def kai_for(state: ClusterState) -> Kai:
+def kai_for(state: ClusterState, placer: Placer) -> Reconciler:
+    """The state's KAI scheduler, created on first use, placing pods through ``placer`` (kube-scheduler's filters)."""
     if state.kai is None:
-        state.kai = Kai(state)
+        state.kai = Kai(state, placer)
     return state.kai

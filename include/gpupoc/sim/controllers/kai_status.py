@@ -1,5 +1,5 @@
 """What KAI writes after a session: a PodGroup's scheduling conditions, counts and events, its pending pods'
-conditions, and the Queues' status.
+conditions, and the Queues' status (from each queue's ``QueueInfo``, what the session counted).
 
 A gang that could not be placed gets (unless some of its pods already run: KAI then leaves the condition
 alone) one ``schedulingConditions`` entry per node pool: type ``UnschedulableOnNodePool``, node pool
@@ -12,17 +12,30 @@ PodGroup, and every pending pod gets PodScheduled=False reason ``Unschedulable``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import GPU
 from gpupoc.sim.controllers import gang_wording as T
+from gpupoc.sim.controllers.gang_jobs import GangView, Job
 from gpupoc.sim.controllers.wording import KAI_POOL
 from gpupoc.sim.events import NORMAL
 
-if TYPE_CHECKING:
-    from gpupoc.sim.controllers.gang import Job
-    from gpupoc.sim.controllers.kai import Kai, QueueInfo
+
+@dataclass
+class QueueInfo:
+    """One KAI Queue: its spec's GPU numbers and what a session counts."""
+
+    name: str
+    parent: str | None
+    priority: int
+    quota: float
+    weight: float
+    limit: float
+    allocated: float = 0.0
+    non_preemptible: float = 0.0
+    requested: float = 0.0
+    fair_share: float = 0.0
 
 
 def gpus(value: float) -> dict:
@@ -30,7 +43,7 @@ def gpus(value: float) -> dict:
     return {GPU: T.humanize(value) if value >= 0 else "-1"}
 
 
-def fit_errors(ctl: "Kai", j: "Job", result: tuple | None) -> list[tuple[str, str, dict | None]]:
+def fit_errors(ctl: GangView, j: Job, result: tuple | None) -> list[tuple[str, str, dict | None]]:
     """The job's fit errors (reason, message, details) from its session result."""
     kind, info = result if result is not None else (None, None)
     if kind == "refused":
@@ -44,7 +57,7 @@ def fit_errors(ctl: "Kai", j: "Job", result: tuple | None) -> list[tuple[str, st
     return []
 
 
-def write_job_status(ctl: "Kai", j: "Job", result: tuple | None, queues: dict, now: float) -> None:
+def write_job_status(ctl: GangView, j: Job, result: tuple | None, queues: dict, now: float) -> None:
     pg = j.obj
     old = pg.get("status") or {}
     status = {**old}
@@ -95,7 +108,7 @@ def _set_condition(status: dict, message: str, errors: list, opaque: bool) -> No
     status["schedulingConditions"] = [c for c in conds if c.get("nodePool") != KAI_POOL] + [new]
 
 
-def write_queues(ctl: "Kai", queues: dict[str, "QueueInfo"]) -> None:
+def write_queues(ctl: GangView, queues: dict[str, QueueInfo]) -> None:
     for q in ctl.store.list("queues"):
         info = queues.get(q["metadata"]["name"])
         if info is None:

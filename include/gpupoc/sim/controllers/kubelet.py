@@ -60,7 +60,7 @@ class Kubelet:
         self._held: dict[str, dict[PodKey, PodRun]] = {}  # down node -> pods whose status changed meanwhile
         self._recovered: set[str] = set()
         self._process_pods: set[PodKey] = set()
-        self._images: dict[str, set[str]] = {}  # node -> images already pulled
+        self.images: dict[str, set[str]] = {}  # node -> images already pulled
         self._node_index: dict[str, int] = {}
         self._ip_seq: dict[str, int] = {}
         self._tasks: set[asyncio.Task] = set()

@@ -11,26 +11,57 @@ import asyncio
 import hashlib
 import signal
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from gpupoc.sim import clock
+from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.config import Timing
 from gpupoc.sim.controllers import kubelet_status as ks
-from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodRun
+from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodKey, PodRun
 from gpupoc.sim.controllers.kubelet_runtime import (
     ConfigMissing, ProcessHandle, StartFailed, VirtualSpec, build_argv, container_env, process_env, run_virtual,
 )
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Telemetry
-
-if TYPE_CHECKING:
-    from gpupoc.sim.controllers.kubelet import Kubelet
+from gpupoc.sim.store import Store
 
 CRASH_BACKOFF_START = 1.0
 CRASH_BACKOFF_MAX = 10.0
 IMAGE_BACKOFF_MAX = 60.0
 CONFIG_RETRY_SECONDS = 2.0
 DEADLINE_EXCEEDED = "DeadlineExceeded"
+
+
+class PodRuntime(Protocol):
+    """What a pod's life sees of its kubelet (``kubelet.Kubelet``): the cluster, the runs, and how the kubelet
+    publishes a run's status and events and frees what a run held."""
+
+    state: ClusterState
+    store: Store
+    timing: Timing
+    pods: dict[PodKey, PodRun]
+    images: dict[str, set[str]]  # node -> images already pulled
+
+    def write(self, pr: PodRun) -> bool:
+        """Publish the run's status into the stored pod; False when the pod is no longer ours."""
+
+    def event(self, pr: PodRun, reason: str, message: str, type_: str = NORMAL,
+              container: ContainerRun | None = None) -> None:
+        """A kubelet event on the pod (about one of its containers)."""
+
+    def release(self, key: PodKey, phase: str | None, deleting: bool = False) -> None:
+        """Free the run's GPUs and telemetry."""
+
+    def telemetry_path(self, key: PodKey) -> Path:
+        """Where the pod's GPU telemetry is written."""
+
+    def workdir(self, key: PodKey, container: str) -> Path:
+        """A container's working directory."""
+
+    def track_process(self, key: PodKey) -> None:
+        """Count the pod among those whose processes the kubelet samples."""
 
 
 async def sleep_or_stop(pr: PodRun, seconds: float) -> bool:
@@ -45,7 +76,7 @@ async def sleep_or_stop(pr: PodRun, seconds: float) -> bool:
         return False
 
 
-async def run_pod(kl: "Kubelet", pr: PodRun) -> None:
+async def run_pod(kl: PodRuntime, pr: PodRun) -> None:
     """Admit, run every container to its end, publish the final phase, free the GPUs."""
     if not _admit_gpus(kl, pr):
         return
@@ -69,7 +100,7 @@ async def run_pod(kl: "Kubelet", pr: PodRun) -> None:
     kl.state.kick()
 
 
-async def _enforce_deadline(kl: "Kubelet", pr: PodRun, seconds: float) -> None:
+async def _enforce_deadline(kl: PodRuntime, pr: PodRun, seconds: float) -> None:
     """spec.activeDeadlineSeconds: past it, the pod fails (DeadlineExceeded) and its containers are stopped."""
     if await sleep_or_stop(pr, seconds):
         return
@@ -87,7 +118,7 @@ async def _enforce_deadline(kl: "Kubelet", pr: PodRun, seconds: float) -> None:
         h.signal(signal.SIGKILL)
 
 
-def _admit_gpus(kl: "Kubelet", pr: PodRun) -> bool:
+def _admit_gpus(kl: PodRuntime, pr: PodRun) -> bool:
     """Device-plugin admission: a pod bound without allocated GPUs gets them here, or fails."""
     inv = kl.state.inventory
     held = inv.held_by(pr.key)
@@ -119,14 +150,14 @@ def _pull_policy(c: ContainerRun) -> str:
     return "Always" if ":" not in tail or tail.endswith(":latest") else "IfNotPresent"
 
 
-def _needs_pull(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> bool:
+def _needs_pull(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> bool:
     if c.entry is None:
         return True
     policy = _pull_policy(c)
-    return policy == "Always" or (policy == "IfNotPresent" and c.image not in kl._images.get(pr.node, ()))
+    return policy == "Always" or (policy == "IfNotPresent" and c.image not in kl.images.get(pr.node, ()))
 
 
-async def _pull(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> bool:
+async def _pull(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> bool:
     """Pull a catalogue image (or find it present); True when the pod was stopped meanwhile."""
     if not _needs_pull(kl, pr, c):
         kl.event(pr, "Pulled", f'Container image "{c.image}" already present on machine', container=c)
@@ -140,12 +171,12 @@ async def _pull(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> bool:
     size = 50_000_000 + int(hashlib.sha256(c.image.encode()).hexdigest()[:8], 16) % 900_000_000
     kl.event(pr, "Pulled", f'Successfully pulled image "{c.image}" in {ms}ms ({ms}ms including waiting). '
                            f"Image size: {size} bytes.", container=c)
-    kl._images.setdefault(pr.node, set()).add(c.image)
+    kl.images.setdefault(pr.node, set()).add(c.image)
     c.image_id = ks.image_id(c.image)
     return False
 
 
-async def _image_pull_backoff(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> None:
+async def _image_pull_backoff(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> None:
     """An image not in the catalogue: ErrImagePull, then ImagePullBackOff, retried until stopped."""
     x = c.image
     err = (f'rpc error: code = NotFound desc = failed to pull and unpack image "{x}": '
@@ -168,7 +199,7 @@ async def _image_pull_backoff(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> Non
         delay = min(delay * 2, IMAGE_BACKOFF_MAX)
 
 
-def _devices(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> str:
+def _devices(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> str:
     held = kl.state.inventory.held_by(pr.key)
     mine = [g for g in held if g.container == c.name]
     if not mine and len(pr.containers) == 1:
@@ -182,7 +213,7 @@ def _should_restart(pr: PodRun, exit_code: int) -> bool:
     return pr.restart_policy == "Always" or (pr.restart_policy == "OnFailure" and exit_code != 0)
 
 
-async def run_container(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> None:
+async def run_container(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> None:
     """Pull, then create/start/wait the container, restarting it as its pod's restartPolicy says."""
     ns, name = pr.key
     try:
@@ -225,7 +256,7 @@ async def run_container(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> None:
             lg.close()
 
 
-async def _run_once(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> tuple[int, float] | None:
+async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, float] | None:
     """Create, start and wait one container instance; (exit code, seconds it ran), None if stopped."""
     ns, name = pr.key
     lg = kl.state.logs.get(ns, name, c.name, create=True)
@@ -300,7 +331,7 @@ async def _run_once(kl: "Kubelet", pr: PodRun, c: ContainerRun) -> tuple[int, fl
     return exit_code, time.monotonic() - t0
 
 
-def _after_exit(kl: "Kubelet", pr: PodRun, c: ContainerRun, lg, exit_code: int) -> None:
+def _after_exit(kl: PodRuntime, pr: PodRun, c: ContainerRun, lg, exit_code: int) -> None:
     """The container ended: the logs-lost-on-failure fault drops its log; followers are released."""
     if exit_code != 0 and kl.state.has(Fault.LOGS_LOST_ON_FAILURE) and not pr.abandoned:
         lg.clear()

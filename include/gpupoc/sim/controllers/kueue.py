@@ -1,6 +1,7 @@
 """Kueue emulation: LocalQueue -> ClusterQueue quotas in cohorts, admission gate, Workloads, visibility.
 
-How the API server calls it (contract; kube and kueue modes only, inert otherwise):
+How the API server calls it (contract; kube and kueue modes only, inert otherwise), through the admission
+plug-in ``KueueWebhook`` that ``kueue_for`` registers in ``state.hooks.admission``:
 1. ``on_pod_create(state, pod)`` before a new pod is stored. A pod labelled ``kueue.x-k8s.io/queue-name``
    gets label ``kueue.x-k8s.io/managed=true`` and scheduling gate ``kueue.x-k8s.io/admission`` (other gates
    are kept), as Kueue's pod webhook does, whether or not the LocalQueue exists. Never raises.
@@ -16,7 +17,8 @@ How the API server calls it (contract; kube and kueue modes only, inert otherwis
    items, in queue order (priority, then creation), with ``positionInClusterQueue`` and
    ``positionInLocalQueue``.
 Admission removes only Kueue's gate: a pod also gated by another controller stays unscheduled until that
-gate goes too.
+gate goes too. ``kueue_for`` also subscribes ``kueue_evict.adopt`` to ``state.hooks.replacing``: a
+replacement pod takes over the Workload of the pod it replaces.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers.kueue_admit import admit_cycle, update_status
+from gpupoc.sim.controllers.kueue_evict import adopt
 from gpupoc.sim.controllers.kueue_groups import GroupComposer
 from gpupoc.sim.controllers.kueue_types import (  # noqa: F401  (re-exported: the module's API)
     ADMISSION_GATE, COMPONENT, GPU, JOB_UID_LABEL, MANAGED_LABEL, POD_SET, QUEUE_LABEL, Entry, Key,
@@ -51,7 +54,7 @@ class Kueue:
     _specs: dict[tuple, dict | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.groups = GroupComposer(self)
+        self.groups = GroupComposer(self.state, self)
         for wl in self.state.store.list("workloads"):
             self._index(wl)
         self.state.store.add_listener(self._on_change)
@@ -169,8 +172,8 @@ class Kueue:
             return 0
         self.dirty = False
         self._finish()
-        admitted = admit_cycle(self)
-        update_status(self)
+        admitted = admit_cycle(self.state, self)
+        update_status(self.state, self)
         return admitted
 
     def _finish(self) -> None:
@@ -206,7 +209,7 @@ class Kueue:
             if self.by_pod.get(p) == entry.key:
                 del self.by_pod[p]
 
-    def _queues(self) -> dict[Key, str]:
+    def local_queues(self) -> dict[Key, str]:
         """(namespace, LocalQueue) -> ClusterQueue."""
         return {(lq["metadata"]["namespace"], lq["metadata"]["name"]): lq.get("spec", {}).get("clusterQueue", "")
                 for lq in self.state.store.list("localqueues")}
@@ -268,10 +271,26 @@ def _age(created: str) -> int:
 
 # -- module API used by the API server and the controller loop -------------------------------------
 def kueue_for(state: ClusterState) -> Kueue:
-    """The state's queue manager, created on first use."""
+    """The state's queue manager, created on first use with its hooks: the pod webhook as an admission
+    plug-in, and the hand-over of a replaced pod's Workload."""
     if state.kueue is None:
         state.kueue = Kueue(state)
+        state.hooks.admission.append(KueueWebhook(state))
+        state.hooks.replacing.append(lambda old, pod: adopt(state, old, pod))
     return state.kueue
+
+
+@dataclass(frozen=True)
+class KueueWebhook:
+    """Kueue's pod webhook as an admission plug-in of the API server (``on_pod_create``, ``after_pod_created``)."""
+
+    state: ClusterState
+
+    def mutate(self, pod: dict) -> None:
+        on_pod_create(self.state, pod)
+
+    def created(self, pod: dict) -> None:
+        after_pod_created(self.state, pod)
 
 
 def on_pod_create(state: ClusterState, pod: dict) -> None:
@@ -312,7 +331,7 @@ def pending_workloads(state: ClusterState, cluster_queue: str | None = None, nam
                       local_queue: str | None = None) -> list[dict]:
     """Visibility API ``PendingWorkload`` items in queue order, filtered by ClusterQueue or LocalQueue."""
     kq = kueue_for(state)
-    queues = kq._queues()
+    queues = kq.local_queues()
     names = [cluster_queue] if cluster_queue else sorted(set(queues.values()))
     if local_queue and namespace and not cluster_queue:
         names = [queues.get((namespace, local_queue), "")]

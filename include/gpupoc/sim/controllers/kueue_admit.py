@@ -15,8 +15,9 @@ workload(s)"; the quota the preemptor needs stays reserved for it until the pass
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import disruption
 from gpupoc.sim.controllers.kueue_evict import evict_workload, workload_message
 from gpupoc.sim.controllers.kueue_preempt import Policy, candidates, targets
@@ -24,8 +25,25 @@ from gpupoc.sim.controllers.kueue_quota import QueueQuota, QuotaTree, weighted_s
 from gpupoc.sim.controllers.kueue_types import GPU, Entry, pending_message, set_condition
 from gpupoc.sim.faults import Fault, hides_reasons
 
-if TYPE_CHECKING:
-    from gpupoc.sim.controllers.kueue import Kueue
+Key = tuple[str, str]
+
+
+class QueueView(Protocol):
+    """What an admission cycle sees of the queue manager (``kueue.Kueue``)."""
+
+    entries: dict[Key, Entry]
+
+    def local_queues(self) -> dict[Key, str]:
+        """(namespace, LocalQueue) -> ClusterQueue."""
+
+    def ordered(self, cq_name: str, queues: dict[Key, str]) -> list[Entry]:
+        """The ClusterQueue's pending Workloads in queue order."""
+
+    def usage(self, cq_name: str, queues: dict[Key, str]) -> int:
+        """GPUs of the ClusterQueue's admitted, unfinished Workloads."""
+
+    def admit(self, entry: Entry, wl: dict, cq: str, flavor: str) -> None:
+        """Reserve quota and admit ``entry`` in ``cq``."""
 
 
 def _gpu_resource(cq: dict) -> tuple[str, dict]:
@@ -46,10 +64,10 @@ def _int(value: object, default: int | None = 0) -> int | None:
         return default
 
 
-def quota_tree(kq: "Kueue", queues: dict) -> QuotaTree:
+def quota_tree(state: ClusterState, kq: QueueView, queues: dict) -> QuotaTree:
     """The ClusterQueues' quotas and current usage (admitted, unfinished Workloads)."""
     tree = QuotaTree()
-    for cq in kq.state.store.list("clusterqueues"):
+    for cq in state.store.list("clusterqueues"):
         name, spec = cq["metadata"]["name"], cq.get("spec") or {}
         flavor, res = _gpu_resource(cq)
         weight = (spec.get("fairSharing") or {}).get("weight", 1)
@@ -63,11 +81,10 @@ def quota_tree(kq: "Kueue", queues: dict) -> QuotaTree:
     return tree
 
 
-def admit_cycle(kq: "Kueue") -> int:
+def admit_cycle(state: ClusterState, kq: QueueView) -> int:
     """Admit what fits, preempt where the policies allow (see module docstring); returns Workloads admitted."""
-    state = kq.state
-    queues = kq._queues()
-    tree = quota_tree(kq, queues)
+    queues = kq.local_queues()
+    tree = quota_tree(state, kq, queues)
     specs = {cq["metadata"]["name"]: cq.get("spec") or {} for cq in state.store.list("clusterqueues")}
     fcfs = state.has(Fault.FAIRSHARE_IGNORED)
     fair = state.config.kueue.fair_sharing and not fcfs
@@ -97,7 +114,7 @@ def admit_cycle(kq: "Kueue") -> int:
                 continue  # fair sharing: one admission per cohort, then the shares are compared again
             served.add(pool)
             pos[name] += 1
-            if _try(kq, e, name, tree, specs, admitted, fair):
+            if _try(state, kq, e, name, tree, specs, admitted, fair):
                 count += 1
                 admitted[name].append(e)
             elif specs[name].get("queueingStrategy") == "StrictFIFO":
@@ -105,8 +122,8 @@ def admit_cycle(kq: "Kueue") -> int:
     return count
 
 
-def _try(kq: "Kueue", e: Entry, name: str, tree: QuotaTree, specs: dict, admitted: dict, fair: bool) -> bool:
-    state = kq.state
+def _try(state: ClusterState, kq: QueueView, e: Entry, name: str, tree: QuotaTree, specs: dict, admitted: dict,
+         fair: bool) -> bool:
     wl = state.store.get("workloads", *e.key)
     if wl is None:
         return False
@@ -124,7 +141,7 @@ def _try(kq: "Kueue", e: Entry, name: str, tree: QuotaTree, specs: dict, admitte
         chosen = targets(e, q, tree, found, fair)
         if chosen:
             for t in chosen:
-                _preempt(kq, t.entry, workload_message(wl, reason=t.reason), t.reason)
+                _preempt(state, t.entry, workload_message(wl, reason=t.reason), t.reason)
                 tree.queues[t.cq].usage -= t.entry.gpus
                 if t.entry in admitted[t.cq]:
                     admitted[t.cq].remove(t.entry)
@@ -135,8 +152,7 @@ def _try(kq: "Kueue", e: Entry, name: str, tree: QuotaTree, specs: dict, admitte
     return False
 
 
-def _preempt(kq: "Kueue", victim: Entry, message: str, reason: str) -> None:
-    state = kq.state
+def _preempt(state: ClusterState, victim: Entry, message: str, reason: str) -> None:
     evict_workload(state, victim, message, reason)
     for key in list(victim.pods):
         pod = state.store.get("pods", *key)
@@ -144,12 +160,12 @@ def _preempt(kq: "Kueue", victim: Entry, message: str, reason: str) -> None:
             disruption.kueue_stop(state, pod, message)
 
 
-def update_status(kq: "Kueue") -> None:
+def update_status(state: ClusterState, kq: QueueView) -> None:
     """ClusterQueue and LocalQueue status: workloads pending/reserving/admitted, usage and borrowing, the
     fair-sharing weighted share (when fair sharing is on)."""
-    store = kq.state.store
-    queues = kq._queues()
-    tree = quota_tree(kq, queues)
+    store = state.store
+    queues = kq.local_queues()
+    tree = quota_tree(state, kq, queues)
     for cq in store.list("clusterqueues"):
         name = cq["metadata"]["name"]
         q = tree.queues[name]
@@ -163,7 +179,7 @@ def update_status(kq: "Kueue") -> None:
                   "conditions": [{"type": "Active", "status": "True", "reason": "Ready",
                                   "message": "Can admit new workloads", "observedGeneration": 1,
                                   "lastTransitionTime": cq["metadata"].get("creationTimestamp", "")}]}
-        if kq.state.config.kueue.fair_sharing:
+        if state.config.kueue.fair_sharing:
             status["fairSharing"] = {"weightedShare": weighted_share(tree.share(q))}
         if status != cq.get("status"):
             cq["status"] = status

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from gpupoc.sim.controllers.kueue_types import ADMISSION_GATE, Key
+from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.controllers.kueue_types import ADMISSION_GATE, Entry, Key
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
-
-if TYPE_CHECKING:
-    from gpupoc.sim.controllers.kueue import Kueue
 
 GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
@@ -47,17 +45,32 @@ def total_count(pod: dict) -> int:
         return 1
 
 
+class WorkloadMaker(Protocol):
+    """What the group composer sees of the queue manager (``kueue.Kueue``): its Workloads, and how it makes one."""
+
+    entries: dict[Key, Entry]
+    by_pod: dict[Key, Key]
+
+    def workload_body(self, name: str, owners: list[dict], job_uid: set[str],
+                      podsets: list[tuple[str, list[dict]]]) -> dict:
+        """A Workload owned by ``owners`` with those pod sets (not stored)."""
+
+    def store_workload(self, wl: dict) -> dict | None:
+        """Store and index ``wl``; None when it exists already."""
+
+
 class GroupComposer:
     """Pods waiting for their group to be complete, and the Workloads made of complete groups."""
 
-    def __init__(self, kq: "Kueue"):
+    def __init__(self, state: ClusterState, kq: WorkloadMaker):
+        self.state = state
         self.kq = kq
         self.waiting: dict[Key, list[Key]] = {}  # (namespace, group) -> pods, in arrival order
         self._warned: set[Key] = set()
 
     def claims(self, pod: dict) -> bool:
         return bool((pod["metadata"].get("labels") or {}).get(GROUP_LABEL)) and \
-            not self.kq.state.has(Fault.GANG_PARTIAL)
+            not self.state.has(Fault.GANG_PARTIAL)
 
     def add(self, pod: dict) -> dict | None:
         meta = pod["metadata"]
@@ -73,7 +86,7 @@ class GroupComposer:
         wl = self._compose(gkey)
         if wl is None and key not in self._warned:
             self._warned.add(key)
-            self.kq.state.events.record(pod, "ErrWorkloadCompose",
+            self.state.events.record(pod, "ErrWorkloadCompose",
                                         f"'{gkey[1]}' group has fewer runnable pods than expected", WARNING,
                                         component=POD_CONTROLLER)
         return wl
@@ -83,7 +96,7 @@ class GroupComposer:
             self._compose(gkey)
 
     def _compose(self, gkey: Key) -> dict | None:
-        store = self.kq.state.store
+        store = self.state.store
         pods = [p for p in (store.get("pods", *k) for k in self.waiting.get(gkey, []))
                 if p is not None and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
         self.waiting[gkey] = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods]
@@ -99,13 +112,13 @@ class GroupComposer:
         del self.waiting[gkey]
         if stored is not None:
             for p in pods:
-                self.kq.state.events.record(p, "CreatedWorkload", f"Created Workload: {gkey[0]}/{gkey[1]}", NORMAL,
+                self.state.events.record(p, "CreatedWorkload", f"Created Workload: {gkey[0]}/{gkey[1]}", NORMAL,
                                             component=POD_CONTROLLER)
         return stored
 
     def _join(self, entry, pod: dict, key: Key) -> None:
         """A pod arriving for a group whose Workload exists (a replacement) joins it."""
-        store = self.kq.state.store
+        store = self.state.store
         entry.pods = [k for k in entry.pods if store.get("pods", *k) is not None and k != key] + [key]
         self.kq.by_pod[key] = entry.key
         wl = store.get("workloads", *entry.key)

@@ -1,10 +1,13 @@
 """The controller loop of the simulated cluster: Kueue, scheduler, Job controller, kubelet, nodes, quota usage.
 
 ``build_controllers(state)`` (called by ``bootstrap``) puts every controller and index on the state's
-declared fields. ``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a Volcano or
-KAI session (those modes only), a scheduling pass, the Job controller's replacements (recreating behaviour
-profiles only), the kubelet reconcile, the registered controllers (``ADDONS``: taint eviction, node
-lifecycle) and the ResourceQuota usage refresh, then sleeps until something changes (store changes
+declared fields (typed by their ports, ``sim.ports``) and is where they are wired: each gets what it needs of
+another as a port (a gang scheduler places through kube-scheduler's filters) or registers a hook (Kueue's
+admission plug-in and Workload hand-over, the Job controller's subscription to the pod-disrupted signal).
+``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a Volcano or KAI session (those
+modes only), a scheduling pass, the Job controller's replacements (recreating behaviour profiles only), the
+kubelet reconcile, the registered controllers (``ADDONS``: taint eviction, node lifecycle) and the
+ResourceQuota usage refresh, then sleeps until something changes (store changes
 to pods and nodes kick it) or ``TICK_SECONDS`` pass, so that timed transitions (grace periods, back-offs,
 workload durations, staggered releases) happen. An exception in one pass is logged and the loop goes on.
 """
@@ -27,6 +30,7 @@ from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
 from gpupoc.sim.controllers.scheduler import scheduler_for
 from gpupoc.sim.modes import SchedulerMode
+from gpupoc.sim.ports import Reconciler
 from gpupoc.sim.store import Change
 
 log = logging.getLogger(__name__)
@@ -36,8 +40,8 @@ KICK_RESOURCES = frozenset({"pods", "nodes", "workloads", "clusterqueues", "loca
                             "podgroups", "queues"})
 _LOG_EVERY_SECONDS = 10.0
 # Controllers beyond the built-in ones, kept in ``state.addons`` by name and run in this order each pass
-# (after the kubelet): a factory of the state whose result has ``run_pass()``. One line here adds one.
-ADDONS: dict[str, Callable[[ClusterState], Any]] = {
+# (after the kubelet): a factory of the state whose result is a ``Reconciler``. One line here adds one.
+ADDONS: dict[str, Callable[[ClusterState], Reconciler]] = {
     "taint-eviction": taint_eviction.TaintEviction,
     "node-lifecycle": node_lifecycle.NodeLifecycle,
 }
@@ -52,8 +56,9 @@ def tune_gc() -> None:
 
 
 def build_controllers(state: ClusterState) -> None:
-    """Create the state's controllers and indexes (those already there are kept): the queue manager, the
-    scheduler, the Job controller, the kubelet, the event index and the quota usage tracker."""
+    """Create the state's controllers and indexes (those already there are kept): the queue manager (with its
+    hooks), the scheduler, the mode's gang scheduler on it, the Job controller (subscribed to the
+    pod-disrupted signal), the kubelet, the event index and the quota usage tracker."""
     kueue_for(state)
     scheduler_for(state)
     gang_scheduler(state)
@@ -97,16 +102,17 @@ def loop_stats(state: ClusterState) -> dict[str, list[float]]:
     return state.controller_stats
 
 
-def gang_scheduler(state: ClusterState):
-    """The cluster's gang scheduler (Volcano or KAI), created on first use; None in the kube and kueue modes."""
+def gang_scheduler(state: ClusterState) -> Reconciler | None:
+    """The cluster's gang scheduler (Volcano or KAI), created on first use and placing through the cluster's
+    kube-scheduler; None in the kube and kueue modes."""
     if state.mode == SchedulerMode.VOLCANO:
         from gpupoc.sim.controllers.volcano import volcano_for
 
-        return volcano_for(state)
+        return volcano_for(state, scheduler_for(state))
     if state.mode == SchedulerMode.KAI:
         from gpupoc.sim.controllers.kai import kai_for
 
-        return kai_for(state)
+        return kai_for(state, scheduler_for(state))
     return None
 
 

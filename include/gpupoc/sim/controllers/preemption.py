@@ -8,14 +8,11 @@ stopped in its platform's words (``disruption.preempt``). Under ``priority-ignor
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from gpupoc.sim.controllers import disruption
 from gpupoc.sim.controllers import scheduling as S
+from gpupoc.sim.controllers.scheduling import Failure
 from gpupoc.sim.faults import Fault
-
-if TYPE_CHECKING:
-    from gpupoc.sim.controllers.scheduler import Failure
 
 Key = tuple[str, str]
 
@@ -23,7 +20,7 @@ Key = tuple[str, str]
 class PreemptionMixin:
     """The post-filter; uses the scheduler's indexes (``_node_pods``, ``_prio_of``, ``_free``, ...)."""
 
-    def _preempt(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure") -> tuple[str | None, bool]:
+    def _preempt(self, key: Key, pod: dict, need: int, prio: int, reasons: Failure) -> tuple[str | None, bool]:
         """DefaultPreemption post-filter: evict lower-priority pods where that makes room. Returns the
         post-filter message (None when disabled or when victims were chosen) and whether the pod was
         nominated to a node."""

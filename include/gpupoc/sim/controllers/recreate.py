@@ -11,6 +11,8 @@ a ``SuccessfulCreate`` event on the Job. After ``BACKOFF_LIMIT`` replacements th
 (``BackoffLimitExceeded``). The Job object itself is not served (the simulated cluster has no batch API).
 
 A pod's Job is named after the first pod of its line and keeps that name and uid for every replacement.
+``recreator_for`` subscribes ``Recreator.replace`` to the pod-disrupted signal (``state.hooks``); before a
+replacement is stored the pod-replacing hook lets the queue manager hand it the old pod's Workload.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from gpupoc.sim.admission import admit_pod, after_pod_created
 from gpupoc.sim.api.status import StatusError
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers import actors, kueue_evict
+from gpupoc.sim.controllers import actors
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.store import Conflict, json_copy
 
@@ -101,7 +103,7 @@ class Recreator:
         rep.attempts += 1
         try:
             pod = admit_pod(state, body, ns)
-            kueue_evict.adopt(state, (ns, victim["metadata"]["name"]), pod)
+            state.hooks.pod_replacing((ns, victim["metadata"]["name"]), pod)
             state.store.create("pods", pod)
         except (StatusError, Conflict) as exc:
             rep.next_try = time.monotonic() + min(RETRY_SECONDS * 2 ** (rep.attempts - 1), 30.0)
@@ -139,6 +141,9 @@ def replacement_body(victim: dict, job: str, job_uid: str) -> dict:
 
 
 def recreator_for(state: ClusterState) -> Recreator:
+    """The state's Job controller, created on first use and subscribed to the pod-disrupted signal."""
     if state.recreator is None:
-        state.recreator = Recreator(state)
+        recreator = Recreator(state)
+        state.recreator = recreator
+        state.hooks.disrupted.append(recreator.replace)
     return state.recreator

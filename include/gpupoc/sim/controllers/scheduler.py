@@ -15,14 +15,14 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import scheduling as S
+from gpupoc.sim.controllers.placement import PlacementMixin
 from gpupoc.sim.controllers.preemption import PreemptionMixin
 from gpupoc.sim.controllers.release import StaggeredRelease
-from gpupoc.sim.controllers.scheduling import NameBucket, set_condition
+from gpupoc.sim.controllers.scheduling import Failure, NodeClass, set_condition
 from gpupoc.sim.controllers.wording import KUBE_WORDING, Wording, opaque_fit_error, wordings_for
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault, hides_reasons
@@ -44,34 +44,7 @@ def schedule_pass(state: ClusterState) -> int:
     return scheduler_for(state).run_pass()
 
 
-@dataclass
-class Failure:
-    """Why a pod fits nowhere: unresolvable reasons counted, resolvable ones with their nodes, and the
-    preemption message once computed (valid for the rest of the pass)."""
-
-    unresolvable: Counter = field(default_factory=Counter)
-    resolvable: dict[str, list[str]] = field(default_factory=dict)
-    post: str | None = None
-    messages: dict[tuple, str] = field(default_factory=dict)  # (post-filter message, dialect) -> full message
-
-    def counts(self) -> Counter:
-        """Nodes per reason, unresolvable and resolvable alike (the FitError histogram)."""
-        out: Counter = Counter(self.unresolvable)
-        for r, names in self.resolvable.items():
-            out[r] += len(names)
-        return out
-
-
-class NodeClass:
-    """Nodes that every filter except resources treats alike; ``rep`` is one of them."""
-
-    def __init__(self, rep: dict, size: int):
-        self.rep = rep
-        self.nodes: list[str] = []
-        self.buckets = [NameBucket() for _ in range(size + 1)]
-
-
-class Scheduler(PreemptionMixin):
+class Scheduler(PreemptionMixin, PlacementMixin):
     """kube-scheduler for one simulated cluster (see module docstring)."""
 
     def __init__(self, state: ClusterState):
@@ -332,7 +305,7 @@ class Scheduler(PreemptionMixin):
             out.append(S.REASON_INSUFFICIENT_GPU)
         return out
 
-    def _reasons(self, pod: dict, key: Key, sig: tuple, specific: bool, need: int, prio: int) -> "Failure":
+    def _reasons(self, pod: dict, key: Key, sig: tuple, specific: bool, need: int, prio: int) -> Failure:
         """Why each node failed, as kube-scheduler's filters say it."""
         nominated_nodes = {n for n, _, _ in self._nominated.values()}
         failure = Failure()
@@ -369,7 +342,7 @@ class Scheduler(PreemptionMixin):
         self.state.events.record(pod, "Scheduled", wording.scheduled(key[0], key[1], node), NORMAL,
                                  component=wording.component)
 
-    def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: "Failure", now: float) -> None:
+    def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: Failure, now: float) -> None:
         post, nominated = self._preempt(key, pod, need, prio, reasons)
         wording = self.wording_of(pod)
         message = reasons.messages.get((post, wording.dialect))
@@ -387,48 +360,3 @@ class Scheduler(PreemptionMixin):
         if last is None or now - last[0] >= self.retry_seconds:
             self._reports[key] = (now, message)
             self.state.events.record(pod, wording.failed_reason, message, WARNING, component=wording.component)
-
-    # -- placement for gang schedulers (Volcano, KAI) ---------------------------------------------
-    def refresh(self) -> int:
-        """Bring node classes and free-GPU buckets up to date; returns the cluster's free GPUs."""
-        if self._nodes_dirty:
-            self._rebuild_nodes()
-        return self._sync_free()
-
-    @property
-    def node_count(self) -> int:
-        return self._node_count
-
-    def reserve(self, key: Key, pod: dict) -> str | None:
-        """Find a node for ``pod`` (filters, free GPUs, pod slots) and hold its GPUs there without binding;
-        returns the node, or None when it fits nowhere. Undo with ``unreserve``, make it real with ``commit``."""
-        sig, specific, need = self._info(pod)
-        node = self._find_node(pod, key, sig, specific, need, S.priority_of(pod), None)
-        if node is not None:
-            self._move(node, self._free[node] - need)
-        return node
-
-    def unreserve(self, node: str, pod: dict) -> None:
-        """Give back the GPUs ``reserve`` held on ``node`` for ``pod``."""
-        self._move(node, self._free[node] + self._info(pod)[2])
-
-    def commit(self, key: Key, pod: dict, node: str, wording: Wording) -> None:
-        """Bind a pod reserved on ``node``, with ``wording``'s Scheduled event."""
-        self._bind(key, pod, node, wording)
-
-    def shape_of(self, pod: dict) -> tuple:
-        """(placement rules, node-specific, GPUs): pods alike here fit the same nodes."""
-        return self._info(pod)
-
-    def fit_counts(self, key: Key, pod: dict) -> Counter:
-        """Why ``pod`` fits nowhere now: nodes per filter reason (the FitError histogram)."""
-        sig, specific, need = self._info(pod)
-        return self._reasons(pod, key, sig, specific, need, S.priority_of(pod)).counts()
-
-    def adjust(self, node: str, delta: int) -> None:
-        """Count ``delta`` more (or fewer) free GPUs on ``node`` until the next ``refresh`` (a reclaim
-        simulates the GPUs its victims would free)."""
-        self._move(node, self._free[node] + delta)
-
-    def free_on(self, node: str) -> int:
-        return self._free.get(node, 0)

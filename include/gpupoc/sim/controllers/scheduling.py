@@ -316,3 +316,31 @@ class NameBucket:
         while heap and heap[0] not in self.names:
             heapq.heappop(heap)
         return heap[0] if heap else None
+
+
+@dataclass
+class Failure:
+    """Why a pod fits nowhere: unresolvable reasons counted, resolvable ones with their nodes, and the
+    preemption message once computed (valid for the rest of the pass)."""
+
+    unresolvable: Counter = field(default_factory=Counter)
+    resolvable: dict[str, list[str]] = field(default_factory=dict)
+    post: str | None = None
+    messages: dict[tuple, str] = field(default_factory=dict)  # (post-filter message, dialect) -> full message
+
+    def counts(self) -> Counter:
+        """Nodes per reason, unresolvable and resolvable alike (the FitError histogram)."""
+        out: Counter = Counter(self.unresolvable)
+        for r, names in self.resolvable.items():
+            out[r] += len(names)
+        return out
+
+
+class NodeClass:
+    """Nodes that every filter except resources treats alike; ``rep`` is one of them, ``buckets[n]`` the
+    nodes with ``n`` free GPUs."""
+
+    def __init__(self, rep: dict, size: int):
+        self.rep = rep
+        self.nodes: list[str] = []
+        self.buckets = [NameBucket() for _ in range(size + 1)]

@@ -12,7 +12,8 @@ allow, as kube-controller-manager's ``taint-eviction-controller`` does it
 The eviction itself (``deletePodHandler`` / ``addConditionAndDeletePod``): event ``TaintManagerEviction``
 "Marking for deletion Pod <ns>/<name>", condition ``DisruptionTarget`` reason ``DeletionByTaintManager``
 "Taint manager: deleting due to NoExecute taint", then a graceful delete, both written with the
-node-controller's credentials. On a node whose kubelet still runs, the kubelet then stops the containers and
+node-controller's credentials, then the pod-disrupted signal (``state.hooks``: under a recreating behaviour
+profile the Job controller replaces the pod). On a node whose kubelet still runs, the kubelet then stops the containers and
 removes the pod. On a lost node (``nodes.failures``) nothing answers the delete; the simulated cluster then
 ends the pod the way ``nodes.evict_pod`` shows a lost node's pod (Failed, NodeLost, GPUs freed).
 
@@ -24,11 +25,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
 
-from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers import actors, nodes
+from gpupoc.sim.controllers import actors, disruption, nodes
 from gpupoc.sim.controllers import kubelet_status as ks
 from gpupoc.sim.controllers.scheduling import tolerates
 from gpupoc.sim.events import NORMAL
@@ -157,12 +156,7 @@ def evict(state: ClusterState, pod: dict, node: str) -> None:
     condition = next(c for c in status["conditions"] if c.get("type") == "DisruptionTarget")
     actors.audit_write(state, actors.TAINT_EVICTION, "patch", pod, subresource="status",
                        request_object={"status": {"conditions": [condition]}})
-    grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-    grace = 30 if grace is None else int(grace)
-    meta["deletionTimestamp"] = clock.rfc3339(clock.now() + timedelta(seconds=grace))
-    meta["deletionGracePeriodSeconds"] = grace
-    state.store.update("pods", pod)
+    disruption.graceful_delete(state, pod)
     actors.audit_write(state, actors.TAINT_EVICTION, "delete", pod, request_object=actors.DELETE_OPTIONS)
-    if state.recreator is not None:
-        state.recreator.replace(pod)
+    state.hooks.pod_disrupted(pod)
     state.kick()

@@ -31,13 +31,13 @@ from collections import Counter
 from gpupoc.sim.cluster import GPU, ClusterState
 from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers import gang_wording as T
-from gpupoc.sim.controllers.gang import GangScheduler, Job
+from gpupoc.sim.controllers.gang import GangScheduler
+from gpupoc.sim.controllers.gang_jobs import Job
 from gpupoc.sim.controllers.shares import INF, VolcanoQueueShare, volcano_deserved
 from gpupoc.sim.controllers.volcano_status import write_job_status
 from gpupoc.sim.controllers.wording import VOLCANO_WORDING, volcano_evict_message
 from gpupoc.sim.events import NORMAL
-from gpupoc.sim.faults import Fault
-from gpupoc.sim.store import Conflict
+from gpupoc.sim.ports import Placer, Reconciler
 
 GROUP_NAME_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
@@ -86,27 +86,11 @@ class Volcano(GangScheduler):
     wording = VOLCANO_WORDING
     actor = actors.VOLCANO
 
-    def __init__(self, state: ClusterState):
-        super().__init__(state)
-        self.weighted = not state.has(Fault.FAIRSHARE_IGNORED)
-        self.reclaims = not state.has(Fault.BORROW_NOT_RECLAIMED)
-        self.overcommit = state.config.volcano.overcommit_factor
+    implicit_podgroup = staticmethod(implicit_podgroup)
 
-    # -- the PodGroup controller --------------------------------------------------------------------
-    def group_pods(self) -> None:
-        for key in sorted(self.index.ungrouped):
-            pod = self.store.get("pods", *key)
-            if pod is None:
-                continue
-            pg = implicit_podgroup(pod)
-            name = pg["metadata"]["name"]
-            if self.store.get("podgroups", key[0], name) is None:
-                try:
-                    self.store.create("podgroups", pg)
-                except Conflict:
-                    pass
-            pod["metadata"].setdefault("annotations", {})[GROUP_NAME_KEYS[0]] = name
-            self.store.update("pods", pod)
+    def __init__(self, state: ClusterState, placer: Placer):
+        super().__init__(state, placer)
+        self.overcommit = state.config.volcano.overcommit_factor
 
     # -- a session ----------------------------------------------------------------------------------
     def _jobs(self) -> list[Job]:
@@ -301,7 +285,8 @@ def _qty(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def volcano_for(state: ClusterState) -> Volcano:
+def volcano_for(state: ClusterState, placer: Placer) -> Reconciler:
+    """The state's Volcano scheduler, created on first use, placing pods through ``placer`` (kube-scheduler's filters)."""
     if state.volcano is None:
-        state.volcano = Volcano(state)
+        state.volcano = Volcano(state, placer)
     return state.volcano

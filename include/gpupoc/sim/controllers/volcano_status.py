@@ -11,18 +11,22 @@ ready". A condition keeps its ``transitionID`` and time until its status, reason
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gpupoc.sim import clock
 from gpupoc.sim.controllers import gang_wording as T
+from gpupoc.sim.controllers.gang_jobs import GangView, Job, Placement
 from gpupoc.sim.events import NORMAL, WARNING
-
-if TYPE_CHECKING:
-    from gpupoc.sim.controllers.gang import Job, Placement
-    from gpupoc.sim.controllers.volcano import Volcano
 
 Key = tuple[str, str]
 ALL_NODES_UNAVAILABLE = "all nodes are unavailable"
+
+
+class VolcanoView(GangView, Protocol):
+    """What the status writer sees of Volcano's session (``volcano.Volcano``) besides a gang scheduler's."""
+
+    session_uid: str  # the session's uid, as Volcano's conditions name it
+    enqueued: set[Key]  # jobs the session enqueued
 
 
 def set_pg_condition(status: dict, type_: str, reason: str, message: str, transition_id: str) -> None:
@@ -40,7 +44,7 @@ def set_pg_condition(status: dict, type_: str, reason: str, message: str, transi
     status["conditions"] = conds
 
 
-def task_states(ctl: "Volcano", j: "Job") -> Counter:
+def task_states(ctl: VolcanoView, j: Job) -> Counter:
     """The job's tasks by Volcano task status (Pending, Bound, Running, Releasing, Succeeded, Failed)."""
     out: Counter = Counter()
     m = j.group.members
@@ -54,7 +58,7 @@ def task_states(ctl: "Volcano", j: "Job") -> Counter:
     return out
 
 
-def pending_reasons(j: "Job", placement: "Placement | None") -> dict[Key, tuple[str, str | None]]:
+def pending_reasons(j: Job, placement: Placement | None) -> dict[Key, tuple[str, str | None]]:
     """Each pending pod's TaskSchedulingReason: Schedulable (it fit; the gang did not), Unschedulable (it
     fit nowhere) or Undetermined (not tried), with the node it fit on."""
     placed = {k: node for k, _, node in (placement.placed if placement and not placement.bound else [])}
@@ -70,7 +74,7 @@ def pending_reasons(j: "Job", placement: "Placement | None") -> dict[Key, tuple[
     return out
 
 
-def write_job_status(ctl: "Volcano", j: "Job", result: tuple | None, now: float) -> None:
+def write_job_status(ctl: VolcanoView, j: Job, result: tuple | None, now: float) -> None:
     kind, placement = result if result is not None else (None, None)
     pg = j.obj
     old = pg.get("status") or {}
@@ -112,7 +116,7 @@ def write_job_status(ctl: "Volcano", j: "Job", result: tuple | None, now: float)
         ctl.store.update("podgroups", pg)
 
 
-def _show_pods(ctl: "Volcano", j: "Job", reasons: dict, placement: "Placement | None", job_message: str,
+def _show_pods(ctl: VolcanoView, j: Job, reasons: dict, placement: Placement | None, job_message: str,
                now: float) -> None:
     for key, (reason, node) in reasons.items():
         if key in j.group.members["gated"]:

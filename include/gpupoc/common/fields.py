@@ -1,4 +1,4 @@
-"""Constrained field types of the POC plan, with messages that say what is expected.
+"""Constrained field types of the POC plan and the models built on it, with messages that say what is expected.
 
 ``error_lines`` appends ``, got <value>`` to each message, so a negative quota reads
 ``tenants[1].quota.gpus: expected a positive integer, got -4``.

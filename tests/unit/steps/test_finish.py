@@ -1,0 +1,68 @@
+"""The last steps: the suites' parameters say which cases the plan provokes, cleanup ends the cluster lease even
+when a delete fails (and names the fix), and the verdict fails the run on a failed check or a missing validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpupoc.exceptions import GpupocError, ValidationFailed
+from gpupoc.pipeline.k8s import Response
+from gpupoc.steps import finish
+from gpupoc.steps.markers import DONE_FILE
+
+from .conftest import TC, wave_pod, write_plan
+
+
+def test_the_default_plan_provokes_no_gang_and_keeps_its_thresholds(make_ctx):
+    ctx = make_ctx()
+    params = finish.suite_parameters(ctx)
+    assert params["gangs_in_wave"] is False and params["platform_requeues"] is False
+    assert params["max_wait_seconds"] == ctx.spec.thresholds.max_wait_seconds
+
+
+def test_a_queue_plan_provokes_gangs_a_fair_share_and_a_reclaim(tmp_path, make_ctx):
+    plan = write_plan(tmp_path / "kueue", "kueue")
+    assert finish.suite_parameters(make_ctx(plan=plan))["gangs_in_wave"] is True
+    isolation = finish.suite_parameters(make_ctx(plan=plan, test_class="tenant_isolation"))
+    assert isolation["fair_share_defined"] is True and isolation["reclaim_defined"] is True
+
+
+def test_a_plan_that_expects_the_platform_to_requeue_says_so_to_the_suites(tmp_path, make_ctx):
+    plan = write_plan(tmp_path / "rq", change=lambda d: d["test_classes"][TC]["resubmission"].update(
+        platform_requeues=True))
+    assert finish.suite_parameters(make_ctx(plan=plan))["platform_requeues"] is True
+
+
+def test_cleanup_deletes_the_wave_s_pods_and_ends_the_lease(make_ctx):
+    ctx = make_ctx(task="cleanup")
+    for item in ctx.items[:3]:
+        p = wave_pod(ctx, item, gates=(), phase="Succeeded")
+        ctx.factory.api.pods[(p["metadata"]["namespace"], p["metadata"]["name"])] = p
+    assert finish.cleanup(ctx) == {"deleted": 3}
+    assert ctx.factory.api.pods == {} and ctx.files(DONE_FILE).is_file()
+
+
+def test_a_failed_delete_still_ends_the_lease_and_names_the_fix(make_ctx):
+    ctx = make_ctx(task="cleanup")
+    p = wave_pod(ctx, ctx.items[0], gates=())
+    api = ctx.factory.api
+    api.pods[(p["metadata"]["namespace"], p["metadata"]["name"])] = p
+    real = api.call
+
+    def refuse_deletes(method, path, **kw):
+        if method == "DELETE":
+            return Response(403, {"kind": "Status", "message": "forbidden"})
+        return real(method, path, **kw)
+
+    api.call = refuse_deletes
+    with pytest.raises(GpupocError, match="delete them with kubectl and rerun cleanup"):
+        finish.cleanup(ctx)
+    assert ctx.files(DONE_FILE).is_file(), "the next class must not wait for this one's lease"
+
+
+def test_the_verdict_fails_a_run_whose_check_failed_and_one_never_validated():
+    finish.verdict({"success": True})
+    with pytest.raises(ValidationFailed, match="QC-05"):
+        finish.verdict({"success": False, "failed_checks": ["QC-05"], "summary_path": "validation/summary.json"})
+    with pytest.raises(GpupocError, match="the validate task did not run"):
+        finish.verdict(None)

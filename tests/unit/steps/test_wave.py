@@ -1,0 +1,83 @@
+"""The wave's steps: the release lifts only the pipeline's gate, of the whole wave at once, after the observer's
+first look (or says it went without); the observer keeps what it saw, so its retry goes on from there."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+
+from gpupoc.common.constants import PIPELINE_GATE
+from gpupoc.pipeline.attempts import Submission
+from gpupoc.pipeline.workload_outcome import Rejection
+from gpupoc.steps import wave
+from gpupoc.steps.context import RunContext
+from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+
+from .conftest import wave_pod, write_plan
+
+KUEUE_GATE = "kueue.x-k8s.io/admission"
+
+
+def with_pods(ctx, **kw):
+    for item in ctx.items:
+        p = wave_pod(ctx, item, **kw)
+        ctx.factory.api.pods[(p["metadata"]["namespace"], p["metadata"]["name"])] = p
+    return ctx
+
+
+def gates(ctx):
+    return {name: [g["name"] for g in p["spec"].get("schedulingGates") or []]
+            for (_, name), p in ctx.factory.api.pods.items()}
+
+
+def test_the_release_lifts_only_the_pipeline_gate_of_every_wave_pod(make_ctx):
+    ctx = with_pods(make_ctx(task="release_gate"), gates=(PIPELINE_GATE, KUEUE_GATE))
+    ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": "2026-12-01T09:00:00Z"})
+    out = wave.release_gate(ctx, observer_wait_s=0)
+    assert out["found"] == len(ctx.items) and out["missing"] == [] and out["observer_ready"] is True
+    assert set(map(tuple, gates(ctx).values())) == {(KUEUE_GATE,)}, "the platform's own gate stays"
+    patches = [e for e in ctx.ledger.entries if e.verb == "patch"]
+    assert len(patches) == len(ctx.items) and {e.purpose for e in patches} == {"release the wave"}
+    assert ctx.read_file(RELEASE_FILE)["observer_ready"] is True
+
+
+def test_a_release_without_the_observer_goes_ahead_and_records_it(make_ctx):
+    ctx = with_pods(make_ctx(task="release_gate"))
+    out = wave.release_gate(ctx, observer_wait_s=0)
+    assert out["observer_ready"] is False and ctx.read_file(RELEASE_FILE)["observer_ready"] is False
+    assert all(g == [] for g in gates(ctx).values())
+
+
+def test_an_item_whose_creation_was_refused_is_not_waited_for(tmp_path, make_ctx):
+    plan = write_plan(tmp_path / "short", change=lambda d: d["test_classes"]["queue_congestion"].update(
+        gate_timeout_seconds=600))
+    ctx = with_pods(make_ctx(task="release_gate", plan=plan))
+    refused = ctx.items[0]
+    del ctx.factory.api.pods[(refused["namespace"], f"{refused['workload_key']}-x1")]
+    sub = Submission(refused["workload_key"], refused["namespace"], None, None, 1,
+                     Rejection(403, "exceeded quota: team-vision-gpu", None))
+    ctx.writer.write_json(f"submission-{refused['workload_key']}-1", sub.to_dict())
+    out = wave.release_gate(ctx, observer_wait_s=0)
+    assert out["missing"] == [refused["workload_key"]] and out["found"] == len(ctx.items) - 1
+
+
+def test_the_observer_ends_when_every_item_ended_and_keeps_what_it_saw(make_ctx):
+    ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
+    out = wave.observe(ctx)
+    assert out["open_at_deadline"] == [] and out["snapshots"] == 1
+    assert ctx.files(OBSERVING_FILE).is_file(), "the release may go ahead once the observer looked"
+    kept = ctx.read_file(OBSERVED_PODS)
+    keys = [f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in kept]
+    assert keys == sorted(keys) and len(kept) == len(ctx.items)
+    assert ctx.writer.table_path("queue_snapshots").is_file()
+
+
+def test_a_retried_observer_goes_on_from_the_observations_already_kept(make_ctx):
+    ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
+    first = len(ctx.read_file("observations", []) or [])
+    wave.observe(ctx)
+    once = len(ctx.read_file("observations"))
+    retry = RunContext(ctx.plan_file, ctx.dag_id, ctx.run_id, ctx.test_class, "observe", ctx.factory)
+    again = wave.observe(retry)
+    assert first == 0 and len(ctx.read_file("observations")) == 2 * once and again["snapshots"] == 2
+    rows = pq.read_table(ctx.writer.table_path("queue_snapshots")).num_rows
+    assert rows == again["rows"]
