@@ -61,16 +61,17 @@ def congestion_plan(tmp: Path, sim) -> Path:
 
 def item_verdicts(verdicts: dict[str, str]) -> dict[str, str]:
     """Check verdicts folded into item verdicts as the report does: a failed check fails its item; a
-    not-verified check that is not optional leaves it not verified."""
+    not-verified check that is not optional leaves it not verified; not-applicable checks count for nothing."""
     meta = {(e.get("meta") or {})["check_id"]: e["meta"] for s in load_suites() for e in s.data["expectations"]}
     out: dict[str, str] = {}
     for cid, v in verdicts.items():
         m = meta[cid]
         if v == "not_verified" and m.get("optional"):
             continue
-        rank = {"pass": 0, "not_verified": 1, "fail": 2}
+        # not applicable never lifts an item above pass; an item of only not-applicable checks stays so
+        rank = {"not_applicable": -1, "pass": 0, "not_verified": 1, "fail": 2}
         item = m["item"]
-        out[item] = max(out.get(item, "pass"), v, key=rank.__getitem__)
+        out[item] = max(out.get(item, "not_applicable"), v, key=rank.__getitem__)
     return out
 
 
