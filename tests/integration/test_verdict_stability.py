@@ -114,7 +114,8 @@ def test_the_plain_cluster_passes_every_congestion_item_and_loses_nothing(runs):
     plain = runs[PLAIN]
     assert not plain.errors, plain.errors
     items = item_verdicts(plain.verdicts)
-    assert set(items.values()) == {"pass"}, (items, plain.verdicts)
+    # every item passes, but one whose every check is conditional on a case the wave never raised
+    assert set(items.values()) <= {"pass", "not_applicable"} and "pass" in items.values(), (items, plain.verdicts)
     assert "lost" not in plain.summary["outcomes"], plain.summary
     assert plain.summary["needing_explanation"] >= 3, f"the wave made workloads wait: {plain.summary}"
 
