@@ -22,6 +22,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from gpupoc.monitoring.receiver import HEALTH_PATHS, ReceiverHandler
+
 ACCEPTED_VERSIONS = ("audit.k8s.io/v1",)
 MAX_BODY = 64 * 1024 * 1024  # a 400-event batch of RequestResponse events stays well below
 
@@ -75,18 +77,11 @@ def parse_batch(raw: bytes) -> list[dict]:
 
 
 def make_handler(record: EventRecord, token: str | None) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(ReceiverHandler):
         server_version = "gpupoc-audit-webhook/1"
 
-        def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
-            if self.path in ("/-/healthy", "/-/ready", "/healthz"):
+            if self.path in HEALTH_PATHS:
                 self._send(200, b"OK\n")
             else:
                 self._send(404, b"not found: POST audit EventLists to any path; GET /-/healthy\n")

@@ -37,19 +37,26 @@ class Record:
         return [json.loads(x) for x in self.path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
+HEALTH_PATHS = ("/-/healthy", "/-/ready", "/healthz")
+
+
+class ReceiverHandler(BaseHTTPRequestHandler):
+    """What the alert receiver and the audit webhook share: a plain reply and the health paths."""
+
+    def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 def make_handler(record: Record) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(ReceiverHandler):
         server_version = "gpupoc-alert-receiver/1"
 
-        def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
-            if self.path in ("/-/healthy", "/-/ready", "/healthz"):
+            if self.path in HEALTH_PATHS:
                 self._send(200, b"OK\n")
             elif self.path == "/notifications":
                 self._send(200, json.dumps(record.read()).encode(), "application/json")
