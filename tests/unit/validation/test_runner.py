@@ -135,4 +135,4 @@ def test_a_failed_check_keeps_a_reason_code_that_words_it_in_chinese(tmp_path):
     fr7 = v["FR-07"]
     assert fr7.reason.startswith("not met: 2 of 5 rows unexpected") and fr7.reason_code == "check.not_met_rows_sample"
     zh = word(fr7.reason_code, fr7.reason_args, "zh")
-    assert zh.startswith("未达到：5 行中有 2 行不符合预期") and "not met" not in zh
+    assert zh.startswith("未达到：5 行中 2 行不符合要求") and "not met" not in zh
