@@ -169,8 +169,24 @@ def test_fairshare_ignored_fails_the_fair_share_and_nothing_else_new(runs):
 def test_opaque_reasons_fail_queue_explainability_for_every_adapter(runs, mode, faults):
     diff = changed(runs, mode, faults, C)
     assert diff.get("QC-05") == ("pass", "fail"), diff
-    expected = {"QC-05", "QC-06"} | ({"GNG-01"} if "gang-partial" in faults else set())
+    expected = {"QC-05", "QC-06"} | ({"GNG-01"} if "gang-partial" in faults and _partly_placed_too_long(
+        runs[(mode, faults)][(mode, C)]) else set())
     assert set(diff) == expected, f"{mode} [{faults}]: {diff}"
+
+
+def _partly_placed_too_long(run) -> bool:
+    """Whether a gang of this run was in fact held partly placed past the plan's threshold. On Volcano and
+    KAI the wave's gangs meet a full pool only when the queues' order puts them behind other jobs, which
+    timing decides; where no gang met one, the fault had nothing to act on (Kueue's and the kube-scheduler's
+    cases make the partial placement certain)."""
+    import pandas as pd
+
+    table = run.run_dir / "tables" / "gang_placements.parquet"
+    longest = pd.read_parquet(table)["partial_seconds"].max() if table.exists() else 0
+    arose = bool(longest and longest > 2)
+    if not arose:
+        print(f"\n{run.run_dir.name}: no gang was held partly placed past 2 s; GNG-01 keeps its verdict")
+    return arose
 
 
 def test_plain_kube_scheduler_records_the_partial_placement_of_gangs_as_a_finding(runs):

@@ -70,6 +70,9 @@ def scheduled_from_events(events: list[dict], namespace: str, pod: str) -> tuple
     return None, None
 
 
+_PLACED_WITHIN_SECONDS = 60
+
+
 def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: list[dict],
                  events: list[dict] = (), decisions: list[TaskDecision] = ()) -> tuple[list[WorkloadTimeline],
                                                                                      list[dict]]:
@@ -126,12 +129,29 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "gang_min_available": item.min_available if item.gang else None})
     by_key = {f"{r['namespace']}/{r['pod']}": r for r in rows}
     for r in rows:
-        preemptor = by_key.get(r["outcome_by"]) if r["outcome"] == "preempted" else None
+        if r["outcome"] != "preempted":
+            continue
+        named = r["outcome_by"] and ("/" in r["outcome_by"] or r["outcome_by"].startswith("uid "))
+        preemptor = by_key.get(r["outcome_by"]) if named else placed_after(r, rows)
         if preemptor is not None:
             if within_queue and preemptor["tenant"] != r["tenant"]:
                 continue  # another queue's reclaim or fair share: queue policy, not priority (left unknown)
             r["preempted_by_higher"] = preemptor["priority"] > r["priority"]
     return timelines, rows
+
+
+def placed_after(victim: dict, rows: list[dict]) -> dict | None:
+    """The preemptor of a victim whose platform named no pod (Volcano's "Pod is evicted, because of
+    preempt", or only the deleting scheduler's identity): of the pods waiting when the victim was stopped,
+    the highest-priority one placed on the victim's node within a minute after. A wrongful preemption still
+    shows, since then no such pod outranks the victim."""
+    at, node = victim["outcome_at"], victim["node"]
+    if at is None or not node:
+        return None
+    waiting = [r for r in rows if r is not victim and r["node"] == node and r["scheduled_at"] is not None
+               and r["submitted_at"] is not None and r["submitted_at"] <= at <= r["scheduled_at"]
+               and (r["scheduled_at"] - at).total_seconds() <= _PLACED_WITHIN_SECONDS]
+    return max(waiting, key=lambda r: r["priority"] or 0, default=None)
 
 
 def _ended_at(a: Attempt):

@@ -173,13 +173,13 @@ def preemptor(message: str | None, uids: dict[str, str] | None = None) -> str | 
     """Who preempted, from the platform's message: ``ns/name`` when it names a pod or a known uid."""
     if not message:
         return None
+    found = _UID.findall(message)
+    for uid in found:  # a known uid first: KAI names the preemptor's pod group, pg-<pod>-<pod uid>
+        if uids and uid in uids:
+            return uids[uid]
     m = _BY_POD.search(message)
     if m and "/" in m.group(0):
         return f"{m.group('ns')}/{m.group('name').rstrip('.')}"
-    for uid in _UID.findall(message):
-        if uids and uid in uids:
-            return uids[uid]
-    found = _UID.findall(message)
     return f"uid {found[0]}" if found else None
 
 

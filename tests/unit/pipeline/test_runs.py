@@ -131,3 +131,39 @@ def test_under_a_queue_scheduler_a_preemption_by_another_tenants_queue_is_not_ju
         "a reclaim by another queue is queue policy (judged by the reclaim checks), not a priority inversion"
     _, kube_rows = runs.attempt_runs(PLAN, "queue_congestion", attempts, [])
     assert {r["pod"]: r for r in kube_rows}["low-1"]["preempted_by_higher"] is False
+
+
+def _preempted_rows(by, message_source="event"):
+    """A low sweep preempted on node n1 by an unnamed party, a high job placed there after, a normal job
+    placed elsewhere."""
+    items = wave.prepare_wave(PLAN, "queue_congestion")
+    low = next(i for i in items if "sweep" in i["workload_key"])
+    high = next(i for i in items if "8g" in i["workload_key"])
+    victim = scheduled("low-1", low["namespace"], low["workload_key"], 2, 100)
+    victim["spec"]["nodeName"] = "training-node-1"
+    after = scheduled("high-1", high["namespace"], high["workload_key"], 9, 10000, "Succeeded")
+    after["spec"]["nodeName"] = "training-node-1"
+    return [
+        Attempt(low["workload_key"], 1, low["namespace"], "low-1", victim, True, "pipeline",
+                OutcomeRecord(O.PREEMPTED, T0 + timedelta(seconds=8), by, "Evict",
+                              "Pod is evicted, because of preempt", message_source), final=True),
+        Attempt(high["workload_key"], 1, high["namespace"], "high-1", after, True, "pipeline",
+                OutcomeRecord(O.SUCCEEDED), final=True),
+    ]
+
+
+def test_an_unnamed_preemptor_is_the_highest_priority_pod_placed_next_on_the_victims_node():
+    _, rows = runs.attempt_runs(PLAN, "queue_congestion", _preempted_rows(None), [])
+    assert {r["pod"]: r["preempted_by_higher"] for r in rows}["low-1"] is True
+
+
+def test_a_preemption_whose_node_went_to_no_higher_pod_is_not_by_a_higher_one():
+    attempts = _preempted_rows(None)
+    attempts[1].pod["spec"]["priority"] = 50
+    _, rows = runs.attempt_runs(PLAN, "queue_congestion", attempts, [])
+    assert {r["pod"]: r["preempted_by_higher"] for r in rows}["low-1"] is False
+
+
+def test_a_preemptor_named_outside_the_wave_is_left_unknown_not_guessed():
+    _, rows = runs.attempt_runs(PLAN, "queue_congestion", _preempted_rows("uid 1234"), [])
+    assert {r["pod"]: r["preempted_by_higher"] for r in rows}["low-1"] is None

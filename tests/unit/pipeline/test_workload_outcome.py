@@ -135,6 +135,8 @@ def test_preemptor_reads_a_pod_name_or_a_known_uid_or_keeps_the_uid():
     assert preemptor(f"Preempted by pod {UID} on node n", {UID: "team-b/x"}) == "team-b/x"
     assert preemptor(f"Preempted by pod {UID} on node n") == f"uid {UID}"
     assert preemptor("no one") is None
+    kai = f"Pod team-a/p was preempted by higher priority workload team-b/pg-h-1-{UID}"
+    assert preemptor(kai, {UID: "team-b/h-1"}) == "team-b/h-1", "KAI's pod group carries the pod's uid"
 
 
 def test_only_preempted_and_evicted_are_resubmitted():
