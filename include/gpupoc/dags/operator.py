@@ -60,6 +60,26 @@ class WavePodTrigger(KubernetesPodTrigger):
                              max_age=float(min(self.poll_interval, self.startup_check_interval)),
                              started=self.trigger_start_time.timestamp())
 
+    async def on_kill(self) -> None:
+        """Delete the pod only when its task has left the deferred state (a user marked or cleared it).
+
+        Airflow 3.3's triggerer cancels a trigger that moved to another triggerer (a triggerer taken for dead
+        under load, or its peer in a two-triggerer deployment) the way it cancels a user's action, and the
+        provider's ``on_kill`` then deletes a pod its task still waits for: the task resumes to "not found
+        after resuming from deferral". While the task is still deferred, the trigger running elsewhere owns
+        the pod, so it is kept (``safe_to_cancel``: the provider's own test for a triggerer restart)."""
+        try:
+            moved = not await self.safe_to_cancel()
+        except Exception as exc:  # noqa: BLE001 - unknown state: keeping a pod loses nothing, the cleanup task ends it
+            self.log.warning("pod %s/%s kept: its task's state could not be read (%s)", self.pod_namespace,
+                             self.pod_name, exc)
+            return
+        if moved:
+            self.log.info("pod %s/%s kept: its task is still deferred (the trigger moved to another triggerer)",
+                          self.pod_namespace, self.pod_name)
+            return
+        await super().on_kill()
+
     async def run(self):
         async for event in super().run():
             if event.payload.get("status") != "success":
