@@ -1,8 +1,10 @@
 """Under ``events-dropped``, preempted wave pods are resubmitted by their Airflow tasks, and Airflow and the
 evidence tell the same story.
 
-The simulated cluster drops every Warning event; its gate releases are staggered, so low-priority sweeps start
-before the high-priority jobs that preempt them. A real Airflow (api-server, scheduler with LocalExecutor,
+The simulated cluster drops every Warning event and staggers its gate releases. The wave is 24 low-priority
+sweeps that fill the training pool; once most of them run, the test itself submits two high-priority 8-GPU
+jobs, as another team would, and these preempt sweeps whatever the machine's load (when the jobs were wave
+items, a loaded Airflow could start them after the sweeps had ended, and nothing was preempted). A real Airflow (api-server, scheduler with LocalExecutor,
 triggerer, dag-processor) runs poc_queue_congestion. The preempted pods' ``GpuWorkloadOperator`` tasks decide
 how their pods ended from the records the evidence reads (the audit log's delete by the scheduler among them),
 so none fails as lost: each is retried, its retry submits the item again, and ``workload_runs`` records the
@@ -31,12 +33,7 @@ from tests.waiting import wait_for
 
 from .plans import small_plan
 
-# Known defect of the test, not of the product: on a loaded machine Airflow may start the 8-GPU jobs only after
-# the sweeps have ended, and the run then has no preemption to prove anything with (docs/testing.md, known
-# defects). It runs and reports; it does not fail the suite until its wave makes the jobs wait for the sweeps.
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow"),
-              pytest.mark.xfail(reason="no preemption when Airflow starts the jobs after the sweeps end under load",
-                                strict=False)]
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow")]
 DAG_ID = "poc_queue_congestion"
 SWEEP_SECONDS, TRAIN_SECONDS = 25, 10
 # The longest the run may go with no task changing state: a sweep's run, its preemption's decision (the task
@@ -63,18 +60,15 @@ def sim(work_dir):
 
 
 def preempting_plan(work_dir: Path, sim) -> Path:
-    """The small plan with low-priority sweeps filling the training pool and two high-priority 8-GPU jobs
-    released among them."""
+    """The small plan with low-priority sweeps filling the training pool (the preemptors come from the test)."""
     path = small_plan(work_dir, sim.kubeconfig, sim.audit_log)
     plan = yaml.safe_load(path.read_text())
     for w in plan["workloads"]:
-        if w["name"] in ("v-sweep-1g", "v-train-8g"):
-            w["duration_seconds"] = SWEEP_SECONDS if w["name"] == "v-sweep-1g" else TRAIN_SECONDS
+        if w["name"] == "v-sweep-1g":
+            w["duration_seconds"] = SWEEP_SECONDS
     qc = plan["test_classes"]["queue_congestion"]
-    # 24 sweeps fill the 24 training GPUs; whichever bind before the two 8-GPU jobs are preempted by them
     qc["wave"] = [{"workload": "v-sweep-1g", "tenant": "team-vision", "count": 12, "priority_class": "gpupoc-low"},
-                  {"workload": "v-sweep-1g", "tenant": "team-nlp", "count": 12, "priority_class": "gpupoc-low"},
-                  {"workload": "v-train-8g", "tenant": "team-vision", "count": 2, "priority_class": "gpupoc-high"}]
+                  {"workload": "v-sweep-1g", "tenant": "team-nlp", "count": 12, "priority_class": "gpupoc-low"}]
     qc["resubmission"] = {"limit": 2, "platform_requeues": False, "wait_seconds": 60}
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
     return path
@@ -109,6 +103,36 @@ def wait_run(af: AirflowClient, run_id: str) -> dict:
     return final
 
 
+def preemptor(name: str) -> dict:
+    """A high-priority 8-GPU job of team-vision's on the training pool, outside the wave (no run labels)."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "team-vision"},
+            "spec": {"restartPolicy": "Never", "priorityClassName": "gpupoc-high",
+                     "nodeSelector": {"gpupoc.io/pool": "training"},
+                     "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                     "containers": [{"name": "main", "image": "gpupoc/virtual:1",
+                                     "env": [{"name": "WORKLOAD_DURATION_SECONDS", "value": str(TRAIN_SECONDS)}],
+                                     "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}
+
+
+def submit_preemptors_once_the_sweeps_run(sim) -> None:
+    """When at least 20 of the 24 sweeps run (so the two jobs' 16 GPUs can only come from preempting some),
+    submit the two jobs as the cluster's admin."""
+    from kubernetes import client
+
+    api = client.CoreV1Api(sim.client("admin"))
+
+    def sweeps() -> tuple[int, int]:
+        pods = [p for ns in ("team-vision", "team-nlp") for p in api.list_namespaced_pod(ns).items
+                if p.metadata.name.startswith("qc-v-sweep")]
+        return len(pods), sum(1 for p in pods if p.status.phase == "Running")
+
+    # progress is a pod created as well as one running: Airflow creates the wave's pods before the release
+    wait_for("20 of the 24 sweeps to run", sweeps, lambda n: n[1] >= 20, step_seconds=STEP_SECONDS, poll=0.5,
+             describe=lambda n: f"{n[0]} sweeps created, {n[1]} running")
+    for i in (1, 2):
+        api.create_namespaced_pod("team-vision", preemptor(f"other-team-train-8g-{i}"))
+
+
 @pytest.mark.timeout(1800)  # a hang guard only: the wait fails first, on a stall, naming what it waited for
 def test_preempted_pods_are_resubmitted_and_airflow_and_the_evidence_agree_when_events_are_dropped(airflow, sim):
     settings, plan_file = airflow
@@ -116,6 +140,7 @@ def test_preempted_pods_are_resubmitted_and_airflow_and_the_evidence_agree_when_
     af.wait_dag(DAG_ID, timeout=600)
     af.unpause(DAG_ID)
     run_id = af.trigger(DAG_ID, {"plan": str(plan_file)})["dag_run_id"]
+    submit_preemptors_once_the_sweeps_run(sim)
     final = wait_run(af, run_id)
     tis = {(t["task_id"], t.get("map_index", -1)): t for t in af.task_instances(DAG_ID, run_id)}
     runs = sorted((plan_file.parent / "evidence" / DAG_ID).glob("*"))
