@@ -42,14 +42,9 @@ from .plans import LONGEST_POD_SECONDS, small_plan
 from .test_restart_resilience import SELECTOR, WAVE, _failed_checks, _pod_index, _wave_creates, task_states
 
 # The timeout guards against a hang only: the waits below fail first, on a stall, naming what they waited for.
-# Known defect, fixed and watched (docs/testing.md, known defects): a trigger that moved to the other triggerer
-# was cancelled as if by a user and its pod deleted, so its task resumed to "not found after resuming from
-# deferral" and was decided lost. WavePodTrigger.on_kill now keeps a deferred task's pod; the mark stays until
-# the test has passed in repeated runs on a loaded machine.
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800),
-              pytest.mark.xdist_group("airflow"),
-              pytest.mark.xfail(reason="watched: a moved trigger deleted its pod (fixed in WavePodTrigger.on_kill)",
-                                strict=False)]
+# A trigger that moves to the other triggerer is cancelled by Airflow as if by a user; WavePodTrigger.on_kill
+# keeps the pod of a task still deferred (docs/testing.md, "Defects these tests found").
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800), pytest.mark.xdist_group("airflow")]
 DAG_ID = "poc_queue_congestion"
 REPORT_DAG = "poc_report"
 OTHER_CLASSES = ("tenant_isolation", "utilization", "fault_recovery", "audit_trail")
