@@ -200,25 +200,34 @@ SCORES = {"reviewers": [{"name": "Wang Fang", "role": "business",
                          "scores": {"ui_usability": 4, "documentation": 4, "training_cost": 4}}]}
 
 
-def report_with_run(tmp: Path, run) -> object:
+@pytest.fixture(scope="module")
+def good_root(tmp_path_factory) -> Path:
+    """A correct platform's synthetic evidence, validated once for the module (each report copies it)."""
+    from gpupoc.validation import synthetic as syn
+
+    return syn.write_good_root(tmp_path_factory.mktemp("good") / "evidence")
+
+
+def report_with_run(tmp: Path, run, good_root: Path) -> object:
     """The report of a correct platform's synthetic evidence with ``run`` as the latest congestion run."""
     import shutil
 
     from gpupoc.report import build_report
-    from gpupoc.validation import synthetic as syn
 
-    root = syn.write_good_root(tmp / "evidence")
+    root = tmp / "evidence"
+    shutil.copytree(good_root, root)
     shutil.copytree(run.run_dir, root / run.run_dir.parent.name / run.run_dir.name)
     return build_report(root, out_dir=tmp / "report", scorecard=SCORES).report
 
 
-def test_the_faults_reach_the_report_and_the_decision_follows_their_tiers(runs, tmp_path):
+def test_the_faults_reach_the_report_and_the_decision_follows_their_tiers(runs, tmp_path, good_root):
     from gpupoc.report.models import Decision
     from gpupoc.validation.models import Verdict
 
-    good = report_with_run(tmp_path / "ok", runs[("volcano", "")][("volcano", C)])
+    good = report_with_run(tmp_path / "ok", runs[("volcano", "")][("volcano", C)], good_root)
     assert good.decision is Decision.GO_LIVE, (good.decision, good.decision_reasons)
-    bad = report_with_run(tmp_path / "bad", runs[("volcano", "reasons-opaque,gang-partial")][("volcano", C)])
+    bad = report_with_run(tmp_path / "bad", runs[("volcano", "reasons-opaque,gang-partial")][("volcano", C)],
+                          good_root)
     explain, policy = bad.item("queue_explainability"), bad.item("scheduling_policy")
     assert explain.verdict is Verdict.FAIL and "QC-05" in explain.reason, explain.reason
     assert policy.verdict is Verdict.FAIL and "GNG-01" in policy.reason, policy.reason
@@ -232,14 +241,15 @@ def failing_checks(report) -> dict[str, str]:
     return {c.check_id: i.id for i in report.items for c in i.checks if c.verdict is Verdict.FAIL}
 
 
-def test_each_faulty_run_fails_a_check_in_the_report_that_the_correct_run_passes(runs, tmp_path):
+def test_each_faulty_run_fails_a_check_in_the_report_that_the_correct_run_passes(runs, tmp_path, good_root):
     correct: dict[tuple[str, str], object] = {}
     for (mode, faults), by_run in runs.items():
         for (adapter, tc), run in by_run.items() if faults else ():
             if (mode, tc) not in correct:
-                correct[(mode, tc)] = report_with_run(tmp_path / f"{mode}-ok-{tc}", runs[(mode, "")][(adapter, tc)])
+                correct[(mode, tc)] = report_with_run(tmp_path / f"{mode}-ok-{tc}", runs[(mode, "")][(adapter, tc)],
+                                                      good_root)
             ok = correct[(mode, tc)]
-            bad = report_with_run(tmp_path / f"{mode}-{faults}-{tc}".replace(",", "+"), run)
+            bad = report_with_run(tmp_path / f"{mode}-{faults}-{tc}".replace(",", "+"), run, good_root)
             was = failing_checks(ok)
             flipped = {c: item for c, item in failing_checks(bad).items() if c not in was}
             assert flipped, f"{adapter} {tc} [{faults}]: no check fails that passes on the correct cluster"

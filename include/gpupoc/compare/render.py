@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import lru_cache
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -30,7 +31,9 @@ def _value(v) -> str:
     return str(v.value)
 
 
+@lru_cache(maxsize=2)
 def _env(autoescape: bool) -> Environment:
+    """Kept for the process, so its templates compile once."""
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), undefined=StrictUndefined,
                       autoescape=select_autoescape(["j2"]) if autoescape else False, keep_trailing_newline=True)
     env.filters["status"] = lambda s: WORDS[CellStatus(s)]

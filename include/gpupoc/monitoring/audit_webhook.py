@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import hmac
 import json
-import signal
 import ssl
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from gpupoc.monitoring.receiver import HEALTH_PATHS, ReceiverHandler
+from gpupoc.monitoring.receiver import HEALTH_PATHS, ReceiverHandler, serve_until_stopped
 
 ACCEPTED_VERSIONS = ("audit.k8s.io/v1",)
 MAX_BODY = 64 * 1024 * 1024  # a 400-event batch of RequestResponse events stays well below
@@ -133,16 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     token = args.token_file.read_text(encoding="utf-8").strip() if args.token_file else None
     tls = (args.tls_cert, args.tls_key) if args.tls_cert and args.tls_key else None
     httpd = serve(args.host, args.port, args.record, token, tls)
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=httpd.shutdown, daemon=True).start())
     scheme = "https" if tls else "http"
-    print(f"audit webhook listening on {scheme}://{args.host}:{httpd.server_address[1]} -> {args.record}", flush=True)
-    try:
-        httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        httpd.server_close()
-    return 0
+    return serve_until_stopped(httpd, f"audit webhook listening on {scheme}://{args.host}:"
+                                      f"{httpd.server_address[1]} -> {args.record}")
 
 
 if __name__ == "__main__":

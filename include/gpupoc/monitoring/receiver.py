@@ -96,8 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", type=Path, required=True, help="JSON-lines file the notifications are appended to")
     args = p.parse_args(argv)
     httpd = serve(args.host, args.port, args.record)
+    return serve_until_stopped(httpd, f"receiver listening on http://{args.host}:{httpd.server_address[1]} -> "
+                                      f"{args.record}")
+
+
+def serve_until_stopped(httpd: ThreadingHTTPServer, banner: str) -> int:
+    """Print ``banner``, serve until SIGTERM or Ctrl-C, close the socket; the exit status (0)."""
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=httpd.shutdown, daemon=True).start())
-    print(f"receiver listening on http://{args.host}:{httpd.server_address[1]} -> {args.record}", flush=True)
+    print(banner, flush=True)
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:

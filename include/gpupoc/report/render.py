@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -19,7 +20,10 @@ def _md(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+@lru_cache(maxsize=32)
 def _env(language: str, autoescape: bool, zone: str = "UTC") -> Environment:
+    """One environment per language, escaping and time zone, kept for the process: its compiled templates are
+    reused by every report and evidence page it renders (compiling them took most of a report's build)."""
     words = Wording(language)
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), undefined=StrictUndefined,
                       autoescape=select_autoescape(["j2"]) if autoescape else False,
