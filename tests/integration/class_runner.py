@@ -1,7 +1,8 @@
 """A test class's run without Airflow: the DAG's own steps (``gpupoc.steps``) in threads, and the wave
 submitted as ``GpuWorkloadOperator`` would submit it.
 
-What stands in for Airflow is only the wave's tasks: each item's pod is built by the plan's pod builder and
+A plan whose class submits in bulk runs the bulk shard step (``steps.bulk.submit_shard``) for each shard, as the
+DAG's ``bulk_shard`` tasks do. Otherwise what stands in for Airflow is only the wave's tasks: each item's pod is built by the plan's pod builder and
 created with its tenant's identity (gated until the release), its submission recorded as the operator records
 it, and when its pod ended the attempt's outcome is decided and recorded as the operator does
 (``steps.attempt_decision``); an attempt the platform preempted or evicted is submitted again ungated, as the
@@ -24,6 +25,7 @@ from gpupoc.pipeline.attempts import NextAttempt, Submission, TaskDecision
 from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.build import build_pod
+from gpupoc.steps import bulk as bulk_steps
 from gpupoc.steps import collect, finish, setup
 from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps import wave as wave_steps
@@ -131,8 +133,9 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     ctx = RunContext(v["plan"], dag_id, run_id, test_class, task="headless")
     setup.check_access(ctx)
     create_pod_groups(RunContext(v["plan"], dag_id, run_id, test_class, task="prepare_wave"))
+    shards = bulk_steps.shards(ctx)  # the plan's submission: bulk shards, else the stand-in operator tasks
     wave = Wave(ctx)
-    for key in wave.items:
+    for key in wave.items if not shards else ():
         wave.submit(key, gated=True)
     stop = threading.Event()
     failures: list[str] = []
@@ -144,6 +147,10 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
         except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
             failures.append(f"{name}: {exc!r}")
 
+    bulk = [threading.Thread(target=run, args=(lambda c, s=s: bulk_steps.submit_shard(c, s), f"bulk_shard_{i}"))
+            for i, s in enumerate(shards)]
+    for t in bulk:
+        t.start()
     observer = threading.Thread(target=run, args=(wave_steps.observe, "observe"))
     retries = threading.Thread(target=wave.retry_loop, args=(stop,))
     side = [threading.Thread(target=run, args=(step, task_id)) for task_id, step in profile(test_class).probes
@@ -158,6 +165,8 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
         t.join()
     stop.set()
     retries.join()
+    for t in bulk:
+        t.join()
     collected = collect.collect(RunContext(v["plan"], dag_id, run_id, test_class, task="collect_evidence"),
                               v["started_at"])
     result = finish.validate(RunContext(v["plan"], dag_id, run_id, test_class, task="validate"),
