@@ -128,11 +128,15 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "task_outcome": by_pod.get((a.namespace, a.pod_name)) if a.pod_name else refused.get(a.item),
             "gang_min_available": item.min_available if item.gang else None})
     by_key = {f"{r['namespace']}/{r['pod']}": r for r in rows}
+    by_node: dict[str, list[dict]] = {}  # a victim's preemptor is looked for on its node only (not every row)
+    for r in rows:
+        if r["node"] and r["scheduled_at"] is not None:
+            by_node.setdefault(r["node"], []).append(r)
     for r in rows:
         if r["outcome"] != "preempted":
             continue
         named = r["outcome_by"] and ("/" in r["outcome_by"] or r["outcome_by"].startswith("uid "))
-        preemptor = by_key.get(r["outcome_by"]) if named else placed_after(r, rows)
+        preemptor = by_key.get(r["outcome_by"]) if named else placed_after(r, by_node.get(r["node"] or "", []))
         if preemptor is not None:
             if within_queue and preemptor["tenant"] != r["tenant"]:
                 continue  # another queue's reclaim or fair share: queue policy, not priority (left unknown)
@@ -144,7 +148,8 @@ def placed_after(victim: dict, rows: list[dict]) -> dict | None:
     """The preemptor of a victim whose platform named no pod (Volcano's "Pod is evicted, because of
     preempt", or only the deleting scheduler's identity): of the pods waiting when the victim was stopped,
     the highest-priority one placed on the victim's node within a minute after. A wrongful preemption still
-    shows, since then no such pod outranks the victim."""
+    shows, since then no such pod outranks the victim. ``rows`` may be only the rows placed on the victim's
+    node (``attempt_runs`` indexes them by node, so a wave of 10,000 pods is not compared pairwise)."""
     at, node = victim["outcome_at"], victim["node"]
     if at is None or not node:
         return None
