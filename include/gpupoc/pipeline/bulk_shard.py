@@ -115,6 +115,7 @@ class ShardRunner:
         self.finished = asyncio.Event()
         self.pods_path = f"/api/v1/namespaces/{shard.namespace}/pods"
         self._tasks: set[asyncio.Task] = set()
+        self._gated: dict[str, bool] = {}  # pod -> it still had the pipeline's gate when last seen
 
     # ---- submit ----
     def _body(self, item: str, gated: bool) -> dict:
@@ -208,6 +209,8 @@ class ShardRunner:
         if type_ != "DELETED":
             t = self.result.transitions.setdefault(name, PodTransitions(self.shard.namespace, name, item))
             t.observe(pod)
+            self._gated[name] = any(g.get("name") == PIPELINE_GATE
+                                    for g in (pod.get("spec") or {}).get("schedulingGates") or [])
             if state.pod != name and name not in state.deciding and not meta.get("deletionTimestamp"):
                 state.pod = name  # the platform's own new pod of the item (a requeue): followed
         if state.done or name != state.pod or name in state.deciding:
@@ -245,7 +248,9 @@ class ShardRunner:
         if state.pod != name:
             return  # the platform's own new pod came: followed by the watch
         if nxt is NextAttempt.RESUBMIT:
-            await self.submit(state.item, gated=not self.hooks.released())
+            # an attempt the platform took away after the release is submitted ungated, even before the
+            # release's record is written (the release of a large wave takes seconds)
+            await self.submit(state.item, gated=self._gated.get(name, True) and not self.hooks.released())
         else:
             self.result.errors.append(f"{state.item}: no requeued pod within {wait:.0f} s")
             self._end(state)

@@ -76,9 +76,9 @@ class Recorder:
         self.decided: list[tuple[str, WorkloadOutcome, NextAttempt]] = []
         self.last_seen: dict[str, dict] = {}
 
-    def hooks(self) -> Hooks:
+    def hooks(self, released: bool = True) -> Hooks:
         return Hooks(submitted=lambda item, pod, t, refusal: self.submitted.append((item, pod, t, refusal)),
-                     decide=self.decide, released=lambda: True)
+                     decide=self.decide, released=lambda: released)
 
     def decide(self, item, namespace, pod, try_number):
         now = self.cluster.state.store.get("pods", namespace, pod) if self._exists(namespace, pod) else None
@@ -147,11 +147,15 @@ def test_a_preempted_pod_is_decided_as_the_per_pod_path_decides_and_submitted_ag
     from gpupoc.sim.controllers import disruption
     from gpupoc.sim.controllers import wording as W
 
+    gates: list[str] = []
+
     async def body_():
         async with Cluster(tmp_path) as c:
             rec = Recorder(c)
             shard = Shard(2, NS, "team-vision", (ShardPod("victim", body("victim", 30)),))
-            runner = ShardRunner(c.kube, shard, TokenBucket(qps=100, burst=10), rec.hooks(), requeue_grace_s=0.5)
+            # the release's record is not written yet: the attempt ran, so its successor is still ungated
+            runner = ShardRunner(c.kube, shard, TokenBucket(qps=100, burst=10), rec.hooks(released=False),
+                                 requeue_grace_s=0.5)
             task = asyncio.ensure_future(runner.run(timeout_s=90))
             while not rec.submitted:
                 await asyncio.sleep(0.1)
@@ -167,6 +171,7 @@ def test_a_preempted_pod_is_decided_as_the_per_pod_path_decides_and_submitted_ag
                 await asyncio.sleep(0.1)
             second = rec.submitted[-1][1]
             pod = c.state.store.get("pods", NS, second)
+            gates.extend(g["name"] for g in pod["spec"].get("schedulingGates") or [])
             pod["status"]["phase"] = "Succeeded"  # as the kubelet ends it, without waiting its 30 s
             c.state.store.update("pods", pod)
             return await task, rec
@@ -176,4 +181,5 @@ def test_a_preempted_pod_is_decided_as_the_per_pod_path_decides_and_submitted_ag
     assert rec.decided[0][2] is NextAttempt.RESUBMIT
     assert [s[2] for s in rec.submitted] == [1, 2], "the preempted item was not submitted again as try 2"
     assert rec.submitted[1][1] != rec.submitted[0][1], "the resubmission reused the preempted pod's name"
+    assert PIPELINE_GATE not in gates, "a resubmission after the release was gated again (never released)"
     assert result.items["victim"].done and result.items["victim"].try_number == 2
