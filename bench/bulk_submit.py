@@ -25,11 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from orchestration_overhead import Sim, cluster_config  # noqa: E402  (the same simulated cluster)
 
 from gpupoc.common.constants import PIPELINE_GATE  # noqa: E402
+from gpupoc.common.timefmt import utcnow  # noqa: E402
 from gpupoc.pipeline.async_kube import AsyncKubeClient  # noqa: E402
 from gpupoc.pipeline.attempts import NextAttempt  # noqa: E402
 from gpupoc.pipeline.bulk_rate import TokenBucket  # noqa: E402
 from gpupoc.pipeline.bulk_shard import Hooks, Shard, ShardPod, ShardRunner  # noqa: E402
 from gpupoc.pipeline.pod_transitions import latency_rows, scheduling_throughput  # noqa: E402
+from gpupoc.pipeline.wave import release_patch  # noqa: E402
 from gpupoc.podspec import labels as L  # noqa: E402
 
 TENANTS = (("team-vision", "team-vision"), ("team-nlp", "team-nlp"), ("team-serving", "team-serving"))
@@ -48,7 +50,7 @@ def pod_body(item: str, run: str, seconds: int) -> dict:
 
 async def release(admin: AsyncKubeClient, ns: str, run: str) -> None:
     listed = await admin.request("GET", f"/api/v1/namespaces/{ns}/pods", query=[("labelSelector", f"{L.RUN_ID}={run}")])
-    patch = {"spec": {"schedulingGates": [{"$patch": "delete", "name": PIPELINE_GATE}]}}
+    patch = release_patch(utcnow())  # as the pipeline's release: the gate lifted, the moment recorded
     bucket = TokenBucket(500, 500)
 
     async def lift(name):

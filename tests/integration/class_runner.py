@@ -125,6 +125,27 @@ class Wave:
                     self.submit(key, gated=False)
 
 
+_SHARD = """
+import json, sys
+from gpupoc.steps.bulk import submit_shard
+from gpupoc.steps.context import RunContext
+a = json.loads(sys.argv[1])
+submit_shard(RunContext(a["plan"], a["dag_id"], a["run_id"], a["test_class"], task="bulk_shard"), a["shard"])
+"""
+
+
+def run_shard(plan: str, dag_id: str, run_id: str, test_class: str, shard: dict, failures: list[str]) -> None:
+    """One ``bulk_shard`` task: ``steps.bulk.submit_shard`` in a process of its own."""
+    import json
+    import subprocess
+    import sys
+
+    arg = json.dumps({"plan": plan, "dag_id": dag_id, "run_id": run_id, "test_class": test_class, "shard": shard})
+    res = subprocess.run([sys.executable, "-c", _SHARD, arg], capture_output=True, text=True)
+    if res.returncode != 0:
+        failures.append(f"bulk_shard {shard['shard']}: exit {res.returncode}: {res.stderr[-2000:]}")
+
+
 def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, ...] = ()) -> ClassRun:
     """validate_plan, check_access, the gangs' PodGroups, the wave, observe and release_gate together (with the
     class's probes named in ``probes``, as the DAG runs them beside the observer), collect, validate."""
@@ -147,8 +168,9 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
         except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
             failures.append(f"{name}: {exc!r}")
 
-    bulk = [threading.Thread(target=run, args=(lambda c, s=s: bulk_steps.submit_shard(c, s), f"bulk_shard_{i}"))
-            for i, s in enumerate(shards)]
+    # each shard in its own process, as each bulk_shard task runs in its own Airflow task process
+    bulk = [threading.Thread(target=run_shard, args=(v["plan"], dag_id, run_id, test_class, s, failures))
+            for s in shards]
     for t in bulk:
         t.start()
     observer = threading.Thread(target=run, args=(wave_steps.observe, "observe"))

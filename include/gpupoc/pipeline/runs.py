@@ -88,6 +88,11 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
     released = {(r.get("namespace"), r.get("pod")): parse_time(r.get("released_at")) for r in release_rows}
     within_queue = priority_within_queue(adapter_name(plan))
     timelines, rows = [], []
+    about: dict[tuple, list[dict]] = {}  # events by the pod they are about (not a scan of all per attempt)
+    for e in events:
+        inv = e.get("involvedObject") or e.get("regarding") or {}
+        about.setdefault((inv.get("namespace") or (e.get("metadata") or {}).get("namespace"), inv.get("name")),
+                         []).append(e)
     for a in attempts:
         item = items.get(a.item)
         if item is None:
@@ -96,7 +101,8 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
         pod = a.pod or {}
         mo = pod_moments(pod) if a.pod else {}
         if a.pod and mo["scheduled_at"] is None and not a.present:
-            mo["scheduled_at"], node = scheduled_from_events(list(events), a.namespace, a.pod_name)
+            mo["scheduled_at"], node = scheduled_from_events(about.get((a.namespace, a.pod_name), []), a.namespace,
+                                                             a.pod_name)
             mo["node"] = mo["node"] or node
         priority = (pod.get("spec") or {}).get("priority")
         priority = int(plan.priority_value(item.priority_class) if priority is None else priority)
