@@ -22,6 +22,7 @@ from pathlib import Path
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.attempts import NextAttempt, Submission, TaskDecision
+from gpupoc.pipeline.open_items import TaskState
 from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.build import build_pod
@@ -173,7 +174,12 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
             for s in shards]
     for t in bulk:
         t.start()
-    observer = threading.Thread(target=run, args=(wave_steps.observe, "observe"))
+    def shard_states():  # as the DAG's observer reads the bulk_shard tasks: an item is where its shard's task is
+        return {key: TaskState.ACTIVE if t.is_alive() else TaskState.ENDED
+                for t, s in zip(bulk, shards) for key in s["items"]}
+
+    observe = (lambda c: wave_steps.observe(c, shard_states)) if shards else wave_steps.observe
+    observer = threading.Thread(target=run, args=(observe, "observe"))
     retries = threading.Thread(target=wave.retry_loop, args=(stop,))
     side = [threading.Thread(target=run, args=(step, task_id)) for task_id, step in profile(test_class).probes
             if task_id in probes]

@@ -74,6 +74,38 @@ def _bodies(ctx: RunContext, keys: list[str]) -> tuple[ShardPod, ...]:
     return tuple(out)
 
 
+class ShardContext(RunContext):
+    """The run's context for one shard: the platform's records and the observer's last states are read at most
+    every ``RECORDS_SECONDS`` and shared by the shard's decisions (a shard decides many attempts at once; each
+    read is every event, owner and audited delete of the namespace)."""
+
+    RECORDS_SECONDS = 2.0
+
+    def __post_init__(self) -> None:
+        import threading
+
+        self._lock, self._cache = threading.Lock(), {}
+
+    def _cached(self, key, read):
+        import time
+
+        with self._lock:
+            at, value = self._cache.get(key, (float("-inf"), None))
+            if time.monotonic() - at > self.RECORDS_SECONDS:
+                value = read()
+                self._cache[key] = (time.monotonic(), value)
+            return value
+
+    def platform_records(self, namespaces=None, events=None):
+        if events is not None:
+            return super().platform_records(namespaces, events)
+        return self._cached(("records", tuple(namespaces or ())), lambda: super(ShardContext, self).platform_records(
+            namespaces))
+
+    def observed_pods(self):
+        return self._cached("observed", lambda: super(ShardContext, self).observed_pods())
+
+
 def _hooks(ctx: RunContext, namespace: str) -> Hooks:
     def submitted(item: str, pod: str | None, try_number: int, refusal: Answer | None) -> None:
         now = datetime.now(timezone.utc)
@@ -101,6 +133,7 @@ def _hooks(ctx: RunContext, namespace: str) -> Hooks:
 def submit_shard(ctx: RunContext, shard: dict, kube=None) -> dict:
     """Submit and follow one shard as its tenant until each item has its outcome; its pods' transitions and
     the shard's summary go into the run's files. ``kube`` replaces the tenant's async client (tests)."""
+    ctx = ShardContext(ctx.plan_file, ctx.dag_id, ctx.run_id, ctx.test_class, ctx.task, ctx._factory)
     spec = ctx.spec.submission
     pods = _bodies(ctx, list(shard["items"]))
     s = Shard(int(shard["shard"]), shard["namespace"], shard["cluster_context"], pods)
