@@ -21,6 +21,7 @@ shipped; ``no-preload``: without the scheduler's preload of the task modules, se
     python bench/orchestration_overhead.py                          # sizes 40 and 200, as-configured
     python bench/orchestration_overhead.py --sizes 1000             # 125 nodes: as many as the wave needs
     python bench/orchestration_overhead.py --sizes 40 --variants as-configured no-preload
+    python bench/orchestration_overhead.py --submission bulk operator --sizes 1000 10000 --nodes 1250
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ WORKLOAD = "v-train-1g"
 TENANTS = ("team-vision", "team-nlp", "team-serving")
 REFERENCE = ("measured before (stand-in API server, `airflow standalone`): 200 tasks 440 s vs 31 s direct "
              "(ratio 14); 50 tasks 115 s vs 30 s (ratio 3.8)")
+# bulk: one shard per tenant up to 5,000 pods; the shard's client may send 200 requests at once, then 200/s
+BULK_RATE = {"shard_size": 5000, "qps": 200, "burst": 200}
+WAVE_TASKS = ("wave", "bulk_shard")  # the operator's task per pod, the bulk submitter's task per shard
+BULK_TARGET = "bulk targets: ratio <= 1.3 at 1,000 pods and <= 1.5 at 10,000; release spread <= 1 s at 1,000"
 TARGET = ("targets: ratio <= 2 at 200 pods and <= 2.5 at 1,000; <= 0.5 Airflow CPU-s per wave task; gated release "
           "spread <= 1 s")
 
@@ -82,7 +87,7 @@ def cluster_config(path: Path, nodes: int, gpus_per_node: int, max_pods: int) ->
 
 
 def bench_plan(path: Path, n: int, duration: int, nodes: int, gpus_per_node: int, max_pods: int,
-               kubeconfig: Path, audit_log: Path) -> Path:
+               kubeconfig: Path, audit_log: Path, submission: str = "operator") -> Path:
     plan = yaml.safe_load((REPO / "plans/default.yaml").read_text())
     plan["platform"]["kubeconfig"] = str(kubeconfig)
     plan["evidence_root"] = str(path.parent / f"evidence-{n}")
@@ -103,6 +108,7 @@ def bench_plan(path: Path, n: int, duration: int, nodes: int, gpus_per_node: int
     qc["wave"] = [{"workload": WORKLOAD, "tenant": t, "count": c} for t, c in zip(TENANTS, share) if c]
     qc["gate_timeout_seconds"] = 3600
     qc["snapshot_interval_seconds"] = 5
+    qc["submission"] = {"mode": submission, **BULK_RATE}
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
     return path
 
@@ -276,8 +282,9 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
                 if all(p.status.phase in ("Succeeded", "Failed") for p in pods):
                     marks.setdefault("pods_done", now)
             tis = af.task_instances(DAG_ID, run_id)
-            wave = {t.get("map_index"): t for t in tis if t["task_id"] == "wave"}
-            if len(wave) >= n and all(t["state"] in ("success", "failed", "upstream_failed", "skipped")
+            wave = {(t["task_id"], t.get("map_index")): t for t in tis if t["task_id"] in WAVE_TASKS}
+            bulk = any(t["task_id"] == "bulk_shard" for t in wave.values())
+            if (bulk or len(wave) >= n) and wave and all(t["state"] in ("success", "failed", "upstream_failed", "skipped")
                                       for t in wave.values()):
                 marks.setdefault("wave_done", time.monotonic() - t0)
             state_ = af.get_run(DAG_ID, run_id).get("state")
@@ -295,13 +302,14 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
     audit = sim.audit()
     names = {e["objectRef"]["name"] for e in audit if e.get("verb") == "create"
              and (e.get("objectRef") or {}).get("resource") == "pods" and e["responseStatus"]["code"] in (200, 201)
-             and (((e.get("requestObject") or {}).get("metadata") or {}).get("labels") or {}).get("run_id") == label}
+             and (((e.get("requestObject") or {}).get("metadata") or {}).get("labels") or {}).get(
+                 "gpupoc.io/run-id") == label}
     releases = [parse_ts(e["stageTimestamp"]) for e in audit if e.get("verb") == "patch"
                 and (e.get("objectRef") or {}).get("name") in names
                 and "schedulingGates" in json.dumps(e.get("requestObject"))]
     profile = _profile(tis, audit, names, run, pods)
     final = af.get_run(DAG_ID, run_id)
-    return {"path": "airflow", "n": n, "run_id": run_id, "run_state": final.get("state"),
+    return {"path": "airflow", "n": n, "run_id": run_id, "startup": startup(pods), "run_state": final.get("state"),
             "wave_states": sorted({t["state"] for t in wave.values()}), "pods_created": len(names),
             "wall_s": round(marks.get("wave_done", marks.get("pods_done", 0.0)), 1),
             "pods_done_s": round(marks.get("pods_done", 0.0), 1), "run_end_s": round(marks.get("run_end", 0.0), 1),
@@ -309,6 +317,23 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
             "airflow_cpu_s": cpu, "airflow_cpu_per_task_s": round(sum(cpu.values()) / n, 2),
             "sim_cpu_s": round(sim_cpu, 1), "peak_rss_mib": round(sampler.peak_rss_mib),
             "peak_pss_mib": round(sampler.peak_pss_mib), "profile": profile}
+
+
+def startup(pods: list) -> dict:
+    """Start-up latency (kube-burner's conditions, nearest-rank p50/p95/p99 in ms, from the pod's release) and
+    the scheduling pace, from each pod's final state."""
+    from kubernetes.client import ApiClient
+
+    from gpupoc.pipeline.pod_transitions import PodTransitions, latency_rows, scheduling_throughput
+
+    api, found = ApiClient(), []
+    for p in pods:
+        d = api.sanitize_for_serialization(p)
+        t = PodTransitions(d["metadata"]["namespace"], d["metadata"]["name"], "")
+        t.observe(d)
+        found.append(t)
+    rows = {r["condition"]: {k: r[k] for k in ("p50_ms", "p95_ms", "p99_ms")} for r in latency_rows(found, "bench")}
+    return {**rows, "pods_per_second": scheduling_throughput(found)["pods_per_second"]}
 
 
 def _tree_cpu(pid: int) -> float:
@@ -403,6 +428,7 @@ def print_report(rows: list[dict], imports: dict | None = None) -> None:
     print("\n== orchestration overhead: the same wave directly and through Airflow ==")
     print(REFERENCE)
     print(TARGET)
+    print(BULK_TARGET)
     for n in sorted({r["n"] for r in rows}):
         d = next((r for r in rows if r["n"] == n and r["path"] == "direct"), None)
         print(f"\n-- {n} one-GPU pods, {rows[0].get('duration', 30)} s each --")
@@ -411,7 +437,8 @@ def print_report(rows: list[dict], imports: dict | None = None) -> None:
                   f"schedulable spread (creations) {d['schedulable_spread_s']} s")
         for a in (r for r in rows if r["n"] == n and r["path"] == "airflow"):
             ratio = f"{a['wall_s'] / d['wall_s']:.2f}" if d and d["wall_s"] else "n/a"
-            print(f"airflow [{a.get('variant')}: {VARIANTS.get(a.get('variant'), '')}]")
+            print(f"airflow [{a.get('variant')}: {VARIANTS.get(a.get('variant'), '')}] submission "
+                  f"{a.get('submission', 'operator')}")
             print(f"         wall {a['wall_s']:7.1f} s -> RATIO {ratio} (pods done {a['pods_done_s']} s, DAG run ends "
                   f"{a['run_end_s']} s, {a['run_state']}) | all exist after {a['all_exist_s']:6.1f} s | "
                   f"schedulable spread (gate removals) {a['schedulable_spread_s']} s")
@@ -419,6 +446,10 @@ def print_report(rows: list[dict], imports: dict | None = None) -> None:
             print(f"         Airflow CPU {cpu:.0f} s = {a['airflow_cpu_per_task_s']} s per wave task"
                   f"  ({a['airflow_cpu_s']}); simulated API server {a['sim_cpu_s']} s; peak Airflow memory "
                   f"PSS {a['peak_pss_mib']} MiB (RSS summed per process {a['peak_rss_mib']} MiB)")
+            st = a.get("startup") or {}
+            print(f"         start-up (ms from release) " + " | ".join(
+                f"{c} p50 {v['p50_ms']} p95 {v['p95_ms']} p99 {v['p99_ms']}" for c, v in st.items()
+                if isinstance(v, dict)) + f" | scheduling {st.get('pods_per_second')} pods/s")
             print("         where the time goes (s):")
             for k, v in a["profile"].items():
                 print(f"           {k}: {v}")
@@ -439,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=["as-configured"],
                    help="Airflow set-ups to compare, each on a fresh deployment: " +
                         "; ".join(f"{k}: {v}" for k, v in VARIANTS.items()))
+    p.add_argument("--submission", nargs="+", choices=("operator", "bulk"), default=["operator"],
+                   help="how the pipeline submits the wave: one task per pod (operator), one per shard (bulk)")
     p.add_argument("--timeout", type=float, default=1800.0, help="per wave")
     p.add_argument("--work-dir", help="keep everything here (default: a temporary directory, removed)")
     p.add_argument("--json", help="also write the figures to this file")
@@ -460,13 +493,15 @@ def main(argv: list[str] | None = None) -> int:
     imports: dict = {}
     settings = None
     try:
-        plans = {n: bench_plan(work / f"plan-{n}.yaml", n, args.duration, args.nodes, args.gpus_per_node, max_pods,
-                               sim.kubeconfig, sim.audit_log) for n in args.sizes}
+        plans = {(n, mode): bench_plan(work / f"plan-{n}-{mode}.yaml", n, args.duration, args.nodes,
+                                       args.gpus_per_node, max_pods, sim.kubeconfig, sim.audit_log, mode)
+                 for n in args.sizes for mode in args.submission}
         for n in args.sizes:
-            rows.append({**run_direct(sim, plans[n], n, args.timeout), "duration": args.duration})
+            rows.append({**run_direct(sim, plans[(n, args.submission[0])], n, args.timeout),
+                         "duration": args.duration})
             print(json.dumps(rows[-1]), flush=True)
         for variant in args.variants:
-            env = {"GPUPOC_PLAN": str(plans[args.sizes[0]])}
+            env = {"GPUPOC_PLAN": str(plans[(args.sizes[0], args.submission[0])])}
             settings = RuntimeSettings(home=work / f"airflow-{variant}", port=free_port(),
                                        parallelism=args.parallelism, paused_at_creation=True, extra_env=env,
                                        preload=variant != "no-preload")
@@ -477,8 +512,9 @@ def main(argv: list[str] | None = None) -> int:
             af.wait_dag(DAG_ID, timeout=180)
             af.unpause(DAG_ID)
             imports = imports or import_costs(settings)
-            for n in args.sizes:
-                rows.append({**run_airflow(sim, settings, state, plans[n], n, args.timeout), "variant": variant})
+            for n, mode in ((n, mode) for n in args.sizes for mode in args.submission):
+                rows.append({**run_airflow(sim, settings, state, plans[(n, mode)], n, args.timeout),
+                             "variant": variant, "submission": mode})
                 print(json.dumps(rows[-1]), flush=True)
             down(settings.home)
             settings = None

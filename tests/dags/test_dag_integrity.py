@@ -15,7 +15,7 @@ DAGS = REPO / "dags"
 DAG_IDS = ["poc_queue_congestion", "poc_tenant_isolation", "poc_utilization", "poc_fault_recovery",
            "poc_audit_trail"]
 SHARED = {"validate_plan", "preflight", "check_access", "hold_cluster", "cluster_acquired", "prepare_wave", "wave",
-          "release_gate", "wave_released", "observe",
+          "bulk_shards", "bulk_shard", "release_gate", "wave_released", "observe",
           "collect_evidence",
           "validate", "publish_evidence", "cleanup", "verdict"}
 
@@ -44,13 +44,15 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     assert t["cluster_acquired"].upstream_task_ids == {"validate_plan", "check_access"}
     assert t["prepare_wave"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
     assert t["wave"].upstream_task_ids == {"prepare_wave"}
+    assert t["bulk_shards"].upstream_task_ids == {"validate_plan", "prepare_wave"}, "shards once the gangs exist"
+    assert t["bulk_shard"].upstream_task_ids == {"validate_plan", "bulk_shards"}
     assert t["release_gate"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
     assert t["wave_released"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
     assert t["wave_released"].operator_name == "MarkerFileSensor", "waiting deferred holds no worker"
     assert t["observe"].upstream_task_ids == {"validate_plan", "cluster_acquired"}, "observing starts before release"
     probes = set(t) - SHARED - {"collect_evidence", "validate", "publish_evidence", "cleanup", "verdict"}
     assert all("wave_released" in t[p].upstream_task_ids for p in probes), probes
-    assert {"wave", "release_gate", "observe"} <= t["collect_evidence"].upstream_task_ids
+    assert {"wave", "bulk_shard", "release_gate", "observe"} <= t["collect_evidence"].upstream_task_ids
     assert t["collect_evidence"].trigger_rule == "all_done" and t["cleanup"].trigger_rule == "all_done"
     assert t["validate"].upstream_task_ids == {"validate_plan", "collect_evidence"}
     assert t["publish_evidence"].upstream_task_ids == {"collect_evidence", "validate"}

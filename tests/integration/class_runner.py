@@ -1,7 +1,8 @@
 """A test class's run without Airflow: the DAG's own steps (``gpupoc.steps``) in threads, and the wave
 submitted as ``GpuWorkloadOperator`` would submit it.
 
-What stands in for Airflow is only the wave's tasks: each item's pod is built by the plan's pod builder and
+A plan whose class submits in bulk runs the bulk shard step (``steps.bulk.submit_shard``) for each shard, as the
+DAG's ``bulk_shard`` tasks do. Otherwise what stands in for Airflow is only the wave's tasks: each item's pod is built by the plan's pod builder and
 created with its tenant's identity (gated until the release), its submission recorded as the operator records
 it, and when its pod ended the attempt's outcome is decided and recorded as the operator does
 (``steps.attempt_decision``); an attempt the platform preempted or evicted is submitted again ungated, as the
@@ -21,9 +22,11 @@ from pathlib import Path
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.attempts import NextAttempt, Submission, TaskDecision
+from gpupoc.pipeline.open_items import TaskState
 from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.build import build_pod
+from gpupoc.steps import bulk as bulk_steps
 from gpupoc.steps import collect, finish, setup
 from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps import wave as wave_steps
@@ -123,6 +126,27 @@ class Wave:
                     self.submit(key, gated=False)
 
 
+_SHARD = """
+import json, sys
+from gpupoc.steps.bulk import submit_shard
+from gpupoc.steps.context import RunContext
+a = json.loads(sys.argv[1])
+submit_shard(RunContext(a["plan"], a["dag_id"], a["run_id"], a["test_class"], task="bulk_shard"), a["shard"])
+"""
+
+
+def run_shard(plan: str, dag_id: str, run_id: str, test_class: str, shard: dict, failures: list[str]) -> None:
+    """One ``bulk_shard`` task: ``steps.bulk.submit_shard`` in a process of its own."""
+    import json
+    import subprocess
+    import sys
+
+    arg = json.dumps({"plan": plan, "dag_id": dag_id, "run_id": run_id, "test_class": test_class, "shard": shard})
+    res = subprocess.run([sys.executable, "-c", _SHARD, arg], capture_output=True, text=True)
+    if res.returncode != 0:
+        failures.append(f"bulk_shard {shard['shard']}: exit {res.returncode}: {res.stderr[-2000:]}")
+
+
 def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, ...] = ()) -> ClassRun:
     """validate_plan, check_access, the gangs' PodGroups, the wave, observe and release_gate together (with the
     class's probes named in ``probes``, as the DAG runs them beside the observer), collect, validate."""
@@ -131,8 +155,9 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     ctx = RunContext(v["plan"], dag_id, run_id, test_class, task="headless")
     setup.check_access(ctx)
     create_pod_groups(RunContext(v["plan"], dag_id, run_id, test_class, task="prepare_wave"))
+    shards = bulk_steps.shards(ctx)  # the plan's submission: bulk shards, else the stand-in operator tasks
     wave = Wave(ctx)
-    for key in wave.items:
+    for key in wave.items if not shards else ():
         wave.submit(key, gated=True)
     stop = threading.Event()
     failures: list[str] = []
@@ -144,7 +169,17 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
         except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
             failures.append(f"{name}: {exc!r}")
 
-    observer = threading.Thread(target=run, args=(wave_steps.observe, "observe"))
+    # each shard in its own process, as each bulk_shard task runs in its own Airflow task process
+    bulk = [threading.Thread(target=run_shard, args=(v["plan"], dag_id, run_id, test_class, s, failures))
+            for s in shards]
+    for t in bulk:
+        t.start()
+    def shard_states():  # as the DAG's observer reads the bulk_shard tasks: an item is where its shard's task is
+        return {key: TaskState.ACTIVE if t.is_alive() else TaskState.ENDED
+                for t, s in zip(bulk, shards) for key in s["items"]}
+
+    observe = (lambda c: wave_steps.observe(c, shard_states)) if shards else wave_steps.observe
+    observer = threading.Thread(target=run, args=(observe, "observe"))
     retries = threading.Thread(target=wave.retry_loop, args=(stop,))
     side = [threading.Thread(target=run, args=(step, task_id)) for task_id, step in profile(test_class).probes
             if task_id in probes]
@@ -158,6 +193,8 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
         t.join()
     stop.set()
     retries.join()
+    for t in bulk:
+        t.join()
     collected = collect.collect(RunContext(v["plan"], dag_id, run_id, test_class, task="collect_evidence"),
                               v["started_at"])
     result = finish.validate(RunContext(v["plan"], dag_id, run_id, test_class, task="validate"),

@@ -40,7 +40,7 @@ WAVE = [
 DURATIONS = {"v-train-8g": 10, "v-train-4g": 8, "v-train-2g": 8, "v-sweep-1g": 8}
 
 
-def congestion_plan(tmp: Path, sim) -> Path:
+def congestion_plan(tmp: Path, sim, submission: str = "operator") -> Path:
     plan = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
     plan["platform"]["kubeconfig"] = str(sim.kubeconfig_http)
     plan["evidence_root"] = str(tmp / "evidence")
@@ -53,6 +53,7 @@ def congestion_plan(tmp: Path, sim) -> Path:
     qc = plan["test_classes"]["queue_congestion"]
     qc.update(wave=WAVE, snapshot_interval_seconds=1, gate_timeout_seconds=60)
     qc["resubmission"] = {"limit": 2, "platform_requeues": False, "wait_seconds": 20}
+    qc["submission"] = {"mode": submission, "shard_size": 10, "qps": 20, "burst": 5}
     qc["thresholds"]["max_wait_seconds"] = 120
     path = tmp / "plan.yaml"
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
@@ -84,6 +85,9 @@ BEHAVIOURS = [
     ("release-staggered,kai-wording,throttled", 3),
     ("controller-recreates,slow-api,audit-metadata,zh-wording", 0),
 ]
+# The same wave submitted in bulk shards (``submission.mode: bulk``) through a throttling API that cuts watches.
+BULK = "bulk:"
+BEHAVIOURS.append((f"{BULK}release-staggered,throttled,watch-cuts", 4))
 PLAIN = ("", 0)
 
 
@@ -101,9 +105,12 @@ def runs(tmp_path_factory):
         with ProcessPoolExecutor(max_workers=3, mp_context=ctx) as pool:
             for behaviours, seed in cases:
                 tmp = tmp_path_factory.mktemp("stability")
-                sims[(behaviours, seed)] = sim = launch(tmp / "sim", behaviours=behaviours, behaviour_seed=seed)
-                futures[(behaviours, seed)] = pool.submit(run_class, congestion_plan(tmp, sim), "queue_congestion",
-                                                          f"stability__{behaviours or 'plain'}_{seed}")
+                bulk = behaviours.startswith(BULK)
+                served = behaviours.removeprefix(BULK)
+                sims[(behaviours, seed)] = sim = launch(tmp / "sim", behaviours=served, behaviour_seed=seed)
+                plan = congestion_plan(tmp, sim, "bulk" if bulk else "operator")
+                futures[(behaviours, seed)] = pool.submit(run_class, plan, "queue_congestion",
+                                                          f"stability__{'bulk_' if bulk else ''}{served or 'plain'}_{seed}")
             return {case: f.result() for case, f in futures.items()}
     finally:
         for sim in sims.values():
@@ -127,5 +134,6 @@ def test_a_correct_platform_reaches_the_plain_clusters_verdicts_whatever_its_beh
     assert item_verdicts(run.verdicts) == item_verdicts(plain.verdicts), \
         f"{behaviour} (seed {seed}): {run.verdicts} against the plain cluster's {plain.verdicts}; {run.summary}"
     assert "lost" not in run.summary["outcomes"], run.summary
+    assert run.summary["submission"] == ("bulk" if behaviour.startswith(BULK) else "operator"), run.summary
     print(f"\n{behaviour} (seed {seed}): outcomes {run.summary['outcomes']}, waits explained "
           f"{run.summary['explained']}/{run.summary['needing_explanation']}, resubmitted {run.summary['resubmitted']}")

@@ -74,7 +74,16 @@ def _injector(kind: str) -> Callable:
     return pred
 
 
+def _bulk(plan) -> bool:
+    """Some enabled class submits its wave in bulk shards (``plan.submission_spec``)."""
+    from gpupoc.plan import class_items
+
+    return any(plan.test_class(tc).enabled and plan.test_class(tc).submission.bulk(len(class_items(plan, tc)))
+               for tc in TestClass)
+
+
 WHEN: dict[str, Callable] = {
+    "a wave in bulk": _bulk,
     "always": lambda plan: True,
     "adapter kueue": _adapter("kueue"),
     "adapter volcano": _adapter("volcano"),
@@ -117,6 +126,8 @@ NEEDS: tuple[Need, ...] = (
          "delete them; the preflight's image pulls"),
     Need(T, Scope.OWN, "", "pods", ("list", "patch"), (*WAVE,),
          "KubernetesPodOperator: find its pod again (list by labels), label it once checked (patch)", kpo=True),
+    Need(T, Scope.OWN, "", "pods", ("watch",), (*WAVE,),
+         "bulk submission: one watch per shard of the tenant's pods", "a wave in bulk"),
     Need(T, Scope.OWN, "", "pods/log", ("get",), (*WAVE,),
          "read a workload's log as its user (operator, fault records, artifact manifest)"),
     Need(T, Scope.OWN, "", "events", ("list",), (*WAVE,),

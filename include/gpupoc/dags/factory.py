@@ -5,6 +5,7 @@ Shape (every class)::
     validate_plan >> preflight (the class's prerequisites; a missing one fails here, nothing is submitted)
                   >> check_access >> hold_cluster (pool gpupoc_cluster, 1 slot, deferred until cleanup)
                   check_access >> cluster_acquired (sensor) >> prepare_wave >> wave (mapped, deferrable)
+                                  prepare_wave >> bulk_shards >> bulk_shard (mapped: the wave in bulk shards)
                                   cluster_acquired >> release_gate (lifts the gate of the whole wave at once)
                   cluster_acquired >> observe (snapshots from before the release to the wave's end)
                   cluster_acquired >> wave_released (sensor) >> <class probes>
@@ -145,9 +146,23 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         def prepare_wave(v: dict) -> list[dict]:
             from gpupoc.steps.gangs import create_pod_groups
 
+            from gpupoc.steps.bulk import operator_items
+
             ctx = _ctx(v, "prepare_wave")
             create_pod_groups(ctx)  # Volcano and KAI gangs need their PodGroup before their pods
-            return ctx.items
+            return operator_items(ctx)  # none when the wave goes in bulk shards
+
+        @task
+        def bulk_shards(v: dict, _items: list[dict]) -> list[dict]:
+            from gpupoc.steps.bulk import shards
+
+            return shards(_ctx(v, "bulk_shards"))  # none when the operator submits the wave
+
+        @task(retries=0)  # a retry would submit the shard's items a second time
+        def bulk_shard(v: dict, shard: dict) -> dict:
+            from gpupoc.steps.bulk import submit_shard
+
+            return submit_shard(_ctx(v, "bulk_shard"), shard)
 
         @task(retries=2)
         def release_gate(v: dict) -> dict:
@@ -157,11 +172,15 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
         @task(retries=2)
         def observe(v: dict) -> dict:
-            from gpupoc.dags.task_states import wave_task_states
+            from gpupoc.dags.task_states import bulk_task_states, wave_task_states
+            from gpupoc.steps import bulk as bulk_steps
             from gpupoc.steps import wave as wave_steps
 
-            ctx = _ctx(v, "observe")  # an item whose wave task ended is never waited for
-            return wave_steps.observe(ctx, wave_task_states([i["workload_key"] for i in ctx.items]))
+            ctx = _ctx(v, "observe")  # an item whose wave (or shard) task ended is never waited for
+            shards = bulk_steps.shards(ctx)
+            states = (bulk_task_states(shards) if shards
+                      else wave_task_states([i["workload_key"] for i in ctx.items]))
+            return wave_steps.observe(ctx, states)
 
         @task(trigger_rule="all_done")
         def collect_evidence(v: dict) -> dict:
@@ -211,6 +230,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
             task_id="wave", plan_path=PLAN_REF, test_class=test_class, wave_gate=True,
             retries=s.wave_retries, retry_delay=timedelta(seconds=WAVE_RETRY_DELAY_SECONDS),
         ).expand_kwargs(items)
+        bulk = bulk_shard.partial(v=v).expand(shard=bulk_shards(v, items))
         rel = release_gate(v)
         acquired >> rel
         released = MarkerFileSensor(task_id="wave_released", plan_path=PLAN_REF, test_class=test_class,
@@ -223,7 +243,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         released >> probes
         side = [rel, obs, *probes]
         collected = collect_evidence(v)
-        [wave, *side] >> collected
+        [wave, bulk, *side] >> collected
         val = validate(v, collected)
         pub = publish_evidence(collected, val)
         clean = cleanup(v)

@@ -11,6 +11,7 @@ from typing import Callable
 from gpupoc.pipeline.open_items import TaskState
 
 WAVE_TASK = "wave"
+BULK_TASK = "bulk_shard"
 # Airflow task instance states after which no further try runs.
 ENDED_STATES = frozenset({"success", "failed", "upstream_failed", "skipped", "removed"})
 
@@ -29,6 +30,25 @@ def wave_task_states(items: list[str]) -> Callable[[], dict[str, TaskState] | No
         run = (found or {}).get(ti.run_id) or {}
         return {item: TaskState.ENDED if _state(run.get(f"{WAVE_TASK}_{i}")) in ENDED_STATES else TaskState.ACTIVE
                 for i, item in enumerate(items)}
+
+    return states
+
+
+def bulk_task_states(shards: list[dict]) -> Callable[[], dict[str, TaskState] | None]:
+    """The same by item for a bulk wave: each item is where its shard's task ``bulk_shard_<i>`` is."""
+    by_item = {key: i for i, shard in enumerate(shards) for key in shard["items"]}
+
+    def states() -> dict[str, TaskState] | None:
+        from airflow.sdk import get_current_context
+
+        ti = get_current_context()["ti"]
+        try:
+            found = ti.get_task_states(dag_id=ti.dag_id, task_ids=[BULK_TASK], run_ids=[ti.run_id])
+        except Exception:  # noqa: BLE001 - the observer then decides from the recorded decisions alone
+            return None
+        run = (found or {}).get(ti.run_id) or {}
+        return {item: TaskState.ENDED if _state(run.get(f"{BULK_TASK}_{i}")) in ENDED_STATES else TaskState.ACTIVE
+                for item, i in by_item.items()}
 
     return states
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gpupoc.evidence.replay_tables import REPLAY_TABLES
+from gpupoc.evidence.startup_tables import STARTUP_TABLES
 
 
 @dataclass
@@ -324,6 +325,7 @@ TABLES: dict[str, type] = {
     "alerts": AlertRecord,
     "ledger": LedgerRow,
     **REPLAY_TABLES,
+    **STARTUP_TABLES,
 }
 
 

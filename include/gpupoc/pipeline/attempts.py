@@ -30,6 +30,7 @@ from gpupoc.pipeline.workload_outcome import (
     classify,
     event_statements,
     group_event_statements,
+    named_pod,
 )
 
 
@@ -83,6 +84,21 @@ class Evidence:
     owner: dict[tuple[str, str], list[Statement]] = field(default_factory=dict)
     deletions: dict[tuple[str, str], list[Deletion]] = field(default_factory=dict)
     uids: dict[str, str] = field(default_factory=dict)  # pod or owner uid -> "ns/name"
+    _about: dict | None = field(default=None, repr=False, compare=False)  # (ns, pod) -> (its events, its groups')
+
+    def about(self, namespace: str, pod: str) -> tuple[list[dict], list[dict]]:
+        """The events about the pod, and the pod group events that name it, from an index built once: a wave
+        of 10,000 pods is not a scan of every event per pod."""
+        if self._about is None:
+            self._about = {}
+            for e in self.events:
+                inv = e.get("involvedObject") or e.get("regarding") or {}
+                key = (inv.get("namespace") or (e.get("metadata") or {}).get("namespace"), inv.get("name"))
+                self._about.setdefault(key, ([], []))[0].append(e)
+                named = named_pod(e)
+                if named is not None:
+                    self._about.setdefault(named, ([], []))[1].append(e)
+        return self._about.get((namespace, pod), ([], []))
 
 
 def classify_attempt(key: tuple[str, str], pod: dict | None, present: bool, evidence: Evidence,
@@ -91,8 +107,9 @@ def classify_attempt(key: tuple[str, str], pod: dict | None, present: bool, evid
     (``present``) or as last seen, the events about it, its owners' conditions (or the pod group events that
     name it), the audit log's deletes of it, the admission answer. The wave task, the observer and the
     evidence all decide with this."""
-    owner = evidence.owner.get(key) or group_event_statements(evidence.events, *key)
-    return classify(pod, present=present, events=event_statements(evidence.events, *key), owner=owner,
+    own, groups = evidence.about(*key)
+    owner = evidence.owner.get(key) or group_event_statements(groups, *key)
+    return classify(pod, present=present, events=event_statements(own, *key), owner=owner,
                     deletions=evidence.deletions.get(key, []), rejection=rejection,
                     uids=evidence.uids if uids is None else uids)
 

@@ -88,6 +88,11 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
     released = {(r.get("namespace"), r.get("pod")): parse_time(r.get("released_at")) for r in release_rows}
     within_queue = priority_within_queue(adapter_name(plan))
     timelines, rows = [], []
+    about: dict[tuple, list[dict]] = {}  # events by the pod they are about (not a scan of all per attempt)
+    for e in events:
+        inv = e.get("involvedObject") or e.get("regarding") or {}
+        about.setdefault((inv.get("namespace") or (e.get("metadata") or {}).get("namespace"), inv.get("name")),
+                         []).append(e)
     for a in attempts:
         item = items.get(a.item)
         if item is None:
@@ -96,7 +101,8 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
         pod = a.pod or {}
         mo = pod_moments(pod) if a.pod else {}
         if a.pod and mo["scheduled_at"] is None and not a.present:
-            mo["scheduled_at"], node = scheduled_from_events(list(events), a.namespace, a.pod_name)
+            mo["scheduled_at"], node = scheduled_from_events(about.get((a.namespace, a.pod_name), []), a.namespace,
+                                                             a.pod_name)
             mo["node"] = mo["node"] or node
         priority = (pod.get("spec") or {}).get("priority")
         priority = int(plan.priority_value(item.priority_class) if priority is None else priority)
@@ -128,11 +134,15 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "task_outcome": by_pod.get((a.namespace, a.pod_name)) if a.pod_name else refused.get(a.item),
             "gang_min_available": item.min_available if item.gang else None})
     by_key = {f"{r['namespace']}/{r['pod']}": r for r in rows}
+    by_node: dict[str, list[dict]] = {}  # a victim's preemptor is looked for on its node only (not every row)
+    for r in rows:
+        if r["node"] and r["scheduled_at"] is not None:
+            by_node.setdefault(r["node"], []).append(r)
     for r in rows:
         if r["outcome"] != "preempted":
             continue
         named = r["outcome_by"] and ("/" in r["outcome_by"] or r["outcome_by"].startswith("uid "))
-        preemptor = by_key.get(r["outcome_by"]) if named else placed_after(r, rows)
+        preemptor = by_key.get(r["outcome_by"]) if named else placed_after(r, by_node.get(r["node"] or "", []))
         if preemptor is not None:
             if within_queue and preemptor["tenant"] != r["tenant"]:
                 continue  # another queue's reclaim or fair share: queue policy, not priority (left unknown)
@@ -144,7 +154,8 @@ def placed_after(victim: dict, rows: list[dict]) -> dict | None:
     """The preemptor of a victim whose platform named no pod (Volcano's "Pod is evicted, because of
     preempt", or only the deleting scheduler's identity): of the pods waiting when the victim was stopped,
     the highest-priority one placed on the victim's node within a minute after. A wrongful preemption still
-    shows, since then no such pod outranks the victim."""
+    shows, since then no such pod outranks the victim. ``rows`` may be only the rows placed on the victim's
+    node (``attempt_runs`` indexes them by node, so a wave of 10,000 pods is not compared pairwise)."""
     at, node = victim["outcome_at"], victim["node"]
     if at is None or not node:
         return None

@@ -19,6 +19,7 @@ from gpupoc.common.fields import (
 from gpupoc.common.test_classes import TestClass
 from gpupoc.plan.injector_spec import NodeInjector, SimInjector, injector_shorthand
 from gpupoc.plan.replay_spec import ReplaySpec
+from gpupoc.plan.submission_spec import SubmissionSpec
 
 
 class WaveEntry(StrictModel):
@@ -51,6 +52,7 @@ class ClassSpec(StrictModel):
         default=600, description="longest time the wave may be held by the scheduling gate before release")
     gpu_group: str = Field(default="gpus", description="classes in the same group never hold GPUs at the same time")
     resubmission: Resubmission = Field(default_factory=Resubmission)
+    submission: SubmissionSpec = Field(default_factory=SubmissionSpec)
 
 
 # ---- queue congestion ----

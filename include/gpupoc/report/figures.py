@@ -175,6 +175,8 @@ def scheduling_policy(runs: Runs) -> Details:
     po_path = po.run_dir / "validation" / "derived" / "priority_order.parquet" if po else None
     if po_path and po_path.is_file():
         f.append(Figure(label="overtaken_by_lower", value=int(pd.read_parquet(po_path)["overtaken_by_lower"].sum())))
+    sf, st = startup_figures(runs)
+    f, t = f + sf, t + st
     rf, rt = replay_figures.item_details("scheduling_policy", runs)  # a replayed history's waits beside the platform's
     return f + rf, t + rt
 
@@ -192,6 +194,17 @@ def monitoring_integration(runs: Runs) -> Details:
     if not ut.empty:
         f.append(Figure(label="gpus_with_metrics", value=int(ut["gpu_uuid"].nunique())))
     return f, []
+
+
+def startup_figures(runs: Runs) -> Details:
+    """The wave's start-up latency per pod condition (kube-burner's quantiles) and its scheduling pace."""
+    sl = load(runs, "queue_congestion", "startup_latency")
+    if sl.empty:
+        return [], []
+    pace = _num(sl["pods_per_second"].iloc[0]) if "pods_per_second" in sl else None
+    f = [Figure(label="scheduling_pods_per_second", value=pace, unit="unit.pods_per_second")]
+    return f, [table("startup_latency", _cols(sl, "condition", "pods", "p50_ms", "p95_ms", "p99_ms", "submission",
+                                              "source"), source="queue_congestion/startup_latency")]
 
 
 STEPS: dict[str, Callable[[Runs], Details]] = {

@@ -20,6 +20,7 @@ from gpupoc.steps.attempt_decision import decisions
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_FILE
 from gpupoc.steps.profiles import profile
+from gpupoc.steps.startup import startup_rows
 from gpupoc.steps.replay import REPLAY_TABLES, collect_replay, is_replay
 from gpupoc.steps.wave import SNAPSHOT_SOURCE
 
@@ -46,12 +47,14 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
     _ledger_submissions(ctx, pods)
+    startup, startup_summary = startup_rows(ctx, pods)
+    ctx.writer.write("startup_latency", startup, source=SNAPSHOT_SOURCE)
     outcomes = Counter(a.outcome.outcome.value for a in attempts)
     summary = {"pods": len(pods), "expected": len(ctx.items), "attempts": len(attempts),
                "outcomes": dict(sorted(outcomes.items())),
                "resubmitted": sum(1 for a in attempts if a.number > 1),
                "release_spread_seconds": release.get("release_spread_seconds"),
-               "arrival_spread_seconds": release.get("arrival_spread_seconds")}
+               "arrival_spread_seconds": release.get("arrival_spread_seconds"), **startup_summary}
     prof = profile(ctx.test_class)
     summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
     replayed = is_replay(ctx)

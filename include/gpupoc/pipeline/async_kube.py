@@ -1,0 +1,89 @@
+"""The async Kubernetes client (``kubernetes_asyncio``) as the bulk submitter uses it: raw requests whose status,
+headers and body are kept (never raised), and watch streams read line by line.
+
+One client per identity: ``from_kubeconfig`` loads a kubeconfig context as the per-pod operator does (its
+``config_file`` and ``cluster_context``), so each shard acts as its tenant. Tokens never reach messages.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, AsyncIterator
+
+from gpupoc.exceptions import SourceUnavailable
+from gpupoc.pipeline.bulk_rate import Answer
+
+REQUEST_TIMEOUT_SECONDS = 30.0
+
+
+@dataclass
+class AsyncKubeClient:
+    """``AsyncKube`` over one ``kubernetes_asyncio.client.ApiClient`` (one identity)."""
+
+    context: str
+    api: Any  # kubernetes_asyncio.client.ApiClient
+
+    @classmethod
+    async def from_kubeconfig(cls, kubeconfig: str | None, context: str) -> "AsyncKubeClient":
+        from kubernetes_asyncio import client, config
+
+        cfg = client.Configuration()
+        try:
+            if context == "in-cluster" or not kubeconfig:
+                config.load_incluster_config(client_configuration=cfg)
+            else:
+                await config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
+        except Exception as exc:  # noqa: BLE001 - a broken kubeconfig is a clear error, never a traceback
+            raise SourceUnavailable(f"kubeconfig {kubeconfig} (context {context})", type(exc).__name__,
+                                    "check platform.kubeconfig and the tenant's kube_context in the plan") from None
+        return cls(context, client.ApiClient(cfg))
+
+    async def close(self) -> None:
+        await self.api.close()
+
+    async def _call(self, method: str, path: str, query: list | None, body: Any, timeout: float | None):
+        import aiohttp
+
+        headers = {"Accept": "application/json, */*"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            return await self.api.call_api(path, method, query_params=list(query or []), header_params=headers,
+                                           body=body, auth_settings=["BearerToken"], _preload_content=False,
+                                           _request_timeout=timeout)
+        except (aiohttp.ClientConnectionError, OSError) as exc:
+            raise SourceUnavailable(f"{self.api.configuration.host} (context {self.context})",
+                                    f"API server unreachable: {type(exc).__name__}",
+                                    "check that the cluster runs and the context points at it") from None
+
+    async def request(self, method: str, path: str, query: list | None = None, body: Any = None) -> Answer:
+        resp = await self._call(method, path, query, body, REQUEST_TIMEOUT_SECONDS)
+        try:
+            raw = await resp.read()
+        finally:
+            resp.release()
+        text = raw.decode("utf-8", "replace")
+        try:
+            parsed = json.loads(text) if text.strip()[:1] in ("{", "[") else {"_text": text}
+        except ValueError:
+            parsed = {"_text": text}
+        return Answer(resp.status, parsed if isinstance(parsed, dict) else {"items": parsed}, dict(resp.headers))
+
+    async def stream(self, path: str, query: list) -> AsyncIterator[dict]:
+        """The watch events of one stream (an HTTP error as one ERROR event with its Status)."""
+        resp = await self._call("GET", path, query, None, None)
+        try:
+            if resp.status != 200:
+                body = await resp.read()
+                try:
+                    status = json.loads(body)
+                except ValueError:
+                    status = {"code": resp.status, "message": body.decode("utf-8", "replace")[:300]}
+                yield {"type": "ERROR", "object": {**status, "code": status.get("code") or resp.status}}
+                return
+            async for line in resp.content:
+                if line.strip():
+                    yield json.loads(line)
+        finally:
+            resp.release()

@@ -1,0 +1,283 @@
+"""One shard of a bulk wave: its pods created as their tenant at a bounded rate, watched with one watch.
+
+A shard is up to ``shard_size`` wave items of one tenant (one namespace, one identity). Its runner creates the
+items' pods through the async Kubernetes client under a token bucket (``bulk_rate``), records each submission
+as the per-pod operator does, and follows them with ONE watch on the shard's label (``SHARD_LABEL``), resumed
+from the last resourceVersion when the server ends it and re-listed when the server answers 410 Gone (as
+client-go's reflector does). Every update goes into the pod's condition transitions (``pod_transitions``).
+
+What ends an attempt and what follows is not decided here: ``decide(item, namespace, pod, try)`` is the per-pod
+path's own decision (``steps.attempt_decision.decide``: ``attempts.classify_attempt`` and ``next_attempt`` on
+the records the evidence reads). ``resubmit`` submits the item again (ungated once the wave was released),
+``platform`` follows the platform's own new pod of the item, ``none`` ends the item. A failed pod's log tail is
+read as its tenant and handed to ``on_log`` (the task log), as ``KubernetesPodOperator`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
+
+from gpupoc.common.constants import PIPELINE_GATE
+from gpupoc.pipeline.attempts import NextAttempt
+from gpupoc.pipeline.bulk_rate import Answer, Throttling, TokenBucket, send
+from gpupoc.pipeline.pod_transitions import PodTransitions
+from gpupoc.pipeline.wave import item_key
+
+SHARD_LABEL = "gpupoc.io/bulk-shard"
+WATCH_SECONDS = 300          # a watch asks for this long; the server may end it sooner
+REQUEUE_GRACE_SECONDS = 2.0  # a resubmission first waits this long for the platform's own new pod
+LOG_TAIL_LINES = 20
+REFUSED_FOR_GOOD = (400, 403, 409, 422)  # the same request would be refused again (as the operator decides)
+
+
+class AsyncKube(Protocol):
+    """What a shard needs of the async client: one request, one watch stream."""
+
+    async def request(self, method: str, path: str, query: list | None = None, body: Any = None) -> Answer: ...
+
+    def stream(self, path: str, query: list) -> AsyncIterator[dict]: ...
+
+
+@dataclass(frozen=True)
+class ShardPod:
+    """One wave item of the shard and its pod as the plan builds it (named after the item, gated)."""
+
+    item: str
+    body: dict
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Up to ``shard_size`` items of one tenant: its namespace and identity (kubeconfig context)."""
+
+    index: int
+    namespace: str
+    context: str
+    pods: tuple[ShardPod, ...]
+
+    @property
+    def selector(self) -> str:
+        return f"{SHARD_LABEL}={self.index}"
+
+
+@dataclass
+class Hooks:
+    """The per-pod path's own records and decisions, given by the caller (``steps.bulk``)."""
+
+    submitted: Callable[[str, str | None, int, Answer | None], None]   # item, pod, try, refusal answer
+    decide: Callable[[str, str, str, int], NextAttempt | None]         # item, namespace, pod, try
+    released: Callable[[], bool] = lambda: False
+    on_log: Callable[[str, list[str]], None] = lambda pod, lines: None
+
+
+@dataclass
+class ItemState:
+    item: str
+    pod: str | None = None
+    try_number: int = 0
+    done: bool = False
+    deciding: set[str] = field(default_factory=set)  # pods whose ending is being (or was) decided
+
+
+@dataclass
+class ShardResult:
+    """What the shard did: per item its last pod and tries, each pod's transitions, the watch's life."""
+
+    items: dict[str, ItemState]
+    transitions: dict[str, PodTransitions]
+    throttling: Throttling
+    watches: int = 0
+    relists: int = 0
+    gone: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        return {"items": len(self.items), "done": sum(s.done for s in self.items.values()),
+                "attempts": sum(s.try_number for s in self.items.values()), "pods_watched": len(self.transitions),
+                "watches": self.watches, "relists": self.relists, "gone_410": self.gone,
+                "throttling": self.throttling.to_dict(), "errors": self.errors[:20]}
+
+
+class ShardRunner:
+    """Creates, watches and resubmits one shard's pods (see the module docstring)."""
+
+    def __init__(self, kube: AsyncKube, shard: Shard, bucket: TokenBucket, hooks: Hooks,
+                 requeue_grace_s: float = REQUEUE_GRACE_SECONDS, platform_wait_s: float = 60.0):
+        self.kube, self.shard, self.bucket, self.hooks = kube, shard, bucket, hooks
+        self.requeue_grace_s, self.platform_wait_s = requeue_grace_s, platform_wait_s
+        self.bodies = {p.item: p.body for p in shard.pods}
+        self.result = ShardResult({p.item: ItemState(p.item) for p in shard.pods}, {}, Throttling())
+        self.finished = asyncio.Event()
+        self.pods_path = f"/api/v1/namespaces/{shard.namespace}/pods"
+        self._tasks: set[asyncio.Task] = set()
+        self._gated: dict[str, bool] = {}  # pod -> it still had the pipeline's gate when last seen
+
+    # ---- submit ----
+    def _body(self, item: str, gated: bool) -> dict:
+        body = json.loads(json.dumps(self.bodies[item]))
+        meta = body.setdefault("metadata", {})
+        meta["name"] = f"{item}-{secrets.token_hex(4)}"[:63]  # as the operator: the item's name, a random suffix
+        meta["namespace"] = self.shard.namespace
+        meta.setdefault("labels", {})[SHARD_LABEL] = str(self.shard.index)
+        if not gated:
+            gates = [g for g in body.get("spec", {}).get("schedulingGates") or [] if g.get("name") != PIPELINE_GATE]
+            body["spec"]["schedulingGates"] = gates
+            if not gates:
+                body["spec"].pop("schedulingGates")
+        return body
+
+    async def submit(self, item: str, gated: bool) -> None:
+        state = self.result.items[item]
+        state.try_number += 1
+        body = self._body(item, gated)
+        answer = await send(self.bucket, lambda: self.kube.request("POST", self.pods_path, body=body),
+                            self.result.throttling)
+        if answer.ok:
+            state.pod = body["metadata"]["name"]
+            self.hooks.submitted(item, state.pod, state.try_number, None)
+            return
+        self.hooks.submitted(item, None, state.try_number, answer)
+        if answer.status in REFUSED_FOR_GOOD:
+            self._end(state)  # recorded as rejected by the caller: no further attempt
+        else:
+            self.result.errors.append(f"{item}: HTTP {answer.status} {answer.message}")
+            self._end(state)
+
+    async def submit_all(self) -> None:
+        await asyncio.gather(*(self.submit(p.item, gated=not self.hooks.released()) for p in self.shard.pods))
+
+    def _end(self, state: ItemState) -> None:
+        state.done = True
+        if all(s.done for s in self.result.items.values()):
+            self.finished.set()
+
+    # ---- watch ----
+    async def _relist(self) -> str:
+        """List the shard's pods (each taken as an update; a known pod missing from the list as deleted) and
+        return the list's resourceVersion to watch from."""
+        self.result.relists += 1
+        answer = await send(self.bucket, lambda: self.kube.request(
+            "GET", self.pods_path, query=[("labelSelector", self.shard.selector)]), self.result.throttling)
+        if not answer.ok:
+            raise RuntimeError(f"listing {self.pods_path}?labelSelector={self.shard.selector}: HTTP "
+                               f"{answer.status} {answer.message}")
+        listed = {p["metadata"]["name"]: p for p in (answer.body or {}).get("items") or []}
+        for pod in listed.values():
+            self.on_pod("MODIFIED", pod)
+        for name, t in list(self.result.transitions.items()):
+            if name not in listed:
+                self.on_pod("DELETED", {"metadata": {"name": name, "namespace": t.namespace,
+                                                     "annotations": {}}, "_item": t.item})
+        return str(((answer.body or {}).get("metadata") or {}).get("resourceVersion") or "")
+
+    async def watch(self) -> None:
+        """One watch for the shard until every item is done: resumed from the last resourceVersion when the
+        stream ends, re-listed after 410 Gone."""
+        rv = await self._relist()
+        while not self.finished.is_set():
+            self.result.watches += 1
+            query = [("watch", "true"), ("labelSelector", self.shard.selector), ("allowWatchBookmarks", "true"),
+                     ("timeoutSeconds", str(WATCH_SECONDS)), ("resourceVersion", rv)]
+            try:
+                async for event in self.kube.stream(self.pods_path, query):
+                    obj = event.get("object") or {}
+                    if event.get("type") == "ERROR":
+                        if obj.get("code") == 410:
+                            self.result.gone += 1
+                            rv = await self._relist()
+                            break
+                        raise RuntimeError(f"watch {self.pods_path}: {obj.get('message') or obj}")
+                    rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
+                    if event.get("type") != "BOOKMARK":
+                        self.on_pod(event.get("type") or "", obj)
+            except (OSError, asyncio.TimeoutError) as exc:  # the stream broke: resume from rv
+                self.result.errors.append(f"watch broke ({type(exc).__name__}); resumed from {rv}")
+                await asyncio.sleep(1.0)
+
+    def on_pod(self, type_: str, pod: dict) -> None:
+        """One watched change of a shard pod: its transitions, and the end of an attempt to decide on."""
+        meta = pod.get("metadata") or {}
+        name, item = meta.get("name") or "", item_key(pod) or pod.get("_item") or ""
+        state = self.result.items.get(item)
+        if state is None:
+            return
+        if type_ != "DELETED":
+            t = self.result.transitions.setdefault(name, PodTransitions(self.shard.namespace, name, item))
+            t.observe(pod)
+            self._gated[name] = any(g.get("name") == PIPELINE_GATE
+                                    for g in (pod.get("spec") or {}).get("schedulingGates") or [])
+            if state.pod != name and name not in state.deciding and not meta.get("deletionTimestamp"):
+                state.pod = name  # the platform's own new pod of the item (a requeue): followed
+        if state.done or name != state.pod or name in state.deciding:
+            return
+        phase = (pod.get("status") or {}).get("phase")
+        if phase == "Succeeded":
+            self._end(state)
+        elif phase == "Failed" or type_ == "DELETED":
+            state.deciding.add(name)
+            self._spawn(self._ended(state, name, phase == "Failed"))
+
+    def _spawn(self, coro: Awaitable) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _ended(self, state: ItemState, name: str, failed: bool) -> None:
+        """Decide the ended attempt as the per-pod path does; resubmit, follow the platform or end the item."""
+        if failed:
+            await self._log_tail(name)
+        try:
+            nxt = await asyncio.to_thread(self.hooks.decide, state.item, self.shard.namespace, name, state.try_number)
+        except Exception as exc:  # noqa: BLE001 - named in the shard's result; the observer still decides
+            self.result.errors.append(f"{state.item}: deciding {name} failed: {exc}")
+            nxt = NextAttempt.NONE
+        if nxt is None:
+            state.deciding.discard(name)  # not over after all (still there): the watch goes on
+            return
+        if nxt is NextAttempt.NONE:
+            return self._end(state)
+        wait = self.requeue_grace_s if nxt is NextAttempt.RESUBMIT else self.platform_wait_s
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and state.pod == name:
+            await asyncio.sleep(0.2)
+        if state.pod != name:
+            return  # the platform's own new pod came: followed by the watch
+        if nxt is NextAttempt.RESUBMIT:
+            # an attempt the platform took away after the release is submitted ungated, even before the
+            # release's record is written (the release of a large wave takes seconds)
+            await self.submit(state.item, gated=self._gated.get(name, True) and not self.hooks.released())
+        else:
+            self.result.errors.append(f"{state.item}: no requeued pod within {wait:.0f} s")
+            self._end(state)
+
+    async def _log_tail(self, name: str) -> None:
+        answer = await send(self.bucket, lambda: self.kube.request(
+            "GET", f"{self.pods_path}/{name}/log", query=[("tailLines", str(LOG_TAIL_LINES))]), self.result.throttling)
+        text = (answer.body or {}).get("_text", "") if answer.ok else f"(log not readable: {answer.message})"
+        self.hooks.on_log(name, str(text).splitlines()[-LOG_TAIL_LINES:])
+
+    async def run(self, timeout_s: float) -> ShardResult:
+        """Submit every item, watch until each is done or ``timeout_s`` passed; the shard's result."""
+        watcher = asyncio.ensure_future(self.watch())
+        try:
+            await self.submit_all()
+            done_or_failed = asyncio.ensure_future(self.finished.wait())
+            await asyncio.wait({done_or_failed, watcher}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+            done_or_failed.cancel()
+            if watcher.done() and watcher.exception():
+                self.result.errors.append(f"watch ended: {watcher.exception()}")
+            open_items = [s.item for s in self.result.items.values() if not s.done]
+            if open_items:
+                self.result.errors.append(f"{len(open_items)} item(s) without an outcome at the deadline "
+                                          f"({', '.join(open_items[:3])})")
+        finally:
+            watcher.cancel()
+            for t in list(self._tasks):
+                t.cancel()
+            await asyncio.gather(watcher, *self._tasks, return_exceptions=True)
+        return self.result

@@ -1,0 +1,168 @@
+"""The bulk wave: the class's items in shards of one tenant, each submitted and watched by one task.
+
+``operator_items`` are the items the per-pod operator submits (none when the wave goes in bulk); ``shards`` the
+bulk tasks' shards (none otherwise), chosen by the class's ``submission`` (``plan.submission_spec``).
+``submit_shard`` runs one shard (``pipeline.bulk_shard``) with the per-pod path's own records and decisions:
+each submission as the operator records it (``files/submission-<item>-try<N>.json``), a refusal at admission
+recorded as rejected (``attempt_decision.record_refusal``), each ended attempt decided by
+``attempt_decision.decide`` (the same classification the observer and the evidence use), a failed pod's log
+tail in the task's log. The observer, release, collection and checks are the same for both paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime, timezone
+
+from gpupoc.pipeline.attempts import NextAttempt, Submission
+from gpupoc.pipeline.bulk_rate import Answer, TokenBucket
+from gpupoc.pipeline.bulk_shard import Hooks, Shard, ShardPod, ShardRunner
+from gpupoc.pipeline.workload_outcome import Rejection
+from gpupoc.steps.attempt_decision import decide, record_refusal
+from gpupoc.steps.context import RunContext
+from gpupoc.steps.markers import RELEASE_FILE
+
+log = logging.getLogger(__name__)
+TRANSITIONS_PREFIX = "pod_transitions-shard"
+SHARD_PREFIX = "bulk_shard-"
+
+
+def in_bulk(ctx: RunContext) -> bool:
+    return ctx.spec.submission.bulk(len(ctx.items))
+
+
+def operator_items(ctx: RunContext) -> list[dict]:
+    """The items one ``GpuWorkloadOperator`` task each submits: all of them, unless the wave goes in bulk."""
+    return [] if in_bulk(ctx) else ctx.items
+
+
+def shards(ctx: RunContext) -> list[dict]:
+    """The bulk tasks' shards: each tenant's items in plan order, ``shard_size`` at a time (none when the wave
+    goes through the operator)."""
+    if not in_bulk(ctx):
+        return []
+    size = ctx.spec.submission.shard_size
+    by_ns: dict[str, list[dict]] = {}
+    for i in ctx.items:
+        by_ns.setdefault(i["namespace"], []).append(i)
+    out = []
+    for ns, items in by_ns.items():
+        for start in range(0, len(items), size):
+            part = items[start:start + size]
+            out.append({"shard": len(out), "namespace": ns, "cluster_context": part[0]["cluster_context"],
+                        "items": [i["workload_key"] for i in part]})
+    return out
+
+
+def _bodies(ctx: RunContext, keys: list[str]) -> tuple[ShardPod, ...]:
+    from kubernetes.client import ApiClient
+
+    from gpupoc.plan import class_items
+    from gpupoc.plan.overrides import item_workload
+    from gpupoc.podspec.build import build_pod
+
+    items = {i.name: i for i in class_items(ctx.plan, ctx.test_class)}
+    api = ApiClient()
+    out = []
+    for key in keys:
+        item = items[key]
+        pod = build_pod(item_workload(ctx.plan, item), ctx.plan.tenant(item.tenant), ctx.plan, run_id=ctx.run_id,
+                        test_class=ctx.test_class, wave_gate=True, name=key, priority_class=item.priority_class,
+                        role=item.role)
+        out.append(ShardPod(key, api.sanitize_for_serialization(pod)))
+    return tuple(out)
+
+
+class ShardContext(RunContext):
+    """The run's context for one shard: the platform's records and the observer's last states are read at most
+    every ``RECORDS_SECONDS`` and shared by the shard's decisions (a shard decides many attempts at once; each
+    read is every event, owner and audited delete of the namespace)."""
+
+    RECORDS_SECONDS = 2.0
+
+    def __post_init__(self) -> None:
+        import threading
+
+        self._lock, self._cache = threading.Lock(), {}
+
+    def _cached(self, key, read):
+        import time
+
+        with self._lock:
+            at, value = self._cache.get(key, (float("-inf"), None))
+            if time.monotonic() - at > self.RECORDS_SECONDS:
+                value = read()
+                self._cache[key] = (time.monotonic(), value)
+            return value
+
+    def platform_records(self, namespaces=None, events=None):
+        if events is not None:
+            return super().platform_records(namespaces, events)
+        return self._cached(("records", tuple(namespaces or ())), lambda: super(ShardContext, self).platform_records(
+            namespaces))
+
+    def observed_pods(self):
+        return self._cached("observed", lambda: super(ShardContext, self).observed_pods())
+
+
+def _hooks(ctx: RunContext, namespace: str) -> Hooks:
+    def submitted(item: str, pod: str | None, try_number: int, refusal: Answer | None) -> None:
+        now = datetime.now(timezone.utc)
+        rejection = None if refusal is None else Rejection(refusal.status, refusal.message, now)
+        ctx.writer.write_json(f"submission-{item}-try{try_number}",
+                              Submission(item, namespace, pod, now, try_number, rejection).to_dict())
+        if refusal is not None and refusal.status in (400, 403, 409, 422):
+            record_refusal(ctx, item, namespace, try_number, rejection)
+
+    def decided(item: str, ns: str, pod: str, try_number: int) -> NextAttempt | None:
+        outcome, decision = decide(ctx, item, ns, pod, try_number)
+        if decision is not None and decision.next is not NextAttempt.RESUBMIT:
+            log.info("pod %s/%s %s; no further attempt by this shard (%s)", ns, pod, decision.evidence,
+                     decision.next.value)
+        return None if decision is None else decision.next
+
+    def on_log(pod: str, lines: list[str]) -> None:
+        for line in lines:
+            log.info("[pod %s] %s", pod, line)
+
+    return Hooks(submitted=submitted, decide=decided, released=lambda: ctx.files(RELEASE_FILE).is_file(),
+                 on_log=on_log)
+
+
+def submit_shard(ctx: RunContext, shard: dict, kube=None) -> dict:
+    """Submit and follow one shard as its tenant until each item has its outcome; its pods' transitions and
+    the shard's summary go into the run's files. ``kube`` replaces the tenant's async client (tests)."""
+    ctx = ShardContext(ctx.plan_file, ctx.dag_id, ctx.run_id, ctx.test_class, ctx.task, ctx._factory)
+    spec = ctx.spec.submission
+    pods = _bodies(ctx, list(shard["items"]))
+    s = Shard(int(shard["shard"]), shard["namespace"], shard["cluster_context"], pods)
+    timeout = ctx.spec.gate_timeout_seconds + ctx.observe_timeout_s()
+    policy = ctx.spec.resubmission
+
+    async def run():
+        from gpupoc.pipeline.async_kube import AsyncKubeClient
+
+        client = kube or await AsyncKubeClient.from_kubeconfig(
+            str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None, s.context)
+        try:
+            runner = ShardRunner(client, s, TokenBucket(spec.qps, spec.burst), _hooks(ctx, s.namespace),
+                                 platform_wait_s=float(policy.wait_seconds))
+            return await runner.run(timeout)
+        finally:
+            if kube is None:
+                await client.close()
+
+    result = asyncio.run(run())
+    ctx.writer.write_json(f"{TRANSITIONS_PREFIX}{s.index}", [t.to_dict() for t in result.transitions.values()])
+    summary = {"shard": s.index, "namespace": s.namespace, **result.summary()}
+    ctx.writer.write_json(f"{SHARD_PREFIX}{s.index}", summary)
+    return summary
+
+
+def transitions(ctx: RunContext) -> list[dict]:
+    """Every bulk shard's pod transitions of the run (empty for a wave the operator submitted)."""
+    import json
+
+    files = sorted(ctx.writer.files_dir.glob(f"{TRANSITIONS_PREFIX}*.json")) if ctx.writer.files_dir.is_dir() else []
+    return [t for p in files for t in json.loads(p.read_text(encoding="utf-8"))]

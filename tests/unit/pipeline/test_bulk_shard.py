@@ -1,0 +1,185 @@
+"""The bulk shard runner against the simulated cluster served in-process (API server and controllers): pods
+created as the tenant under a token bucket, 429 answers retried after Retry-After, one watch per shard resumed
+after the server ends it and re-listed after 410 Gone, and a preempted pod decided with the per-pod path's
+classification and submitted again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+import yaml
+
+from gpupoc.common.constants import PIPELINE_GATE
+from gpupoc.common.outcomes import WorkloadOutcome
+from gpupoc.pipeline.async_kube import AsyncKubeClient
+from gpupoc.pipeline.attempts import Evidence, NextAttempt, classify_attempt, next_attempt
+from gpupoc.pipeline.bulk_rate import TokenBucket
+from gpupoc.pipeline.bulk_shard import Hooks, Shard, ShardPod, ShardRunner
+from gpupoc.podspec import labels as L
+from gpupoc.sim.behaviours import Behaviour
+from gpupoc.sim.config import DEFAULT_CONFIG, ClusterConfig
+from gpupoc.sim.server import make_state, start_server
+
+NS = "team-vision"
+
+
+def body(item: str, seconds: float = 1.0) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": item, "labels": {L.RUN_ID: "r1"}, "annotations": {L.ITEM: item}},
+            "spec": {"schedulingGates": [{"name": PIPELINE_GATE}], "nodeSelector": {"gpupoc.io/pool": "training"},
+                     "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                     "priorityClassName": "gpupoc-normal", "restartPolicy": "Never",
+                     "containers": [{"name": "base", "image": "gpupoc/virtual:1.0",
+                                     "env": [{"name": "WORKLOAD_DURATION_SECONDS", "value": str(seconds)}],
+                                     "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+
+
+class Cluster:
+    """The simulated cluster in this event loop, and the tenant's async client."""
+
+    def __init__(self, tmp_path, behaviours=()):
+        config = ClusterConfig.model_validate(yaml.safe_load(DEFAULT_CONFIG.read_text()))
+        self.state = make_state(config, tmp_path, behaviours=frozenset(Behaviour(b) for b in behaviours))
+
+    async def __aenter__(self):
+        from kubernetes_asyncio import client
+
+        self.server = await start_server(self.state, port=0)
+        token = next(t for t, i in self.state.identities.items() if i.context == "team-vision")
+        cfg = client.Configuration(host=self.server.http_url)
+        cfg.api_key, cfg.api_key_prefix = {"BearerToken": token}, {"BearerToken": "Bearer"}
+        self.kube = AsyncKubeClient("team-vision", client.ApiClient(cfg))
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.kube.close()
+        await self.server.stop()
+
+    def release(self) -> None:
+        for p in self.state.store.list("pods", NS):
+            p["spec"]["schedulingGates"] = [g for g in p["spec"].get("schedulingGates") or []
+                                            if g["name"] != PIPELINE_GATE]
+            self.state.store.update("pods", p)
+        self.state.kick()
+
+    def events(self) -> list[dict]:
+        return [{**e, "metadata": {**e["metadata"], "namespace": NS}} for e in self.state.store.list("events", NS)]
+
+
+class Recorder:
+    """The caller's records: submissions and the decisions, with the per-pod path's classification."""
+
+    def __init__(self, cluster: Cluster, limit: int = 2):
+        self.cluster, self.limit = cluster, limit
+        self.submitted: list[tuple] = []
+        self.decided: list[tuple[str, WorkloadOutcome, NextAttempt]] = []
+        self.last_seen: dict[str, dict] = {}
+
+    def hooks(self, released: bool = True) -> Hooks:
+        return Hooks(submitted=lambda item, pod, t, refusal: self.submitted.append((item, pod, t, refusal)),
+                     decide=self.decide, released=lambda: released)
+
+    def decide(self, item, namespace, pod, try_number):
+        now = self.cluster.state.store.get("pods", namespace, pod) if self._exists(namespace, pod) else None
+        out = classify_attempt((namespace, pod), now or self.last_seen.get(pod), now is not None,
+                               Evidence(self.cluster.events()))
+        if not out.outcome.final:
+            return None
+        nxt = next_attempt(out.outcome, try_number, self.limit, False)
+        self.decided.append((pod, out.outcome, nxt))
+        return nxt
+
+    def _exists(self, ns, name) -> bool:
+        return any(p["metadata"]["name"] == name for p in self.cluster.state.store.list("pods", ns))
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 120))
+
+
+def test_a_throttled_server_gets_every_pod_created_after_retry_after_and_one_watch_sees_them_ready(tmp_path):
+    async def body_():
+        async with Cluster(tmp_path, ["throttled"]) as c:
+            rec = Recorder(c)
+            shard = Shard(0, NS, "team-vision", tuple(ShardPod(f"w{i}", body(f"w{i}")) for i in range(12)))
+            runner = ShardRunner(c.kube, shard, TokenBucket(qps=50, burst=5), rec.hooks())
+            task = asyncio.ensure_future(runner.run(timeout_s=90))
+            while len([s for s in rec.submitted if s[1]]) < 12 and not task.done():
+                await asyncio.sleep(0.1)
+            c.release()
+            return await task, rec
+
+    result, rec = run(body_())
+    assert {s[0] for s in rec.submitted if s[1]} == {f"w{i}" for i in range(12)}, rec.submitted
+    assert result.throttling.refused >= 1, "the throttled server refused nothing: 429 handling untested"
+    assert all(s.done for s in result.items.values()), result.summary()
+    assert result.watches >= 1 and len(result.transitions) == 12
+    ready = [t for t in result.transitions.values() if "Ready" in t.first_true]
+    assert len(ready) == 12, "a watched pod's Ready=True transition was lost"
+    assert all(t.first_true["PodScheduled"] <= t.first_true["Ready"] for t in ready)
+
+
+def test_a_watch_resumed_after_a_cut_and_re_listed_after_410_gone_still_sees_every_pod_end(tmp_path):
+    async def body_():
+        async with Cluster(tmp_path, ["watch-cuts"]) as c:
+            c.state.store._history = deque(c.state.store._history, maxlen=3)  # a tiny compaction window
+            rec = Recorder(c)
+            shard = Shard(1, NS, "team-vision", tuple(ShardPod(f"g{i}", body(f"g{i}", 4)) for i in range(4)))
+            runner = ShardRunner(c.kube, shard, TokenBucket(qps=100, burst=10), rec.hooks())
+            task = asyncio.ensure_future(runner.run(timeout_s=90))
+            while len(rec.submitted) < 4:
+                await asyncio.sleep(0.1)
+            c.release()
+            for i in range(40):  # churn elsewhere while the watch is cut: its resourceVersion is compacted away
+                c.state.store.create("configmaps", {"metadata": {"name": f"churn-{i}", "namespace": "team-nlp"}})
+                await asyncio.sleep(0.25)
+            return await task
+
+    result = run(body_())
+    assert result.watches >= 2, "the server's cut did not make the runner watch again"
+    assert result.gone >= 1 and result.relists >= 2, result.summary()
+    assert all(s.done for s in result.items.values()), result.summary()
+    assert all("Ready" in t.first_true for t in result.transitions.values())
+
+
+def test_a_preempted_pod_is_decided_as_the_per_pod_path_decides_and_submitted_again(tmp_path):
+    from gpupoc.sim.controllers import disruption
+    from gpupoc.sim.controllers import wording as W
+
+    gates: list[str] = []
+
+    async def body_():
+        async with Cluster(tmp_path) as c:
+            rec = Recorder(c)
+            shard = Shard(2, NS, "team-vision", (ShardPod("victim", body("victim", 30)),))
+            # the release's record is not written yet: the attempt ran, so its successor is still ungated
+            runner = ShardRunner(c.kube, shard, TokenBucket(qps=100, burst=10), rec.hooks(released=False),
+                                 requeue_grace_s=0.5)
+            task = asyncio.ensure_future(runner.run(timeout_s=90))
+            while not rec.submitted:
+                await asyncio.sleep(0.1)
+            c.release()
+            first = rec.submitted[0][1]
+            while (c.state.store.get("pods", NS, first).get("status") or {}).get("phase") != "Running":
+                await asyncio.sleep(0.1)
+            victim = c.state.store.get("pods", NS, first)
+            rec.last_seen[first] = victim
+            preemptor = {"metadata": {"uid": "uid-high", "name": "high", "namespace": NS}, "spec": {}}
+            disruption.preempt(c.state, victim, preemptor, victim["spec"]["nodeName"], W.wording_for(frozenset()))
+            while len(rec.submitted) < 2 and not task.done():
+                await asyncio.sleep(0.1)
+            second = rec.submitted[-1][1]
+            pod = c.state.store.get("pods", NS, second)
+            gates.extend(g["name"] for g in pod["spec"].get("schedulingGates") or [])
+            pod["status"]["phase"] = "Succeeded"  # as the kubelet ends it, without waiting its 30 s
+            c.state.store.update("pods", pod)
+            return await task, rec
+
+    result, rec = run(body_())
+    assert rec.decided and rec.decided[0][1] is WorkloadOutcome.PREEMPTED, rec.decided
+    assert rec.decided[0][2] is NextAttempt.RESUBMIT
+    assert [s[2] for s in rec.submitted] == [1, 2], "the preempted item was not submitted again as try 2"
+    assert rec.submitted[1][1] != rec.submitted[0][1], "the resubmission reused the preempted pod's name"
+    assert PIPELINE_GATE not in gates, "a resubmission after the release was gated again (never released)"
+    assert result.items["victim"].done and result.items["victim"].try_number == 2
