@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
 
 from gpupoc.common.validation import load_yaml_model
+from gpupoc.sim.hami_config import HamiConfig
 from gpupoc.sim.modes import SchedulerMode
 from gpupoc.sim.queue_config import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
 
@@ -115,10 +116,11 @@ class ClusterConfig(_Model):
                                   "(gpupoc cluster manifests | kubectl apply -f -)")
     priority_classes: list[PriorityClassConfig] = Field(default_factory=list)
     images: list[ImageEntry] = Field(default_factory=list)
-    scheduler: SchedulerMode = Field(default=SchedulerMode.KUBE, description="kube | kueue | volcano | kai")
+    scheduler: SchedulerMode = Field(default=SchedulerMode.KUBE, description="kube | kueue | volcano | kai | hami")
     kueue: KueueConfig = Field(default_factory=KueueConfig)
     volcano: VolcanoConfig = Field(default_factory=VolcanoConfig)
     kai: KaiConfig = Field(default_factory=KaiConfig)
+    hami: HamiConfig = Field(default_factory=HamiConfig)
     timing: Timing = Field(default_factory=Timing)
     empty: bool = Field(default=False, description="the cluster starts with its nodes only: tenants, priority "
                         "classes and queues come through its API (gpupoc sim serve --empty)")
