@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.exposition import Exposition, label_str
 from gpupoc.sim.inventory import Gpu
+from gpupoc.sim.modes import SchedulerMode
 
 # Framebuffer the driver keeps for itself (H100 80GB HBM3: 555 of 81559 MiB).
 RESERVED_FRACTION = 0.0068
@@ -151,4 +152,8 @@ def render_dcgm(state: ClusterState, now: float | None = None) -> str:
             exp.add("DCGM_FI_PROF_GR_ENGINE_ACTIVE", labels, round(u * 0.98, 6))
             exp.add("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", labels, round(u * 0.55, 6))
             exp.add("DCGM_FI_PROF_DRAM_ACTIVE", labels, round(u * 0.40, 6))
+    if state.mode == SchedulerMode.HAMI:  # HAMi's scheduler and vGPU monitor, scraped alongside
+        from gpupoc.sim.hami_metrics import render_hami
+
+        return exp.render() + render_hami(state)
     return exp.render()

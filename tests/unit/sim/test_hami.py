@@ -170,3 +170,21 @@ def test_slice_leak_keeps_a_finished_pods_slice(tmp_path):
         vgpu_pod(state, "b", mem=40000, annotations={H.USE_GPUUUID: uuid})
         run(state)
         assert bool(stored(state, "b")["spec"].get("nodeName")) is freed, faults
+
+
+def test_metrics_carry_hamis_names_for_cards_and_slices(tmp_path):
+    from gpupoc.sim.metrics import render_dcgm
+
+    state = mode_state(tmp_path, "hami")
+    vgpu_pod(state, "a", mem=3000, cores=30)
+    run(state)
+    uuid = H.decode_pod_devices(stored(state, "a")["metadata"]["annotations"][H.ALLOCATED])[0][0].uuid
+    text = render_dcgm(state)
+    assert "DCGM_FI_DEV_GPU_UTIL{" in text  # dcgm-exporter's series stay
+    slice_labels = f'namespace="{SERVING}",pod="a",container="main",vdevice_index="0",device_uuid="{uuid}"'
+    assert f"hami_vgpu_memory_limit_bytes{{{slice_labels}}} {3000 * 2**20}" in text
+    assert f"hami_vgpu_memory_used_bytes{{{slice_labels}}} 0" in text
+    node = stored(state, "a")["spec"]["nodeName"]
+    assert (f'hami_gpu_memory_allocated_bytes{{node="{node}",device_uuid="{uuid}",device_index="0",'
+            f'device_cores="30",device_type="NVIDIA-NVIDIA L40S"}} {3000 * 2**20}') in text
+    assert f'hami_gpu_shared_count{{node="{node}",device_uuid="{uuid}",device_index="0",' in text

@@ -12,6 +12,7 @@ from gpupoc.sim import hami_devices as H
 from gpupoc.sim.admission import admit_pod, after_pod_created
 from gpupoc.sim.controllers.gpu_driver import ledger_dir
 from gpupoc.sim.controllers.kubelet import Kubelet
+from gpupoc.sim.hami_metrics import render_hami
 from gpupoc.workload.cuda import read_ledger
 
 from .gang_helpers import NLP, SERVING, TOLERATE_GPU, mode_state, run
@@ -75,15 +76,18 @@ def test_hami_core_fails_only_the_over_allocating_container(tmp_path):
     def greedy_done() -> bool:
         if phase(state, NLP, "greedy") != "Failed":
             return False
-        observed.update(server_phase=phase(state, SERVING, "server"), server_mib=held(state, uuid,
-                                                                                    f"{SERVING}/server"))
+        observed.update(server_phase=phase(state, SERVING, "server"),
+                        server_mib=held(state, uuid, f"{SERVING}/server"), metrics=render_hami(state))
         return True
 
     asyncio.run(settle(state, uuid, greedy_done))
     text = log_text(state, NLP, "greedy")
     assert f"Device 0 OOM {3072 * 2**20} / {3000 * 2**20}" in text and "[HAMI-core ERROR (pid:" in text
     assert "CUDA out of memory" in text
+    metrics = observed.pop("metrics")
     assert observed == {"server_phase": "Running", "server_mib": 2000}
+    server = f'namespace="{SERVING}",pod="server",container="main",vdevice_index="0",device_uuid="{uuid}"'
+    assert f"hami_vgpu_memory_used_bytes{{{server}}} {2000 * 2**20}" in metrics
 
 
 def test_without_the_limit_the_over_allocation_succeeds(tmp_path):
