@@ -98,12 +98,14 @@ def integrate_energy(state: ClusterState, now: float | None = None) -> None:
     dt = now - last
     for gpus in inv.gpus.values():
         for g in gpus:
-            g.energy_mj += read_gpu(state, g).power_w * dt * 1000.0
+            if not g.replica:  # a time-slicing replica is the same card
+                g.energy_mj += read_gpu(state, g).power_w * dt * 1000.0
 
 
 def _gpu_labels(gpu: Gpu) -> list[tuple[str, str]]:
-    return [("gpu", str(gpu.index)), ("UUID", gpu.uuid), ("pci_bus_id", gpu.pci_bus_id),
-            ("device", f"nvidia{gpu.index}"), ("modelName", gpu.model_name), ("Hostname", gpu.node)]
+    index = gpu.card if gpu.card >= 0 else gpu.index  # a MIG instance or a replica: its card's index
+    return [("gpu", str(index)), ("UUID", gpu.uuid), ("pci_bus_id", gpu.pci_bus_id),
+            ("device", f"nvidia{index}"), ("modelName", gpu.model_name), ("Hostname", gpu.node)]
 
 
 def _pod_labels(gpu: Gpu) -> list[tuple[str, str]]:
@@ -126,6 +128,8 @@ def render_dcgm(state: ClusterState, now: float | None = None) -> str:
     label_cache = _GPU_LABEL_CACHE.setdefault(state.store, {})
     for node in sorted(state.inventory.gpus):
         for g in state.inventory.gpus[node]:
+            if g.replica:  # time-slicing: one series per card (the exporter sees the card, not its replicas)
+                continue
             r = read_gpu(state, g)
             hit = label_cache.get(g.uuid)
             if hit is None or hit[0] != (g.holder, g.container):

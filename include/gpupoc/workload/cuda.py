@@ -62,7 +62,7 @@ def parse_limit(value: str | None) -> int | None:
 
 
 def devices_from_env(env: Mapping[str, str]) -> list[Device]:
-    uuids = [u for u in env.get("NVIDIA_VISIBLE_DEVICES", "").split(",") if u.startswith("GPU-")]
+    uuids = [u for u in env.get("NVIDIA_VISIBLE_DEVICES", "").split(",") if u.startswith(("GPU-", "MIG-"))]
     return [Device(i, u, int(env.get(f"GPUPOC_GPU_MEMORY_MIB_{i}", "0") or 0),
                    parse_limit(env.get(f"CUDA_DEVICE_MEMORY_LIMIT_{i}"))) for i, u in enumerate(uuids)]
 

@@ -219,7 +219,7 @@ def _devices(kl: PodRuntime, pr: PodRun, c: ContainerRun, env: dict[str, str] | 
     mine = [g for g in held if g.container == c.name]
     if not mine and len(pr.containers) == 1:
         mine = held
-    return ",".join(g.uuid for g in sorted(mine, key=lambda g: g.index))
+    return ",".join(dict.fromkeys(g.uuid for g in sorted(mine, key=lambda g: g.index)))  # replicas: one card
 
 
 def _should_restart(pr: PodRun, exit_code: int) -> bool:
