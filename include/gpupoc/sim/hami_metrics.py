@@ -48,6 +48,21 @@ def booked(state: ClusterState) -> dict[str, dict[str, int]]:
     return out
 
 
+def slice_holders(state: ClusterState) -> dict[str, tuple[tuple[str, str], str]]:
+    """card UUID -> (pod key, container) of the first active pod holding a slice of it (by name), which
+    dcgm-exporter's pod mapping shows on the card's series."""
+    out: dict[str, tuple[tuple[str, str], str]] = {}
+    for pod in state.store.list("pods"):
+        meta = pod["metadata"]
+        if not pod.get("spec", {}).get("nodeName") or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        devices = H.decode_pod_devices((meta.get("annotations") or {}).get(H.ALLOCATED))
+        for req, grants in zip(H.requests_of(pod), devices):
+            for g in grants:
+                out.setdefault(g.uuid, ((meta.get("namespace", ""), meta["name"]), req.container))
+    return out
+
+
 def render_hami(state: ClusterState) -> str:
     exp = Exposition()
     for name, help_ in FAMILIES:

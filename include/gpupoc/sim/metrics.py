@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.exposition import Exposition, label_str
@@ -96,10 +96,11 @@ def integrate_energy(state: ClusterState, now: float | None = None) -> None:
     if last is None or now <= last:
         return
     dt = now - last
+    holders = _slice_holders(state)
     for gpus in inv.gpus.values():
         for g in gpus:
             if not g.replica:  # a time-slicing replica is the same card
-                g.energy_mj += read_gpu(state, g).power_w * dt * 1000.0
+                g.energy_mj += read_gpu(state, _as_shown(g, holders)).power_w * dt * 1000.0
 
 
 def _gpu_labels(gpu: Gpu) -> list[tuple[str, str]]:
@@ -119,6 +120,23 @@ def _pod_labels(gpu: Gpu) -> list[tuple[str, str]]:
 _GPU_LABEL_CACHE: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 
 
+def _slice_holders(state: ClusterState) -> dict:
+    """HAMi mode: the pod shown on each card that vGPU slices share (``hami_metrics.slice_holders``)."""
+    if state.mode != SchedulerMode.HAMI:
+        return {}
+    from gpupoc.sim.hami_metrics import slice_holders
+
+    return slice_holders(state)
+
+
+def _as_shown(gpu: Gpu, holders: dict) -> Gpu:
+    """The card as the exporter shows it: a card held only through HAMi slices gets its first slice's pod."""
+    if gpu.holder is not None or gpu.uuid not in holders:
+        return gpu
+    holder, container = holders[gpu.uuid]
+    return replace(gpu, holder=holder, container=container)
+
+
 def render_dcgm(state: ClusterState, now: float | None = None) -> str:
     """Every simulated GPU in dcgm-exporter's text format; also advances the energy counters."""
     integrate_energy(state, now)
@@ -126,10 +144,12 @@ def render_dcgm(state: ClusterState, now: float | None = None) -> str:
     for name, type_, help_ in DCGM_FIELDS:
         exp.family(name, type_, help_)
     label_cache = _GPU_LABEL_CACHE.setdefault(state.store, {})
+    holders = _slice_holders(state)
     for node in sorted(state.inventory.gpus):
-        for g in state.inventory.gpus[node]:
-            if g.replica:  # time-slicing: one series per card (the exporter sees the card, not its replicas)
+        for card in state.inventory.gpus[node]:
+            if card.replica:  # time-slicing: one series per card (the exporter sees the card, not its replicas)
                 continue
+            g = _as_shown(card, holders)
             r = read_gpu(state, g)
             hit = label_cache.get(g.uuid)
             if hit is None or hit[0] != (g.holder, g.container):

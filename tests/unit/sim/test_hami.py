@@ -188,3 +188,21 @@ def test_metrics_carry_hamis_names_for_cards_and_slices(tmp_path):
     assert (f'hami_gpu_memory_allocated_bytes{{node="{node}",device_uuid="{uuid}",device_index="0",'
             f'device_cores="30",device_type="NVIDIA-NVIDIA L40S"}} {3000 * 2**20}') in text
     assert f'hami_gpu_shared_count{{node="{node}",device_uuid="{uuid}",device_index="0",' in text
+
+
+def test_dcgm_shows_a_card_shared_through_slices_with_its_pod(tmp_path):
+    from gpupoc.sim.inventory import Telemetry
+    from gpupoc.sim.metrics import render_dcgm
+
+    state = mode_state(tmp_path, "hami")
+    vgpu_pod(state, "a", mem=3000)
+    run(state)
+    uuid = H.decode_pod_devices(stored(state, "a")["metadata"]["annotations"][H.ALLOCATED])[0][0].uuid
+    state.inventory.telemetry[(SERVING, "a")] = Telemetry(util=70.0, mem_mib=2500.0)
+    util = [line for line in render_dcgm(state).splitlines()
+            if line.startswith("DCGM_FI_DEV_GPU_UTIL{") and f'UUID="{uuid}"' in line]
+    assert util == [next(line for line in util if f'namespace="{SERVING}",pod="a"' in line)]
+    assert util[0].endswith(" 70")
+    others = [line for line in render_dcgm(state).splitlines()
+              if line.startswith("DCGM_FI_DEV_GPU_UTIL{") and 'pod="a"' in line]
+    assert len(others) == 1  # only the card the slice is on
