@@ -130,7 +130,7 @@ def render_manifests(plan, source: str = "") -> str:
     q = plan.cluster.queues
     adapter = plan.platform.adapter.value
     note = ""
-    if adapter != "kube-scheduler" and getattr(q, adapter.replace("-", "_"), None) is None:
+    if adapter not in ("kube-scheduler", "hami") and getattr(q, adapter.replace("-", "_"), None) is None:
         note = (f"\nNo queues rendered: cluster.queues.{adapter} is not declared; the preflight checks that the "
                 f"tenants' queues (tenants[].queues.{adapter}) exist.")
     preamble = (f"What plan {plan.name!r} expects the cluster to hold{f' ({source})' if source else ''}.\n"

@@ -69,7 +69,8 @@ class DemoPaths:
 
 
 # The simulated cluster's scheduler mode that serves each adapter of a plan (``platform.adapter``).
-SIM_MODE = {"kube-scheduler": "kube", "kueue": "kueue", "volcano": "volcano", "kai": "kai"}
+SIM_MODE = {"kube-scheduler": "kube", "kueue": "kueue", "volcano": "volcano", "kai": "kai",
+            "hami": "hami"}
 
 
 def sim_mode_for(plan_file: Path, platform: str = "") -> str:

@@ -17,12 +17,38 @@ TIMEZONE = "window.timezone"
 SIMULATED_NODES = "nodes.simulated"
 KUBERNETES_VERSION = "kubernetes.gitVersion"
 ADAPTER = "adapter"
+GPU_SHARING = "nodes.gpu_sharing"
+HAMI_REGISTER = "hami.io/node-nvidia-register"  # HAMi's device plugin registers the node's cards here
 
 
 def simulated_nodes(nodes: Iterable[dict[str, Any]]) -> int:
     """How many of the API server's nodes carry the simulated cluster's annotation."""
     return sum(1 for n in nodes
                if str(((n.get("metadata") or {}).get("annotations") or {}).get(SIMULATED_ANNOTATION)) == "true")
+
+
+def sharing_of(node: dict[str, Any]) -> str:
+    """How a node shares its GPUs, from what its device plugins write: ``hami`` (HAMi's registration
+    annotation), ``time-slicing`` or ``mps`` (``nvidia.com/gpu.sharing-strategy``), ``mig``
+    (``nvidia.com/mig.strategy`` single or mixed), else ``none``."""
+    meta = node.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if HAMI_REGISTER in (meta.get("annotations") or {}):
+        return "hami"
+    strategy = labels.get("nvidia.com/gpu.sharing-strategy", "none")
+    if strategy in ("time-slicing", "mps"):
+        return strategy
+    if labels.get("nvidia.com/mig.strategy") in ("single", "mixed"):
+        return "mig"
+    return "none"
+
+
+def gpu_sharing(nodes: Iterable[dict[str, Any]]) -> str:
+    """``mig=3,time-slicing=2``: nodes per sharing strategy, sorted (``sharing_of``)."""
+    counts: dict[str, int] = {}
+    for n in nodes:
+        counts[sharing_of(n)] = counts.get(sharing_of(n), 0) + 1
+    return ",".join(f"{k}={v}" for k, v in sorted(counts.items()))
 
 
 def subject_rows(plan: Any, nodes: list[dict[str, Any]] | None) -> list[dict[str, str | None]]:
@@ -34,4 +60,5 @@ def subject_rows(plan: Any, nodes: list[dict[str, Any]] | None) -> list[dict[str
         {"key": TIMEZONE, "value": plan.window.timezone, "source": "plan"}]
     if nodes is not None:
         rows.append({"key": SIMULATED_NODES, "value": str(simulated_nodes(nodes)), "source": "/api/v1/nodes"})
+        rows.append({"key": GPU_SHARING, "value": gpu_sharing(nodes), "source": "/api/v1/nodes"})
     return rows

@@ -193,7 +193,7 @@ def explains(reason: str | None, message: str | None, ctx: ExplainContext) -> bo
     return reason != "SchedulingGated" and bool(causes_named(message, ctx))
 
 
-# What the platform's text says, by pattern (kube-scheduler, Kueue, Volcano, KAI wording): which of the
+# What the platform's text says, by pattern (kube-scheduler, Kueue, Volcano, KAI, HAMi wording): which of the
 # reconstructed bottlenecks it names (``bottleneck.NAMED_BY``), once it explains the wait at all.
 _MESSAGE_CLASSES: list[tuple[str, re.Pattern]] = [
     ("gated", re.compile(r"scheduling ?gate", re.I)),
@@ -201,7 +201,10 @@ _MESSAGE_CLASSES: list[tuple[str, re.Pattern]] = [
                          r"insufficient (unused )?quota|couldn't assign flavors|exceeds? .*quota|quota has reached|"
                          r"配额", re.I)),
     ("insufficient_gpus", re.compile(r"Insufficient nvidia\.com/gpu|NotEnoughResources|not enough (gpu|resources)|"
-                                     r"enough resources were found|nvidia\.com/gpu\s*不足|GPU\s*不足", re.I)),
+                                     r"enough resources were found|nvidia\.com/gpu\s*不足|GPU\s*不足|"
+                                     # HAMi's reason words (pkg/device/common/common.go)
+                                     r"CardInsufficient(Memory|Core)|CardTimeSlicingExhausted|NodeInsufficientDevice|"
+                                     r"CardComputeUnitsExhausted|AllocatedCardsInsufficientRequest", re.I)),
     ("gang", re.compile(r"gang|minAvailable|minMember|pod group is not ready|group has fewer|成组|任务组", re.I)),
     ("queue", re.compile(r"position|pending in (the )?queue|waiting for (its turn|admission)|higher priority|"
                          r"Priority|Inqueue|优先级|排队第", re.I)),

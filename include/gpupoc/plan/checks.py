@@ -10,7 +10,7 @@ from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
 from gpupoc.plan.cluster_setup import check_cluster_setup
 from gpupoc.plan.document import Plan
 from gpupoc.plan.injector_checks import check_injectors
-from gpupoc.plan.model import Adapter
+from gpupoc.plan.model import QUEUELESS, Adapter
 from gpupoc.plan.replay import check_replays
 from gpupoc.plan.settings import reviewer_problems
 from gpupoc.plan.waves import MAX_ITEM_NAME, class_items
@@ -70,7 +70,7 @@ def _check_tenants(plan: Plan, errors: list[str]) -> None:
             if pc not in pcs:
                 errors.append(f"tenants[{i}].priority_classes[{j}]: unknown priority class {pc!r}; "
                               f"one of {sorted(pcs)}")
-        if adapter is not Adapter.KUBE_SCHEDULER and not t.queues.get(adapter.value):
+        if adapter not in QUEUELESS and not t.queues.get(adapter.value):
             what = {"kueue": "LocalQueue", "volcano": "Queue", "kai": "queue"}[adapter.value]
             errors.append(f"tenants[{i}].queues.{adapter.value}: the {adapter.value} adapter needs a {what} for "
                           f"tenant {t.name!r}; add tenants[{i}].queues.{adapter.value}: <queue name>")

@@ -25,6 +25,11 @@ class Adapter(str, Enum):
     KUEUE = "kueue"
     VOLCANO = "volcano"
     KAI = "kai"
+    HAMI = "hami"  # HAMi's vGPU scheduler: no queues; its webhook sets schedulerName on GPU pods
+
+
+# Adapters that hand pods to the scheduler without a queue of their own.
+QUEUELESS = frozenset({Adapter.KUBE_SCHEDULER, Adapter.HAMI})
 
 
 # The scheduler name each adapter sets on the pod unless the plan overrides it (None: leave the default).
@@ -33,6 +38,7 @@ DEFAULT_SCHEDULER_NAME = {
     Adapter.KUEUE: None,
     Adapter.VOLCANO: "volcano",
     Adapter.KAI: "kai-scheduler",
+    Adapter.HAMI: "hami-scheduler",
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kubernetes.client import V1Pod
 
-from gpupoc.plan.model import Adapter, Platform, Tenant, Workload
+from gpupoc.plan.model import QUEUELESS, Adapter, Platform, Tenant, Workload
 from gpupoc.podspec.gangs import KAI_PREEMPTIBILITY, Gang, gang_labels, preemptibility
 
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
@@ -31,7 +31,7 @@ def decorate(pod: V1Pod, platform: Platform, tenant: Tenant, workload: Workload,
         labels, annotations = gang_labels(adapter, gang, tenant.queues.get(adapter.value))
         pod.metadata.labels.update(labels)
         pod.metadata.annotations.update(annotations)
-    if adapter is Adapter.KUBE_SCHEDULER:
+    if adapter in QUEUELESS:  # kube-scheduler, HAMi (hami-scheduler takes GPU pods without a queue)
         return pod
     queue = tenant.queues.get(adapter.value)
     if not queue:  # load_plan rejects this; a hand-built plan may not have been checked

@@ -3,7 +3,8 @@
 The platform's name, the plan's name and the window's zone are what the runs recorded in ``platform_info``
 (``gpupoc.evidence.subject``); the report's plan fills what older runs did not record. Whether the cluster was
 the simulated one comes from the cluster's nodes, never from the plan. A report built with a plan whose hash
-is not the evidence's, or from runs of different plans, says so as a finding.
+is not the evidence's, or from runs of different plans, says so as a finding; so does a cluster whose nodes share
+cards without memory isolation (``sharing_findings``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from gpupoc.report.inputs import PlanSettings
 from gpupoc.report.models import Finding, FindingTarget, Subject
 
 PLAN_ITEM = "plan"  # the item a finding about the plan itself names
+SHARING_ITEM = "shared_gpus"  # the item a finding about how the cluster shares its GPUs names
+NO_MEMORY_ISOLATION = ("time-slicing", "mps")  # strategies that share a card's memory with no limit
 
 
 def _first(runs: list[RunEvidence], key: str) -> str | None:
@@ -71,3 +74,19 @@ def plan_findings(subject: Subject, say: Callable[..., str]) -> list[Finding]:
         out.append(Finding(item=PLAN_ITEM, target=FindingTarget.SECOND_VERIFICATION,
                            text=say("finding.plans_differ", hashes=", ".join(short))))
     return out
+
+
+def sharing_findings(runs: list[RunEvidence], say: Callable[..., str]) -> list[Finding]:
+    """A finding when the runs' cluster shares cards with no memory isolation (time-slicing, MPS, as its nodes'
+    device-plugin labels say): one tenant's allocation can take another's memory, whatever the checks found.
+
+    ``say(key, **values)`` words it (``finding.no_memory_isolation``)."""
+    worst: dict[str, int] = {}
+    for ev in runs:
+        for part in str((ev.manifest.get("platform") or {}).get(keys.GPU_SHARING) or "").split(","):
+            name, _, count = part.partition("=")
+            if name in NO_MEMORY_ISOLATION and count.isdigit():
+                worst[name] = max(worst.get(name, 0), int(count))
+    return [Finding(item=SHARING_ITEM, target=FindingTarget.SECOND_VERIFICATION,
+                    text=say("finding.no_memory_isolation", strategy=name, nodes=count))
+            for name, count in sorted(worst.items()) if count]

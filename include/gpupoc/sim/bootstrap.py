@@ -72,7 +72,7 @@ def node_obj(cfg: ClusterConfig, pool: Pool, name: str, address: str) -> dict:
         "memory": f"{pool.memory_gib}Gi",
         "ephemeral-storage": "1843Gi",
         "pods": "110",
-        GPU: str(pool.gpus_per_node),
+        GPU: str(pool.devices_per_node),
     }
     labels = {
         "kubernetes.io/hostname": name,
@@ -85,6 +85,7 @@ def node_obj(cfg: ClusterConfig, pool: Pool, name: str, address: str) -> dict:
         "nvidia.com/gpu.memory": str(pool.gpu.memory_mib),
         **pool.labels,
     }
+    labels.update(pool.sharing.node_labels(pool.labels.get("nvidia.com/gpu.product")))
 
     def cond(type_: str, status: str, reason: str, message: str) -> dict:
         return {"type": type_, "status": status, "lastHeartbeatTime": now, "lastTransitionTime": now,

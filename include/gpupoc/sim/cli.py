@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     serve = sub.add_parser("serve", help="serve the cluster on 127.0.0.1 until SIGTERM")
     serve.add_argument("--config", type=Path, default=None, help="cluster config YAML (default: the shipped one)")
-    serve.add_argument("--mode", default="", help="scheduler: kube, kueue, volcano or kai (overrides the config's "
+    serve.add_argument("--mode", default="", help="scheduler: kube, kueue, volcano, kai or hami (overrides the config's "
                        "`scheduler:`; without --config, the shipped clusters/<mode>.yaml)")
     serve.add_argument("--empty", action="store_true", help="start with the config's nodes only: no tenants, "
                        "priority classes or queues (apply them through the API: gpupoc cluster manifests)")

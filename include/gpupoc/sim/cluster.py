@@ -17,7 +17,7 @@ from gpupoc.sim.inventory import Inventory
 from gpupoc.sim.logs import LogStore
 from gpupoc.sim.modes import KINDS, SchedulerMode
 from gpupoc.sim.ports import (
-    EventLookup, Hooks, NodeAgent, NodeFailure, PodReplacer, PodScheduler, QuotaUsage, Reconciler, WorkloadIndex)
+    DevicePlugin, EventLookup, Hooks, NodeAgent, NodeFailure, PodReplacer, PodScheduler, QuotaUsage, Reconciler, WorkloadIndex)
 from gpupoc.sim.store import Store
 
 ADMIN_USER = "kubernetes-admin"
@@ -57,6 +57,8 @@ class ClusterState:
     kueue: WorkloadIndex | None = None
     volcano: Reconciler | None = None  # scheduler mode volcano only
     kai: Reconciler | None = None  # scheduler mode kai only
+    hami: Reconciler | None = None  # scheduler mode hami only
+    device_plugin: DevicePlugin | None = None  # a plugin owning some pods' GPUs (HAMi's vGPUs)
     kubelet: NodeAgent | None = None
     recreator: PodReplacer | None = None  # the Job controller of the recreating behaviours
     event_index: EventLookup | None = None

@@ -9,7 +9,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
 
 from gpupoc.common.validation import load_yaml_model
+from gpupoc.sim.hami_config import HamiConfig
 from gpupoc.sim.modes import SchedulerMode
+from gpupoc.sim.sharing_config import Sharing
 from gpupoc.sim.queue_config import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_cluster.yaml")
@@ -44,6 +46,12 @@ class Pool(_Model):
     memory_gib: PositiveInt = 1024
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
+    sharing: Sharing = Field(default_factory=Sharing, description="none | time-slicing (replicas) | mig (profile)")
+
+    @property
+    def devices_per_node(self) -> int:
+        """``nvidia.com/gpu`` the node advertises: cards x replicas or MIG instances."""
+        return self.gpus_per_node * self.sharing.per_card
 
     def node_names(self) -> list[str]:
         return [f"{self.name}-node-{i}" for i in range(1, self.nodes + 1)]
@@ -115,10 +123,11 @@ class ClusterConfig(_Model):
                                   "(gpupoc cluster manifests | kubectl apply -f -)")
     priority_classes: list[PriorityClassConfig] = Field(default_factory=list)
     images: list[ImageEntry] = Field(default_factory=list)
-    scheduler: SchedulerMode = Field(default=SchedulerMode.KUBE, description="kube | kueue | volcano | kai")
+    scheduler: SchedulerMode = Field(default=SchedulerMode.KUBE, description="kube | kueue | volcano | kai | hami")
     kueue: KueueConfig = Field(default_factory=KueueConfig)
     volcano: VolcanoConfig = Field(default_factory=VolcanoConfig)
     kai: KaiConfig = Field(default_factory=KaiConfig)
+    hami: HamiConfig = Field(default_factory=HamiConfig)
     timing: Timing = Field(default_factory=Timing)
     empty: bool = Field(default=False, description="the cluster starts with its nodes only: tenants, priority "
                         "classes and queues come through its API (gpupoc sim serve --empty)")

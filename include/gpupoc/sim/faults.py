@@ -14,6 +14,10 @@ The queueing faults act in every scheduler mode (``modes``) where the behaviour 
 - ``vague-reasons``: the same, except that every unschedulable pod is answered with one text that names nothing:
   "Pod is pending." (「Pod 正在等待调度。」 under the ``zh-wording`` behaviour) in its PodScheduled condition and
   its FailedScheduling events.
+
+The sharing faults act in the ``hami`` mode (``controllers.hami``): ``gpumem-not-enforced`` (the device plugin
+injects no memory limit, so an over-allocation succeeds and the card's neighbour runs out), ``vgpu-overcommit``
+(the scheduler skips the card-memory check) and ``slice-leak`` (a finished pod's slice is still counted).
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ class Fault(str, Enum):
     FAIRSHARE_IGNORED = "fairshare-ignored"  # GPUs beyond a queue's quota go first-come-first-served
     REASONS_OPAQUE = "reasons-opaque"  # only generic messages: gates, empty, "0/N nodes are available."
     VAGUE_REASONS = "vague-reasons"  # every unschedulable pod: "Pod is pending.", nothing else
+    GPUMEM_NOT_ENFORCED = "gpumem-not-enforced"  # HAMi: no CUDA_DEVICE_MEMORY_LIMIT: a vGPU may take the card
+    VGPU_OVERCOMMIT = "vgpu-overcommit"  # HAMi: more gpumem placed on a card than it has
+    SLICE_LEAK = "slice-leak"  # HAMi: a finished pod's vGPU slice stays allocated
 
 
 def hides_reasons(faults: frozenset[Fault]) -> bool:

@@ -29,6 +29,8 @@ class Gpu:
     container: str | None = None
     energy_mj: float = 0.0
     xid: int = 0  # last XID error (0: none)
+    replica: int = 0  # time-slicing: which replica of the card (the same UUID) this is
+    card: int = -1  # the physical card's index on the node (-1: this device's own index)
 
 
 @dataclass
@@ -55,21 +57,17 @@ class Inventory:
         inv = cls()
         for pool in config.pools:
             for node in pool.node_names():
-                inv.gpus[node] = [
-                    Gpu(
-                        node=node,
-                        index=i,
-                        uuid=f"GPU-{uuid.uuid5(_UUID_NS, f'{config.name}/{node}/{i}')}",
-                        pci_bus_id=f"00000000:{0x17 + i * 0x10:02X}:00.0",
-                        model_name=pool.gpu.model_name,
-                        memory_mib=pool.gpu.memory_mib,
-                        max_power_w=pool.gpu.max_power_w,
-                        idle_power_w=pool.gpu.idle_power_w,
-                        pool=pool.name,
-                    )
-                    for i in range(pool.gpus_per_node)
-                ]
-                inv._free[node] = pool.gpus_per_node
+                gpus = []
+                for i in range(pool.gpus_per_node):
+                    card = f"GPU-{uuid.uuid5(_UUID_NS, f'{config.name}/{node}/{i}')}"
+                    for dev, memory, replica in pool.sharing.devices(card, pool.gpu.memory_mib):
+                        gpus.append(Gpu(node=node, index=len(gpus), uuid=dev,
+                                        pci_bus_id=f"00000000:{0x17 + i * 0x10:02X}:00.0",
+                                        model_name=pool.gpu.model_name, memory_mib=memory,
+                                        max_power_w=pool.gpu.max_power_w, idle_power_w=pool.gpu.idle_power_w,
+                                        pool=pool.name, replica=replica, card=i))
+                inv.gpus[node] = gpus
+                inv._free[node] = len(gpus)
         return inv
 
     def add_node(self, node: str, gpus: list[Gpu]) -> None:

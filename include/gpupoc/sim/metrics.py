@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.exposition import Exposition, label_str
 from gpupoc.sim.inventory import Gpu
+from gpupoc.sim.modes import SchedulerMode
 
 # Framebuffer the driver keeps for itself (H100 80GB HBM3: 555 of 81559 MiB).
 RESERVED_FRACTION = 0.0068
@@ -95,14 +96,17 @@ def integrate_energy(state: ClusterState, now: float | None = None) -> None:
     if last is None or now <= last:
         return
     dt = now - last
+    holders = _slice_holders(state)
     for gpus in inv.gpus.values():
         for g in gpus:
-            g.energy_mj += read_gpu(state, g).power_w * dt * 1000.0
+            if not g.replica:  # a time-slicing replica is the same card
+                g.energy_mj += read_gpu(state, _as_shown(g, holders)).power_w * dt * 1000.0
 
 
 def _gpu_labels(gpu: Gpu) -> list[tuple[str, str]]:
-    return [("gpu", str(gpu.index)), ("UUID", gpu.uuid), ("pci_bus_id", gpu.pci_bus_id),
-            ("device", f"nvidia{gpu.index}"), ("modelName", gpu.model_name), ("Hostname", gpu.node)]
+    index = gpu.card if gpu.card >= 0 else gpu.index  # a MIG instance or a replica: its card's index
+    return [("gpu", str(index)), ("UUID", gpu.uuid), ("pci_bus_id", gpu.pci_bus_id),
+            ("device", f"nvidia{index}"), ("modelName", gpu.model_name), ("Hostname", gpu.node)]
 
 
 def _pod_labels(gpu: Gpu) -> list[tuple[str, str]]:
@@ -116,6 +120,23 @@ def _pod_labels(gpu: Gpu) -> list[tuple[str, str]]:
 _GPU_LABEL_CACHE: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 
 
+def _slice_holders(state: ClusterState) -> dict:
+    """HAMi mode: the pod shown on each card that vGPU slices share (``hami_metrics.slice_holders``)."""
+    if state.mode != SchedulerMode.HAMI:
+        return {}
+    from gpupoc.sim.hami_metrics import slice_holders
+
+    return slice_holders(state)
+
+
+def _as_shown(gpu: Gpu, holders: dict) -> Gpu:
+    """The card as the exporter shows it: a card held only through HAMi slices gets its first slice's pod."""
+    if gpu.holder is not None or gpu.uuid not in holders:
+        return gpu
+    holder, container = holders[gpu.uuid]
+    return replace(gpu, holder=holder, container=container)
+
+
 def render_dcgm(state: ClusterState, now: float | None = None) -> str:
     """Every simulated GPU in dcgm-exporter's text format; also advances the energy counters."""
     integrate_energy(state, now)
@@ -123,8 +144,12 @@ def render_dcgm(state: ClusterState, now: float | None = None) -> str:
     for name, type_, help_ in DCGM_FIELDS:
         exp.family(name, type_, help_)
     label_cache = _GPU_LABEL_CACHE.setdefault(state.store, {})
+    holders = _slice_holders(state)
     for node in sorted(state.inventory.gpus):
-        for g in state.inventory.gpus[node]:
+        for card in state.inventory.gpus[node]:
+            if card.replica:  # time-slicing: one series per card (the exporter sees the card, not its replicas)
+                continue
+            g = _as_shown(card, holders)
             r = read_gpu(state, g)
             hit = label_cache.get(g.uuid)
             if hit is None or hit[0] != (g.holder, g.container):
@@ -151,4 +176,8 @@ def render_dcgm(state: ClusterState, now: float | None = None) -> str:
             exp.add("DCGM_FI_PROF_GR_ENGINE_ACTIVE", labels, round(u * 0.98, 6))
             exp.add("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", labels, round(u * 0.55, 6))
             exp.add("DCGM_FI_PROF_DRAM_ACTIVE", labels, round(u * 0.40, 6))
+    if state.mode == SchedulerMode.HAMI:  # HAMi's scheduler and vGPU monitor, scraped alongside
+        from gpupoc.sim.hami_metrics import render_hami
+
+        return exp.render() + render_hami(state)
     return exp.render()

@@ -8,6 +8,9 @@
 - ``kai``: NVIDIA KAI Scheduler for pods naming ``schedulerName: kai-scheduler`` (queues with quota,
   over-quota weight and limit, PodGroups, gangs, reclaim); kube-scheduler for the others. Serves
   ``scheduling.run.ai/v2`` (Queue) and ``scheduling.run.ai/v2alpha2`` (PodGroup).
+- ``hami``: HAMi's vGPU scheduler for pods naming ``schedulerName: hami-scheduler`` (its webhook hands every
+  pod asking for ``nvidia.com/gpu`` to it): cards split into vGPUs with memory and core shares
+  (``controllers.hami``); kube-scheduler for the others.
 
 ``KINDS`` says what the store's ``queues`` and ``podgroups`` are in each mode (the two projects name their
 resources alike; a cluster runs one of them).
@@ -25,6 +28,7 @@ class SchedulerMode(str, Enum):
     KUEUE = "kueue"
     VOLCANO = "volcano"
     KAI = "kai"
+    HAMI = "hami"
 
 
 VOLCANO_GROUP = "scheduling.volcano.sh"

@@ -108,6 +108,17 @@ class QuotaUsage(Protocol):
     def used(self, namespace: str, resource_name: str) -> Decimal: ...
 
 
+class DevicePlugin(Protocol):
+    """A device plugin that owns some pods' GPUs instead of the kubelet's whole-card allocation
+    (``controllers.hami.HamiDevicePlugin``: vGPUs from the scheduler's annotations)."""
+
+    def claims(self, pod: dict) -> bool:
+        """Whether this plugin allocates ``pod``'s devices (the kubelet then skips its own GPU admission)."""
+
+    def allocate(self, pod: dict, container: str) -> tuple[str, dict[str, str]]:
+        """(``NVIDIA_VISIBLE_DEVICES``, the env the plugin injects) for one container of a claimed pod."""
+
+
 class NodeFailure(Protocol):
     """A node failed and not yet recovered (``controllers.nodes.Failure``)."""
 

@@ -10,6 +10,7 @@ from typing import Callable
 import numpy as np
 
 from gpupoc.workload.artifact import load_artifact, resolve_artifact, write_artifact
+from gpupoc.workload.gpumem import run_gpumem
 from gpupoc.workload.model import Mlp, synthetic_data
 from gpupoc.workload.settings import Settings
 from gpupoc.workload.telemetry import Phase, TelemetryReporter
@@ -186,6 +187,7 @@ RUNNERS: dict[str, Callable[[Settings, TelemetryReporter], int]] = {
     "fail": run_fail,
     "hang": run_hang,
     "oom": run_oom,
+    "gpumem": run_gpumem,
 }
 
 

@@ -17,6 +17,7 @@ class Mode(str, Enum):
     HANG = "hang"  # log, then sleep forever
     OOM = "oom"  # allocate real memory in steps until killed (capped at --oom-mib)
     LONG = "long"  # train for a long time (at least LONG_SECONDS)
+    GPUMEM = "gpumem"  # allocate --gpu-mem-mib of device memory, hold it --duration seconds (gpumem.py)
 
 
 LONG_SECONDS = 24 * 3600.0

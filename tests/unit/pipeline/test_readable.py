@@ -159,3 +159,10 @@ def test_a_pods_group_comes_from_its_gang_label_or_its_schedulers_annotation():
     member = {"metadata": {"name": "p", "namespace": "ns", "labels": {"gpupoc.io/gang": "g"},
                            "annotations": {"scheduling.k8s.io/group-name": "g"}}}
     assert PodRefs.of_pod(member).gang == "g"
+
+
+def test_hamis_filter_reasons_name_missing_gpus():
+    assert classify_message("0/5 nodes are available: 2 4/4 CardInsufficientMemory, 3 node(s) didn't match Pod's "
+                            "node affinity/selector.") == {"insufficient_gpus", "placement"}
+    assert classify_message("2 nodes CardTimeSlicingExhausted(node-a,node-b)") == {"insufficient_gpus"}
+    assert classify_message("1 nodes CardTypeMismatch(node-a)") == set()

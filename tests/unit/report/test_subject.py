@@ -105,7 +105,7 @@ def test_the_nodes_annotation_decides_simulated_and_the_plan_names_the_rest():
     plan = load_plan(PLAN)
     rows = {r["key"]: r["value"] for r in subject_rows(plan, nodes)}
     assert rows == {"platform.name": plan.platform.name, "plan.name": plan.name, "window.timezone": "UTC",
-                    "nodes.simulated": "1"}
+                    "nodes.simulated": "1", "nodes.gpu_sharing": "none=3"}
     assert "nodes.simulated" not in {r["key"] for r in subject_rows(plan, None)}, "unlisted nodes: not known"
 
 

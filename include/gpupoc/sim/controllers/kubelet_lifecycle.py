@@ -18,6 +18,7 @@ from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.config import Timing
 from gpupoc.sim.controllers import kubelet_status as ks
+from gpupoc.sim.controllers.gpu_driver import driver_env
 from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodKey, PodRun
 from gpupoc.sim.controllers.kubelet_runtime import (
     ConfigMissing, ProcessHandle, StartFailed, VirtualSpec, build_argv, container_env, process_env, run_virtual,
@@ -118,8 +119,16 @@ async def _enforce_deadline(kl: PodRuntime, pr: PodRun, seconds: float) -> None:
         h.signal(signal.SIGKILL)
 
 
+def _plugin_pod(kl: PodRuntime, pr: PodRun) -> dict | None:
+    """The pod when a registered device plugin (HAMi's vGPUs) owns its devices, else None."""
+    plugin, pod = kl.state.device_plugin, kl.store.get("pods", *pr.key)
+    return pod if plugin is not None and pod is not None and plugin.claims(pod) else None
+
+
 def _admit_gpus(kl: PodRuntime, pr: PodRun) -> bool:
     """Device-plugin admission: a pod bound without allocated GPUs gets them here, or fails."""
+    if _plugin_pod(kl, pr) is not None:
+        return True
     inv = kl.state.inventory
     held = inv.held_by(pr.key)
     for c in pr.containers:
@@ -199,12 +208,18 @@ async def _image_pull_backoff(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> No
         delay = min(delay * 2, IMAGE_BACKOFF_MAX)
 
 
-def _devices(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> str:
+def _devices(kl: PodRuntime, pr: PodRun, c: ContainerRun, env: dict[str, str] | None = None) -> str:
+    """The container's ``NVIDIA_VISIBLE_DEVICES``; a device plugin's env goes into ``env``."""
+    pod = _plugin_pod(kl, pr)
+    if pod is not None:
+        visible, plugin_env = kl.state.device_plugin.allocate(pod, c.name)
+        (env if env is not None else {}).update(plugin_env)
+        return visible
     held = kl.state.inventory.held_by(pr.key)
     mine = [g for g in held if g.container == c.name]
     if not mine and len(pr.containers) == 1:
         mine = held
-    return ",".join(g.uuid for g in sorted(mine, key=lambda g: g.index))
+    return ",".join(dict.fromkeys(g.uuid for g in sorted(mine, key=lambda g: g.index)))  # replicas: one card
 
 
 def _should_restart(pr: PodRun, exit_code: int) -> bool:
@@ -274,7 +289,9 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
             if await sleep_or_stop(pr, CONFIG_RETRY_SECONDS):
                 return None
             pod = kl.store.get("pods", ns, name) or pod
-    devices = _devices(kl, pr, c)
+    device_env: dict[str, str] = {}
+    devices = _devices(kl, pr, c, device_env)
+    device_env.update(driver_env(kl.state, devices))
     c.container_id = ks.new_container_id()
     c.created = True
     kl.event(pr, "Created", f"Created container {c.name}", container=c)
@@ -283,7 +300,7 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
     handle = None
     if c.entry.kind == "process":
         platform = {"HOSTNAME": name, "NODE_NAME": pr.node, "POD_NAME": name, "POD_NAMESPACE": ns}
-        platform = {**platform, **user_env}
+        platform = {**platform, **user_env, **device_env}
         if devices:
             platform["NVIDIA_VISIBLE_DEVICES"] = devices
         artifacts = kl.state.artifact_dir(ns)

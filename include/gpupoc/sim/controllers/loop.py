@@ -103,8 +103,8 @@ def loop_stats(state: ClusterState) -> dict[str, list[float]]:
 
 
 def gang_scheduler(state: ClusterState) -> Reconciler | None:
-    """The cluster's gang scheduler (Volcano or KAI), created on first use and placing through the cluster's
-    kube-scheduler; None in the kube and kueue modes."""
+    """The cluster's own scheduler beside kube-scheduler (Volcano or KAI, placing through kube-scheduler; HAMi,
+    placing on its vGPUs), created on first use; None in the kube and kueue modes."""
     if state.mode == SchedulerMode.VOLCANO:
         from gpupoc.sim.controllers.volcano import volcano_for
 
@@ -113,6 +113,10 @@ def gang_scheduler(state: ClusterState) -> Reconciler | None:
         from gpupoc.sim.controllers.kai import kai_for
 
         return kai_for(state, scheduler_for(state))
+    if state.mode == SchedulerMode.HAMI:
+        from gpupoc.sim.controllers.hami import hami_for
+
+        return hami_for(state)
     return None
 
 
