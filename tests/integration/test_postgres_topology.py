@@ -111,9 +111,18 @@ def test_a_dag_run_completes_with_the_executor_of_the_compose_file(deployment, p
     client.unpause(DAG_ID)
     run = client.trigger(DAG_ID)
     done = client.wait_run(DAG_ID, run["dag_run_id"], timeout=900, poll=1.0)
-    assert done["state"] == "success", done
+    assert done["state"] == "success", why_the_run_failed(state.home, client, run["dag_run_id"])
     rows = postgres.query("SELECT state, executor FROM task_instance WHERE dag_id = %s AND run_id = %s",
                           DAG_ID, run["dag_run_id"])
     assert [r[0] for r in rows] == ["success"], rows
     assert postgres.query("SELECT state FROM dag_run WHERE dag_id = %s AND run_id = %s",
                           DAG_ID, run["dag_run_id"]) == [("success",)]
+
+
+def why_the_run_failed(home: str, client, run_id: str) -> str:
+    """The run's task instances and the last lines of its task logs and of the scheduler's log."""
+    tis = [{k: ti.get(k) for k in ("task_id", "state", "try_number", "end_date")}
+           for ti in client.task_instances(DAG_ID, run_id)]
+    logs = sorted((Path(home) / "logs").rglob(f"dag_id={DAG_ID}/**/*.log")) + [Path(home) / "logs" / "scheduler.out"]
+    tails = [f"--- {p}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-25:]) for p in logs if p.is_file()]
+    return f"task instances {tis}\n" + "\n".join(tails)
