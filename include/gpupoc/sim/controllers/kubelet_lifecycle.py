@@ -17,6 +17,7 @@ from typing import Protocol
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.config import Timing
+from gpupoc.sim.controllers import kubelet_probes
 from gpupoc.sim.controllers import kubelet_status as ks
 from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodKey, PodRun
 from gpupoc.sim.controllers.kubelet_runtime import (
@@ -25,6 +26,7 @@ from gpupoc.sim.controllers.kubelet_runtime import (
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Telemetry
+from gpupoc.sim.pod_network import BIND_ENV, host_address
 from gpupoc.sim.store import Store
 
 CRASH_BACKOFF_START = 1.0
@@ -282,7 +284,8 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
     t0 = time.monotonic()
     handle = None
     if c.entry.kind == "process":
-        platform = {"HOSTNAME": name, "NODE_NAME": pr.node, "POD_NAME": name, "POD_NAMESPACE": ns}
+        platform = {"HOSTNAME": name, "NODE_NAME": pr.node, "POD_NAME": name, "POD_NAMESPACE": ns,
+                    BIND_ENV: host_address(pr.pod_ip)}
         platform = {**platform, **user_env}
         if devices:
             platform["NVIDIA_VISIBLE_DEVICES"] = devices
@@ -308,6 +311,8 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
     inv = kl.state.inventory
     if handle is not None:
         pr.handles[c.name] = handle
+        c.ready = not kubelet_probes.has_readiness_probe(c)
+        probes = kubelet_probes.start_probes(kl, pr, c)
         inv.telemetry.setdefault(pr.key, Telemetry())
         kl.track_process(pr.key)
         kl.write(pr)
@@ -315,6 +320,8 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
             exit_code = await handle.wait()
         finally:
             pr.handles.pop(c.name, None)
+            for task in probes:
+                task.cancel()
         oom, tail = handle.oom, list(handle.tail)
     else:
         spec = VirtualSpec.from_env(user_env)

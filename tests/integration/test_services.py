@@ -1,0 +1,132 @@
+"""Real kubectl against the simulated cluster's serving objects: a Deployment of the workload program's
+``serve`` mode behind a Service, as a user applies them (docs/services.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.integration.conftest import wait_for
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
+
+NS = "team-serving"
+CONTEXT = "team-serving"
+MANIFEST = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: echo, labels: {app: echo}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: echo}}
+  template:
+    metadata: {labels: {app: echo}}
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: server
+        image: gpupoc/workload:1.0
+        args: [serve, --port, "8080", --train-seconds, "0.2"]
+        ports: [{name: http, containerPort: 8080}]
+        readinessProbe:
+          httpGet: {path: /healthz, port: http}
+          periodSeconds: 1
+---
+apiVersion: v1
+kind: Service
+metadata: {name: echo}
+spec:
+  selector: {app: echo}
+  ports: [{name: http, port: 80, targetPort: http}]
+"""
+
+
+def kubectl(sim, *args, context=CONTEXT, check=True, timeout=60):
+    return sim.kubectl(*args, "-n", NS, context=context, check=check, timeout=timeout)
+
+
+def ready_pods(sim) -> list[str]:
+    pods = json.loads(kubectl(sim, "get", "pods", "-l", "app=echo", "-o", "json").stdout)["items"]
+    return sorted(p["metadata"]["name"] for p in pods
+                  if not p["metadata"].get("deletionTimestamp")
+                  and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", [])))
+
+
+def slice_endpoints(sim) -> list[dict]:
+    slices = json.loads(kubectl(sim, "get", "endpointslices", "-l", "kubernetes.io/service-name=echo",
+                                "-o", "json").stdout)["items"]
+    return [e for s in slices for e in s.get("endpoints") or []]
+
+
+@pytest.fixture(scope="module")
+def applied(sim_server):
+    sim_server.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True, input=MANIFEST)
+    return sim_server
+
+
+def test_rollout_status_returns_once_both_replicas_are_ready(applied):
+    out = kubectl(applied, "rollout", "status", "deployment/echo", "--timeout=240s", timeout=260).stdout
+    assert 'deployment "echo" successfully rolled out' in out
+    dep = json.loads(kubectl(applied, "get", "deployment", "echo", "-o", "json").stdout)
+    assert dep["status"]["readyReplicas"] == 2 and dep["status"]["updatedReplicas"] == 2
+    conditions = {c["type"]: c for c in dep["status"]["conditions"]}
+    assert conditions["Available"]["reason"] == "MinimumReplicasAvailable"
+    assert conditions["Progressing"]["reason"] == "NewReplicaSetAvailable"
+    table = kubectl(applied, "get", "deployments").stdout.splitlines()
+    assert table[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert table[1].split()[:4] == ["echo", "2/2", "2", "2"]
+
+
+def test_endpointslices_list_the_ready_pods(applied):
+    kubectl(applied, "rollout", "status", "deployment/echo", "--timeout=240s", timeout=260)
+    wait_for("both pods in the EndpointSlice, ready",
+             lambda: sorted(e["targetRef"]["name"] for e in slice_endpoints(applied)
+                            if e["conditions"]["ready"]) == ready_pods(applied) and len(ready_pods(applied)) == 2)
+    out = kubectl(applied, "get", "endpointslices").stdout
+    assert out.splitlines()[0].split() == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
+    assert "8080" in out
+
+
+def test_service_proxy_reaches_a_ready_replica(applied):
+    kubectl(applied, "rollout", "status", "deployment/echo", "--timeout=240s", timeout=260)
+    path = f"/api/v1/namespaces/{NS}/services/echo:http/proxy/healthz"
+    assert kubectl(applied, "get", "--raw", path).stdout.strip() == "ok"
+    predict = json.loads(kubectl(applied, "get", "--raw", f"/api/v1/namespaces/{NS}/services/echo:http/proxy/"
+                                                          "v1/predict").stdout)
+    assert predict["predictions"][0] in (0, 1)
+    metrics = kubectl(applied, "get", "--raw", f"/api/v1/namespaces/{NS}/services/echo:http/proxy/metrics").stdout
+    assert "gpupoc_serve_request_duration_seconds_bucket" in metrics
+
+
+def test_a_tenant_cannot_scale_or_proxy_another_tenants_service(applied):
+    denied = applied.kubectl("patch", "deployment/echo", "-n", NS, "--subresource=scale", "--type=merge",
+                             "-p", '{"spec": {"replicas": 5}}', context="team-vision")
+    assert denied.returncode != 0 and "forbidden" in denied.stderr
+    assert json.loads(kubectl(applied, "get", "deployment", "echo", "-o", "json").stdout)["spec"]["replicas"] != 5
+    refused = [e for e in applied.audit_events() if e["objectRef"].get("resource") == "deployments"
+               and e["user"]["username"].startswith("system:serviceaccount:team-vision:")]
+    assert refused and all(e["responseStatus"]["code"] == 403 for e in refused)
+    proxied = applied.kubectl("get", "--raw", f"/api/v1/namespaces/{NS}/services/echo:http/proxy/healthz",
+                              context="team-vision")
+    assert proxied.returncode != 0 and "forbidden" in proxied.stderr.lower()
+
+
+def test_a_deleted_replica_is_replaced_and_scale_changes_the_count(applied):
+    kubectl(applied, "rollout", "status", "deployment/echo", "--timeout=240s", timeout=260)
+    victim = ready_pods(applied)[0]
+    kubectl(applied, "delete", "pod", victim, "--wait=false")
+    wait_for(f"a replacement of {victim} ready",
+             lambda: len(ready_pods(applied)) == 2 and victim not in ready_pods(applied), timeout=240)
+    wait_for(f"{victim} gone from the EndpointSlice",
+             lambda: victim not in [e["targetRef"]["name"] for e in slice_endpoints(applied)], timeout=240)
+    kubectl(applied, "scale", "deployment/echo", "--replicas=1")
+    wait_for("one replica after kubectl scale", lambda: len(ready_pods(applied)) == 1, timeout=240)
+    scale = json.loads(kubectl(applied, "get", "--raw", f"/apis/apps/v1/namespaces/{NS}/deployments/echo/scale").stdout)
+    assert scale["spec"]["replicas"] == 1 and scale["status"]["selector"] == "app=echo"
+    users = {(e["verb"], e["objectRef"].get("subresource", "")): e["user"]["username"]
+             for e in applied.audit_events() if e["objectRef"].get("resource") == "deployments"}
+    assert users[("patch", "scale")] == "system:serviceaccount:team-serving:runner"
+    assert users[("create", "")] == "system:serviceaccount:team-serving:runner"
