@@ -121,7 +121,8 @@ _EDIT = ["get", "list", "watch", "create", "delete", "deletecollection", "patch"
 SERVICE_RULES = [
     {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "deployments/scale", "replicasets/scale"],
      "verbs": _EDIT},
-    {"apiGroups": ["apps"], "resources": ["deployments/status", "replicasets/status"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["apps"], "resources": ["deployments/status", "replicasets/status"],
+     "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["services"], "verbs": _EDIT},
     {"apiGroups": [""], "resources": ["services/proxy", "pods/proxy"], "verbs": ["get", "create", "update", "patch",
                                                                                  "delete"]},

@@ -124,6 +124,7 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, AttributeError):
             instances = None
         if not isinstance(instances, list) or not instances:
+            self.server.histogram.observe("/v1/predict", 400, 0.0)
             self._answer(400, json.dumps({"error": 'the body must be {"instances": [[16 numbers], ...]}'}))
             return
         self._predict(instances)

@@ -75,7 +75,8 @@ def audit_write(state: ClusterState, actor: Actor, verb: str, pod: dict, *, subr
         uri = uri.replace("/api/v1/", f"{api_path}/", 1).replace("/pods", f"/{resource}", 1)
     rec = AuditRecord(request_uri=uri, verb=verb, user=user, source_ip="127.0.0.1", user_agent=agent, received=now,
                       resource=resource, api_group=api_path.split("/")[2] if api_path.startswith("/apis/") else "",
-                      api_version=api_path.rsplit("/", 1)[-1], subresource=subresource, namespace=ns, name=name, code=code,
+                      api_version=api_path.rsplit("/", 1)[-1], subresource=subresource, namespace=ns, name=name,
+                      code=code,
                       decision="allow", reason=f'RBAC: allowed by ClusterRoleBinding "{actor.binding}" of ClusterRole '
                       f'"{actor.binding}" to {actor.subject}', request_object=request_object, response_object=pod)
     return state.audit.record(rec)

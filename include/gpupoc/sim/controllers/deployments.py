@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
-from gpupoc.sim.controllers.replicasets import APPS, controller_uid, owner_ref
+from gpupoc.sim.controllers.replicasets import APPS, TERMINAL, controller_uid, owned_pods, owner_ref
 from gpupoc.sim.events import NORMAL
 from gpupoc.sim.store import Conflict, json_copy
 
@@ -188,7 +188,8 @@ class DeploymentController:
 
     def _recreate(self, dep: dict, new: dict, old: list[dict]) -> int:
         changed = sum(self._scale(dep, rs, 0) for rs in old if _replicas(rs))
-        running = sum(int((rs.get("status") or {}).get("replicas") or 0) for rs in old)
+        running = [p for rs in old for p in owned_pods(self.state, rs)
+                   if (p.get("status") or {}).get("phase") not in TERMINAL]  # recreate.go oldPodsRunning
         if not running:
             changed += self._scale(dep, new, int(dep["spec"].get("replicas", 1)))
         return changed
