@@ -130,3 +130,22 @@ def test_a_deleted_replica_is_replaced_and_scale_changes_the_count(applied):
              for e in applied.audit_events() if e["objectRef"].get("resource") == "deployments"}
     assert users[("patch", "scale")] == "system:serviceaccount:team-serving:runner"
     assert users[("create", "")] == "system:serviceaccount:team-serving:runner"
+
+
+def test_an_eviction_that_would_break_the_disruption_budget_is_refused(applied, tmp_path):
+    kubectl(applied, "scale", "deployment/echo", "--replicas=1")
+    wait_for("one ready replica", lambda: len(ready_pods(applied)) == 1, timeout=240)
+    kubectl(applied, "create", "poddisruptionbudget", "echo", "--selector=app=echo", "--min-available=1")
+    wait_for("the budget's status", lambda: json.loads(kubectl(applied, "get", "pdb", "echo", "-o", "json").stdout)
+             .get("status", {}).get("currentHealthy") == 1)
+    [pod] = ready_pods(applied)
+    body = tmp_path / "eviction.json"
+    body.write_text(json.dumps({"apiVersion": "policy/v1", "kind": "Eviction",
+                                "metadata": {"name": pod, "namespace": NS}}))
+    refused = kubectl(applied, "create", "--raw", f"/api/v1/namespaces/{NS}/pods/{pod}/eviction", "-f", str(body),
+                      context="admin", check=False)  # a drain is the platform admin's
+    assert refused.returncode != 0 and "disruption budget" in refused.stderr
+    assert pod in ready_pods(applied), "the pod went despite its budget"
+    table = kubectl(applied, "get", "pdb").stdout.splitlines()
+    assert table[0].split() == ["NAME", "MIN", "AVAILABLE", "MAX", "UNAVAILABLE", "ALLOWED", "DISRUPTIONS", "AGE"]
+    assert table[1].split()[:4] == ["echo", "1", "N/A", "0"]

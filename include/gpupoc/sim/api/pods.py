@@ -15,6 +15,7 @@ from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import UPDATE_VALIDATORS, fetch, matching, selector_of
 from gpupoc.sim.api.status import StatusError, already_exists, invalid, success_obj
 from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.controllers import disruption_budgets
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import RESOURCES, Conflict
 
@@ -114,11 +115,14 @@ EVICTION_REASON, EVICTION_MESSAGE = "EvictionByEvictionAPI", "Eviction API: evic
 async def evict_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     """``POST pods/{name}/eviction`` (kubectl drain): condition DisruptionTarget reason EvictionByEvictionAPI
     "Eviction API: evicting" on a pod that has not ended (kubernetes ``pkg/registry/core/pod/storage/eviction.go``,
-    ``addConditionAndDeletePod``), then a graceful delete; no PodDisruptionBudgets here."""
+    ``addConditionAndDeletePod``), then a graceful delete; refused while the pod's PodDisruptionBudget allows no
+    disruption (``controllers/disruption_budgets.py`` ``admit_eviction``)."""
     pod = fetch(ctx, spec)
     body = await ctx.body()
     options = (body or {}).get("deleteOptions") or {} if isinstance(body, dict) else {}
     grace = options.get("gracePeriodSeconds")
+    if not pod["metadata"].get("deletionTimestamp"):
+        disruption_budgets.admit_eviction(ctx.state, pod, dry_run(ctx.query))
     if not dry_run(ctx.query):
         if (pod.get("status") or {}).get("phase") not in TERMINAL and not pod["metadata"].get("deletionTimestamp"):
             _disruption_target(pod, EVICTION_REASON, EVICTION_MESSAGE)

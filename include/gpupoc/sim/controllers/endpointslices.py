@@ -19,7 +19,8 @@ from gpupoc.sim.admission import generate_name
 from gpupoc.sim.api.service_defaults import selector_matches
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
-from gpupoc.sim.controllers.replicasets import TERMINAL, is_ready, owner_ref
+from gpupoc.sim.controllers.replicasets import owner_ref
+from gpupoc.sim.pod_state import TERMINAL, is_ready
 from gpupoc.sim.store import Conflict, json_copy
 
 SERVICE_NAME = "kubernetes.io/service-name"

@@ -24,7 +24,8 @@ from typing import Any, Callable
 from gpupoc.sim import quota
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers import deployments, endpointslices, node_lifecycle, replicasets, taint_eviction
+from gpupoc.sim.controllers import (
+    deployments, disruption_budgets, endpointslices, node_lifecycle, replicasets, taint_eviction)
 from gpupoc.sim.controllers.kubelet import kubelet_for
 from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
@@ -37,7 +38,8 @@ log = logging.getLogger(__name__)
 
 TICK_SECONDS = 0.5
 KICK_RESOURCES = frozenset({"pods", "nodes", "workloads", "clusterqueues", "localqueues", "resourcequotas",
-                            "podgroups", "queues", "deployments", "replicasets", "services"})
+                            "podgroups", "queues", "deployments", "replicasets", "services",
+                            "poddisruptionbudgets"})
 _LOG_EVERY_SECONDS = 10.0
 # Controllers beyond the built-in ones, kept in ``state.addons`` by name and run in this order each pass
 # (after the kubelet): a factory of the state whose result is a ``Reconciler``. One line here adds one.
@@ -47,6 +49,7 @@ ADDONS: dict[str, Callable[[ClusterState], Reconciler]] = {
     "deployment": deployments.DeploymentController,  # services (docs/services.md)
     "replicaset": replicasets.ReplicaSetController,
     "endpointslice": endpointslices.EndpointSliceController,
+    "disruption": disruption_budgets.DisruptionController,
 }
 
 

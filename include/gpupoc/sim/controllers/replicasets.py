@@ -31,6 +31,7 @@ from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers.kubelet_status import set_condition
 from gpupoc.sim.events import NORMAL, WARNING
+from gpupoc.sim.pod_state import TERMINAL, is_active, is_ready
 from gpupoc.sim.store import Conflict, json_copy
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,6 @@ GARBAGE_COLLECTOR = actors.service_account("kube-system", "generic-garbage-colle
 BURST_REPLICAS = 500  # replica_set.go BurstReplicas
 RETRY_SECONDS = 1.0
 APPS = "/apis/apps/v1"
-TERMINAL = ("Succeeded", "Failed")
 Key = tuple[str, str]
 
 
@@ -58,16 +58,6 @@ def owner_ref(owner: dict) -> dict:
     """An ownerReference to ``owner`` as a controller sets it."""
     return {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
             "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
-
-
-def is_ready(pod: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
-
-
-def is_active(pod: dict) -> bool:
-    """Not ended and not being deleted (``controller.IsPodActive``)."""
-    return (pod.get("status") or {}).get("phase") not in TERMINAL and not pod["metadata"].get("deletionTimestamp")
 
 
 def owned_pods(state: ClusterState, rs: dict) -> list[dict]:
