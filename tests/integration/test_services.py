@@ -149,3 +149,43 @@ def test_an_eviction_that_would_break_the_disruption_budget_is_refused(applied, 
     table = kubectl(applied, "get", "pdb").stdout.splitlines()
     assert table[0].split() == ["NAME", "MIN", "AVAILABLE", "MAX", "UNAVAILABLE", "ALLOWED", "DISRUPTIONS", "AGE"]
     assert table[1].split()[:4] == ["echo", "1", "N/A", "0"]
+
+
+CLIENT_POD = """
+apiVersion: v1
+kind: Service
+metadata: {name: echo-direct}
+spec:
+  selector: {app: echo}
+  ports: [{name: http, port: 18080, targetPort: http}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: echo-client}
+spec:
+  restartPolicy: Never
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: client
+    image: gpupoc/workload:1.0
+    command: [python, -c, "import os, urllib.request; print(urllib.request.urlopen('http://%s:%s/healthz' %
+      (os.environ['ECHO_DIRECT_SERVICE_HOST'], os.environ['ECHO_DIRECT_SERVICE_PORT']), timeout=10).read().decode())"]
+"""
+
+
+def test_a_pod_reaches_a_service_by_its_cluster_ip_from_the_environment(applied):
+    wait_for("a ready replica", lambda: len(ready_pods(applied)) >= 1, timeout=240)
+    applied.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True,
+                    input=CLIENT_POD.split("---")[0])
+    wait_for("the echo-direct EndpointSlice with a ready endpoint", lambda: any(
+        e["conditions"]["ready"] for s in json.loads(kubectl(applied, "get", "endpointslices", "-l",
+                                                             "kubernetes.io/service-name=echo-direct", "-o",
+                                                             "json").stdout)["items"]
+        for e in s.get("endpoints") or []))
+    applied.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True, input=CLIENT_POD.split("---")[1])
+    phase = wait_for("the client pod to end", lambda: kubectl(applied, "get", "pod", "echo-client", "-o",
+                                                             "jsonpath={.status.phase}").stdout.strip()
+                     in ("Succeeded", "Failed") and kubectl(applied, "get", "pod", "echo-client", "-o",
+                                                            "jsonpath={.status.phase}").stdout.strip(), timeout=240)
+    logs = kubectl(applied, "logs", "echo-client").stdout
+    assert phase == "Succeeded" and logs.strip() == "ok", logs

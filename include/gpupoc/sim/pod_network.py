@@ -18,3 +18,21 @@ def host_address(pod_ip: str) -> str:
     if len(parts) != 4 or parts[0] == "127":
         return pod_ip
     return ".".join(["127", *parts[1:]])
+
+
+def service_env(store, namespace: str) -> dict[str, str]:
+    """``{SVC}_SERVICE_HOST``, ``{SVC}_SERVICE_PORT`` and ``{SVC}_SERVICE_PORT_{NAME}`` of the namespace's Services
+    (``pkg/kubelet/envvars/envvars.go`` ``FromServices``)."""
+    out: dict[str, str] = {}
+    for svc in store.list("services", namespace):
+        spec = svc.get("spec") or {}
+        ip, ports = spec.get("clusterIP"), spec.get("ports") or []
+        if not ip or ip == "None" or not ports:
+            continue
+        prefix = svc["metadata"]["name"].upper().replace("-", "_")
+        out[f"{prefix}_SERVICE_HOST"] = ip
+        out[f"{prefix}_SERVICE_PORT"] = str(ports[0]["port"])
+        for port in ports:
+            if port.get("name"):
+                out[f"{prefix}_SERVICE_PORT_{port['name'].upper().replace('-', '_')}"] = str(port["port"])
+    return out

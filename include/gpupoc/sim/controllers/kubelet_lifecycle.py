@@ -26,7 +26,7 @@ from gpupoc.sim.controllers.kubelet_runtime import (
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Telemetry
-from gpupoc.sim.pod_network import BIND_ENV, host_address
+from gpupoc.sim.pod_network import BIND_ENV, host_address, service_env
 from gpupoc.sim.store import Store
 
 CRASH_BACKOFF_START = 1.0
@@ -284,8 +284,8 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
     t0 = time.monotonic()
     handle = None
     if c.entry.kind == "process":
-        platform = {"HOSTNAME": name, "NODE_NAME": pr.node, "POD_NAME": name, "POD_NAMESPACE": ns,
-                    BIND_ENV: host_address(pr.pod_ip)}
+        platform = {**service_env(kl.store, ns), "HOSTNAME": name, "NODE_NAME": pr.node, "POD_NAME": name,
+                    "POD_NAMESPACE": ns, BIND_ENV: host_address(pr.pod_ip)}
         platform = {**platform, **user_env}
         if devices:
             platform["NVIDIA_VISIBLE_DEVICES"] = devices

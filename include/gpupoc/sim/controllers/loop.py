@@ -25,7 +25,7 @@ from gpupoc.sim import quota
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import (
-    deployments, disruption_budgets, endpointslices, node_lifecycle, replicasets, taint_eviction)
+    deployments, disruption_budgets, endpointslices, kube_proxy, node_lifecycle, replicasets, taint_eviction)
 from gpupoc.sim.controllers.kubelet import kubelet_for
 from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
@@ -50,6 +50,7 @@ ADDONS: dict[str, Callable[[ClusterState], Reconciler]] = {
     "replicaset": replicasets.ReplicaSetController,
     "endpointslice": endpointslices.EndpointSliceController,
     "disruption": disruption_budgets.DisruptionController,
+    "kube-proxy": kube_proxy.KubeProxy,
 }
 
 
