@@ -14,6 +14,10 @@ The queueing faults act in every scheduler mode (``modes``) where the behaviour 
 - ``vague-reasons``: the same, except that every unschedulable pod is answered with one text that names nothing:
   "Pod is pending." (「Pod 正在等待调度。」 under the ``zh-wording`` behaviour) in its PodScheduled condition and
   its FailedScheduling events.
+
+The serving faults act on the EndpointSlice controller (``controllers/endpointslices.py``), so the API
+server's service proxy and kube-proxy send traffic where the slices say: ``endpoints-stale`` keeps a pod that
+ended or was deleted in its slices, still ready; ``readiness-ignored`` marks every running pod ready.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class Fault(str, Enum):
     FAIRSHARE_IGNORED = "fairshare-ignored"  # GPUs beyond a queue's quota go first-come-first-served
     REASONS_OPAQUE = "reasons-opaque"  # only generic messages: gates, empty, "0/N nodes are available."
     VAGUE_REASONS = "vague-reasons"  # every unschedulable pod: "Pod is pending.", nothing else
+    ENDPOINTS_STALE = "endpoints-stale"  # an ended or deleted pod stays a ready endpoint of its Services
+    READINESS_IGNORED = "readiness-ignored"  # a running pod is a ready endpoint whatever its readiness probe says
 
 
 def hides_reasons(faults: frozenset[Fault]) -> bool:

@@ -78,3 +78,38 @@ def test_deleting_a_service_deletes_its_slices(tmp_path):
     state.store.delete("services", NS, "web")
     ctl.slices.run_pass()
     assert not state.store.list("endpointslices", NS)
+
+
+def test_endpoints_stale_keeps_a_deleted_pod_ready_in_the_slice(tmp_path):
+    state = make_state(tmp_path, faults=["endpoints-stale"])
+    create(state, "deployments", deployment_body(replicas=2))
+    ctl = Controllers(state)
+    ctl.turn()
+    pods = state.store.list("pods", NS)
+    create(state, "services", service_body())
+    make_ready(state, pods)
+    ctl.slices.run_pass()
+    gone = pods[0]["metadata"]["name"]
+    pods[0]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    state.store.update("pods", pods[0])
+    ctl.slices.run_pass()
+    state.store.delete("pods", NS, gone)
+    ctl.slices.run_pass()
+    [eps] = state.store.list("endpointslices", NS)
+    stale = next(e for e in eps["endpoints"] if e["targetRef"]["name"] == gone)
+    assert stale["conditions"]["ready"] is True, "the fault should keep the dead pod ready"
+    assert (pods[0]["status"]["podIP"], 8080) in ready_addresses(state, NS, "web", "http")
+
+
+def test_readiness_ignored_sends_traffic_to_an_unready_pod(tmp_path):
+    for faults, expected in (((), False), (("readiness-ignored",), True)):
+        state = make_state(tmp_path / str(bool(faults)), faults=faults)
+        create(state, "deployments", deployment_body(replicas=1))
+        ctl = Controllers(state)
+        ctl.turn()
+        [pod] = state.store.list("pods", NS)
+        create(state, "services", service_body())
+        make_ready(state, [pod], ready=False)
+        ctl.slices.run_pass()
+        [eps] = state.store.list("endpointslices", NS)
+        assert eps["endpoints"][0]["conditions"]["ready"] is expected

@@ -9,6 +9,7 @@ Service's namespace matching its selector that has a pod IP and has not ended is
 owned by the Service, ``addressType`` IPv4, and carries the Service's ports with ``targetPort`` resolved
 (a named port is looked up in the first matching pod's containers). A slice is written only when its content
 changes; a Service's deletion deletes its slices. Writes are audited under ``endpointslice-controller``.
+The fault profiles ``endpoints-stale`` and ``readiness-ignored`` act here (``sim/faults.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gpupoc.sim.api.service_defaults import selector_matches
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers.replicasets import owner_ref
+from gpupoc.sim.faults import Fault
 from gpupoc.sim.pod_state import TERMINAL, is_ready
 from gpupoc.sim.store import Conflict, json_copy
 
@@ -38,10 +40,11 @@ def in_endpoints(pod: dict) -> bool:
     return bool(status.get("podIP")) and status.get("phase") not in TERMINAL
 
 
-def endpoint_of(pod: dict) -> dict:
-    """``podToEndpoint``: the pod as an endpoint with its conditions."""
+def endpoint_of(pod: dict, readiness_ignored: bool = False) -> dict:
+    """``podToEndpoint``: the pod as an endpoint with its conditions (every running pod ready under the
+    ``readiness-ignored`` fault)."""
     terminating = bool(pod["metadata"].get("deletionTimestamp"))
-    ready = is_ready(pod)
+    ready = is_ready(pod) or (readiness_ignored and (pod.get("status") or {}).get("phase") == "Running")
     meta = pod["metadata"]
     out = {"addresses": [pod["status"]["podIP"]],
            "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
@@ -115,10 +118,18 @@ class EndpointSliceController:
 
     def sync(self, service: dict) -> int:
         pods = service_pods(self.state, service)
-        endpoints = [endpoint_of(p) for p in pods]
-        endpoints.sort(key=lambda e: e["targetRef"]["name"])
+        endpoints = [endpoint_of(p, self.state.has(Fault.READINESS_IGNORED)) for p in pods]
         ports = slice_ports(service, pods)
         existing = slices_of(self.state, service)
+        if existing and self.state.has(Fault.ENDPOINTS_STALE):  # ended, deleted, terminating: as they last were
+            fresh = {e["targetRef"]["name"]: e for e in endpoints}
+            for e in existing[0].get("endpoints") or []:
+                name = e["targetRef"]["name"]
+                if name not in fresh or fresh[name]["conditions"]["terminating"]:
+                    fresh[name] = e
+            endpoints = list(fresh.values())
+            ports = ports or existing[0].get("ports") or []
+        endpoints.sort(key=lambda e: e["targetRef"]["name"])
         for extra in existing[1:]:
             self._delete(extra)
         if existing:
