@@ -189,3 +189,36 @@ def test_a_pod_reaches_a_service_by_its_cluster_ip_from_the_environment(applied)
                                                             "jsonpath={.status.phase}").stdout.strip(), timeout=240)
     logs = kubectl(applied, "logs", "echo-client").stdout
     assert phase == "Succeeded" and logs.strip() == "ok", logs
+
+
+LIVENESS = """
+apiVersion: v1
+kind: Pod
+metadata: {name: echo-unwell, labels: {app: unwell}}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: server
+    image: gpupoc/workload:1.0
+    args: [serve, --port, "8080", --train-seconds, "0.2"]
+    livenessProbe: {httpGet: {path: /nowhere, port: 8080}, periodSeconds: 1, failureThreshold: 2}
+    readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+"""
+
+
+def test_a_failing_liveness_probe_restarts_the_container(applied):
+    applied.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True, input=LIVENESS)
+
+    def restarted():
+        pod = json.loads(kubectl(applied, "get", "pod", "echo-unwell", "-o", "json").stdout)
+        statuses = pod["status"].get("containerStatuses") or [{}]
+        return statuses[0].get("restartCount", 0) >= 1
+
+    wait_for("a restart after the liveness probe failed", restarted, timeout=240)
+    events = json.loads(kubectl(applied, "get", "events", "--field-selector", "involvedObject.name=echo-unwell",
+                                "-o", "json").stdout)["items"]
+    messages = {(e["reason"], e["message"]) for e in events}
+    # the first failures may be refused connections while the model loads; a 404 once it serves
+    assert any(r == "Unhealthy" and m.startswith("Liveness probe failed: ") for r, m in messages), sorted(messages)
+    assert ("Killing", "Container server failed liveness probe, will be restarted") in messages
+    kubectl(applied, "delete", "pod", "echo-unwell", "--wait=false")
