@@ -222,3 +222,42 @@ def test_a_failing_liveness_probe_restarts_the_container(applied):
     assert any(r == "Unhealthy" and m.startswith("Liveness probe failed: ") for r, m in messages), sorted(messages)
     assert ("Killing", "Container server failed liveness probe, will be restarted") in messages
     kubectl(applied, "delete", "pod", "echo-unwell", "--wait=false")
+
+
+VIRTUAL = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: virtual}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: virtual}}
+  template:
+    metadata: {labels: {app: virtual}}
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: server
+        image: gpupoc/virtual:1
+        args: [serve, --port, "8080"]
+        env: [{name: WORKLOAD_LATENCY_MS, value: "60"}]
+        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: virtual}
+spec:
+  selector: {app: virtual}
+  ports: [{name: http, port: 8080}]
+"""
+
+
+def test_the_virtual_image_serves_with_its_configured_latency(applied):
+    applied.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True, input=VIRTUAL)
+    kubectl(applied, "rollout", "status", "deployment/virtual", "--timeout=240s", timeout=260)
+    base = f"/api/v1/namespaces/{NS}/services/virtual:http/proxy"
+    for _ in range(3):
+        assert json.loads(kubectl(applied, "get", "--raw", f"{base}/v1/predict").stdout) == {"predictions": [0]}
+    metrics = kubectl(applied, "get", "--raw", f"{base}/metrics").stdout
+    bucket = {line.split("{")[1].split("}")[0]: int(line.split()[-1]) for line in metrics.splitlines()
+              if line.startswith("gpupoc_serve_request_duration_seconds_bucket")}
+    assert bucket['le="0.05"'] == 0 and bucket['le="+Inf"'] >= 1, metrics  # each answer took at least 60 ms
