@@ -18,6 +18,8 @@ The queueing faults act in every scheduler mode (``modes``) where the behaviour 
 The serving faults act on the EndpointSlice controller (``controllers/endpointslices.py``), so the API
 server's service proxy and kube-proxy send traffic where the slices say: ``endpoints-stale`` keeps a pod that
 ended or was deleted in its slices, still ready; ``readiness-ignored`` marks every running pod ready.
+``serving-preempted`` acts on kube-scheduler's preemption (``controllers/preemption.py``): a pod a ReplicaSet
+controls is a victim of any preemptor, whatever its priority.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Fault(str, Enum):
     VAGUE_REASONS = "vague-reasons"  # every unschedulable pod: "Pod is pending.", nothing else
     ENDPOINTS_STALE = "endpoints-stale"  # an ended or deleted pod stays a ready endpoint of its Services
     READINESS_IGNORED = "readiness-ignored"  # a running pod is a ready endpoint whatever its readiness probe says
+    SERVING_PREEMPTED = "serving-preempted"  # kube-scheduler preempts serving replicas whatever their priority
 
 
 def hides_reasons(faults: frozenset[Fault]) -> bool:

@@ -10,7 +10,8 @@ prediction (a slower model). It listens on ``--host`` (default: the address the 
 pod in ``GPUPOC_POD_ADDRESS``, else every address).
 
 ``load`` sends ``--rate`` requests per second for ``--duration`` seconds and writes one JSON line per second
-(``second``, ``sent``, ``ok``, ``availability_pct``, ``p50_ms``, ``p95_ms``, ``p99_ms``) to stdout and to
+(``second``, ``ts`` in UTC, ``target``, ``sent``, ``ok``, ``availability_pct``, ``p50_ms``, ``p95_ms``,
+``p99_ms``) to stdout and to
 ``--out`` when given.
 """
 
@@ -21,6 +22,7 @@ import json
 import os
 import threading
 import time
+from datetime import datetime, timezone
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -201,7 +203,8 @@ def load(argv: Sequence[str]) -> int:
                 futures.append(pool.submit(_one, a.target, a.timeout))
             results = [f.result() for f in futures]
             ok = [ms for good, ms in results if good]
-            row = {"second": second, "sent": len(results), "ok": len(ok),
+            row = {"second": second, "ts": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   "target": a.target, "sent": len(results), "ok": len(ok),
                    "availability_pct": round(100.0 * len(ok) / len(results), 2),
                    "p50_ms": _percentile(ok, 50), "p95_ms": _percentile(ok, 95), "p99_ms": _percentile(ok, 99)}
             line = json.dumps(row)

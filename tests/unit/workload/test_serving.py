@@ -67,7 +67,8 @@ def test_serve_answers_predictions_metrics_and_load_writes_per_second_rows(tmp_p
                         "--rate", "4", "--duration", "2", "--out", str(out)], check=True, capture_output=True,
                        timeout=60)
         rows = [json.loads(line) for line in out.read_text().splitlines()]
-        assert [r["second"] for r in rows] == [0, 1]
+        assert [r["second"] for r in rows] == [0, 1] and all(r["target"].endswith("/v1/predict") for r in rows)
+        assert rows[0]["ts"] <= rows[1]["ts"] and rows[0]["ts"].endswith("+00:00")
         assert all(r["sent"] == 4 and r["availability_pct"] == 100.0 and r["p95_ms"] is not None for r in rows)
         with urllib.request.urlopen(f"{base}/metrics", timeout=5) as resp:
             metrics = resp.read().decode()
