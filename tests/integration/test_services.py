@@ -7,6 +7,7 @@ import json
 import shutil
 
 import pytest
+import yaml
 
 from tests.integration.conftest import wait_for
 
@@ -261,3 +262,27 @@ def test_the_virtual_image_serves_with_its_configured_latency(applied):
     bucket = {line.split("{")[1].split("}")[0]: int(line.split()[-1]) for line in metrics.splitlines()
               if line.startswith("gpupoc_serve_request_duration_seconds_bucket")}
     assert bucket['le="0.05"'] == 0 and bucket['le="+Inf"'] >= 1, metrics  # each answer took at least 60 ms
+
+
+def test_a_plan_service_deploys_serves_its_traffic_and_holds_its_slo(applied):
+    from gpupoc.pipeline.service_slo import judge, parse_rows
+    from gpupoc.podspec.service import service_objects
+    from tests.unit.podspec.service_plan import plan_with_service
+
+    plan = plan_with_service()
+    workload = next(w for w in plan.workloads if w.name == "svc-echo")
+    tenant = next(t for t in plan.tenants if t.name == "team-serving")
+    made = service_objects(workload, tenant, plan, run_id="manual__1", test_class="queue_congestion")
+    applied.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True,
+                    input=yaml.safe_dump_all([made.deployment, made.service]))
+    kubectl(applied, "rollout", "status", "deployment/svc-echo", "--timeout=240s", timeout=260)
+    applied.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True, input=json.dumps(made.load_pod))
+    wait_for("the load pod to end", lambda: kubectl(applied, "get", "pod", "svc-echo-load", "-o",
+                                                    "jsonpath={.status.phase}").stdout.strip()
+             in ("Succeeded", "Failed"), timeout=240)
+    log = kubectl(applied, "logs", "svc-echo-load").stdout
+    rows = parse_rows(log, "svc-echo", tenant.name, workload.service.slo)
+    result = judge(rows, workload.service.slo, "svc-echo")
+    assert len(rows) == 3 and all(r.sent == 4 for r in rows), log
+    assert result.held, result.reason
+    assert all(r.p95_ms >= 20 for r in rows), "the virtual replicas answer after their configured 20 ms"

@@ -185,7 +185,8 @@ def _one(url: str, timeout: float) -> tuple[bool, float]:
 
 def load(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="gpupoc-workload load")
-    p.add_argument("--target", required=True, help="the URL to GET, e.g. http://svc:8080/v1/predict")
+    p.add_argument("--target", required=True, help="the URL to GET, e.g. http://svc:8080/v1/predict; $VAR and "
+                   "${VAR} are replaced from the environment (a Service's {SVC}_SERVICE_HOST)")
     p.add_argument("--rate", type=float, default=5.0, help="requests per second")
     p.add_argument("--duration", type=float, default=10.0, help="seconds")
     p.add_argument("--timeout", type=float, default=2.0, help="seconds per request")
@@ -193,6 +194,9 @@ def load(argv: Sequence[str]) -> int:
     a = p.parse_args(argv)
     if a.rate <= 0 or a.duration <= 0:
         p.error("--rate and --duration must be positive")
+    a.target = os.path.expandvars(a.target)
+    if "$" in a.target:
+        p.error(f"--target {a.target}: an environment variable it names is not set")
     out = open(a.out, "a", encoding="utf-8") if a.out else None
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(4, int(a.rate * a.timeout) + 1)) as pool:
