@@ -2,7 +2,9 @@
 ``WORKLOAD_MODE=serve`` with ``WORKLOAD_PORT``) answers HTTP on its pod address as the workload program's
 ``serve`` mode does (``workload/serving.py``), without a process: ``/healthz`` "ok", ``/v1/predict`` after
 ``WORKLOAD_LATENCY_MS`` (default 5) with one prediction per instance, and ``/metrics`` with the same
-histogram, so that a thousand replicas cost no processes. It runs until the container is stopped."""
+histogram, so that a thousand replicas cost no processes. For its first ``WORKLOAD_WARMUP_SECONDS`` (default 0)
+it is still loading its model: ``/healthz`` and ``/v1/predict`` answer 503. It runs until the container is
+stopped."""
 
 from __future__ import annotations
 
@@ -29,14 +31,27 @@ def serving_port(container: dict, env: dict[str, str]) -> int | None:
     return None
 
 
-def _app(latency: float) -> web.Application:
+def _number(env: dict[str, str], name: str, default: float) -> float:
+    try:
+        return max(0.0, float(env.get(name) or default))
+    except ValueError:
+        return default
+
+
+def _app(latency: float, ready_at: float) -> web.Application:
     histogram = Histogram()
 
+    def loading() -> bool:
+        return time.monotonic() < ready_at
+
     async def healthz(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
+        return web.Response(status=503, text="loading") if loading() else web.Response(text="ok")
 
     async def predict(request: web.Request) -> web.Response:
         started = time.perf_counter()
+        if loading():
+            histogram.observe("/v1/predict", 503, 0.0)
+            return web.json_response({"error": "model loading"}, status=503)
         count = 1
         if request.method == "POST":
             try:
@@ -63,11 +78,9 @@ def _app(latency: float) -> web.Application:
 
 async def start(pod_ip: str, port: int, env: dict[str, str]) -> web.AppRunner:
     """Listen on the pod's address; the caller cleans the runner up when the container stops."""
-    try:
-        latency = float(env.get("WORKLOAD_LATENCY_MS") or DEFAULT_LATENCY_MS) / 1000.0
-    except ValueError:
-        latency = DEFAULT_LATENCY_MS / 1000.0
-    runner = web.AppRunner(_app(latency), access_log=None)
+    latency = _number(env, "WORKLOAD_LATENCY_MS", DEFAULT_LATENCY_MS) / 1000.0
+    ready_at = time.monotonic() + _number(env, "WORKLOAD_WARMUP_SECONDS", 0.0)
+    runner = web.AppRunner(_app(latency, ready_at), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host_address(pod_ip), port).start()
     return runner
