@@ -69,3 +69,21 @@ def test_traffic_during_a_scale_up_reaches_only_ready_replicas_unless_readiness_
     slo = Slo(availability_pct=99, p95_ms=1000, p99_ms=2000)
     result = judge(parse_rows(load.stdout, "warm", NS, slo), slo, "warm")
     assert result.seconds == 2 and result.held is holds, (result.reason, load.stdout)
+
+
+@pytest.mark.parametrize(("faults", "holds"), [("", True), ("endpoints-stale", False)])
+def test_a_deleted_replica_gets_no_traffic_unless_endpoints_are_stale(start_sim, faults, holds):
+    sim = start_sim(faults=faults)
+    manifest = MANIFEST.replace(f'value: "{WARMUP_SECONDS}"', 'value: "0"').replace("replicas: 1", "replicas: 3")
+    sim.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True, input=manifest)
+    sim.kubectl("rollout", "status", "deployment/warm", "-n", NS, "--timeout=240s", context=CONTEXT, check=True,
+                timeout=260)
+    victim = pods(sim)[0]["metadata"]["name"]
+    sim.kubectl("delete", "pod", victim, "-n", NS, "--wait=true", context=CONTEXT, check=True, timeout=120)
+    ip = sim.kubectl("get", "svc", "warm", "-n", NS, "-o", "jsonpath={.spec.clusterIP}", check=True).stdout
+    load = subprocess.run([sys.executable, "-m", "gpupoc.workload", "load", "--target",
+                           f"http://{ip}:18081/v1/predict", "--rate", "20", "--duration", "2"],  # 40 picks of 3-4 endpoints: the dead one is hit
+                          capture_output=True, text=True, timeout=120, check=True)
+    slo = Slo(availability_pct=99, p95_ms=1000, p99_ms=2000)
+    result = judge(parse_rows(load.stdout, "warm", NS, slo), slo, "warm")
+    assert result.held is holds, (result.reason, load.stdout)
