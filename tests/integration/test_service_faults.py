@@ -81,8 +81,9 @@ def test_a_deleted_replica_gets_no_traffic_unless_endpoints_are_stale(start_sim,
     victim = pods(sim)[0]["metadata"]["name"]
     sim.kubectl("delete", "pod", victim, "-n", NS, "--wait=true", context=CONTEXT, check=True, timeout=120)
     ip = sim.kubectl("get", "svc", "warm", "-n", NS, "-o", "jsonpath={.spec.clusterIP}", check=True).stdout
+    # 40 requests, each to one of 3-4 endpoints at random: under the fault the dead one is hit
     load = subprocess.run([sys.executable, "-m", "gpupoc.workload", "load", "--target",
-                           f"http://{ip}:18081/v1/predict", "--rate", "20", "--duration", "2"],  # 40 picks of 3-4 endpoints: the dead one is hit
+                           f"http://{ip}:18081/v1/predict", "--rate", "20", "--duration", "2"],
                           capture_output=True, text=True, timeout=120, check=True)
     slo = Slo(availability_pct=99, p95_ms=1000, p99_ms=2000)
     result = judge(parse_rows(load.stdout, "warm", NS, slo), slo, "warm")
