@@ -82,6 +82,7 @@ class ReplicaSetController:
 
     state: ClusterState
     retry_at: dict[Key, float] = field(default_factory=dict)  # rs -> when a refused create is tried again
+    known_sets: set[str] = field(default_factory=set)  # ReplicaSet uids of the last pass
 
     def run_pass(self) -> int:
         """One sync of every ReplicaSet, then garbage collection; returns how many pods were created or deleted."""
@@ -169,6 +170,9 @@ class ReplicaSetController:
                 store.delete("replicasets", rs["metadata"]["namespace"], rs["metadata"]["name"])
                 actors.audit_write(self.state, GARBAGE_COLLECTOR, "delete", rs, resource="replicasets", api_path=APPS)
         sets = {rs["metadata"]["uid"] for rs in store.list("replicasets")}
+        gone, self.known_sets = self.known_sets - sets, sets
+        if not gone:
+            return  # pods are orphaned only when a ReplicaSet goes: no scan of every pod each pass
         for pod in list(store.list("pods")):
             ref = next((r for r in pod["metadata"].get("ownerReferences") or [] if r.get("controller")), None)
             if ref is None or ref.get("kind") != "ReplicaSet" or ref.get("uid") in sets:
