@@ -11,7 +11,7 @@ import yaml
 
 from tests.integration.conftest import wait_for
 
-pytestmark = [pytest.mark.integration,
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("services"),
               pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
 
 NS = "team-serving"
