@@ -10,7 +10,7 @@ from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
 from gpupoc.plan.cluster_setup import check_cluster_setup
 from gpupoc.plan.document import Plan
 from gpupoc.plan.injector_checks import check_injectors
-from gpupoc.plan.model import QUEUELESS, Adapter
+from gpupoc.plan.model import QUEUELESS, Adapter, WorkloadKind
 from gpupoc.plan.replay import check_replays
 from gpupoc.plan.settings import reviewer_problems
 from gpupoc.plan.waves import MAX_ITEM_NAME, class_items
@@ -115,6 +115,11 @@ def _check_entry(plan: Plan, errors: list[str], path: str, e: WaveEntry, over_qu
     if tenant is None:
         errors.append(f"{path}.tenant: unknown tenant {e.tenant!r}; one of {sorted(tenants)}")
     if tenant is None or workload is None:
+        return
+    if workload.kind == WorkloadKind.SERVICE:
+        errors.append(f"{path}.workload: {workload.name!r} is kind service: it runs as a Deployment behind a "
+                      "Service (docs/services.md), not as a wave pod; no class runs services yet, so choose a "
+                      "workload of another kind here")
         return
     pc = e.priority_class or workload.priority_class
     if pc not in tenant.priority_classes:

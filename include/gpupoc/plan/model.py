@@ -16,6 +16,7 @@ from gpupoc.common.fields import (
     StrictModel,
     quantity_value,
 )
+from gpupoc.plan.service_spec import ServiceSpec
 
 
 class Adapter(str, Enum):
@@ -48,6 +49,7 @@ class WorkloadKind(str, Enum):
     FAILING = "failing"
     IDLE = "idle"
     CROSS_TEAM = "cross-team"
+    SERVICE = "service"  # a Deployment behind a Service, with traffic and an SLO (``service``)
 
 
 class AdapterOptions(StrictModel):
@@ -173,12 +175,21 @@ class Workload(StrictModel):
     preemptible: bool | None = Field(
         default=None, description="kai: label kai.scheduler/preemptibility (preemptible workloads may go over "
         "their queue's quota); unset: the platform's default for the priority class")
+    service: ServiceSpec | None = Field(default=None,
+                                        description="kind service only: port, readiness, traffic, SLO")
 
     @model_validator(mode="after")
     def _memory_limit_covers_request(self) -> "Workload":
         if quantity_value(self.memory_limit) < quantity_value(self.memory_request):
             raise ValueError(f"memory_limit {self.memory_limit} is below memory_request {self.memory_request}; "
                              "raise the limit or lower the request")
+        return self
+
+    @model_validator(mode="after")
+    def _service_spec_with_kind_service(self) -> "Workload":
+        if (self.kind == WorkloadKind.SERVICE) != (self.service is not None):
+            raise ValueError(f"workload {self.name}: kind service needs a service: section (port, traffic, slo) "
+                             "and only kind service may have one")
         return self
 
     @model_validator(mode="after")

@@ -117,6 +117,21 @@ def node_obj(cfg: ClusterConfig, pool: Pool, name: str, address: str) -> dict:
     }
 
 
+# a tenant's rights on its services (docs/services.md), as the "edit" ClusterRole grants them
+_EDIT = ["get", "list", "watch", "create", "delete", "deletecollection", "patch", "update"]
+SERVICE_RULES = [
+    {"apiGroups": ["apps"], "resources": ["deployments", "replicasets", "deployments/scale", "replicasets/scale"],
+     "verbs": _EDIT},
+    {"apiGroups": ["apps"], "resources": ["deployments/status", "replicasets/status"],
+     "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["services"], "verbs": _EDIT},
+    {"apiGroups": [""], "resources": ["services/proxy", "pods/proxy"], "verbs": ["get", "create", "update", "patch",
+                                                                                 "delete"]},
+    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": _EDIT},
+]
+
+
 def _rbac(state: ClusterState) -> None:
     s = state.store
     s.create("clusterroles", {"metadata": {"name": "cluster-admin"},
@@ -151,6 +166,7 @@ def _rbac(state: ClusterState) -> None:
              "verbs": ["get", "list", "watch", "create", "update", "patch"]},
             {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads", "localqueues"], "verbs": ["get", "list", "watch"]},
             {"apiGroups": ["visibility.kueue.x-k8s.io"], "resources": ["localqueues/pendingworkloads"], "verbs": ["get"]},
+            *SERVICE_RULES,
         ]})
         s.create("rolebindings", {
             "metadata": {"name": f"{TENANT_ROLE}-{t.service_account}", "namespace": t.namespace},

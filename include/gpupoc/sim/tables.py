@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Callable
 
 from gpupoc.sim import clock
+from gpupoc.sim.service_tables import service_printers
 
 Row = list
 Columns = list[tuple[str, str, int, str]]  # (name, type, priority, description)
@@ -303,6 +304,7 @@ PRINTERS: dict[str, tuple[Columns, Callable[[dict], Row]]] = {
     "events": (EVENT_COLUMNS, _event_row),
     "resourcequotas": (QUOTA_COLUMNS, _quota_row),
     "namespaces": (NS_COLUMNS, _ns_row),
+    **service_printers(age),
 }
 
 

@@ -8,6 +8,7 @@ import traceback
 from typing import Sequence
 
 from gpupoc.workload.modes import RUNNERS, eprint, log
+from gpupoc.workload.serving import MODES
 from gpupoc.workload.settings import Mode, parse_settings
 from gpupoc.workload.telemetry import TelemetryReporter
 
@@ -20,6 +21,10 @@ def _on_sigterm(signum, frame) -> None:  # noqa: ARG001 - signal handler signatu
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in MODES:  # serve / load (workload/serving.py)
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        return MODES[args[0]](args[1:])
     s = parse_settings(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
     log(f"gpupoc-workload mode={s.mode.value} pod={s.namespace}/{s.pod} node={s.node or '-'} "

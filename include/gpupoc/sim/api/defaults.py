@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gpupoc.sim.api import service_defaults
 from gpupoc.sim.cluster import GPU, ClusterState
 
 
@@ -69,6 +70,7 @@ ON_CREATE: dict[str, Callable[[ClusterState, dict], None]] = {
     "clusterqueues": _cluster_queue,
     "localqueues": _local_queue,
     "queues": _queue,
+    **service_defaults.ON_CREATE,
 }
 
 
@@ -77,3 +79,8 @@ def on_create(state: ClusterState, resource: str, obj: dict) -> None:
     hook = ON_CREATE.get(resource)
     if hook is not None:
         hook(state, obj)
+
+
+def on_update(resource: str, old: dict, new: dict) -> None:
+    """What the API server keeps or bumps on an update (generation, a Service's ClusterIP)."""
+    service_defaults.on_update(resource, old, new)

@@ -14,6 +14,8 @@ from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import UPDATE_VALIDATORS, fetch, matching, selector_of
 from gpupoc.sim.api.status import StatusError, already_exists, invalid, success_obj
+from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.controllers import disruption_budgets
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import RESOURCES, Conflict
 
@@ -79,14 +81,14 @@ async def _delete_options(ctx: Ctx) -> int | None:
     return grace
 
 
-def remove_pod(ctx: Ctx, pod: dict) -> None:
+def remove_pod(state: ClusterState, pod: dict) -> None:
     """Take a pod out of the store now (with its logs; its GPUs unless a leak is planted)."""
     ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
-    ctx.state.store.delete("pods", ns, name)
-    ctx.state.logs.drop_pod(ns, name)
+    state.store.delete("pods", ns, name)
+    state.logs.drop_pod(ns, name)
     failed = (pod.get("status") or {}).get("phase") == "Failed"
-    if not (failed and ctx.state.has(Fault.GPUS_LEAK)):
-        ctx.state.inventory.release((ns, name))
+    if not (failed and state.has(Fault.GPUS_LEAK)):
+        state.inventory.release((ns, name))
 
 
 async def delete_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
@@ -113,11 +115,14 @@ EVICTION_REASON, EVICTION_MESSAGE = "EvictionByEvictionAPI", "Eviction API: evic
 async def evict_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     """``POST pods/{name}/eviction`` (kubectl drain): condition DisruptionTarget reason EvictionByEvictionAPI
     "Eviction API: evicting" on a pod that has not ended (kubernetes ``pkg/registry/core/pod/storage/eviction.go``,
-    ``addConditionAndDeletePod``), then a graceful delete; no PodDisruptionBudgets here."""
+    ``addConditionAndDeletePod``), then a graceful delete; refused while the pod's PodDisruptionBudget allows no
+    disruption (``controllers/disruption_budgets.py`` ``admit_eviction``)."""
     pod = fetch(ctx, spec)
     body = await ctx.body()
     options = (body or {}).get("deleteOptions") or {} if isinstance(body, dict) else {}
     grace = options.get("gracePeriodSeconds")
+    if not pod["metadata"].get("deletionTimestamp"):
+        disruption_budgets.admit_eviction(ctx.state, pod, dry_run(ctx.query))
     if not dry_run(ctx.query):
         if (pod.get("status") or {}).get("phase") not in TERMINAL and not pod["metadata"].get("deletionTimestamp"):
             _disruption_target(pod, EVICTION_REASON, EVICTION_MESSAGE)
@@ -156,11 +161,17 @@ async def delete_namespace(ctx: Ctx, spec: ResourceSpec) -> web.Response:
 
 
 def delete_one(ctx: Ctx, pod: dict, grace: int | None) -> dict:
+    return graceful_delete(ctx.state, pod, grace)
+
+
+def graceful_delete(state: ClusterState, pod: dict, grace: int | None = None) -> dict:
+    """Delete a pod as the API server does: unbound or finished at once, else a deletionTimestamp for the
+    kubelet (``grace`` seconds, the pod's ``terminationGracePeriodSeconds`` when None)."""
     phase = (pod.get("status") or {}).get("phase")
     bound = bool((pod.get("spec") or {}).get("nodeName"))
     if not bound or phase in TERMINAL:
-        remove_pod(ctx, pod)
-        ctx.state.kick()
+        remove_pod(state, pod)
+        state.kick()
         return pod
     if grace is None:
         grace = int((pod.get("spec") or {}).get("terminationGracePeriodSeconds") or 30)
@@ -169,8 +180,8 @@ def delete_one(ctx: Ctx, pod: dict, grace: int | None) -> dict:
     if meta.get("deletionTimestamp") is None or current is None or grace < current:
         meta["deletionGracePeriodSeconds"] = grace
         meta["deletionTimestamp"] = clock.rfc3339(clock.now() + timedelta(seconds=grace))
-        ctx.state.store.update("pods", pod)
-    ctx.state.kick()
+        state.store.update("pods", pod)
+    state.kick()
     return pod
 
 

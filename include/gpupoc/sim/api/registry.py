@@ -42,14 +42,19 @@ VISIBILITY = "visibility.kueue.x-k8s.io"
 AUTHZ = "authorization.k8s.io"
 AUTHN = "authentication.k8s.io"
 SIM = "sim.gpupoc.io"
+APPS = "apps"
+DISCOVERY = "discovery.k8s.io"
+POLICY = "policy"
 STATUS = {"status": ("get", "patch", "update")}
+SCALE = {"status": ("get", "patch", "update"), "scale": ("get", "patch", "update")}
+PROXY = {"proxy": ("create", "delete", "get", "patch", "update")}
 _KUEUE_MODES = frozenset({SchedulerMode.KUBE, SchedulerMode.KUEUE})
 _VOLCANO = frozenset({SchedulerMode.VOLCANO})
 _KAI = frozenset({SchedulerMode.KAI})
 
 SPECS: list[ResourceSpec] = [
     ResourceSpec("pods", CORE, "v1", "Pod", True, ALL, "pod", ("po",),
-                 {"log": ("get",), "status": ("get", "patch", "update"), "eviction": ("create",)},
+                 {"log": ("get",), "status": ("get", "patch", "update"), "eviction": ("create",), **PROXY},
                  categories=("all",)),
     ResourceSpec("events", CORE, "v1", "Event", True, ALL, "event", ("ev",)),
     ResourceSpec("nodes", CORE, "v1", "Node", False, ("create", "delete", "get", "list", "patch", "update", "watch"),
@@ -63,6 +68,16 @@ SPECS: list[ResourceSpec] = [
                  {"token": ("create",)}),  # TokenRequest (api/tokens.py)
     ResourceSpec("configmaps", CORE, "v1", "ConfigMap", True, ALL, "configmap", ("cm",)),
     ResourceSpec("secrets", CORE, "v1", "Secret", True, ALL, "secret"),
+    # services (docs/services.md): apps/v1 workloads, Services and their EndpointSlices, disruption budgets
+    ResourceSpec("deployments", APPS, "v1", "Deployment", True, ALL, "deployment", ("deploy",), SCALE,
+                 categories=("all",)),
+    ResourceSpec("replicasets", APPS, "v1", "ReplicaSet", True, ALL, "replicaset", ("rs",), SCALE,
+                 categories=("all",)),
+    ResourceSpec("services", CORE, "v1", "Service", True, ALL, "service", ("svc",), {**STATUS, **PROXY},
+                 categories=("all",)),
+    ResourceSpec("endpointslices", DISCOVERY, "v1", "EndpointSlice", True, ALL, "endpointslice"),
+    ResourceSpec("poddisruptionbudgets", POLICY, "v1", "PodDisruptionBudget", True, ALL, "poddisruptionbudget",
+                 ("pdb",), STATUS),
     ResourceSpec("priorityclasses", "scheduling.k8s.io", "v1", "PriorityClass", False, ALL, "priorityclass", ("pc",)),
     ResourceSpec("roles", RBAC, "v1", "Role", True, ALL, "role"),
     ResourceSpec("rolebindings", RBAC, "v1", "RoleBinding", True, ALL, "rolebinding"),

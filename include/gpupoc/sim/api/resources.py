@@ -185,6 +185,7 @@ def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: boo
         if _has_status(spec) and "status" in cur:
             merged["status"] = copy.deepcopy(cur["status"])
         merged["apiVersion"], merged["kind"] = cur.get("apiVersion"), cur.get("kind")
+        defaults.on_update(spec.plural, cur, merged)
         validator = UPDATE_VALIDATORS.get(spec.plural)
         if validator:
             validator(cur, merged)

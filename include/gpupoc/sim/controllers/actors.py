@@ -59,7 +59,8 @@ def _pod_path(namespace: str, name: str = "", subresource: str = "") -> str:
 
 
 def audit_write(state: ClusterState, actor: Actor, verb: str, pod: dict, *, subresource: str = "",
-                request_object: object = None, code: int = 200) -> dict | None:
+                request_object: object = None, code: int = 200, resource: str = "pods",
+                api_path: str = "/api/v1") -> dict | None:
     """Record ``actor``'s ``verb`` on ``pod`` (create, patch, delete; ``subresource`` e.g. "status") in the
     audit log as the API server would; returns the written event (None when the policy drops it)."""
     if state.audit is None:
@@ -70,8 +71,12 @@ def audit_write(state: ClusterState, actor: Actor, verb: str, pod: dict, *, subr
     user = {"username": actor.username, "groups": list(actor.groups)}
     agent = f"{actor.agent}/{state.config.kubernetes_version} (linux/amd64) kubernetes/sim"
     uri = _pod_path(ns, "" if verb == "create" else name, subresource)
+    if resource != "pods":
+        uri = uri.replace("/api/v1/", f"{api_path}/", 1).replace("/pods", f"/{resource}", 1)
     rec = AuditRecord(request_uri=uri, verb=verb, user=user, source_ip="127.0.0.1", user_agent=agent, received=now,
-                      resource="pods", subresource=subresource, namespace=ns, name=name, code=code,
+                      resource=resource, api_group=api_path.split("/")[2] if api_path.startswith("/apis/") else "",
+                      api_version=api_path.rsplit("/", 1)[-1], subresource=subresource, namespace=ns, name=name,
+                      code=code,
                       decision="allow", reason=f'RBAC: allowed by ClusterRoleBinding "{actor.binding}" of ClusterRole '
                       f'"{actor.binding}" to {actor.subject}', request_object=request_object, response_object=pod)
     return state.audit.record(rec)

@@ -17,6 +17,7 @@ from typing import Protocol
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.config import Timing
+from gpupoc.sim.controllers import kubelet_probes, virtual_serving
 from gpupoc.sim.controllers import kubelet_status as ks
 from gpupoc.sim.controllers.gpu_driver import driver_env
 from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodKey, PodRun
@@ -26,6 +27,7 @@ from gpupoc.sim.controllers.kubelet_runtime import (
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Telemetry
+from gpupoc.sim.pod_network import BIND_ENV, host_address, service_env
 from gpupoc.sim.store import Store
 
 CRASH_BACKOFF_START = 1.0
@@ -299,7 +301,8 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
     t0 = time.monotonic()
     handle = None
     if c.entry.kind == "process":
-        platform = {"HOSTNAME": name, "NODE_NAME": pr.node, "POD_NAME": name, "POD_NAMESPACE": ns}
+        platform = {**service_env(kl.store, ns), "HOSTNAME": name, "NODE_NAME": pr.node, "POD_NAME": name,
+                    "POD_NAMESPACE": ns, BIND_ENV: host_address(pr.pod_ip)}
         platform = {**platform, **user_env, **device_env}
         if devices:
             platform["NVIDIA_VISIBLE_DEVICES"] = devices
@@ -325,6 +328,8 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
     inv = kl.state.inventory
     if handle is not None:
         pr.handles[c.name] = handle
+        c.ready = not kubelet_probes.has_readiness_probe(c)
+        probes = kubelet_probes.start_probes(kl, pr, c)
         inv.telemetry.setdefault(pr.key, Telemetry())
         kl.track_process(pr.key)
         kl.write(pr)
@@ -332,12 +337,11 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
             exit_code = await handle.wait()
         finally:
             pr.handles.pop(c.name, None)
+            for task in probes:
+                task.cancel()
         oom, tail = handle.oom, list(handle.tail)
     else:
-        spec = VirtualSpec.from_env(user_env)
-        inv.telemetry[pr.key] = Telemetry(spec.gpu_util, spec.gpu_mem_mib)
-        kl.write(pr)
-        exit_code, oom = await run_virtual(spec, c.image, lg, devices, lambda s: sleep_or_stop(pr, s))
+        exit_code, oom = await _play_virtual(kl, pr, c, user_env, lg, devices)
         tail = [text for _, text in lg.lines[-80:]]
     message = None
     if exit_code != 0 and c.spec.get("terminationMessagePolicy") == "FallbackToLogsOnError":
@@ -346,6 +350,39 @@ async def _run_once(kl: PodRuntime, pr: PodRun, c: ContainerRun) -> tuple[int, f
     c.ready = c.started = False
     _after_exit(kl, pr, c, lg, exit_code)
     return exit_code, time.monotonic() - t0
+
+
+async def _play_virtual(kl: PodRuntime, pr: PodRun, c: ContainerRun, user_env: dict[str, str], lg,
+                        devices: str) -> tuple[int, bool]:
+    """A virtual container's run: its synthetic lifecycle, serving HTTP (with its probes) when asked to."""
+    spec = VirtualSpec.from_env(user_env)
+    kl.state.inventory.telemetry[pr.key] = Telemetry(spec.gpu_util, spec.gpu_mem_mib)
+    server = await _virtual_server(pr, c, user_env, lg)
+    probes = kubelet_probes.start_probes(kl, pr, c) if server is not None else []
+    kl.write(pr)
+    try:
+        return await run_virtual(spec, c.image, lg, devices, lambda s: sleep_or_stop(pr, s),
+                                 forever=server is not None)
+    finally:
+        for task in probes:
+            task.cancel()
+        if server is not None:
+            await server.cleanup()
+
+
+async def _virtual_server(pr: PodRun, c: ContainerRun, env: dict[str, str], lg):
+    """The virtual image's HTTP server when the container serves (``virtual_serving.py``), else None."""
+    port = virtual_serving.serving_port(c.spec, env)
+    if port is None:
+        return None
+    c.ready = not kubelet_probes.has_readiness_probe(c)
+    try:
+        server = await virtual_serving.start(pr.pod_ip, port, env)
+    except OSError as exc:
+        lg.append(f"virtual workload: cannot listen on port {port}: {exc}")
+        return None
+    lg.append(f"virtual workload: serving on port {port}")
+    return server
 
 
 def _after_exit(kl: PodRuntime, pr: PodRun, c: ContainerRun, lg, exit_code: int) -> None:

@@ -312,12 +312,12 @@ PROGRESS_SECONDS = 5.0
 
 
 async def run_virtual(spec: VirtualSpec, image: str, log: ContainerLog, devices: str,
-                      sleep: Callable[[float], Awaitable[bool]]) -> tuple[int, bool]:
-    """Play a virtual container: synthetic log lines over ``duration``. ``sleep`` returns True when the
-    container is being stopped. Returns (exit code, oom)."""
+                      sleep: Callable[[float], Awaitable[bool]], forever: bool = False) -> tuple[int, bool]:
+    """Play a virtual container: synthetic log lines over ``duration`` (until stopped when ``forever``: a
+    serving container). ``sleep`` returns True when the container is being stopped. Returns (exit code, oom)."""
     log.append(f"virtual workload {image}: mode={spec.mode} duration={spec.duration:g}s "
                f"NVIDIA_VISIBLE_DEVICES={devices}")
-    forever = spec.mode in ("hang", "long")
+    forever = forever or spec.mode in ("hang", "long")
     elapsed = 0.0
     step = 0
     while forever or elapsed < spec.duration:

@@ -24,7 +24,8 @@ from typing import Any, Callable
 from gpupoc.sim import quota
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers import node_lifecycle, taint_eviction
+from gpupoc.sim.controllers import (
+    deployments, disruption_budgets, endpointslices, kube_proxy, node_lifecycle, replicasets, taint_eviction)
 from gpupoc.sim.controllers.kubelet import kubelet_for
 from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
@@ -37,13 +38,19 @@ log = logging.getLogger(__name__)
 
 TICK_SECONDS = 0.5
 KICK_RESOURCES = frozenset({"pods", "nodes", "workloads", "clusterqueues", "localqueues", "resourcequotas",
-                            "podgroups", "queues"})
+                            "podgroups", "queues", "deployments", "replicasets", "services",
+                            "poddisruptionbudgets"})
 _LOG_EVERY_SECONDS = 10.0
 # Controllers beyond the built-in ones, kept in ``state.addons`` by name and run in this order each pass
 # (after the kubelet): a factory of the state whose result is a ``Reconciler``. One line here adds one.
 ADDONS: dict[str, Callable[[ClusterState], Reconciler]] = {
     "taint-eviction": taint_eviction.TaintEviction,
     "node-lifecycle": node_lifecycle.NodeLifecycle,
+    "deployment": deployments.DeploymentController,  # services (docs/services.md)
+    "replicaset": replicasets.ReplicaSetController,
+    "endpointslice": endpointslices.EndpointSliceController,
+    "disruption": disruption_budgets.DisruptionController,
+    "kube-proxy": kube_proxy.KubeProxy,
 }
 
 

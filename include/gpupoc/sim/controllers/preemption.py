@@ -2,7 +2,8 @@
 
 When a pod fits nowhere, lower-priority pods are chosen as victims on the node where that matters least
 (``scheduling.select_victims``/``best_choice``), the preemptor is nominated to that node, and each victim is
-stopped in its platform's words (``disruption.preempt``). Under ``priority-ignored`` nothing is preempted.
+stopped in its platform's words (``disruption.preempt``). Under ``priority-ignored`` nothing is preempted;
+under ``serving-preempted`` a serving replica (a pod a ReplicaSet controls) is a victim whatever its priority.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ class PreemptionMixin:
         post: Counter = Counter({S.PREEMPTION_NOT_HELPFUL: sum(reasons.unresolvable.values())})
         resolvable = {n for names in reasons.resolvable.values() for n in names}
         choices: list[S.NodeChoice] = []
-        if not any(p < prio and c > 0 for p, c in self._prio_count.items()):
+        serving = self.state.has(Fault.SERVING_PREEMPTED)
+        if not serving and not any(p < prio and c > 0 for p, c in self._prio_count.items()):
             post[S.NO_VICTIMS] += len(resolvable)  # no lower-priority pod runs anywhere
         else:
             for name in sorted(resolvable):
@@ -57,13 +59,16 @@ class PreemptionMixin:
         return None, True
 
     def _candidates(self, node: str, prio: int) -> list[S.Victim]:
+        serving = self.state.has(Fault.SERVING_PREEMPTED)
         out = []
         for k in self._node_pods.get(node, ()):
-            if self._prio_of.get(k, 0) >= prio:
+            if self._prio_of.get(k, 0) >= prio and not serving:
                 continue
             victim = self.store.get("pods", k[0], k[1])
             if victim is None or victim["metadata"].get("deletionTimestamp"):
                 continue
+            if self._prio_of.get(k, 0) >= prio and not _serves(victim):
+                continue  # serving-preempted: a serving replica is a victim whatever its priority
             out.append(S.Victim(k, self._prio_of[k], S.gpu_request(victim),
                                 victim.get("status", {}).get("startTime") or ""))
         return out
@@ -82,3 +87,9 @@ class PreemptionMixin:
             if victim is not None:
                 self._victims.add(v.key)
                 disruption.preempt(self.state, victim, preemptor, choice.node, self.wording_of(preemptor))
+
+
+def _serves(pod: dict) -> bool:
+    """A serving replica: a pod its ReplicaSet controls."""
+    return any(r.get("kind") == "ReplicaSet" and r.get("controller") for r in pod["metadata"].get("ownerReferences")
+               or [])
