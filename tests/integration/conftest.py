@@ -22,6 +22,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+
+@pytest.fixture(autouse=True)
+def _own_kubectl_cache(tmp_path_factory, monkeypatch):
+    """kubectl's discovery cache (6 h) is keyed by host:port, and a simulated cluster's port is reused by a
+    later one: a cached Kueue API group would outlive its cluster. Each test's kubectl calls get their own."""
+    monkeypatch.setenv("KUBECACHEDIR", str(tmp_path_factory.mktemp("kubectl-cache")))
+
 STARTUP_TIMEOUT = 300.0  # a stall guard: `gpupoc sim serve` is up in seconds, longer on a loaded machine
 
 
@@ -63,7 +70,8 @@ class SimServer:
 
     def kubectl(self, *args: str, context: str = "admin", timeout: float = 60, check: bool = False,
                 input: str | None = None) -> subprocess.CompletedProcess:
-        cmd = ["kubectl", f"--kubeconfig={self.kubeconfig}", f"--context={context}", *args]
+        cmd = ["kubectl", f"--kubeconfig={self.kubeconfig}", f"--context={context}",
+               f"--cache-dir={self.data_dir / 'kubectl-cache'}", *args]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
         if check and res.returncode != 0:
             raise AssertionError(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr}")

@@ -89,6 +89,7 @@ class Explanation:
     ahead_count: int | None = None
     explained: bool | None = None
     explained_from: str | None = None  # snapshots, or events when no snapshot saw the wait
+    observed: bool | None = None  # False: it needed an explanation but no snapshot or event saw it (not judged)
     eta_offered: bool | None = None  # the platform offered an expected start (an ETA) for this workload
     eta_error_seconds: float | None = None
     expected_wait_seconds: float | None = None  # the pipeline's estimate: queue at release, plan's durations

@@ -41,6 +41,12 @@ class CongestionRow(WorkloadTimeline):
     eta_error_seconds: float | None
     eta_within_tolerance: bool | None
     explained_from: str | None = None  # "snapshots" or "events" (a wait no snapshot saw)
+    observed: bool = True  # False: it needed an explanation but no snapshot or event saw it wait
+
+    @property
+    def judged(self) -> bool:
+        """Its explanation can be judged: it needed one and the wait was seen (a snapshot or an event)."""
+        return self.needs_explanation and self.observed
 
     def to_dict(self) -> dict:
         return {**asdict(self), "wait_seconds": self.wait_seconds}
@@ -214,7 +220,7 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
         platform_names_bottleneck=names, first_position=positions[0] if positions else None,
         eta_offered=eta_at is not None, eta_at=eta_at, eta_error_seconds=eta_err,
         eta_within_tolerance=None if eta_err is None else abs(eta_err) <= eta_tol,
-        explained_from=source if explained else None,
+        explained_from=source if explained else None, observed=bool(causes) or not needs,
     )
 
 
@@ -238,6 +244,7 @@ class CongestionSummary:
     arrival_spread_seconds: float | None
     release_spread_seconds: float | None
     bottlenecks: dict[str, int]
+    unobserved: int = 0  # waits that needed an explanation that nothing saw: not judged
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -248,14 +255,14 @@ def summarize(rows: list[CongestionRow], max_wait_seconds: float) -> CongestionS
     def ratio(num: int, den: int) -> float | None:
         return round(num / den, 4) if den else None
 
-    need = [r for r in rows if r.needs_explanation]
+    need = [r for r in rows if r.judged]
     explained = [r for r in need if r.platform_explained]
     judged = [r for r in explained if r.platform_names_bottleneck is not None]
     named = [r for r in judged if r.platform_names_bottleneck]
     eta = [r for r in rows if r.eta_within_tolerance is not None]
     waits = [r.wait_seconds for r in rows if r.wait_seconds is not None]
     return CongestionSummary(
-        workloads=len(rows), scheduled=sum(1 for r in rows if r.scheduled_at), needing_explanation=len(need),
+        workloads=len(rows), scheduled=sum(1 for r in rows if r.scheduled_at), needing_explanation=sum(1 for r in rows if r.needs_explanation),
         explained=len(explained), explained_ratio=ratio(len(explained), len(need)), named_right=len(named),
         named_right_ratio=ratio(len(named), len(judged)), eta_offered=sum(1 for r in rows if r.eta_offered),
         eta_accurate_ratio=ratio(sum(1 for r in eta if r.eta_within_tolerance), len(eta)),
@@ -267,6 +274,7 @@ def summarize(rows: list[CongestionRow], max_wait_seconds: float) -> CongestionS
         arrival_spread_seconds=_spread([r.submitted_at for r in rows]),
         release_spread_seconds=_spread([r.released_at for r in rows]),
         bottlenecks=dict(Counter(r.bottleneck for r in rows)),
+        unobserved=sum(1 for r in rows if r.needs_explanation and not r.observed),
     )
 
 

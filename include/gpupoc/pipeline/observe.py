@@ -70,20 +70,37 @@ def latest_events(events: list[dict], pod_names: set[str]) -> dict[tuple[str, st
     return out
 
 
-def scheduling_event_observations(caller: KubeCaller, namespaces: Iterable[str],
-                                  pod_names: set[str]) -> list[Observation]:
+def scheduling_event_observations(caller: KubeCaller, namespaces: Iterable[str], pod_names: set[str],
+                                  groups: dict[str, set[str]] | None = None) -> list[Observation]:
     """Every moment the platform said why a wave pod could not be scheduled (first and last time of each
-    aggregated event), as observations: what a user reads in ``kubectl describe pod`` after the fact."""
+    aggregated event), as observations: what a user reads in ``kubectl describe`` after the fact. Events on a
+    pod's Kueue Workload count for the pod (``event_pods``; ``groups``: gang key -> its pods)."""
     out: list[Observation] = []
     for e in list_events(caller, namespaces):
-        name = (e.get("involvedObject") or {}).get("name")
-        if name not in pod_names or e.get("reason") not in SCHEDULING_EVENT_REASONS:
+        if e.get("reason") not in SCHEDULING_EVENT_REASONS:
             continue
         moments = {parse_time(x) for x in (e.get("firstTimestamp"), e.get("lastTimestamp"), e.get("eventTime"))}
-        for at in sorted(m for m in moments if m is not None):
-            out.append(Observation(taken_at=at, pod=name, namespace=e["metadata"]["namespace"],
-                                   event_reason=e.get("reason"), event_message=e.get("message") or e.get("note")))
+        for name in event_pods(e.get("involvedObject") or {}, pod_names, groups or {}):
+            for at in sorted(m for m in moments if m is not None):
+                out.append(Observation(taken_at=at, pod=name, namespace=e["metadata"]["namespace"],
+                                       event_reason=e.get("reason"), event_message=e.get("message") or e.get("note")))
     return sorted(out, key=lambda o: (o.taken_at, o.namespace, o.pod))
+
+
+def event_pods(involved: dict, pod_names: set[str], groups: dict[str, set[str]]) -> list[str]:
+    """The wave pods an event is about: the pod itself, or the pods of the Kueue Workload it names. Kueue names
+    a pod's Workload ``pod-<pod name>-<5 hex>``, a pod group's after the group: ``<gang key>-<5 hex>`` (the
+    gang keys in ``groups``)."""
+    name = str(involved.get("name") or "")
+    if involved.get("kind") != "Workload":
+        return [name] if name in pod_names else []
+    stem, _, digest = name.rpartition("-")
+    if len(digest) != 5:
+        return []
+    if stem in groups:
+        return sorted(groups[stem] & pod_names)
+    pod = stem[len("pod-"):] if stem.startswith("pod-") else ""
+    return [pod] if pod in pod_names else []
 
 
 # Conditions of an owning object that say why its pod ended (Kueue Workload; Volcano/KAI pod groups).

@@ -91,6 +91,9 @@ def queue_explainability(runs: Runs) -> Details:
     if explained is not None:
         need = ex[ex["explained"].notna()]
         f.append(Figure.of("waits_explained", explained))
+        unseen = M.waits_unobserved(ex)
+        if unseen:
+            f.append(Figure(label="waits_unobserved", value=unseen, check="QC-05"))
         t.append(table("explanations", _cols(need, "pod", "platform_reason", "platform_message",
                                              "reconstructed_bottleneck", "ahead_count", "explained"), 6,
                        "queue_congestion/explanations"))

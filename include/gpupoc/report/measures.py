@@ -83,6 +83,13 @@ def waits_explained(ex: pd.DataFrame) -> Measure | None:
     return Measure(int(truthy(need["explained"]).sum()), len(need), "QC-05")
 
 
+def waits_unobserved(ex: pd.DataFrame) -> int:
+    """Waits that needed an explanation and that no snapshot or event saw (not judged by QC-05)."""
+    if ex.empty or "observed" not in ex:
+        return 0
+    return int(falsy(ex["observed"]).sum())
+
+
 def logs_readable(fr: pd.DataFrame) -> Measure | None:
     """Failures whose logs could be read (FR-07), a failure with no logs to read (null: no container
     started) counted as complete and as not applicable."""

@@ -18,7 +18,20 @@ class EventRecorder:
         self.store = store
         self.drop_warnings = drop_warnings  # the ``events-dropped`` fault profile
         self._series: dict[tuple[str, str, str], tuple[str, str]] = {}
+        self._recorded_at: dict[tuple[str, str, str], float] = {}
         self._last_ns = 0
+
+    def repeat(self, obj: dict, reason: str, message: str, type_: str, component: str,
+               every_s: float) -> dict | None:
+        """``record``, unless the same (object, reason, message) was recorded less than ``every_s`` ago: a
+        controller that says the same thing on each retry, its repeats aggregated into ``count`` and
+        ``lastTimestamp`` at most that often."""
+        key = (obj["metadata"]["uid"], reason, message)
+        now = time.monotonic()
+        if now - self._recorded_at.get(key, -every_s) < every_s:
+            return None
+        self._recorded_at[key] = now
+        return self.record(obj, reason, message, type_, component)
 
     def record(
         self,

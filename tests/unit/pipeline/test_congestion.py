@@ -139,6 +139,17 @@ def test_summary_counts_spreads_and_never_scheduled_workloads_as_over_the_wait_l
 def test_a_long_wait_with_no_snapshot_is_unobserved():
     rows = reconstruct([wl("a", scheduled=60)], [], ONE_NODE)
     assert rows[0].bottleneck == Bottleneck.UNOBSERVED.value and rows[0].platform_explained is False
+    assert rows[0].needs_explanation and not rows[0].observed and not rows[0].judged
+
+
+def test_an_unobserved_wait_is_counted_apart_and_left_out_of_the_explained_share():
+    tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31), wl("d", scheduled=31)]
+    obs = [ob(t, p, node="node-a", phase="Running") for t in (5, 10) for p in ("a", "b")]
+    obs += [ob(t, "c", message=FAILED) for t in (5, 10)]  # d was never in a snapshot, and no event names it
+    rows = reconstruct(tl, obs, ONE_NODE)
+    assert row(rows, "c").observed and row(rows, "c").judged and not row(rows, "d").observed
+    s = summarize(rows, 600)
+    assert (s.needing_explanation, s.explained, s.explained_ratio, s.unobserved) == (2, 1, 1.0, 1)
 
 
 def test_a_wait_no_snapshot_saw_is_judged_from_the_platforms_scheduling_events():

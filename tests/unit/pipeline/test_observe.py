@@ -53,6 +53,21 @@ def test_scheduling_events_become_observations_at_their_first_and_last_moment():
         (T0, "p1", "FailedScheduling"), (T0 + timedelta(seconds=9), "p1", "FailedScheduling")]
 
 
+def test_a_kueue_workloads_pending_event_counts_for_its_pod_and_a_pod_groups_for_every_member():
+    def on_workload(name, message):
+        e = ev(name, "Pending", message, ns="team-nlp")
+        e["involvedObject"]["kind"] = "Workload"
+        return e
+
+    api = FakeApi([], events=[on_workload("pod-p1-1a2b3", "couldn't assign flavors"),
+                              on_workload("train-2x8g-9f8e7", "insufficient quota"),
+                              on_workload("pod-other-1a2b3", "not a wave pod"), on_workload("pod-p1", "no hash")])
+    obs = observe.scheduling_event_observations(api, ["team-nlp"], {"p1", "g-0", "g-1"},
+                                                {"train-2x8g": {"g-0", "g-1"}})
+    assert sorted((o.pod, o.event_message) for o in obs) == [
+        ("g-0", "insufficient quota"), ("g-1", "insufficient quota"), ("p1", "couldn't assign flavors")]
+
+
 class Script:
     """Runs one step of a scenario at each of the observer's sleeps."""
 

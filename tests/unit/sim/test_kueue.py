@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.config import DEFAULT_CONFIG, ClusterConfig
 from gpupoc.sim.controllers import kueue as K
+from gpupoc.sim.controllers import kueue_admit
 from gpupoc.sim.controllers.scheduler import schedule_pass
 
 TOLERATE_GPU = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
@@ -123,6 +125,23 @@ def test_admission_within_nominal_quota_removes_the_gate_and_adds_the_flavor_sel
         "training, 8 more needed"))
     assert gates(state, "job-3") == [K.ADMISSION_GATE]
     assert schedule_pass(state) == 3
+
+
+@pytest.mark.parametrize("every_s, count", [(3600.0, 1), (0.0, 2)])
+def test_an_inadmissible_workload_gets_a_pending_warning_event_with_its_message_its_retries_aggregated(
+        tmp_path, monkeypatch, every_s, count):
+    monkeypatch.setattr(kueue_admit, "PENDING_EVENT_EVERY_S", every_s)
+    state = make_state(tmp_path)
+    for i in range(4):
+        submit(state, f"job-{i}", 8, created=f"2026-01-01T00:00:0{i}Z")
+    for _ in range(3):
+        K.kueue_pass(state)
+    wl = workload_of(state, "job-3")
+    said = [e for e in state.store.list("events") if e["involvedObject"]["name"] == wl["metadata"]["name"]
+            and e["reason"] == "Pending"]
+    assert [(e["type"], e["message"], e["count"], e["source"]["component"]) for e in said] == [
+        ("Warning", cond(wl, "QuotaReserved")["message"], count, "kueue-admission")]
+    assert said[0]["involvedObject"]["kind"] == "Workload"
 
 
 def test_finished_pod_releases_quota_for_the_next_workload(tmp_path):

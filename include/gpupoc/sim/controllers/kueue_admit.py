@@ -7,7 +7,9 @@ ClusterQueue whose dominant resource share after admission is lowest first (``ku
 Workload per cohort per round so that shares are compared again after each admission; under
 ``fairshare-ignored``, creation time only. A head that fits the quota available to its ClusterQueue
 (nominal, the cohort's lendable GPUs within the borrowing limit) is admitted; one that does not gets
-``QuotaReserved=False`` reason ``Pending`` with Kueue's flavor-assignment message; when preemption can make
+``QuotaReserved=False`` reason ``Pending`` with Kueue's flavor-assignment message, and a Warning event
+``Pending`` with it on the Workload (Kueue records one per requeue, aggregated by the event recorder; here at
+most once a second per Workload and message); when preemption can make
 room (``kueue_preempt``) the targets are evicted ("Preempted to accommodate a workload (UID: ..., JobUID:
 ...) due to <reason>", their pods stopped and deleted) and the message ends ". Pending the preemption of N
 workload(s)"; the quota the preemptor needs stays reserved for it until the pass ends.
@@ -22,10 +24,14 @@ from gpupoc.sim.controllers import disruption
 from gpupoc.sim.controllers.kueue_evict import evict_workload, workload_message
 from gpupoc.sim.controllers.kueue_preempt import Policy, candidates, targets
 from gpupoc.sim.controllers.kueue_quota import QueueQuota, QuotaTree, weighted_share
-from gpupoc.sim.controllers.kueue_types import GPU, Entry, pending_message, set_condition
+from gpupoc.sim.controllers.kueue_types import COMPONENT, GPU, Entry, pending_message, set_condition
+from gpupoc.sim.events import WARNING
 from gpupoc.sim.faults import Fault, hides_reasons
 
 Key = tuple[str, str]
+# Kueue records "Pending" at each requeue of an inadmissible Workload (after a cluster change); the simulated
+# admission retries every pass, so its repeats are recorded at most this often.
+PENDING_EVENT_EVERY_S = 1.0
 
 
 class QueueView(Protocol):
@@ -147,8 +153,11 @@ def _try(state: ClusterState, kq: QueueView, e: Entry, name: str, tree: QuotaTre
                     admitted[t.cq].remove(t.entry)
             message += f". Pending the preemption of {len(chosen)} workload(s)"
             q.usage += e.gpus  # held for the preemptor until the pass ends
-    if set_condition(wl, "QuotaReserved", "False", "Pending", "" if hides_reasons(state.faults) else message):
+    said = "" if hides_reasons(state.faults) else message
+    if set_condition(wl, "QuotaReserved", "False", "Pending", said):
         state.store.update("workloads", wl)
+    if said:  # pkg/scheduler/scheduler.go requeueAndUpdate: Eventf(wl, Warning, "Pending", inadmissibleMsg)
+        state.events.repeat(wl, "Pending", said, WARNING, COMPONENT, PENDING_EVENT_EVERY_S)
     return False
 
 

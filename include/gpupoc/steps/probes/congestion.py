@@ -30,7 +30,11 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     cap = W.capacity(ctx.plan, [{"metadata": {"name": n["name"], "labels": n.get("labels") or {}},
                                  "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes])
     obs = [Observation.from_dict(d) for d in ctx.read_file("observations", []) or []]
-    events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines})
+    groups: dict[str, set[str]] = {}
+    for t in timelines:
+        if t.gang:
+            groups.setdefault(t.gang, set()).add(t.pod)
+    events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines}, groups)
     ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
     rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
                        eta_tolerance_seconds=th.eta_tolerance_seconds, events=events,
@@ -41,7 +45,8 @@ def collect_congestion(ctx, timelines, runs) -> dict:
         "pod": r.pod, "namespace": r.namespace, "tenant": r.tenant, "wait_seconds": r.wait_seconds,
         "platform_reason": r.platform_reason, "platform_message": r.platform_message,
         "reconstructed_bottleneck": r.bottleneck, "ahead_count": r.ahead_at_release,
-        "explained": r.platform_explained if r.needs_explanation else None, "explained_from": r.explained_from,
+        "explained": r.platform_explained if r.judged else None, "explained_from": r.explained_from,
+        "observed": r.observed if r.needs_explanation else None,
         "eta_offered": r.eta_offered, "eta_error_seconds": r.eta_error_seconds,
         "expected_wait_seconds": expected.get((r.namespace, r.pod)),
         "priority_class": r.priority_class, "gpus": r.gpus} for r in rows], source="pipeline reconstruction")
