@@ -131,10 +131,11 @@ class GpuWorkloadOperator(KubernetesPodOperator):
         return EvidenceWriter(self._plan().evidence_root_path, context["ti"].dag_id, context["run_id"])
 
     def _released(self, context: Any) -> bool:
-        """The wave's gate was lifted already: a resubmission must not wait for a release that is over."""
-        from gpupoc.steps.markers import RELEASE_FILE
+        """The wave's release has begun: a resubmission must not wait for a release that is over."""
+        from gpupoc.steps.markers import RELEASE_BEGUN
 
-        return bool(context) and (self._writer(context).files_dir / f"{RELEASE_FILE}.json").is_file()
+        files = self._writer(context).files_dir if context else None
+        return files is not None and any((files / f"{m}.json").is_file() for m in RELEASE_BEGUN)
 
     def _plan_kwargs(self, run_id: str, gated: bool | None = None) -> dict[str, Any]:
         from gpupoc.plan.overrides import item_workload

@@ -88,11 +88,11 @@ def scheduling_event_observations(caller: KubeCaller, namespaces: Iterable[str],
 
 
 def event_pods(involved: dict, pod_names: set[str], groups: dict[str, set[str]]) -> list[str]:
-    """The wave pods an event is about: the pod itself, or the pods of the Kueue Workload it names. Kueue names
-    a pod's Workload ``pod-<pod name>-<5 hex>``, a pod group's after the group: ``<gang key>-<5 hex>`` (the
-    gang keys in ``groups``)."""
+    """The wave pods an event is about: the pod itself, or the pods of the Kueue Workload or the PodGroup it
+    names. Kueue names a pod's Workload ``pod-<pod name>-<5 hex>``; a gang's Workload or PodGroup is named after
+    the gang, ``<gang key>-<5 hex>`` (the gang keys in ``groups``)."""
     name = str(involved.get("name") or "")
-    if involved.get("kind") != "Workload":
+    if involved.get("kind") not in ("Workload", "PodGroup"):
         return [name] if name in pod_names else []
     stem, _, digest = name.rpartition("-")
     if len(digest) != 5:

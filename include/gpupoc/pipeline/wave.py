@@ -120,13 +120,15 @@ def release_wave(caller: KubeCaller, namespaces: Iterable[str], label_selector: 
                  timeout_s: float, poll_s: float = 1.0, workers: int = 8,
                  clock: Callable[[], datetime] = utcnow, sleep: Callable[[float], None] = time.sleep,
                  refused: Callable[[], set[str]] = set,
-                 on_waiting: Callable[[list[str], float], None] | None = None) -> Release:
+                 on_waiting: Callable[[list[str], float], None] | None = None,
+                 on_lifting: Callable[[], None] | None = None) -> Release:
     """Wait until every expected item's pod exists, then lift the gate of all of them together.
 
     An item whose creation the platform refused (``refused()``: item keys) is not waited for. A pod released
     by an earlier try keeps its recorded release time (annotation), so a rerun of the task reports the same
     moments. After ``timeout_s`` the pods that exist are released and the rest are listed as missing;
-    ``on_waiting(missing, seconds left)`` is told while it waits.
+    ``on_waiting(missing, seconds left)`` is told while it waits, ``on_lifting()`` just before the first gate
+    is lifted.
     """
     namespaces = list(namespaces)
     pods, missing = await_pods(caller, namespaces, label_selector, expected, timeout_s, poll_s, sleep, refused,
@@ -135,6 +137,8 @@ def release_wave(caller: KubeCaller, namespaces: Iterable[str], label_selector: 
     rel.all_exist_at = None if missing else rfc3339(clock())
     gated = [p for k, p in pods.items() if k in expected and PIPELINE_GATE in _gates(p)]
     at = clock()
+    if on_lifting is not None:
+        on_lifting()
 
     def lift(p: dict):
         m = p["metadata"]

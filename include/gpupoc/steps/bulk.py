@@ -21,7 +21,7 @@ from gpupoc.pipeline.bulk_shard import Hooks, Shard, ShardPod, ShardRunner
 from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps.context import RunContext
-from gpupoc.steps.markers import RELEASE_FILE
+from gpupoc.steps.markers import RELEASE_BEGUN
 
 log = logging.getLogger(__name__)
 TRANSITIONS_PREFIX = "pod_transitions-shard"
@@ -126,7 +126,7 @@ def _hooks(ctx: RunContext, namespace: str) -> Hooks:
         for line in lines:
             log.info("[pod %s] %s", pod, line)
 
-    return Hooks(submitted=submitted, decide=decided, released=lambda: ctx.files(RELEASE_FILE).is_file(),
+    return Hooks(submitted=submitted, decide=decided, released=lambda: any(ctx.files(m).is_file() for m in RELEASE_BEGUN),
                  on_log=on_log)
 
 

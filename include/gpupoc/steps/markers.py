@@ -3,9 +3,13 @@
 LEASE_FILE = "lease"                # hold_cluster holds the class's cluster lease
 DONE_FILE = "cluster_done"          # cleanup ended the lease
 RELEASE_FILE = "release"            # release_gate lifted the wave's gate
+RELEASING_FILE = "releasing"        # release_gate began lifting it: a resubmission from now on goes ungated
 OBSERVING_FILE = "observing"        # the observer took its first snapshot: the release may go ahead
 # a cleared run starts over: no marker of a past try may count
-STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, OBSERVING_FILE)
+STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_FILE)
+# either marker: the release has begun (lifting the gates of a large wave takes seconds, and an attempt taken
+# away in them must not be resubmitted behind a gate nobody lifts again)
+RELEASE_BEGUN = (RELEASING_FILE, RELEASE_FILE)
 # the observer's record of the last state of every pod it saw (a pod the platform deletes keeps its record)
 OBSERVED_PODS = "observed_pods"
 # the names of the cluster's objects (queues, quotas, nodes, priority classes, pod groups) the observer read:

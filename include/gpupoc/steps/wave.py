@@ -14,7 +14,8 @@ from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.attempt_decision import task_view
-from gpupoc.steps.markers import CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE,
+                                  RELEASING_FILE)
 from gpupoc.steps.replay import is_replay, release_schedule
 
 SNAPSHOT_SOURCE = "kubernetes-api"
@@ -46,7 +47,8 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
 
     try:
         rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds,
-                             refused=refused, on_waiting=waiting)
+                             refused=refused, on_waiting=waiting,
+                             on_lifting=lambda: ctx.writer.write_json(RELEASING_FILE, {"at": rfc3339(utcnow())}))
     finally:
         waits.clear_note(ctx.run_dir, "release_gate")
     ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})

@@ -61,3 +61,11 @@ def test_release_after_the_timeout_releases_what_exists_and_names_the_missing():
 def test_delete_tolerates_pods_already_gone():
     api = FakeApi([pod("a-x1", "team-a", "a")])
     assert wave.delete_pods(api, [pod("a-x1", "team-a", "a"), pod("gone", "team-a", "g")]) == []
+
+
+def test_the_release_says_it_begins_after_every_pod_exists_and_before_the_first_gate_is_lifted():
+    api = FakeApi([pod("a-x1", "team-a", "a"), pod("b-x2", "team-a", "b")], appear_after=2)
+    seen: list[int] = []
+    wave.release_wave(api, ["team-a"], "sel", ["a", "b"], timeout_s=30, poll_s=0, sleep=lambda s: None,
+                      on_lifting=lambda: seen.append(len([c for c in api.calls if c[0] == "PATCH"])))
+    assert seen == [0] and len([c for c in api.calls if c[0] == "PATCH"]) == 2
