@@ -104,7 +104,9 @@ async def drive(kubelet: Kubelet, until: Callable[[], bool], timeout: float = 12
     while True:
         await kubelet.reconcile()
         for addon in kubelet.state.addons.values():
-            addon.run_pass()
+            done = addon.run_pass()
+            if asyncio.iscoroutine(done):  # kube-proxy's pass is async: it binds and forwards sockets
+                await done
         if until():
             return
         if time.monotonic() > deadline:
