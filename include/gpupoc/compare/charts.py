@@ -3,39 +3,22 @@ GPUs held over the wave (from the congestion snapshots)."""
 
 from __future__ import annotations
 
-import math
 from html import escape
 
-from gpupoc.report.charts import FONT, PALETTE, empty
+from gpupoc.report.charts import FONT, PALETTE, empty, nice_max, svg_doc, tick_label
 
 W, H, LEFT, TOP, RIGHT, BOTTOM = 680, 280, 56, 20, 150, 44
 
 
-def _svg(w: int, h: int, body: list[str], title: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
-            f'aria-label="{escape(title)}"><title>{escape(title)}</title>' + "".join(body) + "</svg>")
-
-
-def _nice_max(v: float) -> float:
-    """The axis end: the smallest 1, 2, 4, 5 or 8 times a power of ten at or above ``v``."""
-    if v <= 0 or math.isnan(v):
-        return 1.0
-    mag = 10 ** math.floor(math.log10(v))
-    return next((m * mag for m in (1, 2, 4, 5, 8) if v <= m * mag), 10 * mag)
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
-
-
-def _axes(title_x: str, title_y: str, xmax: float, ymax: float, y_fmt=_fmt) -> list[str]:
+def _axes(title_x: str, title_y: str, xmax: float, ymax: float, y_fmt=tick_label) -> list[str]:
     pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
     body = [f'<line x1="{LEFT}" y1="{TOP + ph}" x2="{LEFT + pw}" y2="{TOP + ph}" stroke="#333"/>',
             f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + ph}" stroke="#333"/>']
     for k in range(5):
         y, x = TOP + ph - ph * k / 4, LEFT + pw * k / 4
         body.append(f'<text x="{LEFT - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>{y_fmt(ymax * k / 4)}</text>')
-        body.append(f'<text x="{x:.1f}" y="{TOP + ph + 14}" text-anchor="middle" {FONT}>{_fmt(xmax * k / 4)}</text>')
+        body.append(f'<text x="{x:.1f}" y="{TOP + ph + 14}" text-anchor="middle" {FONT}>'
+                    f'{tick_label(xmax * k / 4)}</text>')
     body.append(f'<text x="{LEFT + pw / 2:.1f}" y="{H - 6}" text-anchor="middle" {FONT}>{escape(title_x)}</text>')
     body.append(f'<text x="12" y="{TOP + ph / 2:.1f}" text-anchor="middle" transform="rotate(-90 12 '
                 f'{TOP + ph / 2:.1f})" {FONT}>{escape(title_y)}</text>')
@@ -64,7 +47,7 @@ def wait_cdf(series: dict[str, list[float]]) -> str:
     title = "Queue wait CDF (queue congestion wave)"
     if not any(series.values()):
         return empty(title, "not measured: no candidate recorded congestion waits")
-    xmax = _nice_max(max(v for s in series.values() for v in s))
+    xmax = nice_max(max(v for s in series.values() for v in s))
     body = _axes("wait (seconds)", "workloads started (%)", xmax, 100.0)
     for j, (name, waits) in enumerate(series.items()):
         if not waits:
@@ -74,7 +57,7 @@ def wait_cdf(series: dict[str, list[float]]) -> str:
             pts += [(w, pts[-1][1]), (w, 100.0 * i / n)]
         pts.append((xmax, 100.0))
         body.append(_steps(pts, xmax, 100.0, PALETTE[j % len(PALETTE)]))
-    return _svg(W, H, body + _legend(list(series)), title)
+    return svg_doc(W, H, body + _legend(list(series)), title)
 
 
 def occupancy(series: dict[str, list[tuple[float, float]]]) -> str:
@@ -82,10 +65,10 @@ def occupancy(series: dict[str, list[tuple[float, float]]]) -> str:
     title = "GPUs held over the congestion wave"
     if not any(series.values()):
         return empty(title, "not measured: no candidate recorded queue snapshots")
-    xmax = _nice_max(max(x for s in series.values() for x, _ in s) or 1.0)
-    ymax = _nice_max(max(y for s in series.values() for _, y in s) or 1.0)
+    xmax = nice_max(max(x for s in series.values() for x, _ in s) or 1.0)
+    ymax = nice_max(max(y for s in series.values() for _, y in s) or 1.0)
     body = _axes("time since the wave's first snapshot (seconds)", "GPUs held by running workloads", xmax, ymax)
     for j, pts in enumerate(series.values()):
         if pts:
             body.append(_steps(pts, xmax, ymax, PALETTE[j % len(PALETTE)]))
-    return _svg(W, H, body + _legend(list(series)), title)
+    return svg_doc(W, H, body + _legend(list(series)), title)

@@ -9,12 +9,14 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 FONT = 'font-family="sans-serif" font-size="11"'
 
 
-def _svg(w: int, h: int, body: list[str], title: str) -> str:
+def svg_doc(w: int, h: int, body: list[str], title: str) -> str:
+    """A standalone SVG of ``body`` with its title for screen readers and tooltips."""
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
             f'aria-label="{escape(title)}"><title>{escape(title)}</title>' + "".join(body) + "</svg>")
 
 
-def _nice_max(v: float) -> float:
+def nice_max(v: float) -> float:
+    """The axis end: the smallest 1, 2, 4, 5, 8 or 10 times a power of ten at or above ``v``."""
     if v <= 0 or math.isnan(v):
         return 1.0
     mag = 10 ** math.floor(math.log10(v))
@@ -24,12 +26,13 @@ def _nice_max(v: float) -> float:
     return 10 * mag
 
 
-def _fmt(v: float) -> str:
+def tick_label(v: float) -> str:
+    """An axis number: whole from 10 on, two significant digits below."""
     return f"{v:.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
 
 
 def empty(title: str, message: str) -> str:
-    return _svg(480, 40, [f'<text x="8" y="24" {FONT}>{escape(message)}</text>'], title)
+    return svg_doc(480, 40, [f'<text x="8" y="24" {FONT}>{escape(message)}</text>'], title)
 
 
 def grouped_bars(title: str, categories: list[str], series: dict[str, list[float]], y_label: str = "",
@@ -39,7 +42,7 @@ def grouped_bars(title: str, categories: list[str], series: dict[str, list[float
         return empty(title, no_data)
     gw_min = max(110, 28 * len(series) + 20, 7 * max(len(c) for c in categories) + 12)
     w, h, left, bottom, top = min(1000, max(360, gw_min * len(categories) + 180)), 260, 50, 40, 24
-    ymax = _nice_max(max((v for vals in series.values() for v in vals if v == v), default=0))
+    ymax = nice_max(max((v for vals in series.values() for v in vals if v == v), default=0))
     pw, ph = w - left - 130, h - bottom - top
     gw = pw / len(categories)
     bw = gw * 0.8 / len(series)
@@ -47,7 +50,7 @@ def grouped_bars(title: str, categories: list[str], series: dict[str, list[float
             f'<text x="4" y="{top - 8}" {FONT}>{escape(y_label)}</text>']
     for k in range(5):
         y = top + ph - ph * k / 4
-        body.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>{_fmt(ymax * k / 4)}</text>'
+        body.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>{tick_label(ymax * k / 4)}</text>'
                     f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#eee"/>')
     for i, cat in enumerate(categories):
         x0 = left + gw * i + gw * 0.1
@@ -56,11 +59,11 @@ def grouped_bars(title: str, categories: list[str], series: dict[str, list[float
             bh = ph * v / ymax
             body.append(f'<rect x="{x0 + j * bw:.1f}" y="{top + ph - bh:.1f}" width="{bw * 0.95:.1f}" '
                         f'height="{bh:.1f}" fill="{PALETTE[j % len(PALETTE)]}"><title>{escape(cat)} / '
-                        f'{escape(name)}{escape(sep)}{_fmt(v)}</title></rect>')
+                        f'{escape(name)}{escape(sep)}{tick_label(v)}</title></rect>')
         body.append(f'<text x="{left + gw * (i + 0.5):.1f}" y="{top + ph + 14}" text-anchor="middle" {FONT}>'
                     f'{escape(cat)}</text>')
     body += _legend(list(series), left + pw + 10, top)
-    return _svg(w, h, body, title)
+    return svg_doc(w, h, body, title)
 
 
 def _legend(names: list[str], x: float, y: float) -> list[str]:
@@ -92,7 +95,7 @@ def timeline(title: str, rows: list[tuple[str, list[tuple[float, float, str, str
     rows = rows[:80]
     if not rows:
         return empty(title, no_data)
-    xmax = _nice_max(max((e for _, segs in rows for _, e, _, _ in segs), default=1))
+    xmax = nice_max(max((e for _, segs in rows for _, e, _, _ in segs), default=1))
     left = min(420.0, max(80.0, max(_text_width(label) for label, _ in rows) + 12))
     top, rh = 24, 12
     w, h = int(left + 620), top + rh * len(rows) + 40
@@ -101,7 +104,7 @@ def timeline(title: str, rows: list[tuple[str, list[tuple[float, float, str, str
     for k in range(6):
         x = left + pw * k / 5
         body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{h - 30}" stroke="#eee"/>'
-                    f'<text x="{x:.1f}" y="{h - 16}" text-anchor="middle" {FONT}>{_fmt(xmax * k / 5)}</text>')
+                    f'<text x="{x:.1f}" y="{h - 16}" text-anchor="middle" {FONT}>{tick_label(xmax * k / 5)}</text>')
     body.append(f'<text x="{left + pw}" y="{h - 2}" text-anchor="end" {FONT}>{escape(x_label)}</text>')
     for i, (label, segs) in enumerate(rows):
         y = top + rh * i
@@ -110,7 +113,7 @@ def timeline(title: str, rows: list[tuple[str, list[tuple[float, float, str, str
             body.append(f'<rect x="{left + pw * s / xmax:.1f}" y="{y + 1}" width="{max(1.0, pw * (e - s) / xmax):.1f}"'
                         f' height="{rh - 2}" fill="{colour}"><title>{escape(tip)}</title></rect>')
     body += _legend_row(legend, left, 4)
-    return _svg(w, h, body, title)
+    return svg_doc(w, h, body, title)
 
 
 def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[float]], vmax: float = 100.0,
@@ -132,8 +135,8 @@ def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[floa
                 continue
             a = max(0.05, min(1.0, v / vmax))
             body.append(f'<rect x="{left + cw * j:.1f}" y="{top + ch * i}" width="{cw:.1f}" height="{ch - 1}" '
-                        f'fill="#1f77b4" fill-opacity="{a:.2f}"><title>{escape(r)} {escape(c)}{escape(sep)}{_fmt(v)}</title>'
-                        f'</rect>')
+                        f'fill="#1f77b4" fill-opacity="{a:.2f}"><title>{escape(r)} {escape(c)}{escape(sep)}'
+                        f'{tick_label(v)}</title></rect>')
     step = max(1, math.ceil((_text_width(max(cols, key=len)) + 8) / cw))
     for j in range(0, len(cols), step):
         body.append(f'<text x="{left + cw * j:.1f}" y="{top + ch * len(rows) + 14}" {FONT}>{escape(cols[j])}</text>')
@@ -142,11 +145,11 @@ def heatmap(title: str, rows: list[str], cols: list[str], values: list[list[floa
     for k in range(5):  # colour scale
         body.append(f'<rect x="{left + 40 * k}" y="{h - 16}" width="40" height="10" fill="#1f77b4" '
                     f'fill-opacity="{max(0.05, k / 4):.2f}"/><text x="{left + 40 * k}" y="{h - 19}" {FONT}>'
-                    f'{_fmt(vmax * k / 4)}</text>')
+                    f'{tick_label(vmax * k / 4)}</text>')
     if scale_label:
         body.append(f'<text x="{left + 210}" y="{h - 7}" {FONT}>{escape(scale_label)}</text>')
     width = max(w, left + 220 + _text_width(scale_label), left + _text_width(x_label) + 10)
-    return _svg(int(width), h, body, title)
+    return svg_doc(int(width), h, body, title)
 
 
 def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]], y_max: float | None = None,
@@ -155,14 +158,14 @@ def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]]
     if not x_labels or not series:
         return empty(title, no_data)
     vals = [v for s in series.values() for v in s if v is not None]
-    ymax = y_max or _nice_max(max(vals, default=1))
+    ymax = y_max or nice_max(max(vals, default=1))
     left, top, w, h = 50, 20, 640, 220
     pw, ph = w - left - 140, h - top - 40
     dx = pw / max(1, len(x_labels) - 1)
     body = [f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>']
     for k in range(5):
         y = top + ph - ph * k / 4
-        body.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>{_fmt(ymax * k / 4)}</text>')
+        body.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>{tick_label(ymax * k / 4)}</text>')
     for j, s in enumerate(series.values()):
         pts = [(left + dx * i, top + ph - ph * v / ymax) for i, v in enumerate(s) if v is not None]
         colour = PALETTE[j % len(PALETTE)]
@@ -175,4 +178,4 @@ def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]]
         body.append(f'<text x="{left + dx * i:.1f}" y="{h - 14}" text-anchor="middle" {FONT}>'
                     f'{escape(x_labels[i][:16])}</text>')
     body += _legend(list(series), left + pw + 10, top)
-    return _svg(w, h, body, title)
+    return svg_doc(w, h, body, title)
