@@ -36,6 +36,8 @@ from gpupoc.steps.profiles import profile
 from gpupoc.steps.markers import RELEASE_FILE
 from kubernetes.client import ApiClient
 
+UNSEEN = "check.unseen_rows"  # validation/reasons.json: waits nobody observed left the check unjudged
+
 
 @dataclass
 class ClassRun:
@@ -47,6 +49,13 @@ class ClassRun:
     errors: list[str] = field(default_factory=list)
     decisions: list = field(default_factory=list)   # the stand-in wave tasks' TaskDecisions
     steps: dict = field(default_factory=dict)       # task id -> what its step returned (observe, release_gate)
+    reasons: dict = field(default_factory=dict)     # check id -> its reason code
+
+    @property
+    def unseen(self) -> frozenset[str]:
+        """Checks left not verified only because no snapshot or event saw some waits (``validation.unseen``):
+        the observer's gap, not the platform's behaviour; such a check judged nothing."""
+        return frozenset(c for c, v in self.verdicts.items() if v == "not_verified" and self.reasons.get(c) == UNSEEN)
 
     def file(self, name: str, default=None):
         """A JSON file of the run's evidence (``files/<name>.json``)."""
@@ -202,7 +211,12 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     import json
 
     summary = json.loads(Path(result["summary_path"]).read_text())
-    verdicts = {c["check_id"]: c["verdict"] for s in summary["suites"] for c in s.get("checks", [])}
+    for s in shards:  # an attempt a shard failed to decide was never resubmitted: the harness's defect
+        done = json.loads((Path(collected["run_dir"]) / "files" / f"bulk_shard-{s['shard']}.json").read_text())
+        if done.get("undecided"):
+            failures.append(f"bulk_shard {s['shard']}: {done['undecided']} attempt(s) undecided: {done['errors'][:3]}")
+    checks = [c for s in summary["suites"] for c in s.get("checks", [])]
+    verdicts = {c["check_id"]: c["verdict"] for c in checks}
     manifest = json.loads((Path(collected["run_dir"]) / "manifest.json").read_text())
     return ClassRun(Path(collected["run_dir"]), verdicts, manifest.get("summary", {}), failures + wave.errors,
-                    wave.decisions, results)
+                    wave.decisions, results, reasons={c["check_id"]: c.get("reason_code") for c in checks})

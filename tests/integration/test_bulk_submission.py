@@ -15,7 +15,7 @@ import yaml
 from gpupoc.sim.config import DEFAULT_CONFIG
 
 from .class_runner import run_class
-from .test_verdict_stability import congestion_plan, item_verdicts
+from .test_verdict_stability import congestion_plan, same_items
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -92,7 +92,8 @@ def test_operator_and_bulk_give_the_same_item_verdicts_on_a_200_pod_wave(runs):
     assert op.summary["submission"] == "operator" and bulk.summary["submission"] == "bulk"
     assert "lost" not in bulk.summary["outcomes"], bulk.summary
     assert bulk.summary["needing_explanation"] >= 50, f"the wave made workloads wait: {bulk.summary}"
-    assert item_verdicts(bulk.verdicts) == item_verdicts(op.verdicts), (bulk.verdicts, op.verdicts)
+    mine, theirs = same_items(bulk, op)
+    assert mine == theirs, (bulk.verdicts, op.verdicts)
 
 
 def test_the_bulk_wave_s_start_up_latency_comes_from_its_watches(runs):

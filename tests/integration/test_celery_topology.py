@@ -52,6 +52,9 @@ SCORES = {"reviewer": "Wang Fang", "reviewer_role": "business", "ui_usability": 
           "training_cost": 4}
 # A task whose worker died is failed after this many seconds without a heartbeat, then retried (Airflow: 300).
 HEARTBEAT_TIMEOUT_SECONDS = "45"
+# a task the killed worker had received but not yet started stays queued (Celery acks it late, Redis redelivers
+# it after its visibility timeout); the scheduler requeues it after ``task_queued_timeout``
+QUEUED_TIMEOUT_SECONDS = "120"
 PAUSE_SECONDS = 3.0
 # The longest the run may go with no task changing state: its longest pod, then a killed task's heartbeat
 # timeout and retry delay (10 s), three times over for a loaded machine. A wait fails only on such a stall.
@@ -132,7 +135,10 @@ def celery_airflow(work_dir, sim, stores, phases):
         home=work_dir / "airflow", port=free_port(), paused_at_creation=True, executor=Executor.CELERY,
         database_url=pg.url, broker_url=broker.url, schedulers=2, triggerers=2, celery_workers=2,
         worker_concurrency=4, extra_env={"GPUPOC_PLAN": str(plan),
-                                         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": HEARTBEAT_TIMEOUT_SECONDS})
+                                         "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": HEARTBEAT_TIMEOUT_SECONDS,
+                                         "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": QUEUED_TIMEOUT_SECONDS,
+                                         "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT_CHECK_INTERVAL": "15",
+                                         "AIRFLOW__SCHEDULER__NUM_STUCK_IN_QUEUED_RETRIES": "5"})
     try:
         state = up(settings, timeout=900)
         phases.done(f"airflow up (migrate {state.migrate_seconds:.0f} s, {len(state.pids)} processes)")

@@ -23,7 +23,7 @@ import yaml
 from gpupoc.pipeline.common import repo_root
 from gpupoc.validation.suites import load_suites
 
-from .class_runner import run_class
+from .class_runner import ClassRun, run_class
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("verdict-stability")]
 
@@ -60,12 +60,15 @@ def congestion_plan(tmp: Path, sim, submission: str = "operator") -> Path:
     return path
 
 
-def item_verdicts(verdicts: dict[str, str]) -> dict[str, str]:
+def item_verdicts(verdicts: dict[str, str], unjudged: frozenset[str] = frozenset()) -> dict[str, str]:
     """Check verdicts folded into item verdicts as the report does: a failed check fails its item; a
-    not-verified check that is not optional leaves it not verified; not-applicable checks count for nothing."""
+    not-verified check that is not optional leaves it not verified; not-applicable checks count for nothing.
+    Checks in ``unjudged`` (a run's observer missed some of their waits: ``ClassRun.unseen``) are left out."""
     meta = {(e.get("meta") or {})["check_id"]: e["meta"] for s in load_suites() for e in s.data["expectations"]}
     out: dict[str, str] = {}
     for cid, v in verdicts.items():
+        if cid in unjudged:
+            continue
         m = meta[cid]
         if v == "not_verified" and m.get("optional"):
             continue
@@ -117,10 +120,20 @@ def runs(tmp_path_factory):
             sim.stop()
 
 
+def same_items(a: ClassRun, b: ClassRun) -> tuple[dict[str, str], dict[str, str]]:
+    """The two runs' item verdicts over the checks both judged: a check one run's observer left unjudged
+    (waits no snapshot or event saw) is compared in neither."""
+    unjudged = a.unseen | b.unseen
+    if unjudged:
+        print(f"\nnot compared, waits unobserved: {sorted(unjudged)} ({a.summary.get('unobserved')}, "
+              f"{b.summary.get('unobserved')} unseen)")
+    return item_verdicts(a.verdicts, unjudged), item_verdicts(b.verdicts, unjudged)
+
+
 def test_the_plain_cluster_passes_every_congestion_item_and_loses_nothing(runs):
     plain = runs[PLAIN]
     assert not plain.errors, plain.errors
-    items = item_verdicts(plain.verdicts)
+    items = item_verdicts(plain.verdicts, plain.unseen)
     # every item passes, but one whose every check is conditional on a case the wave never raised
     assert set(items.values()) <= {"pass", "not_applicable"} and "pass" in items.values(), (items, plain.verdicts)
     assert "lost" not in plain.summary["outcomes"], plain.summary
@@ -131,7 +144,8 @@ def test_the_plain_cluster_passes_every_congestion_item_and_loses_nothing(runs):
 def test_a_correct_platform_reaches_the_plain_clusters_verdicts_whatever_its_behaviour(runs, behaviour, seed):
     run, plain = runs[(behaviour, seed)], runs[PLAIN]
     assert not run.errors, run.errors
-    assert item_verdicts(run.verdicts) == item_verdicts(plain.verdicts), \
+    mine, theirs = same_items(run, plain)
+    assert mine == theirs, \
         f"{behaviour} (seed {seed}): {run.verdicts} against the plain cluster's {plain.verdicts}; {run.summary}"
     assert "lost" not in run.summary["outcomes"], run.summary
     assert run.summary["submission"] == ("bulk" if behaviour.startswith(BULK) else "operator"), run.summary

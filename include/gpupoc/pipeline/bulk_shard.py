@@ -2,7 +2,8 @@
 
 A shard is up to ``shard_size`` wave items of one tenant (one namespace, one identity). Its runner creates the
 items' pods through the async Kubernetes client under a token bucket (``bulk_rate``), records each submission
-as the per-pod operator does, and follows them with ONE watch on the shard's label (``SHARD_LABEL``), resumed
+as the per-pod operator does, and follows them with ONE watch on the shard's label (``SHARD_LABEL``, with the
+run's label: an earlier run's shard of the same number is not this one), resumed
 from the last resourceVersion when the server ends it and re-listed when the server answers 410 Gone (as
 client-go's reflector does). Every update goes into the pod's condition transitions (``pod_transitions``).
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -24,14 +26,18 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.attempts import NextAttempt
+from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.bulk_rate import Answer, Throttling, TokenBucket, send
 from gpupoc.pipeline.pod_transitions import PodTransitions
 from gpupoc.pipeline.wave import item_key
+from gpupoc.podspec.labels import RUN_ID
 
 SHARD_LABEL = "gpupoc.io/bulk-shard"
 WATCH_SECONDS = 300          # a watch asks for this long; the server may end it sooner
 REQUEUE_GRACE_SECONDS = 2.0  # a resubmission first waits this long for the platform's own new pod
 LOG_TAIL_LINES = 20
+WATCH_RETRY_SECONDS = 1.0    # a watch the server refused for now is asked again after this pause
+log = logging.getLogger(__name__)
 REFUSED_FOR_GOOD = (400, 403, 409, 422)  # the same request would be refused again (as the operator decides)
 
 
@@ -61,8 +67,17 @@ class Shard:
     pods: tuple[ShardPod, ...]
 
     @property
+    def run_label(self) -> str:
+        """The run's label on the shard's pods (``gpupoc.io/run-id``; empty when the pods carry none)."""
+        labels = (self.pods[0].body.get("metadata") or {}).get("labels") or {} if self.pods else {}
+        return str(labels.get(RUN_ID) or "")
+
+    @property
     def selector(self) -> str:
-        return f"{SHARD_LABEL}={self.index}"
+        """The shard's pods: its number and, when the pods carry it, the run's label (shard numbers repeat in
+        every run of a class, in the same namespaces)."""
+        run = self.run_label
+        return f"{SHARD_LABEL}={self.index}" + (f",{RUN_ID}={run}" if run else "")
 
 
 @dataclass
@@ -95,12 +110,21 @@ class ShardResult:
     relists: int = 0
     gone: int = 0
     errors: list[str] = field(default_factory=list)
+    undecided: int = 0  # ended attempts whose decision raised: not resubmitted by the shard (a harness defect)
 
     def summary(self) -> dict:
         return {"items": len(self.items), "done": sum(s.done for s in self.items.values()),
                 "attempts": sum(s.try_number for s in self.items.values()), "pods_watched": len(self.transitions),
                 "watches": self.watches, "relists": self.relists, "gone_410": self.gone,
-                "throttling": self.throttling.to_dict(), "errors": self.errors[:20]}
+                "throttling": self.throttling.to_dict(), "undecided": self.undecided, "errors": self.errors[:20]}
+
+
+class TransientWatchError(Exception):
+    """The server refused a watch for now (429, 5xx): asked again after ``pause_s``."""
+
+    def __init__(self, message: str, pause_s: float):
+        super().__init__(message)
+        self.pause_s = pause_s
 
 
 class ShardRunner:
@@ -137,7 +161,8 @@ class ShardRunner:
         body = self._body(item, gated)
         answer = await send(self.bucket, lambda: self.kube.request("POST", self.pods_path, body=body),
                             self.result.throttling)
-        if answer.ok:
+        if answer.ok or (answer.status == 409 and answer.after_unanswered):
+            # a 409 after a send without an answer: that send created the pod (its name has a random suffix)
             state.pod = body["metadata"]["name"]
             self.hooks.submitted(item, state.pod, state.try_number, None)
             return
@@ -164,8 +189,11 @@ class ShardRunner:
         answer = await send(self.bucket, lambda: self.kube.request(
             "GET", self.pods_path, query=[("labelSelector", self.shard.selector)]), self.result.throttling)
         if not answer.ok:
-            raise RuntimeError(f"listing {self.pods_path}?labelSelector={self.shard.selector}: HTTP "
-                               f"{answer.status} {answer.message}")
+            what = (f"listing {self.pods_path}?labelSelector={self.shard.selector}: "
+                    f"HTTP {answer.status} {answer.message}")
+            if answer.status == 429 or answer.status >= 500:
+                raise TransientWatchError(what, WATCH_RETRY_SECONDS)
+            raise RuntimeError(what)
         listed = {p["metadata"]["name"]: p for p in (answer.body or {}).get("items") or []}
         for pod in listed.values():
             self.on_pod("MODIFIED", pod)
@@ -176,28 +204,47 @@ class ShardRunner:
         return str(((answer.body or {}).get("metadata") or {}).get("resourceVersion") or "")
 
     async def watch(self) -> None:
-        """One watch for the shard until every item is done: resumed from the last resourceVersion when the
-        stream ends, re-listed after 410 Gone."""
-        rv = await self._relist()
+        """One watch for the shard until every item is done, as client-go's reflector keeps one: resumed from the
+        last resourceVersion when the stream ends or breaks, asked again after a pause when the server refuses it
+        for now (429, 5xx), re-listed after 410 Gone. Only a refusal for good (403, 400 ...) ends it."""
+        rv: str | None = None  # None: list first
         while not self.finished.is_set():
-            self.result.watches += 1
-            query = [("watch", "true"), ("labelSelector", self.shard.selector), ("allowWatchBookmarks", "true"),
-                     ("timeoutSeconds", str(WATCH_SECONDS)), ("resourceVersion", rv)]
             try:
-                async for event in self.kube.stream(self.pods_path, query):
-                    obj = event.get("object") or {}
-                    if event.get("type") == "ERROR":
-                        if obj.get("code") == 410:
-                            self.result.gone += 1
-                            rv = await self._relist()
-                            break
-                        raise RuntimeError(f"watch {self.pods_path}: {obj.get('message') or obj}")
-                    rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
-                    if event.get("type") != "BOOKMARK":
-                        self.on_pod(event.get("type") or "", obj)
+                if rv is None:
+                    rv = await self._relist()
+                self.result.watches += 1
+                rv = await self._watch_from(rv)
+            except TransientWatchError as exc:
+                self.result.errors.append(f"watch refused for now ({exc}); asked again from {rv}")
+                await asyncio.sleep(exc.pause_s)
             except (OSError, asyncio.TimeoutError) as exc:  # the stream broke: resume from rv
                 self.result.errors.append(f"watch broke ({type(exc).__name__}); resumed from {rv}")
                 await asyncio.sleep(1.0)
+
+    async def _watch_from(self, rv: str) -> str:
+        """One watch stream from ``rv``; the resourceVersion to go on from when it ends."""
+        query = [("watch", "true"), ("labelSelector", self.shard.selector), ("allowWatchBookmarks", "true"),
+                 ("timeoutSeconds", str(WATCH_SECONDS)), ("resourceVersion", rv)]
+        async for event in self.kube.stream(self.pods_path, query):
+            obj = event.get("object") or {}
+            if event.get("type") == "ERROR":
+                return await self._watch_error(obj)
+            rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
+            if event.get("type") != "BOOKMARK":
+                self.on_pod(event.get("type") or "", obj)
+        return rv
+
+    async def _watch_error(self, status: dict) -> str:
+        """A watch's ERROR event: 410 re-lists (the new resourceVersion), 429 and 5xx are for now, others for good."""
+        code = int(status.get("code") or 0)
+        message = status.get("message") or status
+        if code == 410:
+            self.result.gone += 1
+            return await self._relist()
+        if code == 429 or code >= 500:
+            pause = (status.get("details") or {}).get("retryAfterSeconds") or WATCH_RETRY_SECONDS
+            raise TransientWatchError(f"HTTP {code} {message}", float(pause))
+        raise RuntimeError(f"watch {self.pods_path}: {message}")
 
     def on_pod(self, type_: str, pod: dict) -> None:
         """One watched change of a shard pod: its transitions, and the end of an attempt to decide on."""
@@ -235,6 +282,8 @@ class ShardRunner:
             nxt = await asyncio.to_thread(self.hooks.decide, state.item, self.shard.namespace, name, state.try_number)
         except Exception as exc:  # noqa: BLE001 - named in the shard's result; the observer still decides
             self.result.errors.append(f"{state.item}: deciding {name} failed: {exc}")
+            self.result.undecided += 1
+            log.warning("deciding %s of %s failed (%s): no further attempt by this shard", name, state.item, exc)
             nxt = NextAttempt.NONE
         if nxt is None:
             state.deciding.discard(name)  # not over after all (still there): the watch goes on

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import ClassVar
 
 from gpupoc.pipeline.attempts import NextAttempt, Submission
 from gpupoc.pipeline.bulk_rate import Answer, TokenBucket
@@ -74,21 +78,18 @@ def _bodies(ctx: RunContext, keys: list[str]) -> tuple[ShardPod, ...]:
     return tuple(out)
 
 
+@dataclass
 class ShardContext(RunContext):
     """The run's context for one shard: the platform's records and the observer's last states are read at most
     every ``RECORDS_SECONDS`` and shared by the shard's decisions (a shard decides many attempts at once; each
     read is every event, owner and audited delete of the namespace)."""
 
-    RECORDS_SECONDS = 2.0
+    RECORDS_SECONDS: ClassVar[float] = 2.0
 
     def __post_init__(self) -> None:
-        import threading
-
         self._lock, self._cache = threading.Lock(), {}
 
     def _cached(self, key, read):
-        import time
-
         with self._lock:
             at, value = self._cache.get(key, (float("-inf"), None))
             if time.monotonic() - at > self.RECORDS_SECONDS:

@@ -183,3 +183,43 @@ def test_a_preempted_pod_is_decided_as_the_per_pod_path_decides_and_submitted_ag
     assert rec.submitted[1][1] != rec.submitted[0][1], "the resubmission reused the preempted pod's name"
     assert PIPELINE_GATE not in gates, "a resubmission after the release was gated again (never released)"
     assert result.items["victim"].done and result.items["victim"].try_number == 2
+
+
+class Refusing:
+    """The tenant's client, but its first watches are refused for now: 429 (with the seconds to wait), then a
+    500 as an API server answers when etcd's leader changed."""
+
+    def __init__(self, kube, refusals):
+        self.kube, self.refusals = kube, list(refusals)
+
+    def __getattr__(self, name):
+        return getattr(self.kube, name)
+
+    async def stream(self, path, query):
+        if self.refusals:
+            yield {"type": "ERROR", "object": self.refusals.pop(0)}
+            return
+        async for event in self.kube.stream(path, query):
+            yield event
+
+
+def test_a_watch_refused_for_now_is_asked_again_and_still_sees_every_pod_end(tmp_path):
+    refusals = [{"kind": "Status", "code": 429, "message": "Too many requests, please try again later.",
+                 "details": {"retryAfterSeconds": 1}},
+                {"kind": "Status", "code": 500, "message": "etcdserver: leader changed"}]
+
+    async def body_():
+        async with Cluster(tmp_path) as c:
+            rec = Recorder(c)
+            shard = Shard(3, NS, "team-vision", tuple(ShardPod(f"r{i}", body(f"r{i}")) for i in range(3)))
+            runner = ShardRunner(Refusing(c.kube, refusals), shard, TokenBucket(qps=100, burst=10), rec.hooks())
+            task = asyncio.ensure_future(runner.run(timeout_s=60))
+            while len([s for s in rec.submitted if s[1]]) < 3 and not task.done():
+                await asyncio.sleep(0.1)
+            c.release()
+            return await task
+
+    result = run(body_())
+    assert all(s.done for s in result.items.values()), result.summary()
+    assert result.watches >= 3, result.summary()
+    assert sum("refused for now" in e for e in result.errors) == 2, result.errors
