@@ -2,7 +2,8 @@
 
 A shard is up to ``shard_size`` wave items of one tenant (one namespace, one identity). Its runner creates the
 items' pods through the async Kubernetes client under a token bucket (``bulk_rate``), records each submission
-as the per-pod operator does, and follows them with ONE watch on the shard's label (``SHARD_LABEL``), resumed
+as the per-pod operator does, and follows them with ONE watch on the shard's label (``SHARD_LABEL``, with the
+run's label: an earlier run's shard of the same number is not this one), resumed
 from the last resourceVersion when the server ends it and re-listed when the server answers 410 Gone (as
 client-go's reflector does). Every update goes into the pod's condition transitions (``pod_transitions``).
 
@@ -24,9 +25,11 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.attempts import NextAttempt
+from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.bulk_rate import Answer, Throttling, TokenBucket, send
 from gpupoc.pipeline.pod_transitions import PodTransitions
 from gpupoc.pipeline.wave import item_key
+from gpupoc.podspec.labels import RUN_ID
 
 SHARD_LABEL = "gpupoc.io/bulk-shard"
 WATCH_SECONDS = 300          # a watch asks for this long; the server may end it sooner
@@ -61,8 +64,17 @@ class Shard:
     pods: tuple[ShardPod, ...]
 
     @property
+    def run_label(self) -> str:
+        """The run's label on the shard's pods (``gpupoc.io/run-id``; empty when the pods carry none)."""
+        labels = (self.pods[0].body.get("metadata") or {}).get("labels") or {} if self.pods else {}
+        return str(labels.get(RUN_ID) or "")
+
+    @property
     def selector(self) -> str:
-        return f"{SHARD_LABEL}={self.index}"
+        """The shard's pods: its number and, when the pods carry it, the run's label (shard numbers repeat in
+        every run of a class, in the same namespaces)."""
+        run = self.run_label
+        return f"{SHARD_LABEL}={self.index}" + (f",{RUN_ID}={run}" if run else "")
 
 
 @dataclass
@@ -137,7 +149,8 @@ class ShardRunner:
         body = self._body(item, gated)
         answer = await send(self.bucket, lambda: self.kube.request("POST", self.pods_path, body=body),
                             self.result.throttling)
-        if answer.ok:
+        if answer.ok or (answer.status == 409 and answer.after_unanswered):
+            # a 409 after a send without an answer: that send created the pod (its name has a random suffix)
             state.pod = body["metadata"]["name"]
             self.hooks.submitted(item, state.pod, state.try_number, None)
             return
@@ -195,7 +208,7 @@ class ShardRunner:
                     rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
                     if event.get("type") != "BOOKMARK":
                         self.on_pod(event.get("type") or "", obj)
-            except (OSError, asyncio.TimeoutError) as exc:  # the stream broke: resume from rv
+            except (OSError, asyncio.TimeoutError, SourceUnavailable) as exc:  # the stream broke: resume from rv
                 self.result.errors.append(f"watch broke ({type(exc).__name__}); resumed from {rv}")
                 await asyncio.sleep(1.0)
 
