@@ -80,8 +80,8 @@ async def wave(sim: Sim, n: int, args) -> dict:
     runners = [ShardRunner(clients[s.context], s, TokenBucket(args.qps, args.burst), hooks) for s in shards]
     t0 = time.monotonic()
     tasks = [asyncio.ensure_future(r.run(args.timeout)) for r in runners]
-    while created["n"] < n and time.monotonic() - t0 < args.timeout:
-        await asyncio.sleep(0.2)
+    while created["n"] < n and time.monotonic() - t0 < args.timeout and not all(t.done() for t in tasks):
+        await asyncio.sleep(0.2)  # a shard that ended early (an error) creates nothing more: not waited for
     all_exist = time.monotonic() - t0
     for ns, _ in TENANTS:
         await release(admin, ns, run)
@@ -93,7 +93,8 @@ async def wave(sim: Sim, n: int, args) -> dict:
     lat = {r["condition"]: {k: r[k] for k in ("pods", "p50_ms", "p95_ms", "p99_ms")} for r in latency_rows(found, "bench")}
     return {"n": n, "shards": len(shards), "all_exist_s": round(all_exist, 1), "wall_s": round(wall, 1),
             "watches": sum(r.watches for r in results), "relists": sum(r.relists for r in results),
-            "refused_429": sum(r.throttling.refused for r in results), "errors": sum(len(r.errors) for r in results),
+            "refused_429": sum(r.throttling.refused for r in results),
+            "unanswered": sum(r.throttling.unanswered for r in results), "errors": sum(len(r.errors) for r in results),
             "latency_ms": lat, "scheduling": scheduling_throughput(found),
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 

@@ -3,6 +3,11 @@ headers and body are kept (never raised), and watch streams read line by line.
 
 One client per identity: ``from_kubeconfig`` loads a kubeconfig context as the per-pod operator does (its
 ``config_file`` and ``cluster_context``), so each shard acts as its tenant. Tokens never reach messages.
+
+A request's timeout counts from its connection: opening one (``CONNECT_TIMEOUT_SECONDS``) and each read of the
+answer (``REQUEST_TIMEOUT_SECONDS``), not the wait for a free connection of the client's pool
+(``connection_pool_maxsize``). Under a large burst most requests wait there first; a total timeout would end
+them before they were even sent.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.bulk_rate import Answer
 
 REQUEST_TIMEOUT_SECONDS = 30.0
+CONNECT_TIMEOUT_SECONDS = 10.0
 
 
 @dataclass
@@ -42,9 +48,12 @@ class AsyncKubeClient:
     async def close(self) -> None:
         await self.api.close()
 
-    async def _call(self, method: str, path: str, query: list | None, body: Any, timeout: float | None):
+    async def _call(self, method: str, path: str, query: list | None, body: Any, read_timeout: float | None):
         import aiohttp
 
+        # not aiohttp's ``total`` nor ``connect``: both include the wait for a connection of the pool
+        timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=CONNECT_TIMEOUT_SECONDS,
+                                        sock_read=read_timeout)
         headers = {"Accept": "application/json, */*"}
         if body is not None:
             headers["Content-Type"] = "application/json"

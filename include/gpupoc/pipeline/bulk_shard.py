@@ -191,7 +191,7 @@ class ShardRunner:
         if not answer.ok:
             what = (f"listing {self.pods_path}?labelSelector={self.shard.selector}: "
                     f"HTTP {answer.status} {answer.message}")
-            if answer.status == 429 or answer.status >= 500:
+            if answer.status in (0, 429) or answer.status >= 500:  # 0: no answer at all
                 raise TransientWatchError(what, WATCH_RETRY_SECONDS)
             raise RuntimeError(what)
         listed = {p["metadata"]["name"]: p for p in (answer.body or {}).get("items") or []}
@@ -217,7 +217,7 @@ class ShardRunner:
             except TransientWatchError as exc:
                 self.result.errors.append(f"watch refused for now ({exc}); asked again from {rv}")
                 await asyncio.sleep(exc.pause_s)
-            except (OSError, asyncio.TimeoutError) as exc:  # the stream broke: resume from rv
+            except (OSError, asyncio.TimeoutError, SourceUnavailable) as exc:  # the stream broke: resume from rv
                 self.result.errors.append(f"watch broke ({type(exc).__name__}); resumed from {rv}")
                 await asyncio.sleep(1.0)
 

@@ -223,3 +223,110 @@ def test_a_watch_refused_for_now_is_asked_again_and_still_sees_every_pod_end(tmp
     assert all(s.done for s in result.items.values()), result.summary()
     assert result.watches >= 3, result.summary()
     assert sum("refused for now" in e for e in result.errors) == 2, result.errors
+
+
+class LosingAnswers:
+    """The tenant's client, but the answers of the first creations are lost: some after the server created the
+    pod (the answer came too late), some before the request was sent (the connection broke)."""
+
+    def __init__(self, kube: AsyncKubeClient, after: int, before: int):
+        self.kube, self.after, self.before = kube, after, before
+
+    async def request(self, method, path, query=None, body=None):
+        from gpupoc.exceptions import SourceUnavailable
+
+        if method == "POST" and self.before:
+            self.before -= 1
+            raise SourceUnavailable("test API server (context team-vision)", "API server unreachable: OSError")
+        answer = await self.kube.request(method, path, query, body)
+        if method == "POST" and self.after:
+            self.after -= 1
+            raise SourceUnavailable("test API server (context team-vision)", "API server unreachable: TimeoutError")
+        return answer
+
+    def stream(self, path, query):
+        return self.kube.stream(path, query)
+
+
+def test_creations_whose_answers_are_lost_are_sent_again_and_each_item_gets_exactly_one_pod(tmp_path):
+    async def body_():
+        async with Cluster(tmp_path) as c:
+            rec = Recorder(c)
+            shard = Shard(3, NS, "team-vision", tuple(ShardPod(f"l{i}", body(f"l{i}")) for i in range(6)))
+            kube = LosingAnswers(c.kube, after=2, before=2)
+            runner = ShardRunner(kube, shard, TokenBucket(qps=100, burst=10), rec.hooks())
+            task = asyncio.ensure_future(runner.run(timeout_s=90))
+            while len([s for s in rec.submitted if s[1]]) < 6 and not task.done():
+                await asyncio.sleep(0.1)
+            c.release()
+            return await task, rec, c.state.store.list("pods", NS)
+
+    result, rec, pods = run(body_())
+    assert sorted(s[0] for s in rec.submitted) == [f"l{i}" for i in range(6)], rec.submitted
+    assert all(s[1] for s in rec.submitted), "a creation without an answer was recorded as refused"
+    mine = [p for p in pods if p["metadata"]["labels"].get("gpupoc.io/bulk-shard") == "3"]
+    assert sorted(p["metadata"]["annotations"][L.ITEM] for p in mine) == [f"l{i}" for i in range(6)], \
+        "an item whose creation answer was lost got a second pod (or none)"
+    assert result.throttling.unanswered == 4 and not result.errors, result.summary()
+    assert all(s.done for s in result.items.values()), result.summary()
+
+
+def test_a_request_waiting_for_a_connection_of_the_pool_is_not_timed_out_before_it_is_sent(tmp_path, monkeypatch):
+    from kubernetes_asyncio import client
+
+    from gpupoc.pipeline import async_kube
+
+    monkeypatch.setattr(async_kube, "REQUEST_TIMEOUT_SECONDS", 1.0)
+
+    async def body_():
+        async with Cluster(tmp_path) as c:
+            cfg = client.Configuration(host=c.server.http_url)
+            cfg.api_key, cfg.api_key_prefix = c.kube.api.configuration.api_key, {"BearerToken": "Bearer"}
+            cfg.connection_pool_maxsize = 1  # the watch holds the only connection until the server ends it
+            kube = AsyncKubeClient("team-vision", client.ApiClient(cfg))
+            opened = asyncio.Event()
+
+            async def watch_pods():  # the pod as ADDED, then nothing (it stays gated) until the server ends it
+                async for event in kube.stream(pods, [("watch", "true"), ("timeoutSeconds", "3")]):
+                    assert event["type"] == "ADDED", event
+                    opened.set()
+
+            pods = f"/api/v1/namespaces/{NS}/pods"
+            try:
+                assert (await kube.request("POST", pods, body=body("p0"))).ok
+                watching = asyncio.ensure_future(watch_pods())
+                await opened.wait()
+                answer = await kube.request("GET", pods)
+                await watching
+                return answer
+            finally:
+                await kube.close()
+
+    answer = run(body_())
+    assert answer.ok, answer
+
+
+def test_an_earlier_runs_shard_of_the_same_number_is_not_taken_for_this_runs_pods(tmp_path):
+    def pod(item: str, run_id: str) -> ShardPod:
+        b = body(item)
+        b["metadata"]["labels"][L.RUN_ID] = run_id
+        return ShardPod(item, b)
+
+    async def body_():
+        async with Cluster(tmp_path) as c:
+            results = []
+            for run_id in ("r0", "r1"):  # the same class run twice: shard 0, the same items, the same namespace
+                rec = Recorder(c)
+                shard = Shard(0, NS, "team-vision", tuple(pod(f"s{i}", run_id) for i in range(3)))
+                task = asyncio.ensure_future(ShardRunner(c.kube, shard, TokenBucket(100, 10), rec.hooks()).run(90))
+                while len([s for s in rec.submitted if s[1]]) < 3 and not task.done():
+                    await asyncio.sleep(0.1)
+                c.release()
+                results.append((await task, rec))
+            return results
+
+    (_, first), (second, rec) = run(body_())
+    earlier = {s[1] for s in first.submitted}
+    assert not earlier & set(second.transitions), "the second run followed the first run's pods"
+    assert {s.pod for s in second.items.values()} == {s[1] for s in rec.submitted}
+    assert all("Ready" in t.first_true for t in second.transitions.values()), "this run's pods were not followed"
