@@ -22,7 +22,7 @@ from typing import Callable
 from gpupoc.demo.outcome import Outcome, read_outcome, summary_lines
 from gpupoc.demo.pids import PidFile
 from gpupoc.demo.progress import ProgressTracker, elapsed, normalise_states
-from gpupoc.demo.services import (DemoPaths, sim_mode_for, start_airflow, start_sim, start_stack,
+from gpupoc.demo.services import (DemoPaths, sim_config_for, sim_mode_for, start_airflow, start_sim, start_stack,
                                   write_demo_plan)
 from gpupoc.evidence.writer import run_dir_for
 from gpupoc.plan import load_plan
@@ -209,6 +209,20 @@ def run_report(client, monitor: Monitor, opts: DemoOptions, since: datetime, pla
     return run_id, state
 
 
+def _start_cluster(opts: DemoOptions, paths: DemoPaths, table: PidFile) -> dict:
+    """The simulated cluster: the scheduler mode of the plan's adapter, the cluster file its
+    ``platform.simulator_config`` names (else the mode's shipped one); its ``sim.json``."""
+    mode, config = sim_mode_for(opts.plan, opts.platform), sim_config_for(opts.plan, opts.platform)
+    opts.out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
+             f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
+    if config:
+        opts.out(f"        cluster file {config}")
+    sim = start_sim(paths, table, opts.faults, config=config, behaviours=opts.behaviours,
+                    behaviour_seed=opts.behaviour_seed, mode=mode, empty=opts.from_manifests)
+    opts.out(f"        cluster {sim['url']}  kubeconfig {sim['kubeconfig']} (Airflow: {sim.get('kubeconfig_http')})")
+    return sim
+
+
 def run_demo(opts: DemoOptions) -> DemoResult:
     """The whole demo; raises GpupocError when a service does not start or the report is not written."""
     from gpupoc.airflow_runtime.client import AirflowClient
@@ -220,12 +234,7 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     table = PidFile.load(paths.pids)
     phases: dict[str, float] = {}
 
-    mode = sim_mode_for(opts.plan, opts.platform)  # the plan's adapter decides the scheduler the cluster runs
-    out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
-        f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
-    sim = start_sim(paths, table, opts.faults, behaviours=opts.behaviours, behaviour_seed=opts.behaviour_seed,
-                    mode=mode, empty=opts.from_manifests)
-    out(f"        cluster {sim['url']}  kubeconfig {sim['kubeconfig']} (Airflow: {sim.get('kubeconfig_http')})")
+    sim = _start_cluster(opts, paths, table)
     stack_state = start_stack(paths, table)
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
         f"alertmanager {stack_state['alertmanager']['url']}")

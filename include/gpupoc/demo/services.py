@@ -73,9 +73,8 @@ SIM_MODE = {"kube-scheduler": "kube", "kueue": "kueue", "volcano": "volcano", "k
             "hami": "hami"}
 
 
-def sim_mode_for(plan_file: Path, platform: str = "") -> str:
-    """The scheduler mode (``gpupoc sim serve --mode``) the plan's ``platform.adapter`` needs (that of its
-    platform ``platform`` when one is chosen)."""
+def _platform_block(plan_file: Path, platform: str = "") -> dict:
+    """The plan's ``platform`` block as written (that of its platform ``platform`` when one is chosen)."""
     from gpupoc.plan.platforms import choose
 
     try:
@@ -84,7 +83,27 @@ def sim_mode_for(plan_file: Path, platform: str = "") -> str:
         raise ConfigError(str(plan_file), [f"(file): cannot read the plan ({exc}); pass an existing --plan"]) from None
     if platform and isinstance(data, dict):
         data = choose(data, platform, str(plan_file))
-    adapter = ((data.get("platform") or {}) if isinstance(data, dict) else {}).get("adapter") or "kube-scheduler"
+    block = data.get("platform") if isinstance(data, dict) else None
+    return block if isinstance(block, dict) else {}
+
+
+def sim_config_for(plan_file: Path, platform: str = "") -> Path | None:
+    """The cluster file the plan's ``platform.simulator_config`` names (relative to the plan), else None."""
+    value = _platform_block(plan_file, platform).get("simulator_config")
+    if not value:
+        return None
+    path = Path(os.path.expandvars(os.path.expanduser(str(value))))
+    path = path if path.is_absolute() else (Path(plan_file).resolve().parent / path)
+    if not path.is_file():
+        raise ConfigError(str(plan_file), [f"platform.simulator_config: no cluster file at {path}; name an "
+                                           "existing `gpupoc sim serve --config` file, relative to the plan"])
+    return path
+
+
+def sim_mode_for(plan_file: Path, platform: str = "") -> str:
+    """The scheduler mode (``gpupoc sim serve --mode``) the plan's ``platform.adapter`` needs (that of its
+    platform ``platform`` when one is chosen)."""
+    adapter = _platform_block(plan_file, platform).get("adapter") or "kube-scheduler"
     if adapter not in SIM_MODE:
         raise ConfigError(str(plan_file), [f"platform.adapter: unknown adapter {adapter!r}; one of "
                                            f"{', '.join(SIM_MODE)}"])

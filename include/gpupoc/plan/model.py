@@ -76,6 +76,9 @@ class Platform(StrictModel):
     simulated: bool | None = Field(
         default=None, description="true: the simulated cluster of `gpupoc sim serve`; unset: decided from the "
         "kubeconfig (one in a simulated cluster's data directory)")
+    simulator_config: str | None = Field(
+        default=None, description="the cluster file `gpupoc demo` starts the simulated cluster with (`gpupoc sim "
+        "serve --config`), relative to the plan; unset: the shipped cluster of the adapter's mode")
 
     @model_validator(mode="after")
     def _one_access_method(self) -> "Platform":

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpupoc.demo.services import DemoPaths, sim_mode_for, write_demo_plan
+from gpupoc.demo.services import DemoPaths, sim_config_for, sim_mode_for, write_demo_plan
 from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.common import repo_root
 from gpupoc.plan import load_plan
@@ -87,3 +87,12 @@ def test_the_replay_plans_history_stays_found_from_the_demo_plan(tmp_path):
     replay = yaml.safe_load(out.read_text())["test_classes"]["queue_congestion"]["replay"]
     assert replay["file"] == str(repo_root() / "plans" / "history" / "kalos-300.csv")
     load_plan(out)  # raises ConfigError naming replay.file when the history is not found
+
+
+def test_the_demo_starts_the_cluster_file_the_plan_names_and_refuses_a_missing_one(tmp_path):
+    assert sim_config_for(repo_root() / "plans" / "default.yaml") is None
+    assert sim_config_for(repo_root() / "plans" / "scale.yaml") == repo_root() / "plans" / "scale-cluster.yaml"
+    bad = tmp_path / "plan.yaml"
+    bad.write_text("platform: {adapter: kube-scheduler, simulator_config: nowhere.yaml}\n")
+    with pytest.raises(ConfigError, match="platform.simulator_config: no cluster file at .*nowhere.yaml"):
+        sim_config_for(bad)
