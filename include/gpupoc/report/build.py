@@ -28,7 +28,8 @@ from gpupoc.report.scorecard import parse_scorecard, read_scorecard
 from gpupoc.report.signin import verify_signoffs
 from gpupoc.report.signoff import (apply_signoffs, blocks, check_signoffs, evidence_basis, parse_signoffs,
                                    with_basis)
-from gpupoc.report.subject import judged, memory_isolation_findings, plan_findings, sharing_findings
+from gpupoc.report.subject import (judged, memory_isolation_findings, plan_findings,
+                                   sharing_findings)
 from gpupoc.report.summary import coverage, key_figures
 from gpupoc.report.window import stability
 from gpupoc.report.wording import Wording

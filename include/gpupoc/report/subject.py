@@ -122,12 +122,13 @@ def memory_isolation_findings(runs: list[RunEvidence], say: Callable[..., str]) 
         for r in _unisolated(ev):
             peak = r.get("aggressor_peak_mib")
             peak = "?" if peak is None or peak != peak else f"{peak:g}"
-            ran = "phrase.memiso.aggressor_failed" if _is(r.get("aggressor_failed"), True) else "phrase.memiso.aggressor_ran"
-            harmed = "phrase.memiso.neighbour_ok" if _is(r.get("neighbour_unaffected"), True) else "phrase.memiso.neighbour_harmed"
+            ran = "aggressor_failed" if _is(r.get("aggressor_failed"), True) else "aggressor_ran"
+            harmed = "neighbour_ok" if _is(r.get("neighbour_unaffected"), True) else "neighbour_harmed"
             out.append(Finding(item=SHARING_ITEM, target=FindingTarget.CONTRACT, failure_class=FailureClass.PRODUCT_GAP,
                                text=say("finding.no_gpu_memory_isolation", card=r.get("gpu_uuid"),
                                         sharing=r.get("sharing"), node=r.get("node"),
                                         aggressor=r.get("aggressor_tenant"), slice=r.get("slice_mib"),
-                                        aggressor_outcome=say(ran, peak=peak), neighbour=r.get("neighbour_tenant"),
-                                        neighbour_outcome=say(harmed))))
+                                        aggressor_outcome=say(f"phrase.memiso.{ran}", peak=peak),
+                                        neighbour=r.get("neighbour_tenant"),
+                                        neighbour_outcome=say(f"phrase.memiso.{harmed}"))))
     return out
