@@ -33,7 +33,7 @@ def test_every_dag_file_imports_without_errors(dagbag):
 
 
 def test_tenant_isolation_runs_the_memory_isolation_probe_after_the_release_and_before_collection(dagbag):
-    t = dagbag.get_dag("poc_tenant_isolation").task_dict
+    t = dagbag.dags["poc_tenant_isolation"].task_dict
     assert {"isolation_probes", "sample_quotas", "reclaim_probe", "memory_isolation_probe"} <= set(t) - SHARED
     assert "wave_released" in t["memory_isolation_probe"].upstream_task_ids
     assert "memory_isolation_probe" in t["collect_evidence"].upstream_task_ids
