@@ -32,6 +32,13 @@ def test_every_dag_file_imports_without_errors(dagbag):
     assert set(DAG_IDS) <= set(dagbag.dag_ids), f"missing: {sorted(set(DAG_IDS) - set(dagbag.dag_ids))}"
 
 
+def test_tenant_isolation_runs_the_memory_isolation_probe_after_the_release_and_before_collection(dagbag):
+    t = dagbag.dags["poc_tenant_isolation"].task_dict
+    assert {"isolation_probes", "sample_quotas", "reclaim_probe", "memory_isolation_probe"} <= set(t) - SHARED
+    assert "wave_released" in t["memory_isolation_probe"].upstream_task_ids
+    assert "memory_isolation_probe" in t["collect_evidence"].upstream_task_ids
+
+
 @pytest.mark.parametrize("dag_id", DAG_IDS)
 def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     dag = dagbag.dags[dag_id]

@@ -28,7 +28,8 @@ from gpupoc.report.scorecard import parse_scorecard, read_scorecard
 from gpupoc.report.signin import verify_signoffs
 from gpupoc.report.signoff import (apply_signoffs, blocks, check_signoffs, evidence_basis, parse_signoffs,
                                    with_basis)
-from gpupoc.report.subject import judged, plan_findings, sharing_findings
+from gpupoc.report.subject import (judged, memory_isolation_findings, plan_findings,
+                                   sharing_findings)
 from gpupoc.report.summary import coverage, key_figures
 from gpupoc.report.window import stability
 from gpupoc.report.wording import Wording
@@ -197,7 +198,8 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
         decision=decision, decision_reasons=reasons, items=j.items,
         scope=rules_mod.scope(j.items, reason=lambda st, ids: words.t(f"scope_reason.{st.value}",
                                                                       items=words.items(ids))),
-        findings=found + plan_findings(what, words.t) + sharing_findings(list(runs.values()), words.t),
+        findings=found + plan_findings(what, words.t) + sharing_findings(list(runs.values()), words.t)
+        + memory_isolation_findings(list(runs.values()), words.t),
         blocking=held,
         coverage=coverage(summaries, suites, j.items), key_figures=key_figures(runs, summaries, words),
         signoff=blocks(j.items, decision.value, j.counted, [s for s in j.every if s.basis != basis],

@@ -4,7 +4,9 @@ The platform's name, the plan's name and the window's zone are what the runs rec
 (``gpupoc.evidence.subject``); the report's plan fills what older runs did not record. Whether the cluster was
 the simulated one comes from the cluster's nodes, never from the plan. A report built with a plan whose hash
 is not the evidence's, or from runs of different plans, says so as a finding; so does a cluster whose nodes share
-cards without memory isolation (``sharing_findings``).
+cards without memory isolation (``sharing_findings``), and so does a memory-isolation probe whose aggressor
+was not held to its slice (``memory_isolation_findings``: the P1 finding "no GPU memory isolation between
+tenants").
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from gpupoc.evidence import subject as keys
 from gpupoc.evidence.reader import RunEvidence
 from gpupoc.report.inputs import PlanSettings
 from gpupoc.report.models import Finding, FindingTarget, Subject
+from gpupoc.validation.models import FailureClass
 
 PLAN_ITEM = "plan"  # the item a finding about the plan itself names
 SHARING_ITEM = "shared_gpus"  # the item a finding about how the cluster shares its GPUs names
@@ -90,3 +93,42 @@ def sharing_findings(runs: list[RunEvidence], say: Callable[..., str]) -> list[F
     return [Finding(item=SHARING_ITEM, target=FindingTarget.SECOND_VERIFICATION,
                     text=say("finding.no_memory_isolation", strategy=name, nodes=count))
             for name, count in sorted(worst.items()) if count]
+
+
+MEMORY_TABLE = "memory_isolation"
+
+
+def _unisolated(ev: RunEvidence) -> list[dict]:
+    """The rows of a run's memory-isolation probe that found no isolation (none when not collected)."""
+    try:
+        if MEMORY_TABLE not in ev.table_names() or not ev.status(MEMORY_TABLE).verified:
+            return []
+        frame = ev.load(MEMORY_TABLE)
+    except (OSError, ValueError, KeyError):
+        return []
+    return [r for r in frame.to_dict("records") if _is(r.get("shared_gpu"), True) and _is(r.get("isolated"), False)]
+
+
+def _is(value: object, want: bool) -> bool:
+    """A stored flag is ``want`` (an empty one, None or NaN, is neither)."""
+    return value is not None and value == value and bool(value) is want
+
+
+def memory_isolation_findings(runs: list[RunEvidence], say: Callable[..., str]) -> list[Finding]:
+    """The P1 finding "no GPU memory isolation between tenants" for each probe that found none (ISO-11 fails on
+    the same row): which card, the aggressor's outcome, the neighbour's. ``say(key, **values)`` words it."""
+    out = []
+    for ev in runs:
+        for r in _unisolated(ev):
+            peak = r.get("aggressor_peak_mib")
+            peak = "?" if peak is None or peak != peak else f"{peak:g}"
+            ran = "aggressor_failed" if _is(r.get("aggressor_failed"), True) else "aggressor_ran"
+            harmed = "neighbour_ok" if _is(r.get("neighbour_unaffected"), True) else "neighbour_harmed"
+            out.append(Finding(item=SHARING_ITEM, target=FindingTarget.CONTRACT, failure_class=FailureClass.PRODUCT_GAP,
+                               text=say("finding.no_gpu_memory_isolation", card=r.get("gpu_uuid"),
+                                        sharing=r.get("sharing"), node=r.get("node"),
+                                        aggressor=r.get("aggressor_tenant"), slice=r.get("slice_mib"),
+                                        aggressor_outcome=say(f"phrase.memiso.{ran}", peak=peak),
+                                        neighbour=r.get("neighbour_tenant"),
+                                        neighbour_outcome=say(f"phrase.memiso.{harmed}"))))
+    return out

@@ -18,6 +18,7 @@ from gpupoc.steps.probes.isolation import (
     isolation_probes,
     sample_quotas,
 )
+from gpupoc.steps.probes.memory_isolation import memory_isolation_probe
 from gpupoc.steps.probes.reclaim import reclaim_probe
 from gpupoc.steps.probes.utilization import collect_utilization
 
@@ -55,11 +56,13 @@ class ClassProfile:
 PROFILES: dict[TestClass, ClassProfile] = {p.test_class: p for p in (
     ClassProfile(TestClass.QUEUE_CONGESTION, ("congestion", "queue", "gangs"), ("wave",), (), collect_congestion,
                  (*COMMON_TABLES, "explanations", "gang_placements"), "waits explained"),
-    # reclaim_probe runs after the wave (a no-op without test_classes.tenant_isolation.reclaim)
+    # reclaim_probe runs after the wave (a no-op without test_classes.tenant_isolation.reclaim);
+    # memory_isolation_probe after both, on a shared card (nothing to provoke where no node shares its GPUs)
     ClassProfile(TestClass.TENANT_ISOLATION, ("isolation", "quota", "rbac", "fair-share"), ("wave",),
                  (("isolation_probes", isolation_probes), ("sample_quotas", sample_quotas),
-                  ("reclaim_probe", reclaim_probe)), collect_isolation,
-                 (*COMMON_TABLES, "access_probes", "quota_samples"), "cross-tenant attempts denied"),
+                  ("reclaim_probe", reclaim_probe), ("memory_isolation_probe", memory_isolation_probe)),
+                 collect_isolation, (*COMMON_TABLES, "access_probes", "quota_samples", "memory_isolation"),
+                 "cross-tenant attempts denied"),
     ClassProfile(TestClass.UTILIZATION, ("utilization", "capacity"), ("wave",), (), collect_utilization,
                  (*COMMON_TABLES, "utilization"), "allocated vs used GPU-hours"),
     # injections are submitted and watched by inject_faults

@@ -157,6 +157,12 @@ def artifacts() -> pd.DataFrame:
                               consumer="team-nlp/eval-0", namespace="team-nlp", size_bytes=1024)])
 
 
+def memory_isolation() -> pd.DataFrame:
+    """The memory-isolation probe on the default cluster: no node shares its cards, the case cannot arise."""
+    return pd.DataFrame([dict(sharing="none", shared_gpu=False, isolated=None,
+                              reason="no node shares its GPUs between pods")])
+
+
 def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
     """Tables a correctly behaving platform yields for one test class."""
     if test_class == "queue_congestion":
@@ -164,7 +170,7 @@ def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
                 "queue_snapshots": queue_snapshots()}
     if test_class == "tenant_isolation":
         return {"workload_runs": workload_runs(6, test_class), "access_probes": access_probes(),
-                "quota_samples": quota_samples()}
+                "quota_samples": quota_samples(), "memory_isolation": memory_isolation()}
     if test_class == "utilization":
         return {"workload_runs": workload_runs(6, test_class), "utilization": utilization()}
     if test_class == "fault_recovery":

@@ -92,7 +92,10 @@ def test_not_verified_check_is_skipped_with_its_reason_never_passed(root_copy, t
     quota = [c for c in unverified if c.table == "quota_samples"]
     assert quota and all("ResourceQuota not readable" in c.reason for c in quota)
     suite = next(s for s in xml if s.name == "tenant_isolation")
-    assert suite.skipped == len([c for c in unverified if c.test_class == "tenant_isolation"])
+    inapplicable = [c for c, _ in _checks(r)
+                    if c.verdict is Verdict.NOT_APPLICABLE and c.test_class == "tenant_isolation"]
+    assert [c.check_id for c in inapplicable] == ["ISO-11"], "no shared GPUs in the synthetic cluster"
+    assert suite.skipped == len([c for c in unverified if c.test_class == "tenant_isolation"]) + len(inapplicable)
 
 
 def test_counts_on_every_suite_and_the_root_add_up(root_copy, tmp_path):

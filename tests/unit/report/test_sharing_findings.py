@@ -48,3 +48,41 @@ def test_time_slicing_is_a_no_memory_isolation_finding_and_mig_or_hami_are_not()
 def test_the_finding_is_worded_in_both_languages():
     assert {"finding.no_memory_isolation", "item.shared_gpus"} <= set(EN) & set(ZH)
     assert "{strategy}" in ZH["finding.no_memory_isolation"] and "{nodes}" in ZH["finding.no_memory_isolation"]
+
+
+def memory_run(tmp_path, name: str, **row):
+    import pandas as pd
+
+    from gpupoc.evidence.reader import RunEvidence
+    from gpupoc.validation import synthetic as syn
+
+    tables = syn.good_tables("tenant_isolation")
+    tables["memory_isolation"] = pd.DataFrame([row])
+    return RunEvidence.open(syn.write_run(tmp_path / name, "tenant_isolation", "r1", tables))
+
+
+UNISOLATED = dict(sharing="hami", shared_gpu=True, isolated=False, gpu_uuid="GPU-7a55", node="inference-node-1",
+                  aggressor_tenant="team-nlp", neighbour_tenant="team-vision", slice_mib=11517,
+                  aggressor_peak_mib=40436.0, aggressor_failed=False, neighbour_unaffected=False)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_probe_that_found_no_memory_isolation_is_a_p1_finding_for_the_contract(tmp_path, language):
+    from gpupoc.report.subject import memory_isolation_findings
+    from gpupoc.report.wording import Wording
+
+    words = Wording(language)
+    found = memory_isolation_findings([memory_run(tmp_path, "a", **UNISOLATED)], words.t)
+    assert [(f.item, f.target.value, f.failure_class.value) for f in found] == [
+        ("shared_gpus", "contract", "product_gap")]
+    assert found[0].text.startswith("P1 ") and "GPU-7a55" in found[0].text and "40436" in found[0].text
+    if language == "en":
+        assert "no GPU memory isolation between tenants" in found[0].text and "kept running" in found[0].text
+
+
+def test_an_isolated_card_or_a_cluster_without_sharing_raises_no_memory_finding(tmp_path):
+    from gpupoc.report.subject import memory_isolation_findings
+
+    runs = [memory_run(tmp_path, "a", **{**UNISOLATED, "isolated": True}),
+            memory_run(tmp_path, "b", sharing="none", shared_gpu=False, isolated=None)]
+    assert memory_isolation_findings(runs, say) == []

@@ -90,7 +90,8 @@ def _attach_audit(ctx, attempts) -> None:
 
 
 def collect_isolation(ctx, timelines, runs) -> dict:
-    """access_probes (with the audit record of each attempt) and each tenant's share of the GPUs."""
+    """access_probes (with the audit record of each attempt), each tenant's share of the GPUs, and the
+    memory-isolation probe's row."""
     from gpupoc.pipeline.isolation import AccessAttempt, attach_audit
     from gpupoc.pipeline.quotas import tenant_shares
 
@@ -119,8 +120,11 @@ def collect_isolation(ctx, timelines, runs) -> dict:
     ctx.writer.write_json("tenant_shares", [s.model_dump(mode="json") for s in shares])
     fair = write_fair_shares(ctx, timelines)
     reclaim = write_reclaim(ctx)
+    from gpupoc.steps.probes.memory_isolation import write_memory_isolation
+
+    memory = write_memory_isolation(ctx)
     return {"attempts": len(rows), "cross_tenant_allowed": sum(1 for r in rows if r["allowed"]),
-            "tenants": sorted(tenants_by_ns.values()), **fair, **reclaim}
+            "tenants": sorted(tenants_by_ns.values()), **fair, **reclaim, **memory}
 
 
 def write_fair_shares(ctx, timelines) -> dict:
