@@ -15,15 +15,21 @@ SMALL_WAVE_DURATIONS = {"v-train-8g": 20, "v-train-4g": 15, "v-train-2g": 10, "v
 LONGEST_POD_SECONDS = max(SMALL_WAVE_DURATIONS.values())
 
 
-def small_plan(tmp: Path, kubeconfig: Path, audit_log: Path) -> Path:
-    """The default plan with a wave of 8 short pods: training asked 28 GPUs of 24, mixed priorities."""
-    plan = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
+def plan_on_cluster(name: str, tmp: Path, kubeconfig: Path, audit_log: Path) -> dict:
+    """``plans/<name>.yaml`` pointed at a test's cluster (kubeconfig, audit log), its evidence under ``tmp``."""
+    plan = yaml.safe_load((repo_root() / "plans" / f"{name}.yaml").read_text())
     plan["platform"]["kubeconfig"] = str(kubeconfig)
     plan["evidence_root"] = str(tmp / "evidence")
     plan["evidence_sources"]["audit_log_path"] = str(audit_log)
     # a window starting tomorrow: unpausing the DAG creates no scheduled run beside the manual one
     tomorrow = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=1)
     plan["window"].update(start=tomorrow.isoformat(), end=(tomorrow + timedelta(days=7)).isoformat())
+    return plan
+
+
+def small_plan(tmp: Path, kubeconfig: Path, audit_log: Path) -> Path:
+    """The default plan with a wave of 8 short pods: training asked 28 GPUs of 24, mixed priorities."""
+    plan = plan_on_cluster("default", tmp, kubeconfig, audit_log)
     durations = SMALL_WAVE_DURATIONS
     for w in plan["workloads"]:
         if w["name"] in durations:

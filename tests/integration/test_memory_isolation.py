@@ -13,17 +13,16 @@ Each run's wave is one short virtual inference pod; only the memory-isolation pr
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 import yaml
 
-from gpupoc.pipeline.common import repo_root
 from gpupoc.sim.config import CLUSTERS_DIR, shipped_config
 from gpupoc.sim.modes import SchedulerMode
 
 from .class_runner import run_class
+from .plans import plan_on_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("memory-isolation")]
 I = "tenant_isolation"
@@ -31,12 +30,7 @@ I = "tenant_isolation"
 
 def small_plan(tmp: Path, sim, plan_name: str) -> Path:
     """``plans/<plan_name>.yaml`` pointed at ``sim``, its isolation wave one 3-second virtual inference pod."""
-    plan = yaml.safe_load((repo_root() / "plans" / f"{plan_name}.yaml").read_text())
-    plan["platform"]["kubeconfig"] = str(sim.kubeconfig_http)
-    plan["evidence_root"] = str(tmp / "evidence")
-    plan["evidence_sources"]["audit_log_path"] = str(sim.audit_log)
-    tomorrow = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=1)
-    plan["window"].update(start=tomorrow.isoformat(), end=(tomorrow + timedelta(days=7)).isoformat())
+    plan = plan_on_cluster(plan_name, tmp, sim.kubeconfig_http, sim.audit_log)
     for w in plan["workloads"]:
         if w["name"] == "v-infer-1g":
             w["duration_seconds"] = 3

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 import yaml
 
-from gpupoc.pipeline.common import repo_root
 from gpupoc.validation.suites import load_suites
 
 from .class_runner import ClassRun, run_class
+from .plans import plan_on_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("verdict-stability")]
 
@@ -41,12 +40,7 @@ DURATIONS = {"v-train-8g": 10, "v-train-4g": 8, "v-train-2g": 8, "v-sweep-1g": 8
 
 
 def congestion_plan(tmp: Path, sim, submission: str = "operator") -> Path:
-    plan = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
-    plan["platform"]["kubeconfig"] = str(sim.kubeconfig_http)
-    plan["evidence_root"] = str(tmp / "evidence")
-    plan["evidence_sources"]["audit_log_path"] = str(sim.audit_log)
-    tomorrow = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=1)
-    plan["window"].update(start=tomorrow.isoformat(), end=(tomorrow + timedelta(days=7)).isoformat())
+    plan = plan_on_cluster("default", tmp, sim.kubeconfig_http, sim.audit_log)
     for w in plan["workloads"]:
         if w["name"] in DURATIONS:
             w["duration_seconds"] = DURATIONS[w["name"]]
