@@ -159,15 +159,19 @@ def start_sim(tmp_path):
 
 
 def wait_for(what: str, predicate, timeout: float = 120.0, poll: float = 0.3):
-    """``predicate()``'s first truthy value within ``timeout`` seconds, else AssertionError naming ``what``.
+    """``predicate()``'s first truthy value, else AssertionError naming ``what`` and the last value seen.
 
-    The timeout guards a stall: what is awaited here takes seconds, more on a loaded machine, and the wait
-    ends as soon as it holds."""
-    deadline = time.monotonic() + timeout
+    ``timeout`` is the budget of one step of what is awaited (seconds, more on a loaded machine): it starts
+    again whenever ``predicate()`` returns something new, so a slow machine that keeps making progress is
+    waited for, and the wait ends as soon as it holds (``tests/waiting.py`` says why)."""
     last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
+    changed_at = time.monotonic()
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if value != last:
+            last, changed_at = value, time.monotonic()
+        elif time.monotonic() - changed_at > timeout:
+            raise AssertionError(f"still waiting for {what}: nothing changed for {timeout:g}s; last: {last!r}")
         time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout:g}s waiting for {what}; last: {last!r}")

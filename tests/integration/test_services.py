@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 
 import pytest
 import yaml
 
 from tests.integration.conftest import wait_for
+from tests.waiting import wait_for as progressive_wait
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("services"),
               pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
@@ -210,12 +212,16 @@ spec:
 def test_a_failing_liveness_probe_restarts_the_container(applied):
     applied.kubectl("apply", "-n", NS, "-f", "-", context=CONTEXT, check=True, input=LIVENESS)
 
-    def restarted():
+    def container() -> tuple:
         pod = json.loads(kubectl(applied, "get", "pod", "echo-unwell", "-o", "json").stdout)
-        statuses = pod["status"].get("containerStatuses") or [{}]
-        return statuses[0].get("restartCount", 0) >= 1
+        status = (pod["status"].get("containerStatuses") or [{}])[0]
+        return (pod["status"].get("phase"), sorted((status.get("state") or {}).keys()),
+                status.get("restartCount", 0), status.get("ready"))
 
-    wait_for("a restart after the liveness probe failed", restarted, timeout=240)
+    # each step (scheduling, the process starting, two failed probes, the kill, the back-off) makes progress
+    # the wait sees; it fails only when nothing changed for a step's budget, naming the container's state
+    progressive_wait("a restart after the liveness probe failed", container, lambda s: s[2] >= 1,
+                     step_seconds=120, transient=(subprocess.SubprocessError, AssertionError, ValueError))
     events = json.loads(kubectl(applied, "get", "events", "--field-selector", "involvedObject.name=echo-unwell",
                                 "-o", "json").stdout)["items"]
     messages = {(e["reason"], e["message"]) for e in events}

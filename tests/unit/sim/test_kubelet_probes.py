@@ -66,3 +66,29 @@ def test_a_pod_ip_is_probed_at_its_loopback_address():
     from gpupoc.sim.pod_network import host_address
 
     assert host_address("10.244.1.7") == "127.244.1.7" and host_address("127.0.0.1") == "127.0.0.1"
+
+
+def test_a_liveness_kill_ends_a_process_that_ignores_sigterm_after_the_grace(tmp_path):
+    from types import SimpleNamespace
+
+    from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodRun
+    from gpupoc.sim.controllers.kubelet_probes import kill_container
+    from gpupoc.sim.controllers.kubelet_runtime import ProcessHandle
+    from gpupoc.sim.logs import ContainerLog
+
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); " \
+               "time.sleep(120)"
+
+    async def go():
+        log = ContainerLog()
+        handle = await ProcessHandle.spawn([sys.executable, "-c", stubborn], {}, tmp_path, log, None)
+        waiting = asyncio.ensure_future(handle.wait())
+        while not log.lines:  # SIGTERM is ignored only once the handler is set
+            await asyncio.sleep(0.05)
+        c = ContainerRun(spec={"name": "server"}, entry=None)
+        pr = PodRun(("ns", "p"), "uid", "node", "Always", [c], "10.0.0.1", "10.244.0.2", "")
+        pr.handles["server"] = handle
+        await kill_container(SimpleNamespace(timing=SimpleNamespace(termination_grace_seconds=0.2)), pr, c)
+        return await asyncio.wait_for(waiting, 30)
+
+    assert asyncio.run(go()) == 137  # SIGKILL: 128 + 9

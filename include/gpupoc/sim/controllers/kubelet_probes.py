@@ -21,6 +21,7 @@ from typing import Protocol
 
 import aiohttp
 
+from gpupoc.sim.config import Timing
 from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodRun
 from gpupoc.sim.events import WARNING
 from gpupoc.sim.pod_network import host_address
@@ -28,6 +29,8 @@ from gpupoc.sim.pod_network import host_address
 
 class ProbeHost(Protocol):
     """What the prober needs of the kubelet (``controllers.kubelet.Kubelet``)."""
+
+    timing: Timing
 
     def write(self, pr: PodRun) -> bool: ...
 
@@ -83,6 +86,8 @@ async def run_probe(probe: dict, container: dict, pod_ip: str) -> ProbeResult:
         return ProbeResult(False, f"timeout: failed to connect service {address!r} within {timeout:g}s")
     except (aiohttp.ClientError, OSError, ValueError) as exc:
         return ProbeResult(False, f"dial tcp {pod_ip}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the prober counts an errored probe as a failure, never stops
+        return ProbeResult(False, f"probe errored: {type(exc).__name__}: {exc}")
     return ProbeResult(False, "probe has no handler (httpGet, tcpSocket or exec)")
 
 
@@ -109,11 +114,22 @@ async def _probe_loop(kl: ProbeHost, pr: PodRun, c: ContainerRun, kind: str) -> 
         elif fail_run >= failures_needed:
             kl.event(pr, "Killing", f"Container {c.name} failed liveness probe, will be restarted",
                      container=c)
-            handle = pr.handles.get(c.name)
-            if handle is not None:
-                handle.signal(signal.SIGTERM)
+            await kill_container(kl, pr, c)
             return
         await asyncio.sleep(period)
+
+
+async def kill_container(kl: ProbeHost, pr: PodRun, c: ContainerRun) -> None:
+    """SIGTERM, then SIGKILL once the grace period has passed with the process still there (the kubelet's
+    ``killContainer``; the grace is ``timing.termination_grace_seconds``, as every grace of this cluster): a
+    process that ignores or outlasts SIGTERM is still restarted."""
+    handle = pr.handles.get(c.name)
+    if handle is None:
+        return
+    handle.signal(signal.SIGTERM)
+    await asyncio.sleep(kl.timing.termination_grace_seconds)
+    if pr.handles.get(c.name) is handle:
+        handle.signal(signal.SIGKILL)
 
 
 def has_readiness_probe(c: ContainerRun) -> bool:
