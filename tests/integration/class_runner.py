@@ -36,6 +36,8 @@ from gpupoc.steps.profiles import profile
 from gpupoc.steps.markers import RELEASE_FILE
 from kubernetes.client import ApiClient
 
+from tests.integration.service_runner import Services
+
 UNSEEN = "check.unseen_rows"  # validation/reasons.json: waits nobody observed left the check unjudged
 
 
@@ -171,6 +173,8 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     stop = threading.Event()
     failures: list[str] = []
     results: dict[str, dict] = {}
+    services = Services(v["plan"], dag_id, run_id, test_class, failures)
+    services.start()  # rolled out before the release, as services_ready is upstream of release_gate
 
     def run(step, name):
         try:
@@ -204,6 +208,7 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     retries.join()
     for t in bulk:
         t.join()
+    services.finish()
     collected = collect.collect(RunContext(v["plan"], dag_id, run_id, test_class, task="collect_evidence"),
                               v["started_at"])
     result = finish.validate(RunContext(v["plan"], dag_id, run_id, test_class, task="validate"),

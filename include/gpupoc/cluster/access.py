@@ -82,6 +82,14 @@ def _bulk(plan) -> bool:
                for tc in TestClass)
 
 
+def _services(*classes: str) -> Callable:
+    """Some enabled class (of ``classes``, all when none is named) deploys services."""
+    def pred(plan) -> bool:
+        return any(plan.test_class(tc).enabled and plan.test_class(tc).services
+                   for tc in TestClass if not classes or tc.value in classes)
+    return pred
+
+
 WHEN: dict[str, Callable] = {
     "a wave in bulk": _bulk,
     "always": lambda plan: True,
@@ -94,6 +102,9 @@ WHEN: dict[str, Callable] = {
     "node failure by the drain injector": _injector("drain"),
     "artifact hand-over": lambda plan: plan.test_classes.audit_trail.artifact is not None,
     "access reviews": lambda plan: plan.test_classes.tenant_isolation.probes.access_review,
+    "services": _services(),
+    "services in the audit class": _services("audit_trail"),
+    "services in the isolation class": _services("tenant_isolation"),
 }
 
 
@@ -110,6 +121,7 @@ class Need:
     used_by: str
     when: str = "always"
     kpo: bool = False  # asked only by the KubernetesPodOperator (Airflow), not by the package's own steps
+    fallback: bool = False  # asked only when an earlier task failed to do it (the cleanup's sweep)
 
     def applies(self, plan) -> bool:
         enabled = {tc.value for tc in TestClass if plan.test_class(tc).enabled} | {PREFLIGHT}
@@ -135,7 +147,25 @@ NEEDS: tuple[Need, ...] = (
     Need(T, Scope.OWN, "", "resourcequotas", ("get",), (TI,), "over-quota probe: the tenant reads its quota"),
     Need(T, Scope.OWN, "", "configmaps", ("get", "patch"), (AT,),
          "artifact hand-over: index the artifact in configmap artifact-index", "artifact hand-over"),
+    Need(T, Scope.OWN, "apps", "deployments", ("create", "delete"), (*WAVE,),
+         "the class's services: KubernetesCreateResourceOperator and KubernetesDeleteResourceOperator",
+         "services", kpo=True),
+    Need(T, Scope.OWN, "", "services", ("create", "delete"), (*WAVE,),
+         "the class's services: KubernetesCreateResourceOperator and KubernetesDeleteResourceOperator",
+         "services", kpo=True),
+    Need(T, Scope.OWN, "apps", "deployments/scale", ("patch",), (AT,),
+         "audit: the tenant scales its service up one replica and back", "services in the audit class"),
     # ---- the runner in every tenant namespace ----
+    Need(R, Scope.TENANTS, "apps", "deployments", ("get", "list"), (*WAVE,),
+         "services: each rollout (get), the observer's snapshots and the cleanup's sweep (list)", "services"),
+    Need(R, Scope.TENANTS, "", "services", ("list",), (*WAVE,),
+         "services: the cleanup's sweep for what a failed delete task left", "services"),
+    Need(R, Scope.TENANTS, "apps", "deployments", ("delete",), (*WAVE,),
+         "services: the cleanup deletes a Deployment a failed delete task left", "services", fallback=True),
+    Need(R, Scope.TENANTS, "", "services", ("delete",), (*WAVE,),
+         "services: the cleanup deletes a Service a failed delete task left", "services", fallback=True),
+    Need(R, Scope.TENANTS, "discovery.k8s.io", "endpointslices", ("list",), (*WAVE,),
+         "services: the observer's snapshots of each Service's ready endpoints", "services"),
     Need(R, Scope.TENANTS, "", "pods", ("get", "list", "patch", "delete"), (*WAVE,),
          "observe and collect the wave (list, get), lift the wave's gate (patch), clean up (delete)"),
     Need(R, Scope.TENANTS, "", "events", ("list",), (*WAVE,),

@@ -182,6 +182,28 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
                       else wave_task_states([i["workload_key"] for i in ctx.items]))
             return wave_steps.observe(ctx, states)
 
+        @task
+        def prepare_services(v: dict) -> list[dict]:
+            from gpupoc.steps.services import resource_kwargs
+
+            return resource_kwargs(_ctx(v, "prepare_services"))  # none when the class deploys no service
+
+        # never fails, and runs after a skipped or failed create: a service that did not roll out is recorded
+        # and judged, and the wave's release (downstream) goes ahead
+        @task(retries=0, trigger_rule="all_done")
+        def services_ready(v: dict) -> list[dict]:
+            from gpupoc.steps.services import await_rollout, load_kwargs
+
+            ctx = _ctx(v, "services_ready")
+            await_rollout(ctx)
+            return load_kwargs(ctx)
+
+        @task(retries=2, trigger_rule="all_done")
+        def observe_services(v: dict) -> dict:
+            from gpupoc.steps.service_observer import observe_services as observe
+
+            return observe(_ctx(v, "observe_services"))
+
         @task(trigger_rule="all_done")
         def collect_evidence(v: dict) -> dict:
             from gpupoc.steps import collect
@@ -236,6 +258,9 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         released = MarkerFileSensor(task_id="wave_released", plan_path=PLAN_REF, test_class=test_class,
                                     marker=RELEASE_FILE, poll_seconds=1.0, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS)
         v >> released
+        svc_docs, svc_ready, svc_done = _service_tasks(v, acquired, prepare_services, services_ready,
+                                                       observe_services, test_class)
+        svc_ready >> rel  # the services are up (and their traffic starting) before the wave arrives
         obs = observe(v)
         acquired >> obs  # observing starts before the release: no wait goes unseen
         probes = [_probe_task(task_id, step)(v) for task_id, step in prof.probes]
@@ -243,13 +268,39 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         released >> probes
         side = [rel, obs, *probes]
         collected = collect_evidence(v)
-        [wave, bulk, *side] >> collected
+        [wave, bulk, *side, *svc_done] >> collected
         val = validate(v, collected)
         pub = publish_evidence(collected, val)
         clean = cleanup(v)
         pub >> clean
         [clean, hold] >> verdict(val)
     return dag
+
+
+def _service_tasks(v, acquired, prepare_services, services_ready, observe_services, test_class: str):
+    """The class's services, as users deploy them: created by the provider's KubernetesCreateResourceOperator
+    (mapped, one per service, as its tenant), rolled out before the wave's release, loaded by a
+    KubernetesPodOperator each, observed every second, and deleted by KubernetesDeleteResourceOperator before
+    the evidence is collected (the audit class judges that delete). Every mapped task maps over nothing when
+    the class deploys no service. Returns (the manifests task, the rollout task, the tasks the collection
+    follows)."""
+    from gpupoc.dags.service_operators import (ServiceLoadOperator, TenantCreateResourceOperator,
+                                               TenantDeleteResourceOperator)
+
+    docs = prepare_services(v)
+    acquired >> docs
+    deploy = TenantCreateResourceOperator.partial(task_id="deploy_service", plan_path=PLAN_REF,
+                                                  test_class=test_class).expand_kwargs(docs)
+    ready = services_ready(v)
+    deploy >> ready
+    load = ServiceLoadOperator.partial(task_id="service_traffic", plan_path=PLAN_REF, test_class=test_class,
+                                       retries=0).expand_kwargs(ready)
+    watched = observe_services(v)
+    deploy >> watched
+    delete = TenantDeleteResourceOperator.partial(task_id="delete_service", plan_path=PLAN_REF, test_class=test_class,
+                                                  trigger_rule="all_done").expand_kwargs(docs)
+    [watched, load] >> delete
+    return docs, ready, [delete]
 
 
 def _probe_task(task_id: str, step):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gpupoc.evidence.replay_tables import REPLAY_TABLES
+from gpupoc.evidence.service_tables import SERVICE_TABLES
 from gpupoc.evidence.sharing_tables import SHARING_TABLES
 from gpupoc.evidence.startup_tables import STARTUP_TABLES
 
@@ -329,6 +330,7 @@ TABLES: dict[str, type] = {
     **REPLAY_TABLES,
     **STARTUP_TABLES,
     **SHARING_TABLES,
+    **SERVICE_TABLES,
 }
 
 

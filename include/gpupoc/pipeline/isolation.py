@@ -62,6 +62,8 @@ class Targets:
     secret: str = "gpupoc-probe-missing"
     quota: str = "gpupoc-probe-missing"
     artifact_config_map: str = "artifact-index"
+    deployment: str = "gpupoc-probe-missing"   # a serving Deployment (the tenant's service)
+    service: str = "gpupoc-probe-missing"
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Probe:
     method: str
     path: str
     query: tuple = ()
-    body_kind: str = ""  # "pod" | "quota" | ""
+    body_kind: str = ""  # "pod" | "quota" | "scale" | "label" | ""
 
 
 # The plan's probe actions (gpupoc.plan.classes.ProbeAction) -> the attempts each one makes.
@@ -78,7 +80,9 @@ PLAN_ACTIONS: dict[str, tuple[str, ...]] = {
     "list_pods": ("list_pods",), "get_pod": ("get_pod",), "read_logs": ("read_logs",),
     "read_secrets": ("list_secrets", "get_secret"), "read_configmaps": ("list_configmaps", "get_artifact_index"),
     "create_pod": ("create_pod",), "patch_quota": ("patch_quota",),
+    "scale_service": ("scale_service",), "patch_service": ("patch_service",), "proxy_service": ("proxy_service",),
 }
+SERVICE_ACTIONS = ("scale_service", "patch_service", "proxy_service")
 
 
 def probes_for(t: Targets, actions: Iterable[str] | None = None) -> list[Probe]:
@@ -107,6 +111,10 @@ def _all_probes(t: Targets) -> list[Probe]:
         Probe("get_artifact_index", "GET", f"{ns}/configmaps/{t.artifact_config_map}"),
         Probe("create_pod", "POST", f"{ns}/pods", dry, "pod"),
         Probe("patch_quota", "PATCH", f"{ns}/resourcequotas/{t.quota}", dry, "quota"),
+        Probe("scale_service", "PATCH", f"/apis/apps/v1/namespaces/{t.namespace}/deployments/{t.deployment}/scale",
+              dry, "scale"),
+        Probe("patch_service", "PATCH", f"{ns}/services/{t.service}", dry, "label"),
+        Probe("proxy_service", "GET", f"{ns}/services/{t.service}/proxy/healthz"),
     ]
 
 
@@ -118,9 +126,15 @@ def discover_targets(admin: KubeCaller, namespace: str) -> Targets:
         items = sorted(items, key=lambda o: (not prefer(o), o["metadata"]["name"]))
         return items[0]["metadata"]["name"] if items else None
 
+    def first_of(api: str, resource: str) -> str | None:
+        r = admin.call("GET", f"{api}/namespaces/{namespace}/{resource}")
+        names = sorted(o["metadata"]["name"] for o in ((r.body or {}).get("items") or [] if r.ok else []))
+        return names[0] if names else None
+
     started = lambda p: (p.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")  # noqa: E731
     kw = {k: v for k, v in (("pod", first("pods", started)), ("secret", first("secrets")),
-                            ("quota", first("resourcequotas"))) if v}
+                            ("quota", first("resourcequotas")), ("deployment", first_of("/apis/apps/v1", "deployments")),
+                            ("service", first_of("/api/v1", "services"))) if v}
     return Targets(namespace, **kw)
 
 
@@ -172,7 +186,12 @@ def attempt(actor_caller: KubeCaller, admin: KubeCaller, actor: Actor, target: T
     elif probe.body_kind == "quota":
         raised = str(int(quota_gpus) + 8) if quota_gpus.isdigit() else "1000"
         body = {"spec": {"hard": {GPU_QUOTA_KEY: raised}}}
+    elif probe.body_kind == "scale":
+        body = {"spec": {"replicas": 0}}  # another tenant's service scaled to nothing
+    elif probe.body_kind == "label":
+        body = {"metadata": {"labels": {PROBE_LABEL: f"patched-by-{actor.context}"[:63]}}}
     info = request_info(probe.method, probe.path, list(probe.query))
+    before = _replicas(admin, probe.path) if probe.body_kind == "scale" else None
     at = utcnow()
     r = actor_caller.call(probe.method, probe.path, query=list(probe.query), body=body)
     denied = rbac_denied(r)
@@ -191,7 +210,7 @@ def attempt(actor_caller: KubeCaller, admin: KubeCaller, actor: Actor, target: T
         row.finding = (f"{actor.username} could {info.verb} {info.resource}"
                        f"{'/' + info.subresource if info.subresource else ''} in {target.namespace} "
                        f"(HTTP {r.status}): cross-tenant access")
-        _undo(admin, probe, target, r, quota_gpus)
+        _undo(admin, probe, target, r, quota_gpus, before)
     elif row.allowed is None:
         row.finding = f"not verified: HTTP {r.status} proves neither access nor denial ({r.message})"
     elif sar_allowed:
@@ -199,10 +218,20 @@ def attempt(actor_caller: KubeCaller, admin: KubeCaller, actor: Actor, target: T
     return row
 
 
-def _undo(admin: KubeCaller, probe: Probe, target: Targets, r: Response, quota_gpus: str) -> None:
+def _replicas(admin: KubeCaller, scale_path: str) -> int | None:
+    r = admin.call("GET", scale_path)
+    return ((r.body or {}).get("spec") or {}).get("replicas") if r.ok and isinstance(r.body, dict) else None
+
+
+def _undo(admin: KubeCaller, probe: Probe, target: Targets, r: Response, quota_gpus: str,
+          replicas: int | None = None) -> None:
     """Revert an allowed write whose dry run the platform did not honour (checked on the stored object)."""
     if not r.ok or not isinstance(r.body, dict):
         return
+    if probe.body_kind == "scale" and replicas is not None and _replicas(admin, probe.path) != replicas:
+        admin.call("PATCH", probe.path, body={"spec": {"replicas": replicas}})
+    elif probe.body_kind == "label":
+        admin.call("PATCH", probe.path, body={"metadata": {"labels": {PROBE_LABEL: None}}})
     if probe.body_kind == "pod":
         path = f"/api/v1/namespaces/{target.namespace}/pods/{(r.body.get('metadata') or {}).get('name', '')}"
         if admin.call("GET", path).ok:

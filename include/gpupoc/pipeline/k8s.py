@@ -287,7 +287,7 @@ def request_info(method: str, path: str, query: dict | list | None = None) -> Re
         return RequestAttributes(verb=_verb(m, True, params), resource="namespaces", name=rest[1], api_group=group)
     resource = rest[0] if rest else ""
     name = rest[1] if len(rest) > 1 else ""
-    sub = "/".join(rest[2:]) if len(rest) > 2 else ""
+    sub = rest[2] if len(rest) > 2 else ""  # a proxy's path after it is not part of the subresource
     return RequestAttributes(verb=_verb(m, bool(name), params), resource=resource, namespace=namespace, name=name,
                              subresource=sub, api_group=group)
 

@@ -28,6 +28,9 @@ class ProbeRow:
     p95_ms: float | None
     p99_ms: float | None
     breach: bool
+    unready: int = 0        # answered 503 by a replica still loading: traffic reached a replica not ready
+    unanswered: int = 0     # no answer at all (refused, timed out)
+    p50_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ class SloResult:
     seconds: int
     held: bool
     reason: str
+    unready_answers: int = 0
+    sent: int = 0
 
 
 def parse_rows(text: str, service: str, tenant: str, slo: Slo) -> list[ProbeRow]:
@@ -56,7 +61,8 @@ def parse_rows(text: str, service: str, tenant: str, slo: Slo) -> list[ProbeRow]
         breach = (raw["availability_pct"] < slo.availability_pct or (p95 is not None and p95 > slo.p95_ms)
                   or (p99 is not None and p99 > slo.p99_ms))
         rows.append(ProbeRow(service, tenant, int(raw["second"]), str(raw.get("ts", "")), int(raw["sent"]),
-                             int(raw["ok"]), float(raw["availability_pct"]), p95, p99, breach))
+                             int(raw["ok"]), float(raw["availability_pct"]), p95, p99, breach,
+                             int(raw.get("unready") or 0), int(raw.get("unanswered") or 0), raw.get("p50_ms")))
     return rows
 
 
@@ -78,4 +84,4 @@ def judge(rows: list[ProbeRow], slo: Slo, service: str) -> SloResult:
         misses.append(f"p99 {worst99:g} ms > {slo.p99_ms:g} ms")
     reason = "; ".join(misses) or f"availability {availability:g}%, worst p95 {worst95} ms, worst p99 {worst99} ms"
     return SloResult(service, availability, worst95, worst99, sum(r.breach for r in rows), len(rows), not misses,
-                     reason)
+                     reason, sum(r.unready for r in rows), sent)

@@ -12,6 +12,7 @@ from gpupoc.plan.document import Plan
 from gpupoc.plan.injector_checks import check_injectors
 from gpupoc.plan.model import QUEUELESS, Adapter, WorkloadKind
 from gpupoc.plan.replay import check_replays
+from gpupoc.plan.service_checks import check_services, service_gpus
 from gpupoc.plan.settings import reviewer_problems
 from gpupoc.plan.waves import MAX_ITEM_NAME, class_items
 
@@ -27,6 +28,7 @@ def check_plan(plan: Plan) -> list[str]:
     _check_workloads(plan, errors)
     _check_classes(plan, errors)
     errors += check_injectors(plan)
+    errors += check_services(plan)
     errors += check_cluster_setup(plan)
     if not errors:  # needs every reference resolved
         _check_quota_fit(plan, errors)
@@ -118,8 +120,8 @@ def _check_entry(plan: Plan, errors: list[str], path: str, e: WaveEntry, over_qu
         return
     if workload.kind == WorkloadKind.SERVICE:
         errors.append(f"{path}.workload: {workload.name!r} is kind service: it runs as a Deployment behind a "
-                      "Service (docs/services.md), not as a wave pod; no class runs services yet, so choose a "
-                      "workload of another kind here")
+                      "Service (docs/services.md), not as a wave pod; list it under the class's services, and "
+                      "choose a workload of another kind here")
         return
     pc = e.priority_class or workload.priority_class
     if pc not in tenant.priority_classes:
@@ -245,7 +247,8 @@ def _check_quota_fit(plan: Plan, errors: list[str]) -> None:
     for cls, spec in plan.test_classes.items():
         if not spec.enabled or getattr(spec, "replay", None) is not None:  # a replay: check_replays
             continue
-        gpus: dict[str, int] = {}
+        serving = service_gpus(plan, cls)  # serving replicas count against quota too
+        gpus: dict[str, int] = dict(serving)
         pods: dict[str, int] = {}
         for item in class_items(plan, cls):
             if item.role == "over_quota":
@@ -253,10 +256,12 @@ def _check_quota_fit(plan: Plan, errors: list[str]) -> None:
             gpus[item.tenant] = gpus.get(item.tenant, 0) + plan.workload(item.workload).gpus
             pods[item.tenant] = pods.get(item.tenant, 0) + 1
         for name in sorted(gpus):
+            pods.setdefault(name, 0)
             quota = plan.tenant(name).quota
             if gpus[name] > quota.gpus:
+                with_services = " (its services' replicas included)" if serving.get(name) else ""
                 errors.append(f"test_classes.{cls.value}.wave: tenant {name!r} would hold {gpus[name]} GPUs of "
-                              f"pods at once, above its quota of {quota.gpus} (quota counts pending pods, so the "
+                              f"pods{with_services} at once, above its quota of {quota.gpus} (quota counts pending pods, so the "
                               "platform refuses the excess at creation); lower the counts or raise the quota")
             if pods[name] > quota.pods:
                 errors.append(f"test_classes.{cls.value}.wave: tenant {name!r} would hold {pods[name]} pods at "

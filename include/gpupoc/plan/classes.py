@@ -19,6 +19,7 @@ from gpupoc.common.fields import (
 from gpupoc.common.test_classes import TestClass
 from gpupoc.plan.injector_spec import NodeInjector, SimInjector, injector_shorthand
 from gpupoc.plan.replay_spec import ReplaySpec
+from gpupoc.plan.service_spec import ServiceEntry, ServiceFailure
 from gpupoc.plan.submission_spec import SubmissionSpec
 
 
@@ -53,6 +54,8 @@ class ClassSpec(StrictModel):
     gpu_group: str = Field(default="gpus", description="classes in the same group never hold GPUs at the same time")
     resubmission: Resubmission = Field(default_factory=Resubmission)
     submission: SubmissionSpec = Field(default_factory=SubmissionSpec)
+    services: list[ServiceEntry] = Field(
+        default_factory=list, description="kind service workloads deployed beside the wave (docs/services.md)")
 
 
 # ---- queue congestion ----
@@ -90,6 +93,9 @@ class ProbeAction(str, Enum):
     READ_CONFIGMAPS = "read_configmaps"
     CREATE_POD = "create_pod"
     PATCH_QUOTA = "patch_quota"
+    SCALE_SERVICE = "scale_service"     # another tenant's Deployment: patch deployments/scale (dry run)
+    PATCH_SERVICE = "patch_service"     # another tenant's Service: patch it (dry run)
+    PROXY_SERVICE = "proxy_service"     # another tenant's Service through the API server's proxy
 
 
 class TenantPair(StrictModel):
@@ -245,10 +251,18 @@ class FaultThresholds(StrictModel):
     max_gpu_release_seconds: PositiveNumber = 30
     require_logs_readable: bool = True
     require_alerts: bool = True
+    max_endpoint_removal_seconds: PositiveNumber = Field(
+        default=10, description="longest a failed node's serving replica may stay a ready endpoint")
+    max_replica_replacement_seconds: PositiveNumber = Field(
+        default=90, description="longest from the node failure until a replacement replica is ready")
+    max_slo_breach_seconds: NonNegativeInt = Field(
+        default=20, description="most seconds of traffic that may miss the SLO around a node failure")
 
 
 class FaultRecovery(ClassSpec):
     injections: list[Injection] = Field(min_length=1)
+    service_failures: list[ServiceFailure] = Field(
+        default_factory=list, description="node failures under a serving replica of the class's services")
     airflow_retries: int = Field(default=1, ge=0)
     thresholds: FaultThresholds = Field(default_factory=FaultThresholds)
 

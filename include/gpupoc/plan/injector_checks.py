@@ -28,7 +28,7 @@ def check_injectors(plan: Plan) -> list[str]:
         if not isinstance(inj, NodeFailure):
             continue
         path = f"test_classes.fault_recovery.injections[{k}]"
-        _check_platform(plan, inj, path, errors)
+        check_injector_platform(plan, inj, path, errors)
         workload = workloads.get(inj.workload)
         pool = pools.get(inj.pool or (workload.pool if workload else ""))
         if pool is not None:
@@ -36,7 +36,8 @@ def check_injectors(plan: Plan) -> list[str]:
     return errors
 
 
-def _check_platform(plan: Plan, inj: NodeFailure, path: str, errors: list[str]) -> None:
+def check_injector_platform(plan: Plan, inj, path: str, errors: list[str]) -> None:
+    """The injector of ``inj`` (a node failure or a service failure) fits the platform."""
     method = inj.injector.method
     if method == "sim" and not is_simulated(plan):
         where = (f"kubeconfig {plan.platform.kubeconfig!r} is not in a simulated cluster's data directory"

@@ -209,4 +209,5 @@ class Workload(StrictModel):
 
     @property
     def is_gang(self) -> bool:
-        return self.replicas > 1
+        """Replicas that run as one gang; a service's replicas are a Deployment's, each on its own."""
+        return self.replicas > 1 and self.kind != WorkloadKind.SERVICE

@@ -3,9 +3,10 @@ and the SLO that traffic is judged by (docs/services.md)."""
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from gpupoc.common.fields import PositiveInt, PositiveNumber, StrictModel
+from gpupoc.common.fields import NonNegativeNumber, PositiveInt, PositiveNumber, StrictModel
+from gpupoc.plan.injector_spec import NodeInjector, SimInjector, injector_shorthand
 
 
 class Traffic(StrictModel):
@@ -38,5 +39,38 @@ class ServiceSpec(StrictModel):
     port: PositiveInt = Field(default=8080, le=65535, description="the container's port and the Service's")
     readiness_path: str = Field(default="/healthz", pattern=r"^/")
     latency_ms: float = Field(default=0, ge=0, description="a fixed delay per prediction (WORKLOAD_LATENCY_MS)")
+    warmup_seconds: NonNegativeNumber = Field(
+        default=0, description="how long a new replica loads its model before /healthz answers 200 "
+        "(WORKLOAD_WARMUP_SECONDS): a replica that is not ready yet must get no traffic")
     traffic: Traffic = Field(default_factory=Traffic)
     slo: Slo = Field(default_factory=Slo)
+
+
+class ServiceEntry(StrictModel):
+    """A ``kind: service`` workload a test class deploys as ``tenant`` beside its wave, and whether a load pod
+    sends it the workload's traffic while the class runs."""
+
+    workload: str
+    tenant: str
+    replicas: PositiveInt | None = Field(default=None, description="overrides the workload's replicas")
+    traffic: bool = Field(default=True, description="a load pod sends the workload's traffic and the SLO is "
+                          "judged; false: the service is only deployed (isolation, utilization, audit)")
+    traffic_seconds: PositiveInt | None = Field(
+        default=None, description="overrides the workload's traffic.duration_seconds: how long this class "
+        "sends traffic (cover the wave)")
+
+
+class ServiceFailure(StrictModel):
+    """A node failure under a serving replica: the node of one ready replica of ``service`` fails
+    ``at_seconds`` after the traffic starts and comes back after ``recover_after_seconds``."""
+
+    service: str = Field(description="a workload of the class's services")
+    at_seconds: NonNegativeNumber = 10
+    recover_after_seconds: PositiveNumber = 30
+    injector: NodeInjector = Field(default_factory=SimInjector, description="how the node is failed: sim, "
+                                   "command, taint or drain (gpupoc.plan.injector_spec)")
+
+    @field_validator("injector", mode="before")
+    @classmethod
+    def _injector_shorthand(cls, v: object) -> object:
+        return injector_shorthand(v)

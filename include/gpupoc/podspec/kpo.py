@@ -101,3 +101,30 @@ def kpo_kwargs(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, t
         kwargs["container_resources"] = c.resources
         kwargs["full_pod_spec"] = template
     return kwargs
+
+
+def pod_model(manifest: dict):
+    """A pod manifest (plain JSON) as a ``kubernetes.client.V1Pod``."""
+    import json
+
+    class _Response:  # what ApiClient.deserialize reads
+        data = json.dumps(manifest)
+
+    return ApiClient().deserialize(_Response(), "V1Pod")
+
+
+def pod_kwargs(manifest: dict, plan: Plan, tenant: Tenant) -> dict[str, Any]:
+    """Operator arguments that submit exactly ``manifest`` (a pod the pipeline built, not a wave item's) as
+    ``tenant``, pod kept for its log."""
+    pod = pod_model(manifest)
+    c = pod.spec.containers[0]
+    template = copy.deepcopy(pod)
+    template.spec.containers[0].env = None
+    return {"namespace": pod.metadata.namespace, "name": pod.metadata.name, "random_name_suffix": True,
+            "image": c.image, "cmds": list(c.command or []), "arguments": list(c.args or []),
+            "labels": dict(pod.metadata.labels or {}), "annotations": dict(pod.metadata.annotations or {}),
+            "node_selector": dict(pod.spec.node_selector or {}), "tolerations": list(pod.spec.tolerations or []),
+            "env_vars": list(c.env or []), "container_resources": c.resources, "full_pod_spec": template,
+            "priority_class_name": pod.spec.priority_class_name, "schedulername": pod.spec.scheduler_name,
+            "startup_timeout_seconds": int(plan.longest_acceptable_wait_seconds() + STARTUP_MARGIN_SECONDS),
+            **identity_kwargs(plan, tenant)}

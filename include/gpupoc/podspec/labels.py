@@ -14,6 +14,10 @@ POOL = "gpupoc.io/pool"
 PRIORITY_CLASS = "gpupoc.io/priority-class"
 ROLE = "gpupoc.io/role"
 GANG = "gpupoc.io/gang"              # the gang's object name in this run (every adapter, kube-scheduler too)
+# a class's services (Deployment, Service, replicas, load pod) carry SERVICE_OF instead of TEST_CLASS, so the
+# wave's selector (run id and test class) never takes a serving replica for a wave pod
+SERVICE_OF = "gpupoc.io/service-of"
+SERVICE = "gpupoc.io/service"        # the service's name in this run
 # annotations: values that do not fit a label
 RUN_ID_RAW = "gpupoc.io/run-id-raw"
 EXPECTED_EXIT = "gpupoc.io/expected-exit-code"

@@ -21,7 +21,7 @@ injects no memory limit, so an over-allocation succeeds and the card's neighbour
 
 The serving faults act on the EndpointSlice controller (``controllers/endpointslices.py``), so the API
 server's service proxy and kube-proxy send traffic where the slices say: ``endpoints-stale`` keeps a pod that
-ended or was deleted in its slices, still ready; ``readiness-ignored`` marks every running pod ready.
+ended, was deleted or went not ready (a lost node's) in its slices as it last was, still ready; ``readiness-ignored`` marks every running pod ready.
 ``serving-preempted`` acts on kube-scheduler's preemption (``controllers/preemption.py``): a pod a ReplicaSet
 controls is a victim of any preemptor, whatever its priority.
 """
@@ -49,7 +49,7 @@ class Fault(str, Enum):
     GPUMEM_NOT_ENFORCED = "gpumem-not-enforced"  # HAMi: no CUDA_DEVICE_MEMORY_LIMIT: a vGPU may take the card
     VGPU_OVERCOMMIT = "vgpu-overcommit"  # HAMi: more gpumem placed on a card than it has
     SLICE_LEAK = "slice-leak"  # HAMi: a finished pod's vGPU slice stays allocated
-    ENDPOINTS_STALE = "endpoints-stale"  # an ended or deleted pod stays a ready endpoint of its Services
+    ENDPOINTS_STALE = "endpoints-stale"  # an ended, deleted or lost pod stays a ready endpoint of its Services
     READINESS_IGNORED = "readiness-ignored"  # a running pod is a ready endpoint whatever its readiness probe says
     SERVING_PREEMPTED = "serving-preempted"  # kube-scheduler preempts serving replicas whatever their priority
 

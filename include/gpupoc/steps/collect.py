@@ -57,13 +57,17 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
                "arrival_spread_seconds": release.get("arrival_spread_seconds"), **startup_summary}
     prof = profile(ctx.test_class)
     summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
+    from gpupoc.steps.service_collect import collect_services, expected_tables
+
+    summary.update(collect_services(ctx, runs))
     replayed = is_replay(ctx)
     if replayed:  # the history's waits beside the platform's, and the capacity question
         summary.update(collect_replay(ctx, runs))
     platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
     ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
                               platform=platform,
-                              expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ())),
+                              expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ()),
+                                               *expected_tables(ctx)),
                               extra={"test_class": ctx.test_class, "summary": summary, **identity(ctx.plan)})
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 

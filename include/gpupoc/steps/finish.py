@@ -35,7 +35,10 @@ def suite_parameters(ctx: RunContext) -> dict:
     return {**params, "platform_requeues": ctx.spec.resubmission.platform_requeues,
             "gangs_in_wave": any(i.gang for i in ctx.wave_items()),
             "fair_share_defined": getattr(ctx.spec, "fair_share", None) is not None,
-            "reclaim_defined": getattr(ctx.spec, "reclaim", None) is not None}
+            "reclaim_defined": getattr(ctx.spec, "reclaim", None) is not None,
+            "services_defined": bool(ctx.spec.services),
+            "service_traffic_defined": any(s.traffic for s in ctx.spec.services),
+            "service_failures_defined": bool(getattr(ctx.spec, "service_failures", None))}
 
 
 def cleanup(ctx: RunContext) -> dict:
@@ -45,10 +48,15 @@ def cleanup(ctx: RunContext) -> dict:
 
     if missing_prerequisites(ctx):
         return end_lease_without_cleanup(ctx)
+    from gpupoc.podspec.service import service_selector
+    from gpupoc.steps.services import delete_leftovers
+
     admin = ctx.admin("delete the wave's pods after collecting evidence")
     try:
+        errors = delete_leftovers(ctx)  # a service whose delete task failed: its Deployment first
         pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
-        errors = W.delete_pods(admin, pods) + delete_pod_groups(ctx)
+        pods += W.list_pods(admin.inner, ctx.namespaces, service_selector(ctx.run_id, ctx.test_class))
+        errors += W.delete_pods(admin, pods) + delete_pod_groups(ctx)
     finally:
         ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's cluster lease
     if errors:

@@ -20,6 +20,7 @@ from gpupoc.steps.probes.isolation import (
 )
 from gpupoc.steps.probes.memory_isolation import memory_isolation_probe
 from gpupoc.steps.probes.reclaim import reclaim_probe
+from gpupoc.steps.probes.services import fail_service_nodes, scale_services
 from gpupoc.steps.probes.utilization import collect_utilization
 
 Step = Callable[..., dict]
@@ -65,13 +66,17 @@ PROFILES: dict[TestClass, ClassProfile] = {p.test_class: p for p in (
                  "cross-tenant attempts denied"),
     ClassProfile(TestClass.UTILIZATION, ("utilization", "capacity"), ("wave",), (), collect_utilization,
                  (*COMMON_TABLES, "utilization"), "allocated vs used GPU-hours"),
-    # injections are submitted and watched by inject_faults
+    # injections are submitted and watched by inject_faults; fail_service_nodes fails a node under a serving
+    # replica beside them (a no-op without service_failures)
     ClassProfile(TestClass.FAULT_RECOVERY, ("faults", "recovery"), ("wave",),
-                 (("inject_faults", inject_faults),), collect_fault_recovery,
+                 (("inject_faults", inject_faults), ("fail_service_nodes", fail_service_nodes)),
+                 collect_fault_recovery,
                  (*COMMON_TABLES, "failure_records", "alerts"), "failure chains complete"),
-    # artifact_hand_over starts the consumer once there is an artifact
+    # artifact_hand_over starts the consumer once there is an artifact; scale_services has each tenant scale its
+    # service up and back (a no-op without services)
     ClassProfile(TestClass.AUDIT_TRAIL, ("audit", "operations"), ("wave", "artifact-producer"),
-                 (("quota_change", quota_change), ("artifact_hand_over", artifact_hand_over)), collect_audit,
+                 (("quota_change", quota_change), ("artifact_hand_over", artifact_hand_over),
+                  ("scale_services", scale_services)), collect_audit,
                  (*COMMON_TABLES, "ledger", "audit_matches", "artifacts"), "ledger actions in the audit log"),
 )}
 

@@ -152,7 +152,9 @@ def serve(argv: Sequence[str]) -> int:
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--host", default=os.environ.get(BIND_ENV) or "0.0.0.0")
     p.add_argument("--latency-ms", type=float, default=float(os.environ.get("WORKLOAD_LATENCY_MS") or 0))
-    p.add_argument("--train-seconds", type=float, default=1.0)
+    p.add_argument("--train-seconds", type=float, default=float(os.environ.get("WORKLOAD_WARMUP_SECONDS") or 1.0),
+                   help="how long the model loads before /healthz answers 200 (default WORKLOAD_WARMUP_SECONDS, "
+                   "else 1)")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
     server = Server((a.host, a.port), Handler)
@@ -172,15 +174,19 @@ def _percentile(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 3) if values else None
 
 
-def _one(url: str, timeout: float) -> tuple[bool, float]:
+def _one(url: str, timeout: float) -> tuple[bool, float, int]:
+    """(answered 2xx, milliseconds, HTTP status; 0 when nothing answered)."""
     started = time.perf_counter()
+    status = 0
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:
-            ok = 200 <= resp.status < 300
+            status = resp.status
             resp.read()
+    except urllib.error.HTTPError as exc:
+        status = exc.code
     except (urllib.error.URLError, OSError, TimeoutError):
-        ok = False
-    return ok, (time.perf_counter() - started) * 1000.0
+        status = 0
+    return 200 <= status < 300, (time.perf_counter() - started) * 1000.0, status
 
 
 def load(argv: Sequence[str]) -> int:
@@ -206,9 +212,11 @@ def load(argv: Sequence[str]) -> int:
                 time.sleep(max(0.0, start + second + i / a.rate - time.monotonic()))
                 futures.append(pool.submit(_one, a.target, a.timeout))
             results = [f.result() for f in futures]
-            ok = [ms for good, ms in results if good]
+            ok = [ms for good, ms, _ in results if good]
             row = {"second": second, "ts": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    "target": a.target, "sent": len(results), "ok": len(ok),
+                   "unready": sum(1 for _, _, status in results if status == 503),
+                   "unanswered": sum(1 for _, _, status in results if status == 0),
                    "availability_pct": round(100.0 * len(ok) / len(results), 2),
                    "p50_ms": _percentile(ok, 50), "p95_ms": _percentile(ok, 95), "p99_ms": _percentile(ok, 99)}
             line = json.dumps(row)

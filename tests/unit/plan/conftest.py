@@ -27,4 +27,6 @@ def off_the_simulated_cluster(data: dict) -> dict:
     for inj in data["test_classes"]["fault_recovery"]["injections"]:
         if inj["kind"] == "node_failure":
             inj["injector"] = "taint"
+    for failure in data["test_classes"]["fault_recovery"].get("service_failures") or []:
+        failure["injector"] = "taint"
     return data

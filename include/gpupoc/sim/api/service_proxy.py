@@ -20,7 +20,7 @@ from gpupoc.sim.api.context import Ctx
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import fetch
 from gpupoc.sim.api.status import StatusError, bad_request
-from gpupoc.sim.controllers.endpointslices import ready_addresses
+from gpupoc.sim.controllers.endpointslices import ready_endpoints, unreachable
 from gpupoc.sim.pod_network import host_address
 
 HOP_HEADERS = frozenset({"authorization", "host", "connection", "keep-alive", "transfer-encoding", "upgrade",
@@ -57,10 +57,13 @@ def service_target(ctx: Ctx, name: str, port: str) -> tuple[str, int]:
             break
     if chosen is None:
         raise _unavailable(f'no service port "{port}" found for service "{name}"')
-    addresses = ready_addresses(state, ns, name, chosen.get("name") or "")
-    if not addresses:
+    endpoints = ready_endpoints(state, ns, name, chosen.get("name") or "")
+    if not endpoints:
         raise _unavailable(f'no endpoints available for service "{name}"')
-    return random.choice(addresses)
+    address, number, node = random.choice(endpoints)
+    if unreachable(state, node):  # kube-apiserver's dial to a host that is gone
+        raise _unavailable(f"error trying to reach service: dial tcp {address}:{number}: i/o timeout")
+    return address, number
 
 
 def pod_target(ctx: Ctx, spec: ResourceSpec, name: str, port: str) -> tuple[str, int]:
@@ -68,6 +71,8 @@ def pod_target(ctx: Ctx, spec: ResourceSpec, name: str, port: str) -> tuple[str,
     ip = (pod.get("status") or {}).get("podIP")
     if not ip:
         raise bad_request(f'address not allowed: pod "{name}" has no IP yet')
+    if unreachable(ctx.state, (pod.get("spec") or {}).get("nodeName")):
+        raise _unavailable(f"error trying to reach service: dial tcp {ip}:{port or 80}: i/o timeout")
     if port and not port.isdigit():
         numbers = [cp["containerPort"] for c in pod["spec"].get("containers") or [] for cp in c.get("ports") or []
                    if cp.get("name") == port]

@@ -121,11 +121,13 @@ class EndpointSliceController:
         endpoints = [endpoint_of(p, self.state.has(Fault.READINESS_IGNORED)) for p in pods]
         ports = slice_ports(service, pods)
         existing = slices_of(self.state, service)
-        if existing and self.state.has(Fault.ENDPOINTS_STALE):  # ended, deleted, terminating: as they last were
-            fresh = {e["targetRef"]["name"]: e for e in endpoints}
+        if existing and self.state.has(Fault.ENDPOINTS_STALE):  # ended, deleted, terminating, gone not ready
+            fresh = {e["targetRef"]["name"]: e for e in endpoints}  # (a lost node's): as they last were
             for e in existing[0].get("endpoints") or []:
                 name = e["targetRef"]["name"]
-                if name not in fresh or fresh[name]["conditions"]["terminating"]:
+                was_ready = (e.get("conditions") or {}).get("ready")
+                if name not in fresh or fresh[name]["conditions"]["terminating"] or (
+                        was_ready and not fresh[name]["conditions"].get("ready")):
                     fresh[name] = e
             endpoints = list(fresh.values())
             ports = ports or existing[0].get("ports") or []
@@ -166,6 +168,12 @@ class EndpointSliceController:
 
 def ready_addresses(state: ClusterState, namespace: str, service: str, port_name: str | None) -> list[tuple[str, int]]:
     """The (address, port) of every ready endpoint of a Service's slices, for ``port_name`` (or its only port)."""
+    return [(address, port) for address, port, _ in ready_endpoints(state, namespace, service, port_name)]
+
+
+def ready_endpoints(state: ClusterState, namespace: str, service: str,
+                    port_name: str | None) -> list[tuple[str, int, str | None]]:
+    """(address, port, node) of every ready endpoint of a Service's slices, for ``port_name`` (or its only port)."""
     svc = state.store.get("services", namespace, service)
     if svc is None:
         return []
@@ -179,5 +187,11 @@ def ready_addresses(state: ClusterState, namespace: str, service: str, port_name
             continue
         for endpoint in eps.get("endpoints") or []:
             if (endpoint.get("conditions") or {}).get("ready"):
-                out.extend((a, int(port["port"])) for a in endpoint.get("addresses") or [])
+                out.extend((a, int(port["port"]), endpoint.get("nodeName")) for a in endpoint.get("addresses") or [])
     return out
+
+
+def unreachable(state: ClusterState, node: str | None) -> bool:
+    """An endpoint on a node that failed (``nodes.fail_node``: power or network lost) answers nothing: a
+    connection to it hangs as to a host that is gone. A node whose kubelet only stopped still serves."""
+    return node is not None and node in state.node_failures

@@ -5,7 +5,8 @@ endpoint, as the iptables mode's probability rules pick one): for every Service 
 ports, the simulator listens on ``clusterIP:port`` (addresses of the loopback range, ``api/service_defaults.py``)
 and forwards each connection to one ready endpoint of the Service's EndpointSlices, at the endpoint's pod
 address on this host (``sim/pod_network.py``). A Service without a ready endpoint closes the connection (a
-real node rejects it). A port the simulator may not bind (below 1024 without the privilege) is logged once
+real node rejects it); an endpoint on a failed node is still picked while its slice says ready, and the
+connection then hangs unanswered until the client gives up, as to a host that is gone. A port the simulator may not bind (below 1024 without the privilege) is logged once
 and skipped: the API server's service proxy still reaches it. Pods see Services as ``{NAME}_SERVICE_HOST``
 and ``{NAME}_SERVICE_PORT`` (``pod_network.service_env``, set by the kubelet as ``enableServiceLinks`` does).
 """
@@ -18,13 +19,14 @@ import random
 from dataclasses import dataclass, field
 
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers.endpointslices import ready_addresses
+from gpupoc.sim.controllers.endpointslices import ready_endpoints, unreachable
 from gpupoc.sim.pod_network import host_address
 
 log = logging.getLogger(__name__)
 
 Listen = tuple[str, str, str, int]  # (namespace, service, clusterIP, port)
 CHUNK = 65536
+BLACK_HOLE_SECONDS = 30.0  # a connection to a lost host: the client's own timeout ends it first
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -39,6 +41,21 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.close()
         except RuntimeError:
             pass
+
+
+async def _black_hole(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Read and drop until the client closes (or ``BLACK_HOLE_SECONDS``): nothing answers."""
+    try:
+        await asyncio.wait_for(_drain(reader), BLACK_HOLE_SECONDS)
+    except (asyncio.TimeoutError, ConnectionError, OSError):
+        pass
+    finally:
+        writer.close()
+
+
+async def _drain(reader: asyncio.StreamReader) -> None:
+    while await reader.read(CHUNK):
+        pass
 
 
 @dataclass
@@ -81,11 +98,14 @@ class KubeProxy:
 
     def _handler(self, key: Listen, port_name: str):
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            targets = ready_addresses(self.state, key[0], key[1], port_name)
+            targets = ready_endpoints(self.state, key[0], key[1], port_name)
             if not targets:
                 writer.close()
                 return
-            ip, port = random.choice(targets)
+            ip, port, node = random.choice(targets)
+            if unreachable(self.state, node):
+                await _black_hole(reader, writer)
+                return
             try:
                 up_reader, up_writer = await asyncio.open_connection(host_address(ip), port)
             except OSError:

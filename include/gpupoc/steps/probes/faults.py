@@ -24,14 +24,17 @@ def _scenario(inj):
 
 def _injector(ctx, inj, admin):
     """The node injector the plan chose for ``inj`` (None for the kinds that need none)."""
+    return node_injector(ctx, inj.injector, admin) if inj.kind == "node_failure" else None
+
+
+def node_injector(ctx, spec, admin=None):
+    """The node injector of a plan's ``injector`` spec (sim, command, taint or drain), as the administrator."""
     from gpupoc.pipeline.injectors import build_injector
 
-    if inj.kind != "node_failure":
-        return None
     plan = ctx.plan
     kubeconfig = str(plan.kubeconfig_path) if plan.kubeconfig_path else None
-    return build_injector(inj.injector, admin, kubeconfig=kubeconfig, context=plan.platform.admin_context,
-                          cwd=str(plan.base_dir))
+    return build_injector(spec, admin or ctx.admin("node failure injection"), kubeconfig=kubeconfig,
+                          context=plan.platform.admin_context, cwd=str(plan.base_dir))
 
 
 def inject_faults(ctx) -> dict:

@@ -25,7 +25,12 @@ def isolation_probes(ctx) -> dict:
 
     wait_for_release(ctx, ctx.spec.gate_timeout_seconds)
     actors = [service_account_actor(t.kube_context, t.namespace, t.service_account) for t in ctx.plan.tenants]
-    rows = run_isolation_probes(ctx.factory.caller, ctx.plan.platform.admin_context, actors)
+    spec = ctx.spec.probes
+    pairs = None if spec.pairs == "all" else [(ctx.plan.tenant(p.actor).kube_context, ctx.plan.tenant(p.target).namespace)
+                                             for p in spec.pairs]
+    rows = run_isolation_probes(ctx.factory.caller, ctx.plan.platform.admin_context, actors,
+                                actions=[a.value for a in spec.actions], pairs=pairs,
+                                access_review=spec.access_review)
     ctx.writer.write_json("access_attempts", [r.model_dump(mode="json") for r in rows])
     admin = ctx.admin("over-quota probe: find the quota")
     results = []

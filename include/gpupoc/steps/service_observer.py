@@ -1,0 +1,94 @@
+"""The ``observe_services`` task: every second, each service's Deployment, EndpointSlices and replicas, from
+before the wave's release until the traffic and the class's service probes have ended (docs/services.md)."""
+
+from __future__ import annotations
+
+import time
+
+from gpupoc.common.timefmt import utcnow
+from gpupoc.pipeline import waits
+from gpupoc.pipeline.service_history import ReplicaTracker, Snapshot, snapshots
+from gpupoc.podspec import labels as L
+from gpupoc.podspec.service import service_selector
+from gpupoc.steps.context import RunContext
+from gpupoc.steps.probes.common import wave_ended
+from gpupoc.steps.services import LOAD_ROLE, deployed
+
+HISTORY_FILE = "service_history"        # files/service_history.json: the snapshots
+REPLICAS_FILE = "service_replicas"      # files/service_replicas.json: every replica seen
+# the class's service probes: the file each writes when it has ended (the observer watches until then)
+SCALE_FILE = "service_scale"
+FAILURES_FILE = "service_failures"
+CHECKPOINT_SECONDS = 15.0
+
+
+def awaited_probe_files(ctx: RunContext) -> list[str]:
+    """The service probes this run has, by the file each writes when done."""
+    out = []
+    if ctx.test_class == "audit_trail":
+        out.append(SCALE_FILE)
+    if getattr(ctx.spec, "service_failures", None):
+        out.append(FAILURES_FILE)
+    return out
+
+
+def observe_services(ctx: RunContext, interval_s: float = 1.0) -> dict:
+    """Snapshots until every load pod has ended, the wave has ended and the service probes are done (or the
+    run's observation budget ran out); kept as ``files/service_history.json`` and ``service_replicas.json``."""
+    services = deployed(ctx)
+    if not services:
+        return {"services": 0}
+    names = [d.name for d in services]
+    loads_expected = sum(1 for d in services if d.entry.traffic)
+    traffic = max((d.entry.traffic_seconds or ctx.plan.workload(d.entry.workload).service.traffic.duration_seconds
+                   for d in services), default=0)
+    budget = ctx.observe_timeout_s() + traffic
+    deadline = time.monotonic() + budget
+    history = [Snapshot.from_dict(d) for d in ctx.read_file(HISTORY_FILE, []) or []]
+    tracker = ReplicaTracker()
+    saved = time.monotonic()
+    waits.write_note(ctx.run_dir, ctx.task or "observe_services", f"{len(names)} service(s): the traffic, the "
+                     "wave and the service probes to end", budget)
+    try:
+        while True:
+            ended = _look(ctx, names, history, tracker)
+            done = ended >= loads_expected and wave_ended(ctx) and all(
+                ctx.files(f).is_file() for f in awaited_probe_files(ctx))
+            if done or time.monotonic() >= deadline:
+                break
+            if time.monotonic() - saved > CHECKPOINT_SECONDS:
+                _save(ctx, history, tracker)
+                saved = time.monotonic()
+            time.sleep(interval_s)
+    finally:
+        waits.clear_note(ctx.run_dir, ctx.task or "observe_services")
+        _save(ctx, history, tracker)
+    return {"services": len(names), "snapshots": len(history), "replicas": len(tracker.replicas),
+            "complete": done}
+
+
+def _look(ctx: RunContext, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> int:
+    """One snapshot of every service; the number of load pods that have ended."""
+    reader = ctx.reader()
+    selector = service_selector(ctx.run_id, ctx.test_class)
+    namespaces = sorted({d.namespace for d in deployed(ctx)})
+    at = utcnow()
+    deps, slices, pods = [], [], []
+    for ns in namespaces:
+        deps += _items(reader, f"/apis/apps/v1/namespaces/{ns}/deployments", selector)
+        slices += _items(reader, f"/apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices", "")
+        pods += _items(reader, f"/api/v1/namespaces/{ns}/pods", selector)
+    loads = [p for p in pods if (p["metadata"].get("labels") or {}).get(L.ROLE) == LOAD_ROLE]
+    history.extend(snapshots(at, names, deps, slices))
+    tracker.see(at, [p for p in pods if p not in loads])
+    return sum(1 for p in loads if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"))
+
+
+def _items(reader, path: str, selector: str) -> list[dict]:
+    r = reader.call("GET", path, query=[("labelSelector", selector)] if selector else [])
+    return list((r.body or {}).get("items") or []) if r.ok and isinstance(r.body, dict) else []
+
+
+def _save(ctx: RunContext, history: list[Snapshot], tracker: ReplicaTracker) -> None:
+    ctx.writer.write_json(HISTORY_FILE, [s.to_dict() for s in history])
+    ctx.writer.write_json(REPLICAS_FILE, [r.to_dict() for r in tracker.replicas.values()])
