@@ -16,7 +16,8 @@ DAG_IDS = ["poc_queue_congestion", "poc_tenant_isolation", "poc_utilization", "p
            "poc_audit_trail"]
 SHARED = {"validate_plan", "preflight", "check_access", "hold_cluster", "cluster_acquired", "prepare_wave", "wave",
           "bulk_shards", "bulk_shard", "release_gate", "wave_released", "observe",
-          "collect_evidence",
+          "prepare_services", "deploy_service", "services_ready", "service_traffic", "observe_services",
+          "delete_service", "collect_evidence",
           "validate", "publish_evidence", "cleanup", "verdict"}
 
 
@@ -53,13 +54,14 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     assert t["wave"].upstream_task_ids == {"prepare_wave"}
     assert t["bulk_shards"].upstream_task_ids == {"validate_plan", "prepare_wave"}, "shards once the gangs exist"
     assert t["bulk_shard"].upstream_task_ids == {"validate_plan", "bulk_shards"}
-    assert t["release_gate"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
+    assert t["release_gate"].upstream_task_ids == {"validate_plan", "cluster_acquired", "services_ready"}, \
+        "the services are up before the wave arrives"
     assert t["wave_released"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
     assert t["wave_released"].operator_name == "MarkerFileSensor", "waiting deferred holds no worker"
     assert t["observe"].upstream_task_ids == {"validate_plan", "cluster_acquired"}, "observing starts before release"
     probes = set(t) - SHARED - {"collect_evidence", "validate", "publish_evidence", "cleanup", "verdict"}
     assert all("wave_released" in t[p].upstream_task_ids for p in probes), probes
-    assert {"wave", "bulk_shard", "release_gate", "observe"} <= t["collect_evidence"].upstream_task_ids
+    assert {"wave", "bulk_shard", "release_gate", "observe", "delete_service"} <= t["collect_evidence"].upstream_task_ids
     assert t["collect_evidence"].trigger_rule == "all_done" and t["cleanup"].trigger_rule == "all_done"
     assert t["validate"].upstream_task_ids == {"validate_plan", "collect_evidence"}
     assert t["publish_evidence"].upstream_task_ids == {"collect_evidence", "validate"}
@@ -147,3 +149,18 @@ def test_every_task_reads_the_plan_with_the_runs_platform(dagbag, dag_id):
         render = jinja2.Template(template).render
         assert render(params={"plan": "plans/default.yaml", "platform": "kai"}) == "plans/default.yaml#kai"
         assert render(params={"plan": "plans/default.yaml", "platform": ""}) == "plans/default.yaml"
+
+
+@pytest.mark.parametrize("dag_id", DAG_IDS)
+def test_services_are_deployed_and_deleted_by_the_provider_s_operators_around_the_wave(dagbag, dag_id):
+    t = dagbag.dags[dag_id].task_dict
+    deploy, delete, load = t["deploy_service"], t["delete_service"], t["service_traffic"]
+    assert "KubernetesCreateResourceOperator" in [c.__name__ for c in deploy.operator_class.__mro__]
+    assert "KubernetesDeleteResourceOperator" in [c.__name__ for c in delete.operator_class.__mro__]
+    assert "KubernetesPodOperator" in [c.__name__ for c in load.operator_class.__mro__]
+    assert deploy.upstream_task_ids == {"prepare_services"} and delete.upstream_task_ids >= {"prepare_services"}
+    assert t["services_ready"].upstream_task_ids >= {"deploy_service"} and load.upstream_task_ids == {"services_ready"}
+    assert t["services_ready"].trigger_rule == "all_done", "a class without services (or a failed create) still " \
+                                                           "releases its wave"
+    assert {"observe_services", "service_traffic"} <= delete.upstream_task_ids and delete.trigger_rule == "all_done"
+    assert "delete_service" in t["collect_evidence"].upstream_task_ids, "the audit class judges the delete"

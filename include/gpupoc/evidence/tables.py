@@ -215,6 +215,7 @@ class UtilizationRow:
     allocated_gpu_hours: float | None = None
     used_gpu_hours: float | None = None
     samples: int | None = None
+    serving: bool | None = None          # the pod is a replica of one of the class's online services
 
 
 @dataclass

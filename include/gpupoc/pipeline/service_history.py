@@ -10,6 +10,7 @@ from datetime import datetime
 
 from gpupoc.common.outcomes import WorkloadOutcome
 from gpupoc.common.timefmt import parse_time
+from gpupoc.pipeline.k8s import pod_gpus
 from gpupoc.pipeline.workload_outcome import Deletion, classify, event_statements
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"   # an EndpointSlice's Service (discovery.k8s.io/v1)
@@ -157,3 +158,19 @@ def replacement_ready_at(replicas: list[Replica], service_pods: set[str], since:
         return None, None
     first = min(new, key=lambda r: r.ready_at)
     return first.name, first.ready_at
+
+
+def held_gpus(replicas: list[Replica]) -> dict[str, int]:
+    """GPUs per node held by replicas that ran side by side: per node, the most held at any first-seen moment
+    (a replica counts from when it was first seen until it was gone)."""
+    moments = sorted({r.first_seen for r in replicas})
+    out: dict[str, int] = {}
+    for at in moments:
+        now: dict[str, int] = {}
+        for r in replicas:
+            node = (r.pod.get("spec") or {}).get("nodeName")
+            if node and r.first_seen <= at and (r.gone_at is None or r.gone_at > at):
+                now[node] = now.get(node, 0) + pod_gpus(r.pod)
+        for node, gpus in now.items():
+            out[node] = max(out.get(node, 0), gpus)
+    return out

@@ -172,8 +172,9 @@ def _spread(moments: Iterable[datetime | None]) -> float | None:
     return round((max(known) - min(known)).total_seconds(), 6) if known else None
 
 
-def capacity(plan, nodes: list[dict] | None = None) -> Capacity:
-    """GPUs per pool and quota per tenant from the plan; per node from the Node objects when given."""
+def capacity(plan, nodes: list[dict] | None = None, held: dict[str, int] | None = None) -> Capacity:
+    """GPUs per pool and quota per tenant from the plan; per node from the Node objects when given. ``held``:
+    GPUs per node the run's own services held throughout (not the wave's to take)."""
     node_gpus: dict[str, int] = {}
     node_pool: dict[str, str] = {}
     for pool in plan.pools:
@@ -185,8 +186,13 @@ def capacity(plan, nodes: list[dict] | None = None) -> Capacity:
         if pool:
             alloc = ((n.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", "0")
             node_gpus[n["metadata"]["name"]], node_pool[n["metadata"]["name"]] = int(str(alloc)), pool
-    return Capacity(pool_gpus={p.name: p.capacity_gpus for p in plan.pools},
-                    tenant_quota={t.name: t.quota.gpus for t in plan.tenants}, node_gpus=node_gpus, node_pool=node_pool)
+    pool_gpus = {p.name: p.capacity_gpus for p in plan.pools}
+    for node, gpus in (held or {}).items():
+        if node in node_gpus:
+            node_gpus[node] = max(0, node_gpus[node] - gpus)
+            pool_gpus[node_pool[node]] = max(0, pool_gpus[node_pool[node]] - gpus)
+    return Capacity(pool_gpus=pool_gpus, tenant_quota={t.name: t.quota.gpus for t in plan.tenants},
+                    node_gpus=node_gpus, node_pool=node_pool)
 
 
 def delete_pods(caller: KubeCaller, pods: list[dict]) -> list[str]:

@@ -9,6 +9,7 @@ from datetime import timedelta
 from gpupoc.common.timefmt import parse_time
 from gpupoc.evidence.service_tables import (ServiceHistoryRow, ServiceProbeRow, ServiceRecoveryRow,
                                             ServiceReplicaRow, ServiceSloRow)
+from gpupoc.pipeline.k8s import pod_gpus
 from gpupoc.pipeline.service_history import (Replica, Snapshot, endpoint_dropped_at, replacement_ready_at,
                                              replica_end)
 from gpupoc.pipeline.service_slo import ProbeRow, judge, parse_rows
@@ -115,7 +116,7 @@ def _replica_rows(ctx: RunContext, services: list[Deployed], replicas: list[Repl
         theirs = _priority(ctx, end.by, priorities) if preempted else None
         rows.append(ServiceReplicaRow(
             service=service, tenant=tenants.get(service, meta["namespace"]), pod=r.name, node=spec.get("nodeName"),
-            gpus=_gpus(spec), priority=mine, created_at=parse_time(meta.get("creationTimestamp")), ready_at=r.ready_at,
+            gpus=pod_gpus(r.pod), priority=mine, created_at=parse_time(meta.get("creationTimestamp")), ready_at=r.ready_at,
             ended_at=end.at, end=end.outcome, end_reason=end.reason, end_message=end.message,
             preemptor=end.by if preempted else None, preemptor_priority=theirs,
             preempted_by_higher=(theirs is not None and mine is not None and theirs > mine) if preempted else None))
@@ -131,14 +132,6 @@ def _priority(ctx: RunContext, preemptor: str | None, known: dict[str, int | Non
     ns, name = preemptor.split("/", 1)
     r = ctx.reader().call("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
     return ((r.body or {}).get("spec") or {}).get("priority") if r.ok else None
-
-
-def _gpus(spec: dict) -> int | None:
-    for c in spec.get("containers") or []:
-        value = ((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
-        if value is not None:
-            return int(str(value))
-    return None
 
 
 def _recovery_rows(ctx: RunContext, services: list[Deployed], history: list[Snapshot], replicas: list[Replica],

@@ -10,7 +10,6 @@ from gpupoc.pipeline import waits
 from gpupoc.pipeline.service_history import ReplicaTracker, Snapshot, snapshots
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.service import service_selector
-from gpupoc.steps.context import RunContext
 from gpupoc.steps.probes.common import wave_ended
 from gpupoc.steps.services import LOAD_ROLE, deployed
 
@@ -22,7 +21,7 @@ FAILURES_FILE = "service_failures"
 CHECKPOINT_SECONDS = 15.0
 
 
-def awaited_probe_files(ctx: RunContext) -> list[str]:
+def awaited_probe_files(ctx) -> list[str]:
     """The service probes this run has, by the file each writes when done."""
     out = []
     if ctx.test_class == "audit_trail":
@@ -32,7 +31,7 @@ def awaited_probe_files(ctx: RunContext) -> list[str]:
     return out
 
 
-def observe_services(ctx: RunContext, interval_s: float = 1.0) -> dict:
+def observe_services(ctx, interval_s: float = 1.0) -> dict:
     """Snapshots until every load pod has ended, the wave has ended and the service probes are done (or the
     run's observation budget ran out); kept as ``files/service_history.json`` and ``service_replicas.json``."""
     services = deployed(ctx)
@@ -67,7 +66,7 @@ def observe_services(ctx: RunContext, interval_s: float = 1.0) -> dict:
             "complete": done}
 
 
-def _look(ctx: RunContext, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> int:
+def _look(ctx, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> int:
     """One snapshot of every service; the number of load pods that have ended."""
     reader = ctx.reader()
     selector = service_selector(ctx.run_id, ctx.test_class)
@@ -89,6 +88,6 @@ def _items(reader, path: str, selector: str) -> list[dict]:
     return list((r.body or {}).get("items") or []) if r.ok and isinstance(r.body, dict) else []
 
 
-def _save(ctx: RunContext, history: list[Snapshot], tracker: ReplicaTracker) -> None:
+def _save(ctx, history: list[Snapshot], tracker: ReplicaTracker) -> None:
     ctx.writer.write_json(HISTORY_FILE, [s.to_dict() for s in history])
     ctx.writer.write_json(REPLICAS_FILE, [r.to_dict() for r in tracker.replicas.values()])

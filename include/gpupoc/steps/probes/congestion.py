@@ -28,7 +28,8 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     th = ctx.spec.thresholds
     nodes = ctx.read_file("nodes", []) or []
     cap = W.capacity(ctx.plan, [{"metadata": {"name": n["name"], "labels": n.get("labels") or {}},
-                                 "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes])
+                                 "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes],
+                     held=serving_gpus(ctx))
     obs = [Observation.from_dict(d) for d in ctx.read_file("observations", []) or []]
     groups: dict[str, set[str]] = {}
     for t in timelines:
@@ -56,6 +57,15 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     ctx.writer.write_json("congestion_summary", summary.to_dict())
     return {k: v for k, v in summary.to_dict().items() if k != "bottlenecks"} | {
         "bottlenecks": summary.bottlenecks, "gangs": gangs}
+
+
+def serving_gpus(ctx) -> dict[str, int]:
+    """GPUs per node the class's serving replicas held (the most at once while observed): the wave never had
+    them, so the reconstruction leaves them out of the pool (``steps.service_observer``)."""
+    from gpupoc.pipeline.service_history import Replica, held_gpus
+    from gpupoc.steps.service_observer import REPLICAS_FILE
+
+    return held_gpus([Replica.from_dict(r) for r in ctx.read_file(REPLICAS_FILE, []) or []])
 
 
 def explain_contexts(ctx):

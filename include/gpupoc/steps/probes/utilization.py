@@ -38,8 +38,16 @@ def collect_utilization(ctx, timelines, runs) -> dict:
         task_types = {r["pod"]: r["task_type"] for r in runs if r.get("pod")}
         agg["task_type"] = [tt if isinstance(tt, str) and tt else task_types.get(p)
                             for tt, p in zip(agg["task_type"], agg["pod"])]
+        agg["serving"] = agg["pod"].isin(serving_pods(ctx))
         ctx.writer.write("utilization", agg.to_dict("records"), source="prometheus (dcgm-exporter)")
         return {"utilization_rows": len(agg), "bucket_seconds": seconds}
     except Exception as exc:  # noqa: BLE001 - a missing source is "not verified", with the reason
         ctx.writer.mark_not_verified("utilization", f"GPU samples not collected: {exc}", "prometheus")
         return {"utilization_rows": 0, "utilization_reason": str(exc)[:200]}
+
+
+def serving_pods(ctx) -> set[str]:
+    """The pods of the class's online services the observer saw (``steps.service_observer``)."""
+    from gpupoc.steps.service_observer import REPLICAS_FILE
+
+    return {r["pod"]["metadata"]["name"] for r in ctx.read_file(REPLICAS_FILE, []) or []}
