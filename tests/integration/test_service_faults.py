@@ -15,7 +15,7 @@ from gpupoc.pipeline.service_slo import judge, parse_rows
 from gpupoc.plan.service_spec import Slo
 from tests.integration.conftest import wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("services"),
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("service-faults"),
               pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
 
 NS = CONTEXT = "team-serving"

@@ -10,7 +10,7 @@ import yaml
 
 from tests.integration.conftest import wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("services")]
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("service-operators")]
 
 NS = "team-serving"
 

@@ -16,6 +16,7 @@ from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Inventory
 from gpupoc.sim.logs import LogStore
 from gpupoc.sim.modes import KINDS, SchedulerMode
+from gpupoc.sim.pod_network import Network
 from gpupoc.sim.ports import (
     DevicePlugin, EventLookup, Hooks, NodeAgent, NodeFailure, PodReplacer, PodScheduler, QuotaUsage, Reconciler, WorkloadIndex)
 from gpupoc.sim.store import Store
@@ -66,6 +67,7 @@ class ClusterState:
     hooks: Hooks = field(default_factory=Hooks)  # what the controllers registered to hear of each other
     quota_rv: int = -1  # store resourceVersion of the last ResourceQuota status refresh
     node_failures: dict[str, NodeFailure] = field(default_factory=dict)  # failed node -> since when
+    network: Network = field(default_factory=Network)  # pod and ClusterIP ranges (``pod_network.claim_network``)
     addons: dict[str, Reconciler] = field(default_factory=dict)  # controllers registered in ``loop.ADDONS``, by name
     controller_stats: dict[str, list[float]] = field(default_factory=dict)  # step -> [calls, seconds]
     _wakeup: asyncio.Event | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import logging
 import os
@@ -13,6 +14,7 @@ from pathlib import Path
 from aiohttp import web
 
 from gpupoc.exceptions import ConfigError
+from gpupoc.sim.pod_network import claim_network
 from gpupoc.sim import quota
 from gpupoc.sim.api.app import build_app
 from gpupoc.sim.api.tls import Pki, ensure_pki
@@ -104,6 +106,8 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
     data_dir.mkdir(parents=True, exist_ok=True)
     kubeconfig = Path(kubeconfig or data_dir / "kubeconfig").resolve()
     state = make_state(config, data_dir, faults, behaviours, behaviour_seed)
+    state.network, release_network = claim_network()  # pods and ClusterIPs no other cluster on this host uses
+    atexit.register(release_network)  # a killed server's slot is taken over by the next cluster
     if audit_webhook is not None:
         state.audit.sinks.append(WebhookBackend(audit_webhook).start())
     pki = ensure_pki(data_dir / "pki")
@@ -148,4 +152,5 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
         await server.stop()  # the app's cleanup closes the audit log
     finally:
         info_path.unlink(missing_ok=True)
+        release_network()
     print("gpupoc sim: stopped", flush=True)

@@ -237,3 +237,32 @@ def test_access_reviews_can_be_left_out(fake_caller):
     rows = run_isolation_probes(callers.__getitem__, "admin", [A, B], actions=["list_pods"], access_review=False)
     assert all(r.sar_allowed is None and r.sar_agrees is None and r.allowed is False for r in rows)
     assert not [c for c in admin.calls if "subjectaccessreviews" in c[1]]
+
+
+def test_another_tenant_s_service_is_probed_by_scale_patch_and_proxy_with_its_real_names(fake_caller):
+    callers, admin = make_cluster(fake_caller)
+    admin.on("GET", "/apis/apps/v1/namespaces/team-b/deployments", Response(200, {"items": [
+        {"metadata": {"name": "svc-infer-abc"}}]}))
+    admin.on("GET", "/api/v1/namespaces/team-b/services", Response(200, {"items": [
+        {"metadata": {"name": "svc-infer-abc"}}]}))
+    rows = run_isolation_probes(callers.__getitem__, "admin", [A, B],
+                                actions=["scale_service", "patch_service", "proxy_service"])
+    at_b = {r.action: r for r in rows if r.target_namespace == "team-b"}
+    assert set(at_b) == {"scale_service", "patch_service", "proxy_service"} and all(r.allowed is False for r in rows)
+    assert (at_b["scale_service"].resource, at_b["scale_service"].subresource, at_b["scale_service"].name) == (
+        "deployments", "scale", "svc-infer-abc")
+    assert (at_b["proxy_service"].verb, at_b["proxy_service"].subresource) == ("get", "proxy")
+    assert at_b["patch_service"].resource == "services" and at_b["patch_service"].verb == "patch"
+
+
+def test_an_allowed_scale_whose_dry_run_was_ignored_is_scaled_back(fake_caller):
+    scaled = Response(200, {"spec": {"replicas": 0}})
+    callers, admin = make_cluster(fake_caller, leak={("PATCH", r".*/deployments/svc/scale"): scaled})
+    replicas = iter([2, 0])  # before the attempt, then as stored after it
+    admin.on("GET", "/apis/apps/v1/namespaces/team-b/deployments/svc/scale",
+             lambda p, q, b: Response(200, {"spec": {"replicas": next(replicas)}}))
+    rows = run_isolation_probes(callers.__getitem__, "admin", [A], targets={"team-b": Targets("team-b",
+                                deployment="svc")}, target_namespaces=["team-b"], actions=["scale_service"])
+    assert [r.action for r in rows if r.allowed] == ["scale_service"] and rows[0].severity == P1
+    assert ("PATCH", "/apis/apps/v1/namespaces/team-b/deployments/svc/scale") in [c[:2] for c in admin.calls]
+    assert [c[3] for c in admin.calls if c[0] == "PATCH"] == [{"spec": {"replicas": 2}}]

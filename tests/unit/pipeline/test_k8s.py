@@ -166,6 +166,11 @@ def test_factory_reuses_one_client_per_context(tmp_path):
      ("create", "subjectaccessreviews", "", "", "", "authorization.k8s.io")),
     ("GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/a/workloads/w", None, ("get", "workloads", "a", "w", "",
                                                                           "kueue.x-k8s.io")),
+    # a proxy's path after it is the proxied path, not the subresource (the request-info filter's Parts)
+    ("GET", "/api/v1/namespaces/a/services/svc:http/proxy/healthz", None, ("get", "services", "a", "svc:http",
+                                                                         "proxy", "")),
+    ("PATCH", "/apis/apps/v1/namespaces/a/deployments/d/scale", None, ("patch", "deployments", "a", "d", "scale",
+                                                                     "apps")),
 ])
 def test_request_info_matches_the_audit_object_ref(method, path, query, expected):
     i = request_info(method, path, query)

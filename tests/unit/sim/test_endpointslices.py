@@ -113,3 +113,23 @@ def test_readiness_ignored_sends_traffic_to_an_unready_pod(tmp_path):
         ctl.slices.run_pass()
         [eps] = state.store.list("endpointslices", NS)
         assert eps["endpoints"][0]["conditions"]["ready"] is expected
+
+
+def test_a_lost_node_s_replica_leaves_the_ready_endpoints_but_stays_under_endpoints_stale(tmp_path):
+    from gpupoc.sim.controllers.endpointslices import ready_endpoints, unreachable
+    from gpupoc.sim.controllers.nodes import fail_node
+    from gpupoc.sim.faults import Fault
+
+    for faults, stays in ((frozenset(), False), (frozenset({Fault.ENDPOINTS_STALE}), True)):
+        state, ctl, pods = serving_state(tmp_path / str(stays), replicas=1)
+        state.faults = faults
+        create(state, "services", service_body())
+        make_ready(state, pods)
+        ctl.slices.run_pass()
+        [(_, _, node)] = ready_endpoints(state, NS, "web", "http")
+        assert node == "inference-node-1" and not unreachable(state, node)
+        fail_node(state, node)  # the node controller marks its pods not ready at once
+        ctl.slices.run_pass()
+        left = ready_endpoints(state, NS, "web", "http")
+        assert bool(left) is stays, (faults, left)
+        assert unreachable(state, node), "a lost node's endpoint answers nothing, ready or not"

@@ -99,10 +99,12 @@ def replicaset(state: ClusterState, obj: dict) -> None:
 
 
 def allocate_cluster_ip(state: ClusterState) -> str:
-    """The first free address of the service range (``SERVICE_CIDR``)."""
+    """The first free address of the cluster's service range (``state.network``; ``SERVICE_CIDR`` unless it
+    claimed a network of its own)."""
     used = {(s.get("spec") or {}).get("clusterIP") for s in state.store.list("services")}
-    for offset in range(FIRST_SERVICE_HOST, SERVICE_CIDR.num_addresses - 1):
-        ip = str(SERVICE_CIDR[offset])
+    cidr = state.network.service_cidr
+    for offset in range(FIRST_SERVICE_HOST, cidr.num_addresses - 1):
+        ip = str(cidr[offset])
         if ip not in used:
             return ip
     raise invalid("Service", "", [("spec.clusterIPs", "Internal error: failed to allocate a serviceIP: range is "

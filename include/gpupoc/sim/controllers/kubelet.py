@@ -195,7 +195,7 @@ class Kubelet:
     def _next_pod_ip(self, node: str) -> str:
         idx = self._node_index.setdefault(node, len(self._node_index) + 1)
         seq = self._ip_seq[node] = self._ip_seq.get(node, 0) + 1
-        return f"10.{244 + idx // 256}.{idx % 256}.{2 + (seq - 1) % 253}"
+        return self.state.network.pod_ip(idx, seq)
 
     # -- status ------------------------------------------------------------------------------------
     def write(self, pr: PodRun) -> bool:
