@@ -50,7 +50,8 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     assert t["check_access"].upstream_task_ids == {"validate_plan", "preflight"}, "prerequisites come first"
     assert t["hold_cluster"].upstream_task_ids == {"check_access"}
     assert t["cluster_acquired"].upstream_task_ids == {"validate_plan", "check_access"}
-    assert t["prepare_wave"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
+    assert t["prepare_wave"].upstream_task_ids == {"validate_plan", "cluster_acquired", "services_ready"}, \
+        "the services are up before the wave is submitted"
     assert t["wave"].upstream_task_ids == {"prepare_wave"}
     assert t["bulk_shards"].upstream_task_ids == {"validate_plan", "prepare_wave"}, "shards once the gangs exist"
     assert t["bulk_shard"].upstream_task_ids == {"validate_plan", "bulk_shards"}

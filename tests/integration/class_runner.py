@@ -166,15 +166,15 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     ctx = RunContext(v["plan"], dag_id, run_id, test_class, task="headless")
     setup.check_access(ctx)
     create_pod_groups(RunContext(v["plan"], dag_id, run_id, test_class, task="prepare_wave"))
+    failures: list[str] = []
+    services = Services(v["plan"], dag_id, run_id, test_class, failures)
+    services.start()  # rolled out before the wave, as services_ready is upstream of prepare_wave and the release
     shards = bulk_steps.shards(ctx)  # the plan's submission: bulk shards, else the stand-in operator tasks
     wave = Wave(ctx)
     for key in wave.items if not shards else ():
         wave.submit(key, gated=True)
     stop = threading.Event()
-    failures: list[str] = []
     results: dict[str, dict] = {}
-    services = Services(v["plan"], dag_id, run_id, test_class, failures)
-    services.start()  # rolled out before the release, as services_ready is upstream of release_gate
 
     def run(step, name):
         try:

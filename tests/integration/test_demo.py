@@ -103,6 +103,9 @@ def test_the_demo_on_a_correct_cluster_runs_every_class_and_ends_with_a_reasoned
     assert {line.match(ln).group(1) for ln in progress} >= set(CLASS_DAGS)
     assert any("success " in ln for ln in progress)
     assert len(progress) == len(set(progress)), "no line repeats an unchanged state"
+    last = {line.match(ln).group(1): ln for ln in progress}
+    # the small plan preempts nothing: no Airflow task of any class may fail (a service's load task included)
+    assert not [ln for ln in last.values() if "failed " in ln.split("  ", 1)[-1]], last
     text = "\n".join(lines)
     assert f"Decision: {result.outcome.decision}" in text
     assert f"Report: {result.outcome.html}" in text
@@ -196,6 +199,10 @@ def test_each_class_kept_the_facts_that_happened_on_the_cluster(env):
     assert "ImagePullBackOff" in records["missing_image"]["user_visible"]
     assert records["nonzero_exit"]["logs_readable"] is True
     assert "recover node" in records["node_failure"]["recovery"]
+    recovery = _table(fr, "service_recovery")
+    assert recovery and recovery[0]["endpoint_removed"] and recovery[0]["replacement_ready"], recovery
+    slo = _table(qc, "service_slo")
+    assert [r["held"] for r in slo] == [True] and slo[0]["sent"] > 0, "the online service kept its SLO"
     alerts = {a["alertname"] for a in _table(fr, "alerts")}
     assert "PodFailed" in alerts and alerts & {"GpuXidError", "GpuNodeNotReady"}, alerts
 

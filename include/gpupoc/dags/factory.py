@@ -260,7 +260,9 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         v >> released
         svc_docs, svc_ready, svc_done = _service_tasks(v, acquired, prepare_services, services_ready,
                                                        observe_services, test_class)
-        svc_ready >> rel  # the services are up (and their traffic starting) before the wave arrives
+        # the services are up (and their traffic starting) before the wave is submitted: a queue that admits
+        # gated pods (Kueue) would otherwise hand their quota to the wave and preempt it for the services
+        svc_ready >> [items, rel]
         obs = observe(v)
         acquired >> obs  # observing starts before the release: no wait goes unseen
         probes = [_probe_task(task_id, step)(v) for task_id, step in prof.probes]

@@ -99,14 +99,14 @@ class ServiceLoadOperator(KubernetesPodOperator):
     def __init__(self, *, service: str, plan_path: str, test_class: str, **kwargs: Any) -> None:
         for key, value in KPO_DEFAULTS.items():
             kwargs.setdefault(key, value)
-        kwargs.setdefault("name", f"{service}-load")
         super().__init__(**kwargs)
         self.service = service
         self.plan_path = plan_path
         self.test_class = test_class
 
-    def build_pod_request_obj(self, context: Any = None, *, dry_run: bool = False):
-        """The plan's load pod of this service, with the tenant's identity."""
+    def _from_plan(self, context: Any) -> str:
+        """The load pod's fields and the tenant's identity from the plan (clients built before are dropped); the
+        pod's name."""
         from gpupoc.pipeline.common import plan_path
         from gpupoc.podspec.kpo import pod_kwargs
         from gpupoc.steps.context import RunContext
@@ -116,9 +116,20 @@ class ServiceLoadOperator(KubernetesPodOperator):
         ctx = RunContext(str(plan_path(self.plan_path)), f"poc_{self.test_class}", run_id, self.test_class)
         manifest, tenant = load_pod(ctx, self.service)
         for key, value in pod_kwargs(manifest, ctx.plan, tenant).items():
-            setattr(self, key, value)
+            if key != "name":
+                setattr(self, key, value)
         self.schedule_timeout_seconds = self.startup_timeout_seconds
         for cached in ("hook", "client", "pod_manager"):
             self.__dict__.pop(cached, None)
-        self.name = self._set_name(self.name)
+        return manifest["metadata"]["name"]
+
+    def build_pod_request_obj(self, context: Any = None, *, dry_run: bool = False):
+        """The plan's load pod of this service, with the tenant's identity."""
+        self.name = self._set_name(self._from_plan(context))
         return super().build_pod_request_obj(context, dry_run=dry_run)
+
+    def trigger_reentry(self, context: Any, event: dict[str, Any]) -> Any:
+        """A task resumed after its deferral is a fresh operator: the tenant's identity comes from the plan again
+        before it reads the pod and its log."""
+        self._from_plan(context)
+        return super().trigger_reentry(context, event)

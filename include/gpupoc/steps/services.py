@@ -17,6 +17,7 @@ from datetime import datetime
 import yaml
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
+from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline import waits
 from gpupoc.pipeline.k8s import service_account_actor
 from gpupoc.plan.model import Tenant
@@ -103,10 +104,13 @@ def load_pod(ctx, workload: str) -> tuple[dict, Tenant]:
 
 
 def replica_nodes(ctx, d: Deployed) -> set[str]:
-    """The nodes the service's replicas run on now (read as its tenant)."""
+    """The nodes the service's replicas run on now (read as its tenant; none known when the API cannot say)."""
     selector = f"{service_selector(ctx.run_id, ctx.test_class)},{L.SERVICE}={d.name},{L.ROLE}=service"
-    r = ctx.factory.caller(d.tenant.kube_context).call("GET", f"/api/v1/namespaces/{d.namespace}/pods",
-                                                       query=[("labelSelector", selector)])
+    try:
+        r = ctx.factory.caller(d.tenant.kube_context).call("GET", f"/api/v1/namespaces/{d.namespace}/pods",
+                                                           query=[("labelSelector", selector)])
+    except SourceUnavailable:
+        return set()
     pods = (r.body or {}).get("items") or [] if r.ok and isinstance(r.body, dict) else []
     return {p["spec"]["nodeName"] for p in pods if (p.get("spec") or {}).get("nodeName")}
 
