@@ -4,7 +4,7 @@ the simulated cluster, one cluster per test:
 
 - the correct cluster: the SLO holds through the congestion wave (SVC-01..03, no replica preempted: SVC-04 not
   applicable), a node failure under the replicas is survived within the plan's bounds (SVC-05..10), no tenant
-  scales, patches or proxies another's service (ISO-12), and the service's create, scale and delete are each in
+  scales, patches or proxies another's service (ISO-14), and the service's create, scale and delete are each in
   the audit log under its tenant (AUD-10);
 - each serving fault profile fails its check: ``serving-preempted`` SVC-04 (a replica preempted for a
   lower-priority pod), ``endpoints-stale`` SVC-05 (the lost node's replica stays a ready endpoint),
@@ -27,7 +27,7 @@ from .plans import plan_on_cluster
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 QC, FR, TI, AT = "queue_congestion", "fault_recovery", "tenant_isolation", "audit_trail"
 SERVICE_CHECKS = {QC: ("SVC-01", "SVC-02", "SVC-03", "SVC-04"),
-                  FR: ("SVC-05", "SVC-06", "SVC-07", "SVC-08", "SVC-09", "SVC-10"), TI: ("ISO-12",), AT: ("AUD-10",)}
+                  FR: ("SVC-05", "SVC-06", "SVC-07", "SVC-08", "SVC-09", "SVC-10"), TI: ("ISO-14",), AT: ("AUD-10",)}
 
 
 def short_plan(tmp: Path, sim) -> Path:
@@ -82,7 +82,7 @@ def test_on_the_correct_cluster_the_services_hold_through_congestion_and_a_node_
 
 def test_no_tenant_reaches_another_s_service_and_the_audit_log_names_who_changed_it(tmp_path):
     ti = run(tmp_path, TI, probes=("isolation_probes",))
-    assert ti.verdicts.get("ISO-12") == "pass", ti.verdicts
+    assert ti.verdicts.get("ISO-14") == "pass", ti.verdicts
     attempts = [a for a in ti.file("access_attempts") if a["action"] in ("scale_service", "patch_service",
                                                                           "proxy_service")]
     assert {a["http_status"] for a in attempts} == {403} and len(attempts) == 18, attempts
