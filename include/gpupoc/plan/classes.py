@@ -121,6 +121,9 @@ class IsolationThresholds(StrictModel):
     max_reclaim_seconds: PositiveNumber = Field(
         default=30, description="longest time from the lender's submission until its GPUs, lent to the borrower, "
         "are given back")
+    max_slice_release_seconds: PositiveNumber = Field(
+        default=30, description="longest time from a vGPU pod's end until the scheduler gives its slice of the card "
+        "to the next pod that waits for it (vGPU slices probe, ISO-13)")
 
 
 class FairShareTenant(StrictModel):

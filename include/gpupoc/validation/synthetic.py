@@ -163,6 +163,12 @@ def memory_isolation() -> pd.DataFrame:
                               reason="no node shares its GPUs between pods")])
 
 
+def vgpu_slices() -> pd.DataFrame:
+    """The vGPU slices probe on the default cluster: no node slices its cards' memory, the case cannot arise."""
+    return pd.DataFrame([dict(sharing="none", memory_slices=False, overcommitted=None, slice_released=None,
+                              reason="no node gives pods slices of a GPU's memory")])
+
+
 def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
     """Tables a correctly behaving platform yields for one test class."""
     if test_class == "queue_congestion":
@@ -170,7 +176,8 @@ def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
                 "queue_snapshots": queue_snapshots()}
     if test_class == "tenant_isolation":
         return {"workload_runs": workload_runs(6, test_class), "access_probes": access_probes(),
-                "quota_samples": quota_samples(), "memory_isolation": memory_isolation()}
+                "quota_samples": quota_samples(), "memory_isolation": memory_isolation(),
+                "vgpu_slices": vgpu_slices()}
     if test_class == "utilization":
         return {"workload_runs": workload_runs(6, test_class), "utilization": utilization()}
     if test_class == "fault_recovery":
