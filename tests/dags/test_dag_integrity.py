@@ -40,6 +40,14 @@ def test_tenant_isolation_runs_the_memory_isolation_probe_after_the_release_and_
     assert "memory_isolation_probe" in t["collect_evidence"].upstream_task_ids
 
 
+def test_tenant_isolation_runs_the_vgpu_slices_probe_beside_the_memory_isolation_probe(dagbag):
+    t = dagbag.dags["poc_tenant_isolation"].task_dict
+    assert "vgpu_slices_probe" in set(t) - SHARED
+    assert "wave_released" in t["vgpu_slices_probe"].upstream_task_ids
+    assert "vgpu_slices_probe" in t["collect_evidence"].upstream_task_ids
+    assert "memory_isolation_probe" not in t["vgpu_slices_probe"].upstream_task_ids  # they run side by side
+
+
 @pytest.mark.parametrize("dag_id", DAG_IDS)
 def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     dag = dagbag.dags[dag_id]

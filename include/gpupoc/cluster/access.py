@@ -69,8 +69,9 @@ def _injector(kind: str) -> Callable:
 
     def pred(plan) -> bool:
         spec = plan.test_classes.fault_recovery
-        return spec.enabled and any(isinstance(i, NodeFailure) and i.injector.method == kind
-                                    for i in spec.injections)
+        methods = [i.injector.method for i in spec.injections if isinstance(i, NodeFailure)]
+        methods += [spec.service_injector(f).method for f in spec.service_failures]
+        return spec.enabled and kind in methods
     return pred
 
 

@@ -1,4 +1,5 @@
-"""Typed rows of the GPU-memory isolation probe: two tenants on one physical card, one allocating past its slice."""
+"""Typed rows of the shared-GPU probes: GPU-memory isolation (two tenants on one physical card, one allocating past
+its slice), vGPU slices (two tenants' slices that do not fit on one card together) and each slice's utilization."""
 
 from __future__ import annotations
 
@@ -52,4 +53,67 @@ class MemoryIsolationRow:
     reason: str | None = None                   # why the probe could not decide
 
 
-SHARING_TABLES: dict[str, type] = {"memory_isolation": MemoryIsolationRow}
+@dataclass
+class VgpuSliceRow:
+    """One vGPU-slices probe: two tenants' slices of one card that do not fit together. ``overcommitted``: the
+    scheduler granted a card more memory than it has (the second slice placed while the first was held, or any
+    card's grants over its memory); ``slice_released``: the second pod got the card within
+    ``max_slice_release_seconds`` of the first pod's end. Both empty where the probe could not tell (``reason``);
+    ``memory_slices`` is false where no node slices its cards' memory (the case did not arise)."""
+
+    sharing: str                                 # hami | time-slicing | mps | mig | none (the nodes' device plugins)
+    memory_slices: bool                          # some node gives pods slices of a card's memory (HAMi)
+    node: str | None = None
+    gpu_uuid: str | None = None                  # the card both slices were asked of
+    card_mib: int | None = None                  # its memory as its device plugin registered it
+    first_tenant: str | None = None
+    first_pod: str | None = None
+    first_mib: int | None = None                 # the slice it asked for (nvidia.com/gpumem)
+    first_phase: str | None = None               # when the scheduler answered the second pod
+    second_tenant: str | None = None
+    second_pod: str | None = None
+    second_mib: int | None = None
+    second_placed_at_once: bool | None = None    # placed while the first held its slice
+    second_waiting_message: str | None = None    # the scheduler's reason while it waited
+    card_allocated_mib: int | None = None        # the card's grants when the scheduler answered the second pod
+    cards_checked: int | None = None             # registered cards whose grants were added up then
+    cards_overcommitted: str | None = None       # "<uuid> on <node>: <granted> of <card> MiB (<pods>)"
+    overcommitted: bool | None = None
+    first_finished_at: datetime | None = None
+    second_placed_at: datetime | None = None
+    slice_release_seconds: float | None = None   # from the first pod's end to the second's placement
+    max_slice_release_seconds: float | None = None
+    slice_released: bool | None = None           # within max_slice_release_seconds
+    finding: str | None = None
+    observed_at: datetime | None = None
+    reason: str | None = None                    # why the probe could not decide
+
+
+@dataclass
+class VgpuUtilizationRow:
+    """One vGPU slice in one time bucket: what the scheduler granted it (memory, cores) against what it used, and
+    its GPU-hours counted as the fraction of the card it holds (``share``: the larger of its memory share and its
+    core share, as HAMi reserves both on the card)."""
+
+    bucket: datetime
+    namespace: str
+    pod: str
+    container_index: str
+    gpu_uuid: str
+    node: str | None
+    tenant: str | None
+    task_type: str | None
+    card_mib: float | None
+    mem_allocated_mib: float | None
+    mem_used_mib_avg: float | None
+    mem_used_mib_max: float | None
+    cores_allocated: float | None               # percent of the card's SMs (0: no limit asked)
+    util_avg: float | None                      # the container's SM utilization of the card (%)
+    share: float | None                         # fraction of the card the slice holds
+    samples: int
+    allocated_gpu_hours: float                  # share x hours held
+    used_gpu_hours: float                       # utilization x hours held
+
+
+SHARING_TABLES: dict[str, type] = {"memory_isolation": MemoryIsolationRow, "vgpu_slices": VgpuSliceRow,
+                                   "vgpu_utilization": VgpuUtilizationRow}

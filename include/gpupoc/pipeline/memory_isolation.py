@@ -25,6 +25,8 @@ from gpupoc.evidence.subject import HAMI_REGISTER, sharing_of
 P1 = "P1"
 GPU = "nvidia.com/gpu"
 GPUMEM = "nvidia.com/gpumem"                # HAMi: MiB per vGPU (Project-HAMi/HAMi docs/config.md)
+GPUMEM_PERCENTAGE = "nvidia.com/gpumem-percentage"
+GPUCORES = "nvidia.com/gpucores"
 USE_GPUUUID = "nvidia.com/use-gpuuuid"      # HAMi: the cards a pod may use (pkg/device/nvidia/device.go)
 HOSTNAME = "kubernetes.io/hostname"
 SHARING_STRATEGIES = ("hami", "time-slicing", "mps")  # where a card's UUID is the same in every pod on it
@@ -101,7 +103,8 @@ def gpumem_pod(body: dict, *, mib: int, duration_s: float, slice_mib: int, shari
     resources = container.setdefault("resources", {})
     for kind in ("requests", "limits"):
         resources.setdefault(kind, {})[GPU] = "1"
-        resources[kind].pop(GPUMEM, None)
+        for name in (GPUMEM, GPUMEM_PERCENTAGE, GPUCORES):  # the probe's own slice, not the plan workload's
+            resources[kind].pop(name, None)
     if sharing == "hami":
         resources["limits"][GPUMEM] = str(int(slice_mib))
         if uuid:

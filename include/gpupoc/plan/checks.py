@@ -102,6 +102,10 @@ def _check_workloads(plan: Plan, errors: list[str]) -> None:
             errors.append(f"workloads[{i}].replicas: a gang of {w.gang_size} pods of {w.gpus} GPUs needs "
                           f"{w.gang_size * w.gpus} GPUs at once, above pool {pool.name!r}'s {pool.capacity_gpus}; "
                           "it could never be placed: lower replicas, min_available or gpus")
+        if w.vgpu is not None and (plan.platform.adapter is not Adapter.HAMI or not w.gpus):
+            errors.append(f"workloads[{i}].vgpu: a slice of each GPU is HAMi's (platform.adapter: hami) and needs "
+                          f"gpus of at least 1, got adapter {plan.platform.adapter.value!r} and gpus {w.gpus}; "
+                          "remove vgpu, or set the adapter to hami and gpus")
         if w.is_gang and w.min_available not in (None, w.replicas) and plan.platform.adapter is Adapter.KUEUE:
             errors.append(f"workloads[{i}].min_available: Kueue admits a pod group only with all its pods "
                           f"(pod-group-total-count), got {w.min_available} of {w.replicas}; remove min_available "

@@ -127,6 +127,9 @@ class IsolationThresholds(StrictModel):
     max_reclaim_seconds: PositiveNumber = Field(
         default=30, description="longest time from the lender's submission until its GPUs, lent to the borrower, "
         "are given back")
+    max_slice_release_seconds: PositiveNumber = Field(
+        default=30, description="longest time from a vGPU pod's end until the scheduler gives its slice of the card "
+        "to the next pod that waits for it (vGPU slices probe, ISO-13)")
 
 
 class FairShareTenant(StrictModel):
@@ -265,6 +268,13 @@ class FaultRecovery(ClassSpec):
         default_factory=list, description="node failures under a serving replica of the class's services")
     airflow_retries: int = Field(default=1, ge=0)
     thresholds: FaultThresholds = Field(default_factory=FaultThresholds)
+
+    def service_injector(self, failure: ServiceFailure) -> NodeInjector:
+        """How a service failure's node is failed: its own injector, else the class's node_failure injection's
+        (the platform's one way to fail a node), else the simulated cluster's endpoint."""
+        if failure.injector is not None:
+            return failure.injector
+        return next((i.injector for i in self.injections if isinstance(i, NodeFailure)), SimInjector())
 
 
 # ---- audit trail ----

@@ -46,6 +46,9 @@ def class_cost(plan, tc: TestClass) -> ClassCost:
         longest_pod = max(longest_pod, secs)
         gpu_seconds[w.pool] = gpu_seconds.get(w.pool, 0.0) + w.gpus * secs
         asked[w.pool] = asked.get(w.pool, 0) + w.gpus
+    for entry in spec.services:  # the class's online services hold their replicas' GPUs throughout
+        w = plan.workload(entry.workload)
+        asked[w.pool] = asked.get(w.pool, 0) + (entry.replicas or w.replicas) * w.gpus
     capacity = {p.name: p.capacity_gpus for p in plan.pools}
     drain = max((gs / capacity[pool] for pool, gs in gpu_seconds.items()), default=0.0)
     span = replay_span_seconds(plan, tc)

@@ -147,6 +147,22 @@ class Pool(StrictModel):
         return self.gpus_per_node * self.nodes
 
 
+class VgpuShare(StrictModel):
+    """A slice of each GPU (HAMi's ``nvidia.com/gpumem``, ``nvidia.com/gpumem-percentage``, ``nvidia.com/gpucores``;
+    Project-HAMi/HAMi chart ``values.yaml``): unset memory means the whole card, unset cores no core limit."""
+
+    memory_mib: PositiveInt | None = Field(default=None, description="-> nvidia.com/gpumem (MiB per GPU)")
+    memory_percentage: PositiveInt | None = Field(default=None, le=100,
+                                                  description="-> nvidia.com/gpumem-percentage")
+    cores: PositiveInt | None = Field(default=None, le=100, description="-> nvidia.com/gpucores (% of the SMs)")
+
+    @model_validator(mode="after")
+    def _one_memory_form(self) -> "VgpuShare":
+        if self.memory_mib is not None and self.memory_percentage is not None:
+            raise ValueError("set memory_mib or memory_percentage, not both (HAMi reads nvidia.com/gpumem first)")
+        return self
+
+
 class Workload(StrictModel):
     """One entry of the workload catalogue."""
 
@@ -178,6 +194,8 @@ class Workload(StrictModel):
     preemptible: bool | None = Field(
         default=None, description="kai: label kai.scheduler/preemptibility (preemptible workloads may go over "
         "their queue's quota); unset: the platform's default for the priority class")
+    vgpu: VgpuShare | None = Field(default=None, description="hami: each GPU as a slice of a card's memory "
+                                   "and cores (nvidia.com/gpumem, gpumem-percentage, gpucores)")
     service: ServiceSpec | None = Field(default=None,
                                         description="kind service only: port, readiness, traffic, SLO")
 

@@ -43,7 +43,8 @@ def _check_failures(plan: Plan, errors: list[str]) -> None:
     deployed = {e.workload: e for e in fr.services}
     for k, failure in enumerate(fr.service_failures):
         path = f"test_classes.fault_recovery.service_failures[{k}]"
-        check_injector_platform(plan, failure, path, errors)
+        check_injector_platform(plan, failure.model_copy(update={"injector": fr.service_injector(failure)}), path,
+                                errors)
         entry = deployed.get(failure.service)
         if entry is None:
             errors.append(f"{path}.service: {failure.service!r} is not among test_classes.fault_recovery.services "

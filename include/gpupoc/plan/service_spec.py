@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from gpupoc.common.fields import NonNegativeNumber, PositiveInt, PositiveNumber, StrictModel
-from gpupoc.plan.injector_spec import NodeInjector, SimInjector, injector_shorthand
+from gpupoc.plan.injector_spec import NodeInjector, injector_shorthand
 
 
 class Traffic(StrictModel):
@@ -67,8 +67,9 @@ class ServiceFailure(StrictModel):
     service: str = Field(description="a workload of the class's services")
     at_seconds: NonNegativeNumber = 10
     recover_after_seconds: PositiveNumber = 30
-    injector: NodeInjector = Field(default_factory=SimInjector, description="how the node is failed: sim, "
-                                   "command, taint or drain (gpupoc.plan.injector_spec)")
+    injector: NodeInjector | None = Field(
+        default=None, description="how the node is failed: sim, command, taint or drain (gpupoc.plan.injector_spec); "
+        "unset: as the class's node_failure injection fails its node, else sim")
 
     @field_validator("injector", mode="before")
     @classmethod

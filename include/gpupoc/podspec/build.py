@@ -18,7 +18,7 @@ from kubernetes.client import (
 )
 
 from gpupoc.plan.document import Plan
-from gpupoc.common.constants import GPU, PIPELINE_GATE
+from gpupoc.common.constants import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE, PIPELINE_GATE
 from gpupoc.plan.model import Tenant, Workload
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.adapters import decorate
@@ -113,6 +113,12 @@ def resources(workload: Workload) -> V1ResourceRequirements:
     if workload.gpus:
         requests[GPU] = str(workload.gpus)
         limits[GPU] = str(workload.gpus)
+    share = workload.vgpu
+    if workload.gpus and share is not None:  # HAMi reads its vGPU resources from the limits
+        for name, value in ((GPUMEM, share.memory_mib), (GPUMEM_PERCENTAGE, share.memory_percentage),
+                            (GPUCORES, share.cores)):
+            if value is not None:
+                limits[name] = str(value)
     return V1ResourceRequirements(requests=requests, limits=limits)
 
 

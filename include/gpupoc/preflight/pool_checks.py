@@ -39,6 +39,22 @@ def _gpus(node: dict) -> int:
         return 0
 
 
+def cards(node: dict) -> tuple[int, str]:
+    """The node's physical GPUs, and how its allocatable ``nvidia.com/gpu`` counts them when not one each: HAMi
+    registers each card once in ``hami.io/node-nvidia-register`` and advertises cards x ``deviceSplitCount``
+    vGPUs; time-slicing and MPS advertise cards x ``nvidia.com/gpu.replicas``."""
+    from gpupoc.pipeline.vgpu_slices import registered_cards
+
+    allocatable = _gpus(node)
+    registered = registered_cards(node)
+    if registered:
+        return len(registered), f"{allocatable} allocatable {GPU}: HAMi vGPUs of {len(registered)} registered cards"
+    replicas = ((node.get("metadata") or {}).get("labels") or {}).get("nvidia.com/gpu.replicas", "")
+    if replicas.isdigit() and int(replicas) > 1:
+        return allocatable // int(replicas), f"{allocatable} allocatable {GPU}: {replicas} replicas a card"
+    return allocatable, ""
+
+
 def pool_problems(pool, nodes: list[dict]) -> list[str]:
     out = []
     if len(nodes) < pool.nodes:
@@ -49,8 +65,10 @@ def pool_problems(pool, nodes: list[dict]) -> list[str]:
         out.append(f"node_names {absent} are not among the pool's nodes")
     for n in nodes:
         name = n["metadata"]["name"]
-        if _gpus(n) != pool.gpus_per_node:
-            out.append(f"{name} has {_gpus(n)} allocatable {GPU}, the plan says {pool.gpus_per_node}")
+        count, shared = cards(n)
+        if count != pool.gpus_per_node:
+            out.append(f"{name} has {count} GPUs ({shared}), the plan says {pool.gpus_per_node}" if shared else
+                       f"{name} has {count} allocatable {GPU}, the plan says {pool.gpus_per_node}")
         for taint in (n.get("spec") or {}).get("taints") or []:
             if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerated(taint, pool.tolerations):
                 out.append(f"{name} has taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')} that "

@@ -134,8 +134,21 @@ def _by_team(ut: pd.DataFrame) -> pd.DataFrame:
         util_avg=("util_avg", "mean"), mem_mib_avg=("mem_mib_avg", "mean"))
 
 
+SLICES = "utilization/vgpu_utilization"
+
+
+def _by_slice(vu: pd.DataFrame) -> pd.DataFrame:
+    """Each vGPU slice over the run: granted against used (memory, cores), GPU-hours as fractions of its card."""
+    return vu.groupby(["namespace", "pod", "gpu_uuid"], as_index=False, sort=True).agg(
+        share=("share", "max"), mem_allocated_mib=("mem_allocated_mib", "max"),
+        mem_used_mib_max=("mem_used_mib_max", "max"), cores_allocated=("cores_allocated", "max"),
+        util_avg=("util_avg", "mean"), allocated_gpu_hours=("allocated_gpu_hours", "sum"),
+        used_gpu_hours=("used_gpu_hours", "sum"))
+
+
 def utilization_reports(runs: Runs) -> Details:
-    """Teams, pools and time buckets covered; utilization by team and by pool and task type."""
+    """Teams, pools and time buckets covered; utilization by team and by pool and task type; on vGPU slices,
+    each slice's grant against its use."""
     ut = load(runs, "utilization", "utilization")
     if ut.empty:
         return [], []
@@ -144,12 +157,18 @@ def utilization_reports(runs: Runs) -> Details:
          Figure(label="buckets", value=int(ut["bucket"].nunique()))]
     tt = ut.groupby(["pool", "task_type"], as_index=False).agg(util_avg=("util_avg", "mean"),
                                                                util_p95=("util_p95", "max"))
-    return f, [table("by_team", _by_team(ut), source="utilization/utilization"),
-               table("by_pool_task_type", tt, source="utilization/utilization")]
+    t = [table("by_team", _by_team(ut), source="utilization/utilization"),
+         table("by_pool_task_type", tt, source="utilization/utilization")]
+    vu = load(runs, "utilization", "vgpu_utilization")
+    if not vu.empty:
+        by = _by_slice(vu)
+        f.append(Figure(label="vgpu_slices", value=len(by)))
+        t.append(table("by_slice", by, source=SLICES))
+    return f, t
 
 
 def cost_attribution(runs: Runs) -> Details:
-    """GPU-hours allocated and used, by team."""
+    """GPU-hours allocated and used, by team; on vGPU slices also as fractions of the cards the slices hold."""
     ut = load(runs, "utilization", "utilization")
     if ut.empty:
         return [], []
@@ -157,8 +176,16 @@ def cost_attribution(runs: Runs) -> Details:
     f = [Figure(label="allocated_gpu_hours", value=round(alloc, 2), unit="unit.gpu_hours"),
          Figure(label="used_gpu_hours", value=round(used, 2), unit="unit.gpu_hours")]
     by = _by_team(ut)
-    return f, [table("by_team", by[["namespace", "allocated_gpu_hours", "used_gpu_hours"]],
-                     source="utilization/utilization")]
+    t = [table("by_team", by[["namespace", "allocated_gpu_hours", "used_gpu_hours"]], source="utilization/utilization")]
+    vu = load(runs, "utilization", "vgpu_utilization")
+    if not vu.empty:
+        f.append(Figure(label="slice_gpu_hours", value=round(float(vu["allocated_gpu_hours"].sum()), 2),
+                        unit="unit.gpu_hours"))
+        teams = vu.groupby("namespace", as_index=False).agg(
+            slices=("pod", "nunique"), allocated_gpu_hours=("allocated_gpu_hours", "sum"),
+            used_gpu_hours=("used_gpu_hours", "sum"))
+        t.append(table("by_team_slices", teams, source=SLICES))
+    return f, t
 
 
 def scheduling_policy(runs: Runs) -> Details:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gpupoc.evidence.sharing_tables import SHARING_TABLES
 from gpupoc.plan.settings import DecisionRules
 from gpupoc.report.models import (Decision, Finding, FindingTarget, ItemResult, ScenarioScope, ScopeStatus)
 from gpupoc.validation.models import FailureClass, Tier, Verdict
@@ -17,6 +18,7 @@ SCENARIOS: dict[str, list[str]] = {
     "failure_handling": ["failure_evidence", "monitoring_integration"],
     "cross_team": ["permission_isolation", "cost_attribution", "scheduling_policy"],
 }
+SHARED_GPUS = "shared_gpus"  # the scope line of the sharing checks (those on the sharing tables: ISO-11..13)
 
 FINDING_TARGET = {
     FailureClass.PRODUCT_GAP: FindingTarget.CONTRACT,
@@ -62,6 +64,7 @@ def outcome_rule(item: ItemResult, rules: DecisionRules) -> Decision:
 def scope(items: list[ItemResult], scenarios: dict[str, list[str]] | None = None,
           reason: Callable[[ScopeStatus, list[str]], str] = lambda status, ids: ", ".join(ids)) -> list[ScenarioScope]:
     """Per scenario: go live when its items pass; blocked by a failing must item; else a second verification.
+    Then the "shared GPUs" line of the sharing checks, where the runs judged any (``sharing_scope``).
 
     ``reason(status, item ids)`` words why a scenario is blocked or needs a second verification."""
     by_id = {i.id: i for i in items}
@@ -78,7 +81,29 @@ def scope(items: list[ItemResult], scenarios: dict[str, list[str]] | None = None
                                      reason=reason(ScopeStatus.SECOND_VERIFICATION, open_)))
         else:
             out.append(ScenarioScope(scenario=name, status=ScopeStatus.GO_LIVE, items=deps))
-    return out
+    shared = sharing_scope(items, reason)
+    return out + ([shared] if shared else [])
+
+
+def sharing_scope(items: list[ItemResult], reason: Callable[[ScopeStatus, list[str]], str] = lambda status, ids:
+                  ", ".join(ids)) -> ScenarioScope | None:
+    """The "shared GPUs" line, from the checks on the sharing tables (memory isolation, vGPU slices): blocked by
+    one that fails in a must item, a second verification while one is not passed, else go live. None when no such
+    check was judged or every one was not applicable (no node shares its GPUs: the scope has no such line)."""
+    checks = [(it, c) for it in items for c in it.checks if c.table in SHARING_TABLES]
+    ids = sorted({c.check_id for _, c in checks})
+    if all(c.verdict is Verdict.NOT_APPLICABLE for _, c in checks):
+        return None
+    failed = sorted({c.check_id for it, c in checks if c.verdict is Verdict.FAIL and it.tier is Tier.MUST})
+    open_ = sorted({c.check_id for _, c in checks if c.verdict not in (Verdict.PASS, Verdict.NOT_APPLICABLE)}
+                   - set(failed))
+    if failed:
+        return ScenarioScope(scenario=SHARED_GPUS, status=ScopeStatus.BLOCKED, items=ids,
+                             reason=reason(ScopeStatus.BLOCKED, failed))
+    if open_:
+        return ScenarioScope(scenario=SHARED_GPUS, status=ScopeStatus.SECOND_VERIFICATION, items=ids,
+                             reason=reason(ScopeStatus.SECOND_VERIFICATION, open_))
+    return ScenarioScope(scenario=SHARED_GPUS, status=ScopeStatus.GO_LIVE, items=ids)
 
 
 def blocking(found: list[Finding], items: list[ItemResult], rules: DecisionRules) -> list[Finding]:

@@ -11,7 +11,8 @@
   device_uuid, device_type``).
 
 Memory used is what the card's driver ledger books for the pod's processes (``workload.cuda``), as the monitor
-reads HAMi-core's shared region; utilization is what the pod's workload claims.
+reads HAMi-core's shared region, else what the pod's workload claims (a virtual pod books nothing); utilization is
+what the pod's workload claims.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers.gpu_driver import ledger_dir
 from gpupoc.sim.controllers.hami import hami_for
 from gpupoc.sim.exposition import Exposition
+from gpupoc.sim.faults import Fault
 from gpupoc.workload.cuda import MIB, read_ledger
 
 FAMILIES = [
@@ -29,6 +31,8 @@ FAMILIES = [
     ("hami_gpu_core_limit_ratio", "Device core limit for a certain GPU"),
     ("hami_gpu_core_allocated_ratio", "Device core allocated for a certain GPU"),
     ("hami_gpu_shared_count", "Number of containers sharing this GPU"),
+    ("hami_vgpu_memory_allocated_bytes", "vGPU memory allocated from a container"),
+    ("hami_vgpu_core_allocated_ratio", "vGPU core allocated from a container"),
     ("hami_host_gpu_memory_used_bytes", "GPU device memory usage in bytes"),
     ("hami_vgpu_memory_used_bytes", "vGPU device memory usage in bytes"),
     ("hami_vgpu_memory_limit_bytes", "vGPU device memory limit in bytes"),
@@ -79,8 +83,25 @@ def render_hami(state: ClusterState) -> str:
             exp.add("hami_gpu_shared_count", card, c.used)
             host = [("device_index", str(c.index)), ("device_uuid", c.uuid), ("device_type", c.type)]
             exp.add("hami_host_gpu_memory_used_bytes", host, sum(books.get(c.uuid, {}).values()) * MIB)
+    _allocated(state, exp)
     _containers(state, exp, books)
     return exp.render()
+
+
+def _allocated(state: ClusterState, exp: Exposition) -> None:
+    """The scheduler's per-container grants (``GetScheduledPods``): the pods it counts, as ``usage`` does."""
+    hami = hami_for(state)
+    leak = state.has(Fault.SLICE_LEAK)
+    for pod in state.store.list("pods"):
+        if not hami.holds_slice(pod, leak):
+            continue
+        meta = pod["metadata"]
+        for index, grants in enumerate(H.decode_pod_devices(meta["annotations"].get(H.ALLOCATED))):
+            for g in grants:
+                labels = [("namespace", meta.get("namespace", "")), ("node", pod["spec"]["nodeName"]),
+                          ("pod", meta["name"]), ("container_index", str(index)), ("device_uuid", g.uuid)]
+                exp.add("hami_vgpu_memory_allocated_bytes", labels, g.mem_mib * MIB)
+                exp.add("hami_vgpu_core_allocated_ratio", labels, g.cores)
 
 
 def _containers(state: ClusterState, exp: Exposition, books: dict[str, dict[str, int]]) -> None:
@@ -95,6 +116,7 @@ def _containers(state: ClusterState, exp: Exposition, books: dict[str, dict[str,
             for i, g in enumerate(grants):
                 labels = [("namespace", meta.get("namespace", "")), ("pod", meta["name"]),
                           ("container", req.container), ("vdevice_index", str(i)), ("device_uuid", g.uuid)]
-                exp.add("hami_vgpu_memory_used_bytes", labels, books.get(g.uuid, {}).get(owner, 0) * MIB)
+                used = books.get(g.uuid, {}).get(owner) or (tel.mem_mib if tel else 0)
+                exp.add("hami_vgpu_memory_used_bytes", labels, round(used * MIB))
                 exp.add("hami_vgpu_memory_limit_bytes", labels, g.mem_mib * MIB)
                 exp.add("hami_container_device_utilization_ratio", labels, round(tel.util) if tel else 0)

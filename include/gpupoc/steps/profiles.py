@@ -22,6 +22,7 @@ from gpupoc.steps.probes.memory_isolation import memory_isolation_probe
 from gpupoc.steps.probes.reclaim import reclaim_probe
 from gpupoc.steps.probes.services import fail_service_nodes, scale_services
 from gpupoc.steps.probes.utilization import collect_utilization
+from gpupoc.steps.probes.vgpu_slices import vgpu_slices_probe
 
 Step = Callable[..., dict]
 COMMON_TABLES = ("workload_runs", "queue_snapshots", "platform_info")
@@ -58,11 +59,14 @@ PROFILES: dict[TestClass, ClassProfile] = {p.test_class: p for p in (
     ClassProfile(TestClass.QUEUE_CONGESTION, ("congestion", "queue", "gangs"), ("wave",), (), collect_congestion,
                  (*COMMON_TABLES, "explanations", "gang_placements"), "waits explained"),
     # reclaim_probe runs after the wave (a no-op without test_classes.tenant_isolation.reclaim);
-    # memory_isolation_probe after both, on a shared card (nothing to provoke where no node shares its GPUs)
+    # memory_isolation_probe after both, on a shared card (nothing to provoke where no node shares its GPUs);
+    # vgpu_slices_probe beside it, on another node's card (nothing to provoke where no node slices GPU memory)
     ClassProfile(TestClass.TENANT_ISOLATION, ("isolation", "quota", "rbac", "fair-share"), ("wave",),
                  (("isolation_probes", isolation_probes), ("sample_quotas", sample_quotas),
-                  ("reclaim_probe", reclaim_probe), ("memory_isolation_probe", memory_isolation_probe)),
-                 collect_isolation, (*COMMON_TABLES, "access_probes", "quota_samples", "memory_isolation"),
+                  ("reclaim_probe", reclaim_probe), ("memory_isolation_probe", memory_isolation_probe),
+                  ("vgpu_slices_probe", vgpu_slices_probe)),
+                 collect_isolation, (*COMMON_TABLES, "access_probes", "quota_samples", "memory_isolation",
+                                     "vgpu_slices"),
                  "cross-tenant attempts denied"),
     ClassProfile(TestClass.UTILIZATION, ("utilization", "capacity"), ("wave",), (), collect_utilization,
                  (*COMMON_TABLES, "utilization"), "allocated vs used GPU-hours"),

@@ -103,6 +103,22 @@ def utilization(hours: int = 4) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def vgpu_utilization(hours: int = 2) -> pd.DataFrame:
+    """HAMi's slices of one L40S: a 12000-MiB, 40 % slice (counts 0.4 of the card) and a 3000-MiB one without a
+    core limit (counts its memory share, 0.0651), each hour."""
+    rows = []
+    for h in range(hours):
+        for i, (pod, mem, cores, used, util) in enumerate([("infer-slice-0", 12000.0, 40.0, 9000.0, 35.0),
+                                                          ("infer-slice-1", 3000.0, 0.0, 2500.0, 20.0)]):
+            share = max(mem / 46068.0, cores / 100.0)
+            rows.append(dict(bucket=_t(3600 * h), namespace="team-serving", pod=pod, container_index="0",
+                             gpu_uuid="GPU-0002", node="inference-0", tenant="team-serving", task_type="inference",
+                             card_mib=46068.0, mem_allocated_mib=mem, mem_used_mib_avg=used, mem_used_mib_max=used,
+                             cores_allocated=cores, util_avg=util, share=round(share, 4), samples=240,
+                             allocated_gpu_hours=share, used_gpu_hours=util / 100.0))
+    return pd.DataFrame(rows)
+
+
 def failure_records() -> pd.DataFrame:
     rows = []
     for k, (scenario, trig, beh, user) in enumerate([
@@ -163,6 +179,12 @@ def memory_isolation() -> pd.DataFrame:
                               reason="no node shares its GPUs between pods")])
 
 
+def vgpu_slices() -> pd.DataFrame:
+    """The vGPU slices probe on the default cluster: no node slices its cards' memory, the case cannot arise."""
+    return pd.DataFrame([dict(sharing="none", memory_slices=False, overcommitted=None, slice_released=None,
+                              reason="no node gives pods slices of a GPU's memory")])
+
+
 def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
     """Tables a correctly behaving platform yields for one test class."""
     if test_class == "queue_congestion":
@@ -170,7 +192,8 @@ def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
                 "queue_snapshots": queue_snapshots()}
     if test_class == "tenant_isolation":
         return {"workload_runs": workload_runs(6, test_class), "access_probes": access_probes(),
-                "quota_samples": quota_samples(), "memory_isolation": memory_isolation()}
+                "quota_samples": quota_samples(), "memory_isolation": memory_isolation(),
+                "vgpu_slices": vgpu_slices()}
     if test_class == "utilization":
         return {"workload_runs": workload_runs(6, test_class), "utilization": utilization()}
     if test_class == "fault_recovery":

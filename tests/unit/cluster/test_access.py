@@ -37,12 +37,13 @@ def test_a_disabled_class_takes_its_needs_with_it():
     assert all(n.classes == ("tenant_isolation",) for n in needs_for(plan) if n.used_by in gone)
 
 
-def test_the_sim_injector_is_granted_only_while_a_node_failure_uses_it():
+def test_the_sim_injector_is_granted_only_while_a_node_failure_or_a_service_failure_uses_it():
     plan = load_plan(DEFAULT_PLAN)
     sim_rules = _keys(runner_rules(plan)[Scope.CLUSTER])
     assert ("sim.gpupoc.io", "nodes/fail") in sim_rules
     fr = plan.test_classes.fault_recovery
-    no_node = fr.model_copy(update={"injections": [i for i in fr.injections if i.kind != "node_failure"]})
+    no_node = fr.model_copy(update={"injections": [i for i in fr.injections if i.kind != "node_failure"],
+                                    "service_failures": []})
     plan2 = plan.model_copy(update={"test_classes": plan.test_classes.model_copy(update={"fault_recovery": no_node})})
     assert ("sim.gpupoc.io", "nodes/fail") not in _keys(runner_rules(plan2)[Scope.CLUSTER])
 

@@ -24,6 +24,7 @@ def test_gpu_hours_are_every_pods_gpus_times_its_duration(plan):
 
 def test_the_congestion_wave_asks_for_twice_the_training_pool_at_once(plan):
     share = class_cost(plan, TestClass.QUEUE_CONGESTION).peak_share
+    # inference: 11 GPUs of the wave and the online service's 2 replicas, of 8
     assert share["training"] == pytest.approx(48 / 24) and share["inference"] == pytest.approx(13 / 8)
 
 

@@ -28,7 +28,7 @@ def test_default_plan_loads_with_every_test_class_enabled():
 def test_default_plan_has_every_workload_kind_and_the_missing_image():
     plan = load_plan(DEFAULT_PLAN)
     kinds = {w.kind.value for w in plan.workloads}
-    assert kinds == {"training", "inference", "failing", "idle", "cross-team"}
+    assert kinds == {"training", "inference", "failing", "idle", "cross-team", "service"}
     assert any(w.image == "registry.invalid/team-nlp/does-not-exist:1.0" for w in plan.workloads)
     images = {w.image for w in plan.workloads}
     assert {"gpupoc/workload:1.0", "gpupoc/virtual:1.0"} <= images

@@ -53,11 +53,15 @@ def test_a_service_failure_needs_its_service_deployed_with_traffic_and_a_spare_r
     assert any(e.startswith(f"{FR}.service_failures[0].service: 'svc-infer' runs 1 replica") for e in errs)
 
 
-def test_the_sim_injector_is_refused_off_the_simulated_cluster(data):
-    data["platform"]["kubeconfig"] = "prod.kubeconfig"
+def test_a_service_failure_fails_its_node_as_the_class_s_node_failure_does_unless_it_says_otherwise(data):
+    data["platform"]["simulated"] = False  # a real cluster: the sim injector has no endpoint there
     for inj in data["test_classes"]["fault_recovery"]["injections"]:
         if inj["kind"] == "node_failure":
             inj["injector"] = "taint"
+    plan = parse_plan(copy.deepcopy(data), "plan.yaml")
+    fr = plan.test_classes.fault_recovery
+    assert fr.service_injector(fr.service_failures[0]).method == "taint", "the platform's one way to fail a node"
+    data["test_classes"]["fault_recovery"]["service_failures"][0]["injector"] = "sim"
     errs = errors_of(data)
     assert any(e.startswith(f"{FR}.service_failures[0].injector.method: 'sim' fails nodes through the simulated "
                             "cluster's own endpoint") for e in errs), errs

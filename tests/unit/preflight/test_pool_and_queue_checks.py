@@ -40,6 +40,26 @@ def test_a_matching_pool_has_no_problem_and_each_mismatch_is_named():
                                                       pool)] == pool.node_names
 
 
+def test_shared_nodes_count_their_cards_not_their_vgpus_or_replicas(tmp_path):
+    from gpupoc.sim.bootstrap import bootstrap
+    from gpupoc.sim.cluster import ClusterState
+    from gpupoc.sim.config import CLUSTERS_DIR, load_cluster_config
+    from gpupoc.sim.controllers.hami import hami_for
+
+    state = ClusterState(load_cluster_config(CLUSTERS_DIR / "hami.yaml"), tmp_path)
+    bootstrap(state)
+    hami_for(state)
+    pool = load_plan(PLANS / "hami.yaml").pool("training")
+    nodes = pool_nodes(state.store.list("nodes"), pool)
+    assert {n["status"]["allocatable"]["nvidia.com/gpu"] for n in nodes} == {"80"}  # cards x deviceSplitCount
+    assert pool_problems(pool, nodes) == []
+    fewer = pool.model_copy(update={"gpus_per_node": 4})
+    assert "training-node-1 has 8 GPUs (80 allocatable nvidia.com/gpu: HAMi vGPUs of 8 registered cards), the " \
+           "plan says 4" in pool_problems(fewer, nodes)
+    sliced = node("training-node-1", gpus=32, labels={"nvidia.com/gpu.replicas": "4"})
+    assert not [p for p in pool_problems(pool, [sliced]) if "training-node-1 has" in p]
+
+
 def test_a_kueue_cluster_queue_as_rendered_matches_and_each_difference_is_named():
     plan = load_plan(PLANS / "kueue.yaml")
     cq = plan.cluster.queues.kueue.cluster_queues[0]

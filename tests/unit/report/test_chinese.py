@@ -32,7 +32,7 @@ from gpupoc.validation import synthetic as syn
 TERMS = {"GPU", "GPUs", "Pod", "Kubernetes", "Airflow", "POC", "UTC", "CSV", "HTML", "parquet", "HTTP", "SHA-256",
          "MiB", "KiB", "GiB", "B", "Data", "Docs", "Secret", "ConfigMap", "Warning", "DAG", "ETA", "P95", "p95",
          "p50", "p90", "OOM", "ResourceQuota", "RFC", "report.reviewers", "gpupoc.io/simulated", "report.html",
-         "nvidia.com/gpu"}
+         "nvidia.com/gpu", "HAMi", "vGPU"}
 CAMEL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)*")  # Kubernetes phases and reasons, alert names
 # The fixture's other names: the reviewers' own words, the GPU release sources, the identity that recovered a
 # node, the report's DAG.
@@ -97,6 +97,8 @@ def zh_root(good_root, tmp_path_factory):
     faults["failure_records"] = _fault_rows()
     write_later_run(root, "fault_recovery", faults)
     write_later_run(root, "queue_congestion", _queue_tables())
+    write_later_run(root, "utilization", {**syn.good_tables("utilization"),
+                                          "vgpu_utilization": syn.vgpu_utilization()})  # HAMi's slices
     return root
 
 

@@ -68,3 +68,28 @@ def test_findings_route_product_gaps_to_the_contract_and_configuration_to_the_pl
     targets = {f.item: f.target for f in findings(its)}
     assert targets == {its[0].id: FindingTarget.CONTRACT, its[1].id: FindingTarget.IMPLEMENTATION_PLAN,
                        its[2].id: FindingTarget.SECOND_VERIFICATION}
+
+
+def sharing(**verdicts) -> list[ItemResult]:
+    """Every item passing, permission_isolation holding the sharing checks with the given verdicts (ISO_11=...)."""
+    from gpupoc.validation.models import CheckOutcome, Tier
+
+    checks = [CheckOutcome(check_id=cid.replace("_", "-"), suite="s", table="vgpu_slices" if cid != "ISO_11" else
+                           "memory_isolation", expectation_type="e", tier=Tier.MUST, item="permission_isolation",
+                           signal="", verdict=v) for cid, v in verdicts.items()]
+    out = items(permission_isolation=Verdict.FAIL if Verdict.FAIL in verdicts.values() else Verdict.PASS)
+    return [i.model_copy(update={"checks": checks}) if i.id == "permission_isolation" else i for i in out]
+
+
+def test_shared_gpus_is_a_scope_line_of_its_own_from_the_sharing_checks():
+    def line(**verdicts):
+        return next((s for s in scope(sharing(**verdicts)) if s.scenario == "shared_gpus"), None)
+
+    ok = line(ISO_11=Verdict.PASS, ISO_12=Verdict.PASS, ISO_13=Verdict.PASS)
+    assert ok.status is ScopeStatus.GO_LIVE and ok.items == ["ISO-11", "ISO-12", "ISO-13"]
+    leak = line(ISO_11=Verdict.PASS, ISO_12=Verdict.PASS, ISO_13=Verdict.FAIL)
+    assert leak.status is ScopeStatus.BLOCKED and leak.reason == "ISO-13"
+    mig = line(ISO_11=Verdict.NOT_VERIFIED, ISO_12=Verdict.NOT_APPLICABLE, ISO_13=Verdict.NOT_APPLICABLE)
+    assert mig.status is ScopeStatus.SECOND_VERIFICATION and mig.reason == "ISO-11"
+    assert line(ISO_11=Verdict.NOT_APPLICABLE, ISO_12=Verdict.NOT_APPLICABLE) is None  # no shared GPUs: no line
+    assert line() is None and [s.scenario for s in scope(items())][-1] == "cross_team"

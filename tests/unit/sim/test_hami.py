@@ -206,3 +206,28 @@ def test_dcgm_shows_a_card_shared_through_slices_with_its_pod(tmp_path):
     others = [line for line in render_dcgm(state).splitlines()
               if line.startswith("DCGM_FI_DEV_GPU_UTIL{") and 'pod="a"' in line]
     assert len(others) == 1  # only the card the slice is on
+
+
+def test_the_scheduler_serves_each_slices_grant_and_keeps_a_leaked_one(tmp_path):
+    from gpupoc.sim.inventory import Telemetry
+    from gpupoc.sim.metrics import render_dcgm
+
+    for faults, kept in (((), False), (("slice-leak",), True)):
+        state = mode_state(tmp_path / str(bool(faults)), "hami", faults=faults)
+        vgpu_pod(state, "a", mem=3000, cores=30)
+        run(state)
+        pod = stored(state, "a")
+        uuid = H.decode_pod_devices(pod["metadata"]["annotations"][H.ALLOCATED])[0][0].uuid
+        state.inventory.telemetry[(SERVING, "a")] = Telemetry(util=20.0, mem_mib=2500.0)
+        labels = (f'namespace="{SERVING}",node="{pod["spec"]["nodeName"]}",pod="a",container_index="0",'
+                  f'device_uuid="{uuid}"')
+        text = render_dcgm(state)
+        assert f"hami_vgpu_memory_allocated_bytes{{{labels}}} {3000 * 2**20}" in text
+        assert f"hami_vgpu_core_allocated_ratio{{{labels}}} 30" in text
+        assert f'hami_vgpu_memory_used_bytes{{namespace="{SERVING}",pod="a",container="main"' in text
+        assert f"{2500 * 2**20}" in text  # a virtual pod books nothing: its claimed memory is what it uses
+        pod["status"]["phase"] = "Succeeded"
+        state.store.update("pods", pod)
+        after = render_dcgm(state)
+        assert ("hami_vgpu_memory_allocated_bytes{" + labels in after) is kept, faults
+        assert 'hami_vgpu_memory_used_bytes{namespace="' + SERVING + '",pod="a"' not in after

@@ -121,7 +121,7 @@ class HamiScheduler:
                     card.used, card.used_mem, card.used_cores = card.count, card.total_mem, card.total_core
         leak = self.state.has(Fault.SLICE_LEAK)
         for pod in self.store.list("pods"):
-            if not self._holds_slice(pod, leak):
+            if not self.holds_slice(pod, leak):
                 continue
             for grants in H.decode_pod_devices(pod["metadata"].get("annotations", {}).get(H.ALLOCATED)):
                 for g in grants:
@@ -130,7 +130,8 @@ class HamiScheduler:
         return cards
 
     @staticmethod
-    def _holds_slice(pod: dict, leak: bool) -> bool:
+    def holds_slice(pod: dict, leak: bool) -> bool:
+        """The scheduler counts the pod's grants: bound and not ended (``leak``: ended too, fault slice-leak)."""
         if not pod.get("spec", {}).get("nodeName") or H.ALLOCATED not in pod["metadata"].get("annotations", {}):
             return False
         return leak or pod.get("status", {}).get("phase") not in TERMINAL

@@ -128,8 +128,11 @@ def collect_isolation(ctx, timelines, runs) -> dict:
     from gpupoc.steps.probes.memory_isolation import write_memory_isolation
 
     memory = write_memory_isolation(ctx)
+    from gpupoc.steps.probes.vgpu_slices import write_vgpu_slices
+
+    slices = write_vgpu_slices(ctx)
     return {"attempts": len(rows), "cross_tenant_allowed": sum(1 for r in rows if r["allowed"]),
-            "tenants": sorted(tenants_by_ns.values()), **fair, **reclaim, **memory}
+            "tenants": sorted(tenants_by_ns.values()), **fair, **reclaim, **memory, **slices}
 
 
 def write_fair_shares(ctx, timelines) -> dict:

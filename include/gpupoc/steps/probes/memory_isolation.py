@@ -24,7 +24,7 @@ POLL_SECONDS = 1.0
 SOURCE = "kubernetes-api (tenant tokens): the probe pods' state and logs"
 
 
-def _nodes(ctx) -> list[dict] | None:
+def list_nodes(ctx) -> list[dict] | None:
     r = ctx.reader().call("GET", "/api/v1/nodes")
     return ((r.body or {}).get("items") or []) if r.ok else None
 
@@ -35,7 +35,7 @@ def _save(ctx, row) -> None:
     ctx.writer.write_json(MEMORY_FILE, d)
 
 
-def _await_turn(ctx) -> None:
+def await_turn(ctx) -> None:
     """Until the wave ended and the reclaim probe (when the plan has one) has its answer: the card to itself."""
     from gpupoc.steps.probes.reclaim import RECLAIM_FILE
 
@@ -48,7 +48,7 @@ def _await_turn(ctx) -> None:
             time.sleep(2.0)
 
 
-def _choose(ctx, shared: list[tuple[dict, str]]):
+def choose(ctx, shared: list[tuple[dict, str]]):
     """(node, sharing, workload) for the first shared node whose pool has a 1-GPU workload of the workload
     program, or None."""
     for node, sharing in shared:
@@ -132,21 +132,21 @@ def _metrics(ctx, sharing: str, namespace: str, pod: str, uuid: str | None) -> d
 
 def memory_isolation_probe(ctx) -> dict:
     """Two tenants on one card, the aggressor past its slice: who failed, and whether the neighbour noticed."""
-    nodes = _nodes(ctx)
+    nodes = list_nodes(ctx)
     if nodes is None:
         return {"error": "the nodes could not be listed"}
     shared = M.shared_nodes(nodes)
     if not shared:
         _save(ctx, M.not_shared_row(M.cluster_sharing(nodes), utcnow()))
         return {"shared_gpu": False}
-    chosen = _choose(ctx, shared)
+    chosen = choose(ctx, shared)
     if chosen is None or len(ctx.plan.tenants) < 2:
         row = M.MemoryIsolationRow(sharing=M.cluster_sharing(nodes), shared_gpu=True, observed_at=utcnow(),
                                    reason="the plan needs two tenants and a 1-GPU workload of the workload program "
                                           "(args with --mode) on a pool whose nodes share their GPUs")
         _save(ctx, row)
         return {"shared_gpu": True, "isolated": None}
-    _await_turn(ctx)
+    await_turn(ctx)
     node, sharing, workload = chosen
     row = _provoke(ctx, node, sharing, workload)
     _save(ctx, row)

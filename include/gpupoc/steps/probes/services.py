@@ -91,7 +91,7 @@ def fail_service_nodes(ctx) -> dict:
         d = by_workload[f.service]
         budget = 2 * ROLLOUT_MARGIN_SECONDS + f.at_seconds + f.recover_after_seconds
         with waiting(ctx, f"service {d.name}: its traffic, then a node failure under a replica", budget):
-            records.append(_fail_one(ctx, d, f, node_injector(ctx, f.injector)))
+            records.append(_fail_one(ctx, d, f, node_injector(ctx, ctx.spec.service_injector(f))))
     ctx.writer.write_json(FAILURES_FILE, records)
     return {"failures": len(records), "injected": sum(1 for r in records if r.get("node"))}
 

@@ -1,4 +1,5 @@
-"""Utilization: GPU samples from Prometheus (dcgm-exporter) per bucket, GPU and holder."""
+"""Utilization: GPU samples from Prometheus (dcgm-exporter) per bucket, GPU and holder; on a cluster that splits
+cards into vGPU slices (HAMi), each slice's grant against its use, its GPU-hours as a fraction of its card."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def collect_utilization(ctx, timelines, runs) -> dict:
                             for tt, p in zip(agg["task_type"], agg["pod"])]
         agg["serving"] = agg["pod"].isin(serving_pods(ctx))
         ctx.writer.write("utilization", agg.to_dict("records"), source="prometheus (dcgm-exporter)")
-        return {"utilization_rows": len(agg), "bucket_seconds": seconds}
+        slices = write_vgpu_utilization(ctx, src.prometheus, window, seconds, task_types)
+        return {"utilization_rows": len(agg), "bucket_seconds": seconds, **slices}
     except Exception as exc:  # noqa: BLE001 - a missing source is "not verified", with the reason
         ctx.writer.mark_not_verified("utilization", f"GPU samples not collected: {exc}", "prometheus")
         return {"utilization_rows": 0, "utilization_reason": str(exc)[:200]}
@@ -51,3 +53,23 @@ def serving_pods(ctx) -> set[str]:
     from gpupoc.steps.service_observer import REPLICAS_FILE
 
     return {r["pod"]["metadata"]["name"] for r in ctx.read_file(REPLICAS_FILE, []) or []}
+
+
+def write_vgpu_utilization(ctx, prometheus, window, bucket_seconds: int, task_types: dict) -> dict:
+    """``vgpu_utilization`` from HAMi's slice series (``gpupoc.monitoring.slices``); nothing where Prometheus has
+    none (no vGPU slices), not verified where it could not be asked."""
+    from gpupoc.monitoring.slices import SERIES, collect_slice_samples, slice_rows
+
+    try:
+        samples = collect_slice_samples(prometheus, window)
+    except Exception as exc:  # noqa: BLE001 - the slices' view is not verified, with the reason
+        ctx.writer.mark_not_verified("vgpu_utilization", f"vGPU slice samples not collected: {exc}", "prometheus")
+        return {"vgpu_slices": None}
+    if samples.empty:
+        return {"vgpu_slices": 0}
+    rows = slice_rows(samples, window.step, f"{bucket_seconds}s")
+    rows["tenant"] = rows["namespace"].map({t.namespace: t.name for t in ctx.plan.tenants})
+    rows["task_type"] = rows["pod"].map(task_types)
+    ctx.writer.write("vgpu_utilization", rows.to_dict("records"), source=f"prometheus (HAMi: {SERIES})")
+    return {"vgpu_slices": int(rows[["namespace", "pod", "gpu_uuid"]].drop_duplicates().shape[0]),
+            "slice_gpu_hours": round(float(rows["allocated_gpu_hours"].sum()), 4)}
