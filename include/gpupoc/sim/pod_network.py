@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from gpupoc.common.processes import process_running
+
 BIND_ENV = "GPUPOC_POD_ADDRESS"  # the address a process container listens on (set by the kubelet)
 NETWORKS_DIR = Path(tempfile.gettempdir()) / "gpupoc-sim-networks"
 FIRST_OCTET, SLOT_OCTETS, SLOTS = 8, 5, 48   # slot k: octets 8 + 5k .. 8 + 5k + 4 (the last: ClusterIPs)
@@ -43,16 +45,6 @@ class Network:
         return f"10.{self.pod_octet + node_index // 256}.{node_index % 256}.{2 + (seq - 1) % 253}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def claim_network(directory: Path = NETWORKS_DIR) -> tuple[Network, Callable[[], None]]:
     """The lowest free slot's network for this process, and how to give it back."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -65,7 +57,7 @@ def claim_network(directory: Path = NETWORKS_DIR) -> tuple[Network, Callable[[],
                 owner = int(lock.read_text() or "0")
             except (OSError, ValueError):
                 continue
-            if owner and not _alive(owner):
+            if owner and not process_running(owner):
                 lock.unlink(missing_ok=True)  # its cluster died without giving the slot back: take it over
                 try:
                     fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)

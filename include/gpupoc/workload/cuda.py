@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from gpupoc.common.processes import process_running
+
 MIB = 2**20
 OUT_OF_MEMORY = "CUDA_ERROR_OUT_OF_MEMORY"
 OOM_CHECK_AT = "allocator.c:60"  # where HAMi-core's oom_check logs
@@ -67,23 +69,13 @@ def devices_from_env(env: Mapping[str, str]) -> list[Device]:
                    parse_limit(env.get(f"CUDA_DEVICE_MEMORY_LIMIT_{i}"))) for i, u in enumerate(uuids)]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def read_ledger(path: Path) -> dict[str, dict]:
     """The card's ledger: pid -> {"mib", "owner"}, live processes only."""
     try:
         table = json.loads(path.read_text() or "{}")
     except (OSError, ValueError):
         return {}
-    return {pid: e for pid, e in table.items() if pid.isdigit() and _alive(int(pid))}
+    return {pid: e for pid, e in table.items() if pid.isdigit() and process_running(int(pid))}
 
 
 class Context:
