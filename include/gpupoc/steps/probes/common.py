@@ -18,14 +18,19 @@ def wave_ended(ctx) -> bool:
                                                for p in pods.values())
 
 
-def wait_for_release(ctx, timeout_s: float, poll_s: float = 2.0) -> bool:
-    """Until the release task has lifted the gate (release.json written), so probes see the wave running."""
+def wait_for_file(ctx, name: str, timeout_s: float, poll_s: float = 2.0) -> bool:
+    """Until another task of the run has written its marker file ``files/<name>.json`` (False: it never did)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if ctx.files(RELEASE_FILE).is_file():
+        if ctx.files(name).is_file():
             return True
         time.sleep(poll_s)
     return False
+
+
+def wait_for_release(ctx, timeout_s: float, poll_s: float = 2.0) -> bool:
+    """Until the release task has lifted the gate (release.json written), so probes see the wave running."""
+    return wait_for_file(ctx, RELEASE_FILE, timeout_s, poll_s)
 
 
 def gpu_quota_name(admin, namespace: str) -> str:

@@ -8,20 +8,11 @@ import time
 from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.service import service_selector
-from gpupoc.steps.probes.common import waiting
+from gpupoc.steps.probes.common import wait_for_file, waiting
 from gpupoc.steps.service_observer import FAILURES_FILE, SCALE_FILE
 from gpupoc.steps.services import LOAD_ROLE, ROLLOUT_MARGIN_SECONDS, SERVICES_READY, deployed
 
 SCALE_PATCH = "application/merge-patch+json"
-
-
-def _wait_file(ctx, name: str, budget_s: float, poll_s: float = 1.0) -> bool:
-    deadline = time.monotonic() + budget_s
-    while time.monotonic() < deadline:
-        if ctx.files(name).is_file():
-            return True
-        time.sleep(poll_s)
-    return False
 
 
 def _available(ctx, d) -> int:
@@ -49,7 +40,7 @@ def scale_services(ctx) -> dict:
     if services:
         with waiting(ctx, f"{len(services)} service(s) to roll out, scale up one replica and back",
                      3 * ROLLOUT_MARGIN_SECONDS):
-            _wait_file(ctx, SERVICES_READY, ROLLOUT_MARGIN_SECONDS)
+            wait_for_file(ctx, SERVICES_READY, ROLLOUT_MARGIN_SECONDS, poll_s=1.0)
             for d in services:
                 caller = ctx.tenant(d.tenant.name, "scale the tenant's service")
                 steps.append(_scale(ctx, d, caller, d.replicas + 1))
