@@ -219,7 +219,8 @@ def attempt(actor_caller: KubeCaller, admin: KubeCaller, actor: Actor, target: T
 
 
 def _replicas(admin: KubeCaller, scale_path: str) -> int | None:
-    r = admin.call("GET", scale_path)
+    """The Deployment's replicas, read from the Deployment itself (the runner may get Deployments, not scales)."""
+    r = admin.call("GET", scale_path.removesuffix("/scale"))
     return ((r.body or {}).get("spec") or {}).get("replicas") if r.ok and isinstance(r.body, dict) else None
 
 

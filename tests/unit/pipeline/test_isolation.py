@@ -259,7 +259,7 @@ def test_an_allowed_scale_whose_dry_run_was_ignored_is_scaled_back(fake_caller):
     scaled = Response(200, {"spec": {"replicas": 0}})
     callers, admin = make_cluster(fake_caller, leak={("PATCH", r".*/deployments/svc/scale"): scaled})
     replicas = iter([2, 0])  # before the attempt, then as stored after it
-    admin.on("GET", "/apis/apps/v1/namespaces/team-b/deployments/svc/scale",
+    admin.on("GET", "/apis/apps/v1/namespaces/team-b/deployments/svc",
              lambda p, q, b: Response(200, {"spec": {"replicas": next(replicas)}}))
     rows = run_isolation_probes(callers.__getitem__, "admin", [A], targets={"team-b": Targets("team-b",
                                 deployment="svc")}, target_namespaces=["team-b"], actions=["scale_service"])
