@@ -43,7 +43,7 @@ def short_plan(tmp: Path, sim) -> Path:
                       {"workload": "v-train-2g", "tenant": "team-nlp", "count": 2}]
     tc[QC]["services"][0]["traffic_seconds"] = 30
     tc[FR]["injections"] = [{"kind": "nonzero_exit", "workload": "fail-exit", "tenant": "team-vision"}]
-    tc[FR]["services"][0]["traffic_seconds"] = 45
+    tc[FR]["services"][0]["traffic_seconds"] = 65
     tc[FR]["service_failures"][0].update(at_seconds=3, recover_after_seconds=20)
     for cls in (TI, AT):
         tc[cls]["wave"] = [{"workload": "v-train-1g", "tenant": "team-nlp", "count": 1}]

@@ -54,6 +54,14 @@ def _check_failures(plan: Plan, errors: list[str]) -> None:
             errors.append(f"{path}.service: {failure.service!r} gets no traffic in this class (traffic: false), so "
                           "nothing shows what its users saw; set its traffic: true")
         workload = next((w for w in plan.workloads if w.name == entry.workload), None)
+        traffic = entry.traffic_seconds or (workload.service.traffic.duration_seconds
+                                            if workload is not None and workload.service else 0)
+        bound = fr.thresholds.max_replica_replacement_seconds
+        if entry.traffic and traffic and failure.at_seconds + bound > traffic:
+            errors.append(f"{path}.at_seconds: the failure {failure.at_seconds:g} s into the service's {traffic} s of "
+                          f"traffic leaves less than the {bound:g} s a replacement may take "
+                          "(thresholds.max_replica_replacement_seconds), so its end might go unseen; raise the "
+                          f"service's traffic_seconds to {failure.at_seconds + bound:g} or fail the node sooner")
         replicas = entry.replicas or (workload.replicas if workload else 1)
         if replicas < 2:
             errors.append(f"{path}.service: {failure.service!r} runs {replicas} replica, so the failure takes the "

@@ -74,3 +74,11 @@ def test_serving_replicas_count_against_their_tenant_s_quota_beside_the_wave(dat
     assert ("test_classes.queue_congestion.wave: tenant 'team-serving' would hold 13 GPUs of pods (its services' "
             "replicas included) at once, above its quota of 12 (quota counts pending pods, so the platform refuses "
             "the excess at creation); lower the counts or raise the quota") in errs
+
+
+def test_a_service_failure_leaves_its_replacement_time_to_be_seen_within_the_traffic(data):
+    fr = data["test_classes"]["fault_recovery"]
+    fr["services"][0]["traffic_seconds"] = 40  # the failure at 10 s, and up to 60 s for a replacement
+    errs = errors_of(data)
+    assert any(e.startswith(f"{FR}.service_failures[0].at_seconds: the failure 10 s into the service's 40 s of "
+                            "traffic leaves less than the 60 s a replacement may take") for e in errs), errs
