@@ -72,7 +72,7 @@ def fault_plan(tmp: Path, sim, stack) -> Path:
 def test_the_fault_recovery_class_passes_with_the_taint_and_kubelet_stop_injectors(cluster, tmp_path):
     sim, stack = cluster
     run = run_class(fault_plan(tmp_path, sim, stack), "fault_recovery", "injectors__taint_command",
-                    probes=("inject_faults",))
+                    probes=("inject_faults", "fail_service_nodes"))
     assert not run.errors, run.errors
     records = {r["scenario"]: r for r in json.loads((run.run_dir / "files" / "fault_records.json").read_text())}
     taint, kubelet = records["node-taint"], records["node-kubelet"]
