@@ -6,6 +6,8 @@ the simulated cluster, one cluster per test:
   applicable), a node failure under the replicas is survived within the plan's bounds (SVC-05..10), no tenant
   scales, patches or proxies another's service (ISO-14), and the service's create, scale and delete are each in
   the audit log under its tenant (AUD-10);
+- behaviours of a correct platform (slices that lag their pods, a controller that recreates what the platform
+  took away) keep the node failure's verdicts;
 - each serving fault profile fails its check: ``serving-preempted`` SVC-04 (a replica preempted for a
   lower-priority pod), ``endpoints-stale`` SVC-05 (the lost node's replica stays a ready endpoint),
   ``readiness-ignored`` SVC-10 (requests reach the replacement while its model still loads).
@@ -52,14 +54,14 @@ def short_plan(tmp: Path, sim) -> Path:
     return path
 
 
-def run(tmp: Path, test_class: str, faults: str = "", probes: tuple[str, ...] = ()):
+def run(tmp: Path, test_class: str, faults: str = "", probes: tuple[str, ...] = (), behaviours: str = ""):
     from .conftest import launch
 
-    sim = launch(tmp / f"sim-{test_class}", faults=faults)
+    sim = launch(tmp / f"sim-{test_class}", faults=faults, behaviours=behaviours)
     (tmp / test_class).mkdir()
     try:
-        result = run_class(short_plan(tmp / test_class, sim), test_class, f"svc__{test_class}_{faults or 'ok'}",
-                           probes=probes)
+        result = run_class(short_plan(tmp / test_class, sim), test_class,
+                           f"svc__{test_class}_{faults or behaviours or 'ok'}", probes=probes)
     finally:
         sim.stop()
     assert not result.errors, result.errors
@@ -100,3 +102,11 @@ def test_no_tenant_reaches_another_s_service_and_the_audit_log_names_who_changed
 def test_each_serving_fault_fails_its_check(tmp_path, faults, test_class, probes, fails):
     result = run(tmp_path, test_class, faults, probes)
     assert result.verdicts.get(fails) == "fail", service_verdicts(result, test_class)
+
+
+@pytest.mark.parametrize("behaviours", ["endpoints-lagging", "controller-recreates"])
+def test_a_correct_platform_s_behaviours_keep_the_services_verdicts(tmp_path, behaviours):
+    """Slices that follow their pods a few seconds late, and a controller that recreates what the platform took
+    away: the node failure's checks still pass."""
+    fr = run(tmp_path, FR, probes=("fail_service_nodes",), behaviours=behaviours)
+    assert set(service_verdicts(fr, FR).values()) == {"pass"}, service_verdicts(fr, FR)

@@ -24,6 +24,7 @@ class Behaviour(str, Enum):
     WATCH_CUTS = "watch-cuts"  # the server closes every watch stream after a few seconds
     SLOW_API = "slow-api"  # 50-250 ms added to every API request
     AUDIT_METADATA = "audit-metadata"  # the audit log is written at the Metadata level only
+    ENDPOINTS_LAGGING = "endpoints-lagging"  # EndpointSlices follow pods after a seeded 1-3 s (a batch period)
 
 
 # Profiles that decide, each its own way, how a preempted pod is stopped: at most one of them at a time.

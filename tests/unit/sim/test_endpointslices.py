@@ -133,3 +133,23 @@ def test_a_lost_node_s_replica_leaves_the_ready_endpoints_but_stays_under_endpoi
         left = ready_endpoints(state, NS, "web", "http")
         assert bool(left) is stays, (faults, left)
         assert unreachable(state, node), "a lost node's endpoint answers nothing, ready or not"
+
+
+def test_under_endpoints_lagging_a_slice_follows_its_pods_only_after_its_delay(tmp_path, monkeypatch):
+    import time
+
+    from gpupoc.sim.behaviours import Behaviour
+    from gpupoc.sim.controllers import endpointslices as E
+
+    state, ctl, pods = serving_state(tmp_path, replicas=1)
+    state.behaviours = frozenset({Behaviour.ENDPOINTS_LAGGING})
+    create(state, "services", service_body())
+    ctl.slices.run_pass()  # the slice is created at once; changes to it lag
+    make_ready(state, pods)
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    ctl.slices.run_pass()
+    assert E.ready_addresses(state, NS, "web", "http") == [], "not yet: the change waits"
+    now[0] += E.LAG_SECONDS[1]
+    ctl.slices.run_pass()
+    assert E.ready_addresses(state, NS, "web", "http") == [(pods[0]["status"]["podIP"], 8080)]

@@ -14,13 +14,16 @@ The fault profiles ``endpoints-stale`` and ``readiness-ignored`` act here (``sim
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import time
+from dataclasses import dataclass, field
 
 from gpupoc.sim.admission import generate_name
 from gpupoc.sim.api.service_defaults import selector_matches
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers.replicasets import owner_ref
+from gpupoc.sim.behaviours import Behaviour, seeded
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.pod_state import TERMINAL, is_ready
 from gpupoc.sim.store import Conflict, json_copy
@@ -97,9 +100,12 @@ def slices_of(state: ClusterState, service: dict) -> list[dict]:
 
 @dataclass
 class EndpointSliceController:
-    """Keeps every Service's EndpointSlice equal to its ready and not-ready pods."""
+    """Keeps every Service's EndpointSlice equal to its ready and not-ready pods. Under the ``endpoints-lagging``
+    behaviour a slice's change is written only once it has waited a seeded 1-3 s, as a controller with an
+    ``--endpointslice-updates-batch-period`` and a slow informer does (``pkg/controller/endpointslice``)."""
 
     state: ClusterState
+    pending: dict[tuple[str, str], tuple[str, float]] = field(default_factory=dict)  # service -> (change, since)
 
     def run_pass(self) -> int:
         changed = 0
@@ -137,6 +143,9 @@ class EndpointSliceController:
         if existing:
             eps = existing[0]
             if eps.get("endpoints") == endpoints and eps.get("ports") == ports:
+                self.pending.pop(_key(service), None)
+                return 0
+            if self._lagging(service, endpoints, ports):
                 return 0
             eps["endpoints"], eps["ports"] = endpoints, ports
             self.state.store.update("endpointslices", eps)
@@ -144,6 +153,20 @@ class EndpointSliceController:
                                api_path=DISCOVERY)
             return 1
         return self._create(service, endpoints, ports)
+
+    def _lagging(self, service: dict, endpoints: list[dict], ports: list[dict]) -> bool:
+        """Under ``endpoints-lagging``: True while this change has waited less than its delay."""
+        if not self.state.behaves(Behaviour.ENDPOINTS_LAGGING):
+            return False
+        key, change = _key(service), json.dumps([endpoints, ports], sort_keys=True)
+        noticed = self.pending.get(key)
+        if noticed is None or noticed[0] != change:
+            noticed = self.pending[key] = (change, time.monotonic())
+        delay = seeded(self.state.behaviour_seed, "endpoints", key, change).uniform(*LAG_SECONDS)
+        if time.monotonic() - noticed[1] < delay:
+            return True  # the controller loop's next tick looks again
+        self.pending.pop(key, None)
+        return False
 
     def _create(self, service: dict, endpoints: list[dict], ports: list[dict]) -> int:
         meta = service["metadata"]
@@ -164,6 +187,13 @@ class EndpointSliceController:
         self.state.store.delete("endpointslices", eps["metadata"]["namespace"], eps["metadata"]["name"])
         actors.audit_write(self.state, ENDPOINTSLICE_CONTROLLER, "delete", eps, resource="endpointslices",
                            api_path=DISCOVERY, request_object=actors.DELETE_OPTIONS)
+
+
+LAG_SECONDS = (1.0, 3.0)  # endpoints-lagging: how long a slice's change waits
+
+
+def _key(service: dict) -> tuple[str, str]:
+    return service["metadata"]["namespace"], service["metadata"]["name"]
 
 
 def ready_addresses(state: ClusterState, namespace: str, service: str, port_name: str | None) -> list[tuple[str, int]]:
