@@ -45,6 +45,7 @@ def small_plan(tmp: Path, kubeconfig: Path, audit_log: Path) -> Path:
     qc["gate_timeout_seconds"] = 240
     qc["snapshot_interval_seconds"] = 2
     qc["thresholds"]["max_wait_seconds"] = 120
+    qc["services"][0]["traffic_seconds"] = 30  # the online service beside the wave, as the default plan has it
     path = tmp / "plan.yaml"
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
     return path

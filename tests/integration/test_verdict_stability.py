@@ -49,6 +49,7 @@ def congestion_plan(tmp: Path, sim, submission: str = "operator") -> Path:
     qc["resubmission"] = {"limit": 2, "platform_requeues": False, "wait_seconds": 20}
     qc["submission"] = {"mode": submission, "shard_size": 10, "qps": 20, "burst": 5}
     qc["thresholds"]["max_wait_seconds"] = 120
+    qc["services"][0]["traffic_seconds"] = 30  # the online service keeps its SLO through the wave's start
     path = tmp / "plan.yaml"
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
     return path
