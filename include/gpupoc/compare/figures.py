@@ -16,7 +16,7 @@ from gpupoc.report.figures import load
 from gpupoc.report.models import Report
 
 Runs = dict
-UNITS = {"unit.seconds": "s", "unit.gpu_hours": "GPU-h"}
+UNITS = {"unit.seconds": "s", "unit.gpu_hours": "GPU-h", "unit.percent": "%", "unit.ms": "ms"}
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,12 @@ NAMED: list[tuple[str, str, str, tuple]] = [
      ("report", "task_records", "audit_matched")),
     ("allocated_gpu_hours", "GPU-hours allocated", "GPU-h", ("report", "cost_attribution", "allocated_gpu_hours")),
     ("used_gpu_hours", "GPU-hours used", "GPU-h", ("report", "cost_attribution", "used_gpu_hours")),
-    ("serving_slo", "serving SLO met", "", ("evidence", "services", lambda r: None)),
+    ("serving_slo", "online services that met their SLO through the congestion wave", "",
+     ("report", "scheduling_policy", "services_slo_held")),
+    ("serving_availability", "lowest availability of an online service through the congestion wave", "%",
+     ("report", "scheduling_policy", "services_availability_min")),
+    ("serving_replacement", "node failure under a serving replica: replacement ready after (longest)", "s",
+     ("report", "failure_evidence", "max_service_replacement")),
 ]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpupoc.evidence.reader import Problem, ProblemKind, RunEvidence, find_runs
-from gpupoc.report import figures, pictures, replay_figures, rules as rules_mod
+from gpupoc.report import figures, pictures, replay_figures, rules as rules_mod, service_charts
 from gpupoc.report.evidence_pages import write_pages
 from gpupoc.report.inputs import INPUTS, TEST_CLASSES, Selection, ordered, plan_settings, select, write_inputs  # noqa: F401
 from gpupoc.report.items import check_items, experience_items
@@ -189,6 +189,8 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
     held = rules_mod.blocking(found, j.items, settings.rules)
     stab = _window(sel, runs, summaries)
     charts = pictures.build_charts(runs, words, what.timezone)
+    served, captions = service_charts.service_charts(runs, words, what.timezone)  # a chart per online service
+    charts.update(served)
     charts.update(pictures.stability_charts(stab, words))
     docs = data_docs_index(sel.evidence_root)
     report = Report(
@@ -205,7 +207,8 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
         signoff=blocks(j.items, decision.value, j.counted, [s for s in j.every if s.basis != basis],
                        settings.reviewers, j.claims),
         failure_records=_linked(figures.failure_records_table(runs), pages), stability=stab,
-        data_docs=_rel(docs, out) if docs.is_file() else None, notes=_notes(sel, runs, words, out), charts=charts)
+        data_docs=_rel(docs, out) if docs.is_file() else None, notes=_notes(sel, runs, words, out), charts=charts,
+        chart_captions=captions)
     paths = write_outputs(report, out)
     paths["junit"] = write_junit(report, out)
     (out / "scorecard.json").write_text(json.dumps([s.model_dump() for s in j.scores], indent=1,

@@ -23,10 +23,12 @@ _IN_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 # Columns whose text is the platform's or a workload's own, shown as a quote.
 QUOTED = {"message", "platform_message", "outcome_message", "user_visible", "operator_visible", "platform_reason",
-          "outcome_reason", "reason_text", "log_excerpt", "events", "alerts", "detail"}
+          "outcome_reason", "reason_text", "log_excerpt", "events", "alerts", "detail", "end_reason", "end_message"}
 # Units by column name (suffix or whole name) -> string-table key of the unit.
 UNITS = [("_gpu_hours", "unit.gpu_hours"), ("_seconds", "unit.seconds"), ("_mib", "unit.mib"),
-         ("_mib_avg", "unit.mib"), ("util_", "unit.percent"), ("size_bytes", "unit.bytes")]
+         ("_mib_avg", "unit.mib"), ("util_", "unit.percent"), ("size_bytes", "unit.bytes"), ("_ms", "unit.ms"),
+         ("_pct", "unit.percent")]
+ONE_DECIMAL = ("unit.seconds", "unit.percent", "unit.ms")  # units whose values show one decimal
 TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(r'^\s*File "[^"]*", line \d+', re.MULTILINE)
 CARET = re.compile(r"^\s*[\^~]+\s*$")
@@ -35,7 +37,7 @@ CUT = "[…]"
 VALUE_WORDS = {"outcome": "outcome", "task_outcome": "outcome", "reconstructed_bottleneck": "bottleneck", "action": "action",
                "attempt_action": "action", "ledger_action": "action", "explained_from": "source",
                "scenario": "fault", "task_type": "task_type", "state": "state", "severity": "severity",
-               "decision": "audit_decision"}
+               "decision": "audit_decision", "end": "outcome", "injection": "inject_method"}
 
 
 BREAK_ANYWHERE = {"path", "sha256", "audit_event_id", "gpu_uuid", "actor", "run_dir"}  # long tokens: wrap anywhere
@@ -103,7 +105,7 @@ def quantity(value: float | int, column: str, words: Wording) -> str:
     key = _unit(column)
     if key == "unit.bytes":
         return _bytes(float(value))
-    text = number(value, 1 if key in ("unit.seconds", "unit.percent") else 2)
+    text = number(value, 1 if key in ONE_DECIMAL else 2)
     return words.t("unit.with", value=text, unit=words.t(key)) if key else text
 
 
@@ -179,7 +181,7 @@ def cell(value: object, column: str, words: Wording, zone: str = "UTC") -> Cell:
     if isinstance(value, (int, float)):
         if column == "size_bytes":
             return Cell(_bytes(float(value)))
-        return Cell(number(value, 1 if _unit(column) in ("unit.seconds", "unit.percent") else 2))
+        return Cell(number(value, 1 if _unit(column) in ONE_DECIMAL else 2))
     if column in VALUE_WORDS and f"{VALUE_WORDS[column]}.{value}" in words.table:
         return Cell(words.table[f"{VALUE_WORDS[column]}.{value}"])
     if parse_when(value) is not None:

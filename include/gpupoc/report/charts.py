@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from html import escape
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
@@ -179,3 +180,104 @@ def lines(title: str, x_labels: list[str], series: dict[str, list[float | None]]
                     f'{escape(x_labels[i][:16])}</text>')
     body += _legend(list(series), left + pw + 10, top)
     return svg_doc(w, h, body, title)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One band of a ``panels`` chart: its y axis (0..``y_max``, named by ``y_label`` with its unit), its
+    series (name, colour, points (x, y or None: a gap)) and its reference lines (name, colour, y)."""
+
+    y_label: str
+    y_max: float
+    series: list[tuple[str, str, list[tuple[float, float | None]]]] = field(default_factory=list)
+    refs: list[tuple[str, str, float]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What ``panels`` draws across every band: shaded spans (x0, x1, tooltip) under one legend entry, and
+    vertical markers (name, colour, x)."""
+
+    spans: list[tuple[float, float, str]] = field(default_factory=list)
+    span_name: str = ""
+    span_colour: str = "#f6c6c2"
+    markers: list[tuple[str, str, float]] = field(default_factory=list)
+
+
+def _runs(points: list[tuple[float, float | None]]) -> list[list[tuple[float, float]]]:
+    """The points split where a value is missing, so a gap is drawn as a gap."""
+    out: list[list[tuple[float, float]]] = [[]]
+    for x, y in points:
+        if y is None or y != y:
+            out.append([])
+        else:
+            out[-1].append((x, y))
+    return [r for r in out if r]
+
+
+def _legend_rows(legend: dict[str, str], x: float, y: float, width: float) -> tuple[list[str], float]:
+    """The legend in as many rows as ``width`` needs; with the height it takes."""
+    out, cx, cy = [], x, y
+    for name, colour in legend.items():
+        w = 28 + _text_width(name)
+        if cx > x and cx + w > x + width:
+            cx, cy = x, cy + 16
+        out.append(f'<rect x="{cx:.1f}" y="{cy}" width="10" height="10" fill="{colour}"/>'
+                   f'<text x="{cx + 14:.1f}" y="{cy + 9}" {FONT}>{escape(name)}</text>')
+        cx += w
+    return out, cy - y + 16
+
+
+def panels(title: str, bands: list[Panel], x_max: float, x_label: str, marks: Marks = Marks(),
+           no_data: str = "no data", width: int = 700) -> str:
+    """Bands stacked over one x axis (seconds from the origin ``x_label`` names): each band's lines, its
+    reference lines dashed, the ``marks`` across all of them; a legend of exactly what is drawn. 700 px wide
+    fits an A4 page's text width."""
+    if not bands or not any(pts for b in bands for _, _, pts in b.series):
+        return empty(title, no_data)
+    legend: dict[str, str] = {}
+    for b in bands:
+        legend.update({name: colour for name, colour, pts in b.series if _runs(pts)})
+        legend.update({name: colour for name, colour, _ in b.refs})
+    if marks.spans:
+        legend[marks.span_name] = marks.span_colour
+    legend.update({name: colour for name, colour, _ in marks.markers})
+    left, right, ph, gap = 56, 16, 110, 34
+    pw = width - left - right
+    head, top = _legend_rows(legend, left, 4, pw)
+    top += 26
+    xmax = nice_max(x_max)
+    sx = lambda x: left + pw * x / xmax  # noqa: E731
+    body = head
+    bottom = top + len(bands) * (ph + gap) - gap
+    for s0, s1, tip in marks.spans:
+        body.append(f'<rect x="{sx(s0):.1f}" y="{top - 4}" width="{max(1.0, sx(s1) - sx(s0)):.1f}" '
+                    f'height="{bottom - top + 4}" fill="{marks.span_colour}"><title>{escape(tip)}</title></rect>')
+    for i, b in enumerate(bands):
+        y0 = top + i * (ph + gap)
+        sy = lambda v: y0 + ph - ph * min(v, b.y_max) / b.y_max  # noqa: E731,B023
+        body.append(f'<text x="{left}" y="{y0 - 6}" {FONT}>{escape(b.y_label)}</text>')
+        for k in range(5):
+            y = y0 + ph - ph * k / 4
+            body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#eee"/>'
+                        f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" {FONT}>'
+                        f'{tick_label(b.y_max * k / 4)}</text>')
+        body.append(f'<line x1="{left}" y1="{y0 + ph}" x2="{left + pw}" y2="{y0 + ph}" stroke="#333"/>')
+        for name, colour, value in b.refs:
+            body.append(f'<line x1="{left}" y1="{sy(value):.1f}" x2="{left + pw}" y2="{sy(value):.1f}" '
+                        f'stroke="{colour}" stroke-width="1.5" stroke-dasharray="6 3"><title>{escape(name)}</title>'
+                        f'</line>')
+        for name, colour, pts in b.series:
+            for run in _runs(pts):
+                body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.8" points="'
+                            + " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in run)
+                            + f'"><title>{escape(name)}</title></polyline>')
+    for name, colour, x in marks.markers:
+        body.append(f'<line x1="{sx(x):.1f}" y1="{top - 4}" x2="{sx(x):.1f}" y2="{bottom}" stroke="{colour}" '
+                    f'stroke-width="2"><title>{escape(name)}</title></line>')
+    for k in range(5):  # a quarter of nice_max's end is a round tick
+        x = left + pw * k / 4
+        body.append(f'<text x="{x:.1f}" y="{bottom + 14}" text-anchor="middle" {FONT}>{tick_label(xmax * k / 4)}'
+                    f'</text>')
+    body.append(f'<text x="{left + pw}" y="{bottom + 30}" text-anchor="end" {FONT}>{escape(x_label)}</text>')
+    return svg_doc(width, int(bottom + 36), body, title)

@@ -8,29 +8,10 @@ from typing import Callable
 
 import pandas as pd
 
-from gpupoc.evidence.reader import RunEvidence
-from gpupoc.report import measures as M, replay_figures
+from gpupoc.report import measures as M, replay_figures, service_figures
+from gpupoc.report.frames import Details, Runs, cols as _cols, load, num as _num, table
 from gpupoc.report.models import EvidenceTable, Figure
 from gpupoc.report.security import attempts_table
-from gpupoc.report.views import view
-
-Details = tuple[list[Figure], list[EvidenceTable]]
-Runs = dict[str, RunEvidence]
-
-
-def table(title: str, df: pd.DataFrame, limit: int = 20, source: str = "") -> EvidenceTable:
-    """The first ``limit`` rows of ``df``; ``source`` ("<test class>/<table>") links the whole table."""
-    return EvidenceTable.from_frame(title, df, limit, source)
-
-
-def load(runs: Runs, tc: str, name: str) -> pd.DataFrame:
-    """Table ``name`` of class ``tc``'s latest run, as the report shows it (``gpupoc.report.views``)."""
-    ev = runs.get(tc)
-    return view(name, ev.load(name)) if ev is not None else pd.DataFrame()
-
-
-def _cols(df: pd.DataFrame, *names: str) -> pd.DataFrame:
-    return df[[c for c in names if c in df]]
 
 
 def permission_isolation(runs: Runs) -> Details:
@@ -116,8 +97,9 @@ def failure_evidence(runs: Runs) -> Details:
     """Complete evidence chains (FR-01's rows, a part that does not apply counted complete), logs, GPU release."""
     fr = load(runs, "fault_recovery", "failure_records")
     chains = M.chains_complete(fr)
+    sf, st = service_figures.recovery_details(runs)  # a node failure under a serving replica, beside them
     if chains is None:
-        return [], []
+        return sf, st
     f = [Figure(label="scenarios", value=len(fr)), Figure.of("chains_complete", chains),
          Figure.of("logs_readable", M.logs_readable(fr)),
          Figure(label="max_gpu_release", value=_num(fr["gpu_release_seconds"].max()), unit="unit.seconds")]
@@ -125,7 +107,7 @@ def failure_evidence(runs: Runs) -> Details:
     t = [table("incomplete_records", _cols(gaps, "scenario", "logs_readable", "events", "gpu_release_seconds",
                                            "verified", "reason"), source="fault_recovery/failure_records")] \
         if len(gaps) else []
-    return f, t
+    return f + sf, t + st
 
 
 def _by_team(ut: pd.DataFrame) -> pd.DataFrame:
@@ -157,8 +139,9 @@ def utilization_reports(runs: Runs) -> Details:
          Figure(label="buckets", value=int(ut["bucket"].nunique()))]
     tt = ut.groupby(["pool", "task_type"], as_index=False).agg(util_avg=("util_avg", "mean"),
                                                                util_p95=("util_p95", "max"))
-    t = [table("by_team", _by_team(ut), source="utilization/utilization"),
-         table("by_pool_task_type", tt, source="utilization/utilization")]
+    sf, st = service_figures.serving_utilization(runs)
+    f, t = f + sf, [table("by_team", _by_team(ut), source="utilization/utilization"),
+                    table("by_pool_task_type", tt, source="utilization/utilization")] + st
     vu = load(runs, "utilization", "vgpu_utilization")
     if not vu.empty:
         by = _by_slice(vu)
@@ -175,6 +158,7 @@ def cost_attribution(runs: Runs) -> Details:
     alloc, used = float(ut["allocated_gpu_hours"].sum()), float(ut["used_gpu_hours"].sum())
     f = [Figure(label="allocated_gpu_hours", value=round(alloc, 2), unit="unit.gpu_hours"),
          Figure(label="used_gpu_hours", value=round(used, 2), unit="unit.gpu_hours")]
+    f += service_figures.serving_cost(runs)  # the online services' share of them
     by = _by_team(ut)
     t = [table("by_team", by[["namespace", "allocated_gpu_hours", "used_gpu_hours"]], source="utilization/utilization")]
     vu = load(runs, "utilization", "vgpu_utilization")
@@ -189,7 +173,8 @@ def cost_attribution(runs: Runs) -> Details:
 
 
 def scheduling_policy(runs: Runs) -> Details:
-    """Waits by priority, resubmissions, lower priorities overtaking, and a replayed history's waits."""
+    """Waits by priority, resubmissions, lower priorities overtaking, the online services' SLO and preempted
+    serving replicas, start-up latency, and a replayed history's waits."""
     f: list[Figure] = []
     t: list[EvidenceTable] = []
     wr = load(runs, "queue_congestion", "workload_runs")
@@ -205,8 +190,8 @@ def scheduling_policy(runs: Runs) -> Details:
     po_path = po.run_dir / "validation" / "derived" / "priority_order.parquet" if po else None
     if po_path and po_path.is_file():
         f.append(Figure(label="overtaken_by_lower", value=int(pd.read_parquet(po_path)["overtaken_by_lower"].sum())))
-    sf, st = startup_figures(runs)
-    f, t = f + sf, t + st
+    for sf, st in (service_figures.slo_details(runs), startup_figures(runs)):  # the online services' SLO
+        f, t = f + sf, t + st
     rf, rt = replay_figures.item_details("scheduling_policy", runs)  # a replayed history's waits beside the platform's
     return f + rf, t + rt
 
@@ -249,14 +234,6 @@ def item_details(item: str, runs: Runs) -> Details:
     """The figures and tables shown with one item (none for an item judged by reviewers)."""
     step = STEPS.get(item)
     return step(runs) if step else ([], [])
-
-
-def _num(v: object) -> float | None:
-    try:
-        x = float(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if x != x else round(x, 2)
 
 
 def failure_records_table(runs: Runs) -> EvidenceTable | None:

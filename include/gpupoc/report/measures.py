@@ -144,3 +144,50 @@ def items_succeeded(wr: pd.DataFrame) -> Measure | None:
     if last.empty or "outcome" not in last:
         return None
     return Measure(int((last["outcome"] == "succeeded").sum()), len(last))
+
+
+def slo_held(slo: pd.DataFrame) -> Measure | None:
+    """Online services whose traffic was measured (SVC-01's rows: ``held`` known) and whose SLO held."""
+    if slo.empty or "held" not in slo:
+        return None
+    measured = slo[slo["held"].notna()]
+    return Measure(int(truthy(measured["held"]).sum()), len(measured), "SVC-01")
+
+
+def traffic_measured(slo: pd.DataFrame) -> Measure | None:
+    """Online services whose load pod wrote its rows (SVC-02: ``held`` known) of every service with traffic."""
+    if slo.empty or "held" not in slo:
+        return None
+    return Measure(int(slo["held"].notna().sum()), len(slo), "SVC-02")
+
+
+def serving_preemptions(rep: pd.DataFrame) -> pd.DataFrame:
+    """The serving replicas that were preempted (the rows SVC-04 judges)."""
+    if rep.empty or "end" not in rep:
+        return rep.iloc[0:0]
+    return rep[rep["end"] == "preempted"]
+
+
+def preempted_by_higher(rep: pd.DataFrame) -> Measure | None:
+    """Preempted serving replicas (SVC-04's rows) whose preemptor the platform named with a higher priority."""
+    pre = serving_preemptions(rep)
+    if pre.empty or "preempted_by_higher" not in pre:
+        return None
+    known = pre[pre["preempted_by_higher"].notna()]
+    return Measure(int(truthy(known["preempted_by_higher"]).sum()), len(known), "SVC-04")
+
+
+def endpoints_removed(rec: pd.DataFrame) -> Measure | None:
+    """Node failures under a serving replica (SVC-05's rows) whose dead endpoint left the Service."""
+    if rec.empty or "endpoint_removed" not in rec:
+        return None
+    known = rec[rec["endpoint_removed"].notna()]
+    return Measure(int(truthy(known["endpoint_removed"]).sum()), len(known), "SVC-05")
+
+
+def replacements_ready(rec: pd.DataFrame) -> Measure | None:
+    """Node failures under a serving replica (SVC-07's rows) after which a replacement replica became ready."""
+    if rec.empty or "replacement_ready" not in rec:
+        return None
+    known = rec[rec["replacement_ready"].notna()]
+    return Measure(int(truthy(known["replacement_ready"]).sum()), len(known), "SVC-07")

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, model_validator
 from gpupoc.common.outcomes import Decision, FailureClass, Tier, Verdict  # noqa: F401  (re-exported)
 from gpupoc.validation.models import CheckOutcome
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 DECISION_ITEM = "decision"  # what the management reviewer signs off
 
 
@@ -326,6 +326,9 @@ class Report(BaseModel):
     data_docs: str | None = None
     notes: list[str] = Field(default_factory=list)
     charts: dict[str, str] = Field(default_factory=dict, description="chart name -> inline SVG markup")
+    chart_captions: dict[str, str] = Field(default_factory=dict, description="chart name -> its caption, for a "
+                                           "chart whose caption names what it shows (an online service); any "
+                                           "other chart's caption is the string table's chart.<name>")
 
     def item(self, item_id: str) -> ItemResult:
         for it in self.items:

@@ -92,6 +92,17 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [(re.compile(p), k) for p, k in [
     (r"^quota not enforced: (?P<gpus>\d+) GPU\(s\) requested with (?P<left>-?\d+) left in (?P<quota>\S+), "
      r"the pod was accepted(?: and bound to (?P<node>\S+))?$", "phrase.quota_not_enforced"),
     (r"^the user got no message saying why the pod does not run$", "phrase.no_user_message"),
+    # an online service's SLO and a node failure under its replica (gpupoc.pipeline.service_slo,
+    # gpupoc.steps.service_collect)
+    (rf"^availability (?P<a>{_N})% < (?P<b>{_N})%$", "phrase.slo.availability_below"),
+    (rf"^p(?P<q>95|99) (?P<v>{_N}) ms > (?P<b>{_N}) ms$", "phrase.slo.latency_above"),
+    (rf"^availability (?P<a>{_N})%, worst p95 (?P<p95>{_N}|None) ms, worst p99 (?P<p99>{_N}|None) ms$",
+     "phrase.slo.met"),
+    (r"^no traffic rows: the load pod wrote none$", "phrase.slo.no_traffic"),
+    (r"^the failed node's replica stayed a ready endpoint while the observer looked$",
+     "phrase.service.endpoint_stayed"),
+    (r"^no replacement replica became ready while the observer looked$", "phrase.service.no_replacement"),
+    (r"^the node was not failed$", "phrase.service.node_not_failed"),
 ]]
 ATTACHED = re.compile(r"^\(")  # a parenthesis says more of the part before it: no separator between them
 WORDED_AGAIN = {"what", "detail", "by"}  # values that are themselves the pipeline's words
@@ -140,6 +151,8 @@ def _sentence(text: str, words: Wording, when: Callable[[str], str]) -> str | No
                     else value
             elif name == "failed":
                 value = words.t("phrase.failed_suffix") if value else ""
+            elif value == "None":  # a figure the pipeline had none of (a latency with no answer)
+                value = words.t("cell.no_value")
             values[name] = value
         return words.t(key, **values) if values else words.t(key)
     return None

@@ -1,10 +1,13 @@
-"""The summary page's facts: one key figure per test class and the check coverage.
+"""The summary page's facts: one key figure per test class (and one of its online services where it judged
+them) and the check coverage.
 
 Coverage counts every check the suites hold for each test class and every reviewer-scored item: a class
 without a validated run counts all its checks as not verified, so a partial POC never reads as a complete one.
 """
 
 from __future__ import annotations
+
+import pandas as pd
 
 from gpupoc.evidence.reader import RunEvidence
 from gpupoc.report import measures
@@ -28,6 +31,12 @@ COUNTED = {  # test class -> (table, the measure of it)
     "tenant_isolation": ("access_probes", measures.forbidden_denied),
     "fault_recovery": ("failure_records", measures.chains_complete),
     "audit_trail": ("audit_matches", measures.audit_matched),
+}
+# test class -> (table, string-table key, its measure): a second key figure where the plan runs online services
+# (its checks are on that table); its status is the status of those checks.
+SERVICE_FIGURES = {
+    "queue_congestion": ("service_slo", "key.services_slo_held", measures.slo_held),
+    "fault_recovery": ("service_recovery", "key.serving_replaced", measures.replacements_ready),
 }
 
 
@@ -68,6 +77,7 @@ def class_status(checks: list[CheckOutcome]) -> Verdict:
 
 def key_figures(runs: dict[str, RunEvidence], summaries: dict[str, ValidationSummary],
                 words: Wording | None = None) -> list[KeyFigure]:
+    """One key figure per test class; after it, where the class judged online services, their figure."""
     out = []
     for tc in TEST_CLASSES:
         ev, summary = runs.get(tc), summaries.get(tc)
@@ -76,7 +86,36 @@ def key_figures(runs: dict[str, RunEvidence], summaries: dict[str, ValidationSum
                              status=class_status(summary.checks) if summary else Verdict.NOT_VERIFIED,
                              check=m.check if m else None, count=m.count if m else None,
                              out_of=m.total if m else None))
+        served = service_figure(tc, ev, summary, words or Wording("en"))
+        out += [served] if served is not None else []
     return out
+
+
+def service_figure(test_class: str, ev: RunEvidence | None, summary: ValidationSummary | None,
+                   words: Wording) -> KeyFigure | None:
+    """The online services' key figure of a class whose checks judged them (none when the plan runs no
+    service): the services that met their SLO with the lowest availability, or the serving replicas replaced
+    after a node failure with the longest replacement; its status that of the checks on the same table."""
+    if test_class not in SERVICE_FIGURES or summary is None:
+        return None
+    table, label, measure = SERVICE_FIGURES[test_class]
+    checks = [c for c in summary.checks if c.table == table]
+    if not checks:
+        return None
+    df = ev.load(table) if ev is not None else None
+    m = measure(df) if df is not None else None
+    m = m if m is not None and m.total else None
+    value = None
+    if m is not None:
+        column, key = ("availability_pct", "key.lowest_availability") if table == "service_slo" \
+            else ("replacement_seconds", "key.longest")
+        values = df[column].dropna() if column in df else pd.Series(dtype=float)
+        worst = (values.min() if column == "availability_pct" else values.max()) if len(values) else float("nan")
+        shown = number(float(worst), 1) if column == "availability_pct" else quantity(float(worst), column, words)
+        value = m.share + (f"{words.t('space')}{words.t('lparen')}{words.t(key, value=shown)}{words.t('rparen')}"
+                           if worst == worst else "")
+    return KeyFigure(test_class=test_class, label=label, value=value, status=class_status(checks),
+                     check=m.check if m else None, count=m.count if m else None, out_of=m.total if m else None)
 
 
 def expected_checks(suites: list[SuiteFile], test_class: str) -> list[str]:
