@@ -57,17 +57,27 @@ def slo_details(runs: Runs) -> Details:
     return f, t
 
 
-def check_bounds(ev: RunEvidence | None, suite: str) -> dict[str, float]:
-    """The bound (``max_value``) each check of ``suite`` was judged with in the run, by the bound's parameter
-    name (``BOUNDS``); empty when the run stored no such result."""
+def _stored(ev: RunEvidence | None, suite: str) -> dict:
+    """The run's stored validation result of ``suite`` (empty when it has none)."""
     if ev is None:
         return {}
     try:
-        result = json.loads((ev.run_dir / "validation" / f"{suite}.json").read_text(encoding="utf-8"))
+        return json.loads((ev.run_dir / "validation" / f"{suite}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+
+
+def judged(ev: RunEvidence | None, suite: str, check: str) -> bool:
+    """Whether the run's validation of ``suite`` judged ``check`` (its plan provoked the check's case)."""
+    return any(((r.get("expectation_config") or {}).get("meta") or {}).get("check_id") == check
+               for r in _stored(ev, suite).get("results") or [])
+
+
+def check_bounds(ev: RunEvidence | None, suite: str) -> dict[str, float]:
+    """The bound (``max_value``) each check of ``suite`` was judged with in the run, by the bound's parameter
+    name (``BOUNDS``); empty when the run stored no such result."""
     out = {}
-    for r in result.get("results") or []:
+    for r in _stored(ev, suite).get("results") or []:
         config = r.get("expectation_config") or {}
         name = BOUNDS.get((config.get("meta") or {}).get("check_id", ""))
         bound = (config.get("kwargs") or {}).get("max_value")
@@ -95,10 +105,21 @@ def recovery_details(runs: Runs) -> Details:
     return f, [table("service_recovery", cols(shown, *RECOVERY_COLUMNS), source="fault_recovery/service_recovery")]
 
 
-def serving_utilization(runs: Runs) -> Details:
-    """Serving GPUs against the rest: GPUs, GPU-hours allocated and used, mean utilization (UTL-10's column)."""
+def _serving(runs: Runs) -> pd.DataFrame:
+    """The utilization rows when they tell serving GPUs apart: some row serves, or UTL-10 judged them (the plan
+    runs online services); else none (a plan without services marks no row serving)."""
     ut = load(runs, "utilization", "utilization")
     if ut.empty or "serving" not in ut:
+        return ut.iloc[0:0]
+    if M.truthy(ut["serving"]).any() or judged(runs.get("utilization"), "utilization.utilization", "UTL-10"):
+        return ut
+    return ut.iloc[0:0]
+
+
+def serving_utilization(runs: Runs) -> Details:
+    """Serving GPUs against the rest: GPUs, GPU-hours allocated and used, mean utilization (UTL-10's column)."""
+    ut = _serving(runs)
+    if ut.empty:
         return [], []
     serving = ut[M.truthy(ut["serving"])]
     f = [Figure(label="serving_gpus", value=int(serving["gpu_uuid"].nunique()) if "gpu_uuid" in ut else None)]
@@ -111,8 +132,8 @@ def serving_utilization(runs: Runs) -> Details:
 
 def serving_cost(runs: Runs) -> list[Figure]:
     """GPU-hours the online services were allocated and used."""
-    ut = load(runs, "utilization", "utilization")
-    if ut.empty or "serving" not in ut:
+    ut = _serving(runs)
+    if ut.empty:
         return []
     serving = ut[M.truthy(ut["serving"])]
     return [Figure(label="serving_allocated_gpu_hours", value=round(float(serving["allocated_gpu_hours"].sum()), 2),

@@ -116,7 +116,7 @@ def _outcome(exp_meta: dict[str, Any], suite: SuiteFile, etype: str, verdict: Ve
 def _describe(res: dict[str, Any], prefix: str = "check.") -> Reason:
     """What GX observed, as a reason (``prefix`` "check.not_met_" for a failure)."""
     r = res.get("result") or {}
-    if "observed_value" in r:
+    if r.get("observed_value") is not None:  # GX observes no value for some (a distinct set that holds)
         return f"{prefix}observed", {"value": repr(r["observed_value"])}
     if "element_count" in r:
         n, bad = r.get("element_count", 0), r.get("unexpected_count", 0)

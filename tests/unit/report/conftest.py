@@ -25,15 +25,31 @@ def root_copy(good_root, tmp_path):
     return dst
 
 
-def write_later_run(root, test_class, tables, run_id="scheduled__2", validate=True, **kw):
+def write_later_run(root, test_class, tables, run_id="scheduled__2", validate=True, parameters=None, **kw):
     """A newer run of one class (its window ends an hour later), so it becomes the latest; validated, as its
-    DAG's validate task would (the report only reads validations)."""
+    DAG's validate task would (the report only reads validations), with the plan's ``parameters``."""
     from gpupoc.validation import validate_run
 
     run = syn.write_run(root, test_class, run_id, tables, window_end=syn.T0 + timedelta(hours=2), **kw)
     if validate:
-        validate_run(run)
+        validate_run(run, parameters=parameters)
     return run
+
+
+def write_service_runs(root, faults=frozenset(), parameters=None, tables=None):
+    """Later runs of the classes that judge online services, as a plan that runs ``svc-infer`` in every class
+    leaves them: congestion and fault recovery with their service tables (``faults``: see
+    ``synthetic_services``), utilization with its ``serving`` column; validated as such a plan's classes are.
+    ``tables``: per class, tables to put in place of the synthetic ones (None: not collected)."""
+    from gpupoc.validation import synthetic_services as ss
+
+    params = {**ss.SERVICE_PARAMETERS, **(parameters or {})}
+    for tc in ("queue_congestion", "fault_recovery", "utilization"):
+        t = syn.good_tables(tc)
+        t.update(ss.service_tables(tc, faults) if tc != "utilization" else {"utilization": ss.serving_utilization()})
+        t.update((tables or {}).get(tc, {}))
+        write_later_run(root, tc, t, parameters=params)
+    return root
 
 
 # Reviewers bound to their Airflow users, as a plan names them; a sign-off counts only when signed in as one.

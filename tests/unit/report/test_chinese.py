@@ -5,7 +5,9 @@ of things (ids, namespaces, pods, the plan's names) left as they are.
 The report is built from the synthetic evidence of a correct platform, with failure records written by the
 pipeline's own row builder (``gpupoc.pipeline.evidence_rows.failure_records``) from records in every state a
 fault run leaves (log readable, not applicable, unreadable; the pipeline deleting the pod or recovering a node;
-GPUs released or not; reasons and findings), waits whose bottleneck is a shortage or a queue, a preemption.
+GPUs released or not; reasons and findings), waits whose bottleneck is a shortage or a queue, a preemption, and
+an online service that misses its SLO, has a replica preempted and survives a node failure too slowly (its
+tables, figures, charts and reasons).
 The scan takes every ASCII word of what a reader sees and fails on one that is neither a name from the data nor
 a term the Chinese report keeps (GPU, Pod, Kubernetes …).
 """
@@ -20,7 +22,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from .conftest import GOOD_SCORES, write_later_run
+from .conftest import GOOD_SCORES, write_service_runs
 from gpupoc.pipeline import evidence_rows
 from gpupoc.pipeline.fault_record import FaultRecord
 from gpupoc.report import build_report
@@ -30,9 +32,9 @@ from gpupoc.validation import synthetic as syn
 
 # Terms a Chinese report writes as they are: products, kinds of Kubernetes objects, formats, units, event types.
 TERMS = {"GPU", "GPUs", "Pod", "Kubernetes", "Airflow", "POC", "UTC", "CSV", "HTML", "parquet", "HTTP", "SHA-256",
-         "MiB", "KiB", "GiB", "B", "Data", "Docs", "Secret", "ConfigMap", "Warning", "DAG", "ETA", "P95", "p95",
-         "p50", "p90", "OOM", "ResourceQuota", "RFC", "report.reviewers", "gpupoc.io/simulated", "report.html",
-         "nvidia.com/gpu", "HAMi", "vGPU"}
+         "MiB", "KiB", "GiB", "B", "Data", "Docs", "Secret", "ConfigMap", "Service", "Warning", "DAG", "ETA", "SLO",
+         "P95", "p95", "p50", "p90", "p99", "OOM", "ResourceQuota", "RFC", "report.reviewers", "gpupoc.io/simulated",
+         "report.html", "nvidia.com/gpu", "HAMi", "vGPU"}
 CAMEL = re.compile(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)*")  # Kubernetes phases and reasons, alert names
 # The fixture's other names: the reviewers' own words, the GPU release sources, the identity that recovered a
 # node, the report's DAG.
@@ -40,6 +42,8 @@ NAMES = {w for r in GOOD_SCORES["reviewers"] for v in (r["name"], *r.get("commen
          for w in v.split()} | {"dcgm-exporter", "prometheus", "kubernetes-api", "kubernetes-admin", "poc_report"}
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.:/'\-]*[A-Za-z0-9]|[A-Za-z]")
 AT = "2026-11-30T08:01:00Z"
+SERVICE_FAULTS = frozenset({"breach", "unready", "preempted_low", "stale", "slow_replacement"})
+COMPOSED_IN = {"failure_records", "service_slo", "service_recovery"}  # tables whose reasons are worded again
 
 
 def _fault_rows() -> pd.DataFrame:
@@ -93,12 +97,9 @@ def _queue_tables() -> dict[str, pd.DataFrame]:
 def zh_root(good_root, tmp_path_factory):
     root = tmp_path_factory.mktemp("zh-all") / "evidence"
     shutil.copytree(good_root, root, ignore=shutil.ignore_patterns("report"))
-    faults = syn.good_tables("fault_recovery")
-    faults["failure_records"] = _fault_rows()
-    write_later_run(root, "fault_recovery", faults)
-    write_later_run(root, "queue_congestion", _queue_tables())
-    write_later_run(root, "utilization", {**syn.good_tables("utilization"),
-                                          "vgpu_utilization": syn.vgpu_utilization()})  # HAMi's slices
+    write_service_runs(root, SERVICE_FAULTS, tables={
+        "fault_recovery": {"failure_records": _fault_rows()}, "queue_congestion": _queue_tables(),
+        "utilization": {"vgpu_utilization": syn.vgpu_utilization()}})  # HAMi's slices beside the services
     return root
 
 
@@ -114,7 +115,7 @@ def _names(root) -> set[str]:
     out: set[str] = set()
     for path in root.glob("poc_*/*/tables/*.parquet"):
         df = pd.read_parquet(path)
-        composed = COMPOSED if path.stem == "failure_records" else set()
+        composed = COMPOSED if path.stem in COMPOSED_IN else set()
         skip = set(VALUE_WORDS) | (QUOTED - composed)
         for col in df.columns.difference(sorted(skip)):
             if df[col].dtype == object or str(df[col].dtype).startswith("str"):
@@ -176,6 +177,17 @@ def test_the_pipeline_s_sentences_are_worded_and_the_platform_s_text_is_quoted(z
                     "日志不适用：没有容器启动过"):
         assert chinese in page, chinese
     assert '<q class="quote">Back-off pulling image &#34;registry.invalid/x:1&#34;</q>' in page
+
+
+def test_the_services_pages_word_the_pipeline_s_reasons_and_the_platform_s_message_is_a_quote(zh):
+    slo = (zh.out_dir / "evidence" / "queue_congestion" / "service_slo.html").read_text(encoding="utf-8")
+    assert "可用率 82.5%，低于 SLO 的 99%；p95 延迟 800 毫秒，高于 SLO 的 500 毫秒" in slo and "availability" not in slo
+    recovery = (zh.out_dir / "evidence" / "fault_recovery" / "service_recovery.html").read_text(encoding="utf-8")
+    assert "观测期间故障节点上的副本一直是就绪端点" in recovery and "模拟集群的故障注入接口" in recovery
+    replicas = (zh.out_dir / "evidence" / "fault_recovery" / "service_replicas.html").read_text(encoding="utf-8")
+    assert '<q class="quote">Taint manager: deleting due to NoExecute taint</q>' in replicas and "被驱逐" in replicas
+    page = (zh.out_dir / "report.html").read_text(encoding="utf-8")
+    assert "达到 SLO 的在线服务" in page and "在线服务 svc-infer-b7b888（故障恢复）" in page
 
 
 def test_times_are_local_without_microseconds_and_units_are_chinese(zh):
