@@ -172,3 +172,30 @@ def test_bad_labels_are_refused_with_the_fix(two_roots, tmp_path):
     with pytest.raises(ComparisonRefused, match="no such evidence root"):
         compare([f"a={a}", f"b={tmp_path / 'nowhere'}"], tmp_path / "cmp")
     assert main(["compare", "--label", f"a={a}", "--out", str(tmp_path / "cmp")]) == 2
+
+
+def test_the_serving_figures_are_each_candidate_s_own_report_and_not_measured_without_services(two_roots, tmp_path):
+    from gpupoc.validation import synthetic_services as ss, validate_run
+
+    a, b = two_roots
+    later = syn.T0 + pd.Timedelta(hours=2)
+    for root, faults in ((a, frozenset()), (b, frozenset({"breach", "slow_replacement"}))):
+        for tc in ("queue_congestion", "fault_recovery"):
+            t = {**syn.good_tables(tc), **ss.service_tables(tc, faults)}
+            validate_run(syn.write_run(root, tc, "scheduled__2", t, window_end=later), parameters=ss.SERVICE_PARAMETERS)
+    c = tmp_path / "c" / "evidence"  # a third candidate whose plan ran no service
+    shutil.copytree(a, c, ignore=shutil.ignore_patterns("report", "scheduled__2"))
+    res = compare([f"a={a}", f"b={b}", f"c={c}"], tmp_path / "cmp", plan=DEFAULT_PLAN, pdf=False)
+    rows = {f.id: {v.label: v for v in f.values} for f in res.comparison.figures}
+    own = {label: _figures(build_report(root, out_dir=tmp_path / f"own-{label}", plan=DEFAULT_PLAN).report)
+           for label, root in (("a", a), ("b", b))}
+    for fid, item, label in (("serving_slo", "scheduling_policy", "services_slo_held"),
+                             ("serving_availability", "scheduling_policy", "services_availability_min"),
+                             ("serving_replacement", "failure_evidence", "max_service_replacement")):
+        for cand in ("a", "b"):
+            assert rows[fid][cand].value == own[cand][(item, label)], (fid, cand)
+        assert rows[fid]["c"].value is None, f"{fid}: not measured without a service, never 0"
+    assert (rows["serving_slo"]["a"].value, rows["serving_slo"]["b"].value) == ("1/1", "0/1")
+    assert (rows["serving_slo"]["b"].count, rows["serving_slo"]["b"].out_of) == (0, 1)
+    assert rows["serving_replacement"]["b"].value == 120.0 > rows["serving_replacement"]["a"].value
+    assert "not measured" in (tmp_path / "cmp" / "comparison.md").read_text()
