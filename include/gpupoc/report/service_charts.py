@@ -57,6 +57,21 @@ def _steps(xs: list[float], ys: list[float | None]) -> list[tuple[float, float |
     return out
 
 
+def _breaches(xs: list[float], seconds: list[int], breach: list[bool],
+              words: Wording) -> list[tuple[float, float, str]]:
+    """The seconds that missed the SLO as spans, consecutive ones joined into one (x0, x1, tooltip)."""
+    runs: list[list[tuple[float, int]]] = []
+    for x, s, b in zip(xs, seconds, breach):
+        if not b:
+            continue
+        if runs and s == runs[-1][-1][1] + 1:
+            runs[-1].append((x, s))
+        else:
+            runs.append([(x, s)])
+    return [(r[0][0], r[-1][0] + 1, words.t("tip.breach_second", s=r[0][1]) if len(r) == 1
+             else words.t("tip.breach_seconds", a=r[0][1], b=r[-1][1])) for r in runs]
+
+
 def _failure_marks(rec: pd.DataFrame, t0: pd.Timestamp | None, words: Wording) -> list[tuple[str, str, float]]:
     """The node failure (and the replacement's ready time) as markers, seconds after the traffic's start."""
     if rec.empty or t0 is None or "failed_at" not in rec:
@@ -96,8 +111,7 @@ def traffic_chart(probes: pd.DataFrame, slo: pd.DataFrame, rec: pd.DataFrame, ti
                            [(words.t("legend.slo_p95", value=number(max_p95)), SLO_LINE, max_p95)]
                            if max_p95 is not None else [])
     breach = probes["breach"].fillna(False).astype(bool).tolist() if "breach" in probes else [False] * len(xs)
-    marks = charts.Marks(spans=[(x, x + 1, words.t("tip.breach_second", s=int(s)))
-                                for x, s, b in zip(xs, probes["second"], breach) if b],
+    marks = charts.Marks(spans=_breaches(xs, probes["second"].tolist(), breach, words),
                          span_name=words.t("legend.breach"), markers=_failure_marks(rec, t0, words))
     axis = words.t("axis.seconds_after", what=words.t("axis.traffic_start"),
                    at=local_time(t0.to_pydatetime(), zone)) if t0 is not None else words.t("field.second")
