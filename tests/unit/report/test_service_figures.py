@@ -12,7 +12,7 @@ import pytest
 from .agreement import disagreements
 from .conftest import write_service_runs
 from gpupoc.report import build_report
-from gpupoc.report.cells import cell
+from gpupoc.report.cells import cell, header
 from gpupoc.report.models import Verdict
 from gpupoc.report.wording import Wording
 from gpupoc.validation import synthetic_services as ss
@@ -161,6 +161,10 @@ def test_the_service_s_reasons_are_worded_in_chinese():
     assert cell("preempted", "end", zh).text == "被抢占" and cell("running", "end", zh).text == "运行中"
     assert cell("Taint manager: deleting due to NoExecute taint", "end_message", zh).quote
     assert cell(31.361, "p95_ms", zh).text == "31.4"
+    for action, words in (("scale_service", "扩缩在线服务"), ("patch_service", "修改在线服务"),
+                          ("proxy_service", "代理访问在线服务")):  # ISO-14's attempts in the security table
+        assert cell(action, "action", zh).text == words
+        assert header(action, zh, "action") == words
 
 
 @pytest.fixture(scope="module")
