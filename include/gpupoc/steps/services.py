@@ -142,7 +142,10 @@ def await_rollout(ctx, poll_s: float = 1.0) -> dict:
 
 
 def _rollout(ctx, d: Deployed) -> dict:
-    r = ctx.reader().call("GET", f"/apis/apps/v1/namespaces/{d.namespace}/deployments/{d.name}")
+    try:
+        r = ctx.reader().call("GET", f"/apis/apps/v1/namespaces/{d.namespace}/deployments/{d.name}")
+    except SourceUnavailable as exc:  # the API did not answer this time: not ready yet, the wait goes on
+        return {"ready": False, "available": 0, "replicas": d.replicas, "at": None, "reason": str(exc)[:200]}
     if not r.ok or not isinstance(r.body, dict):
         return {"ready": False, "available": 0, "replicas": d.replicas, "at": None,
                 "reason": f"HTTP {r.status}: {r.message}"}
