@@ -63,6 +63,9 @@ def wave_plan(tmp: Path, sim, submission: str) -> Path:
     qc.update(wave=WAVE, gate_timeout_seconds=120)
     qc["thresholds"]["max_wait_seconds"] = 300
     qc["submission"] = {"mode": submission, "shard_size": 50, "qps": 100, "burst": 50}
+    # the online service is judged by its own tests (test_service_classes): its latency under two simulated
+    # clusters' 200-pod waves on one loaded machine says nothing about how the wave was submitted
+    qc.pop("services", None)
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
     return path
 

@@ -82,6 +82,22 @@ def shared_nodes(nodes: list[dict]) -> list[tuple[dict, str]]:
     return sorted(shared, key=lambda ns: (ns[1] not in SHARING_STRATEGIES, not _ready(ns[0])))
 
 
+def allocatable_gpus(node: dict) -> int:
+    """The node's allocatable ``nvidia.com/gpu`` (devices: replicas under time-slicing)."""
+    value = ((node.get("status") or {}).get("allocatable") or {}).get(GPU, "0")
+    return int(value) if str(value).isdigit() else 0
+
+
+def gpus_asked(pod: dict) -> int:
+    """The ``nvidia.com/gpu`` a pod's containers ask (limits, else requests)."""
+    total = 0
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        res = c.get("resources") or {}
+        value = (res.get("limits") or {}).get(GPU) or (res.get("requests") or {}).get(GPU) or 0
+        total += int(value) if str(value).isdigit() else 0
+    return total
+
+
 def _ready(node: dict) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in (node.get("status") or {}).get("conditions") or [])

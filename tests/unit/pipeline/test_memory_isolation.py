@@ -124,3 +124,11 @@ def test_shared_nodes_put_hami_and_time_slicing_before_mig():
     hami = {"metadata": {"name": "h", "annotations": {"hami.io/node-nvidia-register": '[{"devmem":46068}]'}}}
     assert [s for _, s in M.shared_nodes([mig, ts, hami])] == ["time-slicing", "hami", "mig"]
     assert M.card_memory_mib(hami) == 46068 and M.card_memory_mib(mig) is None
+
+
+def test_free_devices_come_from_allocatable_less_what_pods_ask():
+    node = {"status": {"allocatable": {"nvidia.com/gpu": "16"}}}
+    pod = {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "2"}}},
+                                   {"resources": {"requests": {"nvidia.com/gpu": 1}}}, {}]}}
+    assert M.allocatable_gpus(node) == 16 and M.gpus_asked(pod) == 3
+    assert M.allocatable_gpus({"status": {}}) == 0 and M.gpus_asked({"spec": {}}) == 0

@@ -2,7 +2,9 @@
 
 Where no node shares its cards the probe records that the case cannot arise and submits nothing. Otherwise,
 once the wave (and the reclaim probe) ended, it puts the neighbour's pod on a shared card, the aggressor's beside
-it on the same card (HAMi: ``nvidia.com/use-gpuuuid``; time-slicing and MPS: the same node), lets the aggressor
+it on the same card (HAMi: ``nvidia.com/use-gpuuuid``; time-slicing and MPS: the same node, the one with the
+most free GPU devices; where the device plugin puts a pod on another card of it, as its distributed allocation
+of replicas does, that pod stays to hold its replica and another is tried), lets the aggressor
 allocate past its slice, then lets the neighbour's tenant allocate within its own slice. Each pod runs the
 workload program's ``gpumem`` mode; the verdict and the row are ``gpupoc.pipeline.memory_isolation``'s. The row
 goes to ``files/memory_isolation.json``, the collector writes ``memory_isolation``; the pods are deleted.
@@ -48,10 +50,22 @@ def await_turn(ctx) -> None:
             time.sleep(2.0)
 
 
+def free_devices(ctx, node: dict) -> int:
+    """``nvidia.com/gpu`` allocatable on ``node`` less what its unfinished pods ask (0 when unreadable)."""
+    name = (node.get("metadata") or {}).get("name", "")
+    r = ctx.reader().call("GET", f"/api/v1/pods?fieldSelector=spec.nodeName%3D{name}")
+    if not r.ok:
+        return 0
+    held = sum(M.gpus_asked(p) for p in (r.body or {}).get("items") or []
+               if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+    return M.allocatable_gpus(node) - held
+
+
 def choose(ctx, shared: list[tuple[dict, str]]):
-    """(node, sharing, workload) for the first shared node whose pool has a 1-GPU workload of the workload
-    program, or None."""
-    for node, sharing in shared:
+    """(node, sharing, workload) for the shared node (the one with the most free GPU devices of its kind)
+    whose pool has a 1-GPU workload of the workload program, or None."""
+    free = {id(n): free_devices(ctx, n) for n, _ in shared}
+    for node, sharing in sorted(shared, key=lambda ns: -free[id(ns[0])]):
         labels = (node.get("metadata") or {}).get("labels") or {}
         for w in ctx.plan.workloads:
             pool = next((p for p in ctx.plan.pools if p.name == w.pool), None)
@@ -80,6 +94,18 @@ class Pods:
         if r.ok:
             self.made.append({"metadata": {"namespace": t.namespace, "name": name}})
         return name if r.ok else ""
+
+    def on_card(self, tenant: str, role: str, mib: int, uuid: str | None, tries: int,
+                what: str) -> tuple[str, M.PodView]:
+        """A ``role`` pod on the card ``uuid`` (none without one): one the device plugin put on another card stays,
+        holding that device, and another is submitted, ``tries`` at most."""
+        name, seen = "", M.PodView(tenant, "", mib)
+        for _ in range(tries if uuid else 0):
+            name = self.submit(tenant, role, mib, uuid)
+            seen = self.settled(tenant, name, mib, what)
+            if not name or seen.report.uuid in (None, uuid):
+                break
+        return name, seen
 
     def view(self, tenant: str, name: str, mib: int) -> M.PodView:
         t = self.ctx.plan.tenant(tenant)
@@ -165,11 +191,11 @@ def _provoke(ctx, node: dict, sharing: str, workload):
         before = pods.settled(neighbour_t.name, n, sz.neighbour_mib, f"{neighbour_t.name}'s pod to hold its memory")
         uuid = before.report.uuid
         m0 = _metrics(ctx, sharing, neighbour_t.namespace, n, uuid) if uuid else {}
-        a = pods.submit(aggressor_t.name, "aggressor", sz.aggressor_mib, uuid) if uuid else ""
-        aggressor = pods.settled(aggressor_t.name, a, sz.aggressor_mib,
-                                 f"{aggressor_t.name}'s pod to allocate past its slice")
-        late_name = pods.submit(neighbour_t.name, "late", sz.late_mib, uuid) if a else ""
-        late = pods.settled(neighbour_t.name, late_name, sz.late_mib, f"{neighbour_t.name}'s second allocation")
+        tries = max(1, M.allocatable_gpus(node))
+        a, aggressor = pods.on_card(aggressor_t.name, "aggressor", sz.aggressor_mib, uuid, tries,
+                                    f"{aggressor_t.name}'s pod to allocate past its slice")
+        late_name, late = pods.on_card(neighbour_t.name, "late", sz.late_mib, uuid if a else None, tries,
+                                       f"{neighbour_t.name}'s second allocation")
         after = pods.view(neighbour_t.name, n, sz.neighbour_mib)
         m1 = _metrics(ctx, sharing, neighbour_t.namespace, n, uuid) if uuid else {}
     finally:
