@@ -8,9 +8,11 @@ FAULTS ?=
 BEHAVIOUR ?=
 BEHAVIOUR_SEED ?= 0
 PYTEST_ARGS ?=
-# Tests run side by side (pytest-xdist): most wait on servers and waves; each Airflow deployment's tests stay
-# together on one worker (xdist_group), so at most two deployments run at once.
+# Tests run side by side (pytest-xdist): most wait on servers and waves. Tests that share a deployment or a
+# module fixture stay on one worker (xdist_group; tests/scheduling.py), and units are handed out longest first
+# (--no-loadscope-reorder keeps tests/conftest.py's order): docs/testing.md.
 TEST_WORKERS ?= 4
+XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 .PHONY: help venv docs-assets system-deps browser test-deps test unit integration demo compare down sim stack-up stack-down bench clean
 
@@ -49,13 +51,13 @@ test-deps: browser
 	@bash scripts/install-redis.sh
 
 test: venv docs-assets system-deps test-deps
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/pytest $(XDIST) $(PYTEST_ARGS)
 
 unit: venv docs-assets
-	$(BIN)/pytest -n 2 -m "not integration" $(PYTEST_ARGS)
+	$(BIN)/pytest -n 2 --dist loadgroup -m "not integration" $(PYTEST_ARGS)
 
 integration: venv docs-assets system-deps test-deps
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m integration $(PYTEST_ARGS)
+	$(BIN)/pytest $(XDIST) -m integration $(PYTEST_ARGS)
 
 sim: venv
 	$(BIN)/gpupoc sim serve --port 6443 $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED))

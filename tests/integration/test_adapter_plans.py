@@ -200,12 +200,12 @@ SCORES = {"reviewers": [{"name": "Wang Fang", "role": "business",
                          "scores": {"ui_usability": 4, "documentation": 4, "training_cost": 4}}]}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def good_root(tmp_path_factory) -> Path:
-    """A correct platform's synthetic evidence, validated once for the module (each report copies it)."""
-    from gpupoc.validation import synthetic as syn
+    """A correct platform's synthetic evidence, validated once for the test session (each report copies it)."""
+    from tests import session_cache
 
-    return syn.write_good_root(tmp_path_factory.mktemp("good") / "evidence")
+    return session_cache.good_root(tmp_path_factory)
 
 
 def report_with_run(tmp: Path, run, good_root: Path) -> object:

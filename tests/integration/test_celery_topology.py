@@ -44,7 +44,7 @@ from .test_restart_resilience import SELECTOR, WAVE, _failed_checks, _pod_index,
 # The timeout guards against a hang only: the waits below fail first, on a stall, naming what they waited for.
 # A trigger that moves to the other triggerer is cancelled by Airflow as if by a user; WavePodTrigger.on_kill
 # keeps the pod of a task still deferred (docs/testing.md, "Defects these tests found").
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800), pytest.mark.xdist_group("airflow")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800), pytest.mark.xdist_group("airflow-restarts")]
 DAG_ID = "poc_queue_congestion"
 REPORT_DAG = "poc_report"
 OTHER_CLASSES = ("tenant_isolation", "utilization", "fault_recovery", "audit_trail")

@@ -36,7 +36,7 @@ from gpupoc.validation.models import FailureClass, Verdict
 
 from .conftest import wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("fault-profiles")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 TENANTS = ("team-vision", "team-nlp", "team-serving")
 ADMIN = Actor("admin", "kubernetes-admin", ("kubeadm:cluster-admins", "system:authenticated"))
@@ -196,10 +196,13 @@ def run_probes(sim, classes, tmp_path) -> dict[str, dict[str, pd.DataFrame]]:
 
 
 # ---- evidence root and report ----
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def good_root(tmp_path_factory):
-    """A validated evidence root of a correctly behaving platform (synthetic), one run per class."""
-    return syn.write_good_root(tmp_path_factory.mktemp("good") / "evidence")
+    """A validated evidence root of a correctly behaving platform (synthetic), one run per class: built once
+    for the test session, so that the tests of this module, each on a cluster of its own, run side by side."""
+    from tests import session_cache
+
+    return session_cache.good_root(tmp_path_factory)
 
 
 def report_with(good_root, tmp_path, real: dict[str, dict[str, pd.DataFrame]]):

@@ -34,7 +34,7 @@ from tests.waiting import wait_for
 
 from .plans import LONGEST_POD_SECONDS, small_plan
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow")]
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow-restarts")]
 DAG_ID = "poc_queue_congestion"
 WAVE = 8
 SELECTOR = "gpupoc.io/test-class=queue_congestion"

@@ -1,4 +1,5 @@
-"""Two candidates' evidence: copies of one validated root of a correctly behaving platform."""
+"""Two candidates' evidence: copies of one validated root of a correctly behaving platform (built once per test
+session: ``tests/session_cache.py``)."""
 
 import json
 import shutil
@@ -6,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from gpupoc.validation import synthetic as syn
+from tests import session_cache
 
 
 @pytest.fixture(scope="session")
 def good_root(tmp_path_factory):
-    return syn.write_good_root(tmp_path_factory.mktemp("good") / "evidence")
+    return session_cache.good_root(tmp_path_factory)
 
 
 @pytest.fixture

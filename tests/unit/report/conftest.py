@@ -1,4 +1,5 @@
-"""A validated evidence root of a correctly behaving platform, copied per test that breaks one class."""
+"""A validated evidence root of a correctly behaving platform (built once per test session:
+``tests/session_cache.py``), copied per test that breaks one class."""
 
 import shutil
 from datetime import timedelta
@@ -6,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from gpupoc.validation import synthetic as syn
+from tests import session_cache
 
 GOOD_SCORES = {"reviewers": [
     {"name": "Wang Fang", "role": "business", "scores": {"ui_usability": 4, "documentation": 4, "training_cost": 3},
@@ -15,7 +17,7 @@ GOOD_SCORES = {"reviewers": [
 
 @pytest.fixture(scope="session")
 def good_root(tmp_path_factory):
-    return syn.write_good_root(tmp_path_factory.mktemp("good") / "evidence")
+    return session_cache.good_root(tmp_path_factory)
 
 
 @pytest.fixture

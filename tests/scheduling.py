@@ -1,0 +1,98 @@
+"""How the tests of `make test` are handed to its pytest-xdist workers (``--dist loadgroup``).
+
+A worker takes one unit of work at a time: the tests of one ``xdist_group``, or else a single test. Two rules
+on top of the groups the modules name:
+
+- **Tests that share a module-scoped fixture run on one worker.** Such a fixture runs once per worker that
+  runs one of its tests: spread over workers, ``test_bulk_submission.py``'s 200-pod waves ran twice and
+  ``test_real_cluster.py``'s prepared clusters three times. The tests of a module without an ``xdist_group``
+  of their own that use a module-scoped fixture of this tree (defined in the module or in a conftest) get
+  one group per set of such fixtures they share; tests that use none stay free.
+- **The longest work starts first.** ``make test`` passes ``--no-loadscope-reorder``, so units are handed
+  out in collection order, and this order puts the modules of ``LONGEST`` first (the longest units of the
+  measured runs in docs/testing.md, longest first), then the other integration tests, then the quick unit
+  tests that fill the workers' gaps at the end. An order asserts nothing: a module missing from the list
+  only starts later.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+# The longest units of `make test`, longest first (a group is placed by its first module here).
+LONGEST = [
+    "integration/test_bulk_submission.py",
+    "integration/test_demo.py",
+    "integration/test_adapter_plans.py",
+    "integration/test_celery_topology.py",        # airflow-restarts, with test_restart_resilience.py
+    "integration/test_attempt_outcomes.py",
+    "integration/test_verdict_stability.py",
+    "integration/test_report_signoff.py",         # airflow, with the preemption, postgres and KPO tests
+    "integration/test_services.py",
+    "integration/test_access_table.py",
+    "integration/test_audit_webhook_class.py",
+    "integration/test_fault_class_injectors.py",
+    "integration/test_memory_isolation.py",
+    "integration/test_real_cluster.py",
+    "integration/test_fault_profiles_reach_the_report.py",
+]
+
+
+def _defined_under(func, root: Path) -> bool:
+    code = getattr(func, "__code__", None)
+    return code is not None and root in Path(code.co_filename).resolve().parents
+
+
+def module_fixtures(item: pytest.Item, root: Path = TESTS) -> list[str]:
+    """The module-scoped fixtures defined under ``root`` that ``item`` uses, by name."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    names = []
+    for name in info.names_closure:
+        defs = info.name2fixturedefs.get(name)
+        if defs and defs[-1].scope == "module" and _defined_under(defs[-1].func, root):  # [-1]: the one in force
+            names.append(name)
+    return names
+
+
+def group_shared_module_fixtures(items: list[pytest.Item], root: Path = TESTS) -> None:
+    """Give the tests of a module that share a module-scoped fixture one ``xdist_group``,
+    ``<module>::<fixture>`` (tests joined by any fixture they share, transitively)."""
+    by_module: dict[Path, list[pytest.Item]] = {}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            by_module.setdefault(Path(str(item.path)), []).append(item)
+    for path, module_items in by_module.items():
+        leader: dict[str, str] = {}
+
+        def find(name: str) -> str:
+            while leader.setdefault(name, name) != name:
+                name = leader[name]
+            return name
+
+        uses = [(item, module_fixtures(item, root)) for item in module_items]
+        for _, names in uses:
+            for other in names[1:]:
+                leader[find(other)] = find(names[0])
+        module = path.relative_to(root).as_posix() if root in path.parents else path.name
+        for item, names in uses:
+            if names:
+                item.add_marker(pytest.mark.xdist_group(f"{module}::{find(names[0])}"))
+
+
+def longest_first(items: list[pytest.Item], root: Path = TESTS, longest: list[str] = LONGEST) -> None:
+    """Reorder ``items`` (stably, whole modules): ``longest`` in its order, the other integration tests, then
+    the rest."""
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        path = Path(str(item.path))
+        module = path.relative_to(root).as_posix() if root in path.parents else path.name
+        if module in longest:
+            return 0, longest.index(module)
+        return (1, 0) if module.startswith("integration/") else (2, 0)
+
+    items.sort(key=rank)
