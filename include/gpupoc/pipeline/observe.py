@@ -210,14 +210,16 @@ class Observed:
 
     def outcomes(self, snap: Snapshot, present: dict, records: Callable[[list[dict]], Evidence]):
         """``key -> OutcomeRecord`` of an ended attempt: from the snapshot's events first, from every record
-        (``records``: owners' conditions, the audit log) only when those leave it lost; kept once final."""
+        (``records``: owners' conditions, the audit log) only when those leave it lost; kept once final. The
+        snapshot's events are indexed once for all its attempts, not once per attempt."""
         full: list[Evidence] = []
+        seen_now = Evidence(snap.events)
 
         def outcome_of(key: tuple[str, str]) -> OutcomeRecord:
             if key in self._known:
                 return self._known[key]
             pod, here = present.get(key) or self.last_seen.get(key), key in present
-            out = classify_attempt(key, pod, here, Evidence(snap.events))
+            out = classify_attempt(key, pod, here, seen_now)
             if out.outcome is WorkloadOutcome.LOST:
                 if not full:
                     full.append(records(snap.events))
@@ -239,20 +241,22 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  tasks: Callable[[], TaskView] = TaskView, records: Callable[[list[dict]], Evidence] = Evidence,
                  on_snapshot: Callable[[Snapshot], None] | None = None,
                  on_waiting: Callable[[list[Open], float], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = ()) -> Observed:
+                 sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = (),
+                 clock: Callable[[], datetime] = utcnow) -> Observed:
     """Snapshots every ``interval_s`` until every item (key -> namespace) has its outcome, or ``timeout_s``.
 
     ``tasks()`` says what the wave tasks decided and where they are; ``records(events)`` what the platform
     recorded beside the snapshot's events (owners' conditions, the audit log), read only when an ended
     attempt needs its outcome. ``on_waiting(open items, seconds left)`` is called after every snapshot that
     leaves items open. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
-    retried observer goes on from them, so an attempt that vanished meanwhile keeps its place."""
+    retried observer goes on from them, so an attempt that vanished meanwhile keeps its place. ``clock`` dates
+    each snapshot."""
     start = time.monotonic()
     deadline = start + timeout_s
     result = Observed(names=gather_names(caller, plan, namespaces))
     result._track(Snapshot([], list(seen_before), []), items, start)
     while True:
-        snap = observe_once(caller, namespaces, label_selector, plan, names=result.names)
+        snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
         now = time.monotonic()
         result.observations.extend(snap.observations)
         result.events = snap.events
