@@ -159,12 +159,19 @@ def observe(plan_file: Path, args: argparse.Namespace) -> dict:
     from gpupoc.steps import wave as steps_wave
 
     ctx, api, _end = wave(plan_file, args, "observe")
-    steps_wave.observe_wave = partial(O.observe_wave, sleep=api.advance, clock=api.clock)
+    rss: list[int] = []
+
+    def advance(seconds: float) -> None:  # between two snapshots: what the observer holds then
+        rss.append(_rss_mib())
+        api.advance(seconds)
+
+    steps_wave.observe_wave = partial(O.observe_wave, sleep=advance, clock=api.clock)
     steps_wave.CHECKPOINT_SECONDS = 0.0  # at 15 s snapshots the observer saves after every one
     t0 = time.perf_counter()
     out = steps_wave.observe(ctx)
     return {"seconds": time.perf_counter() - t0, "snapshots": out["snapshots"], "rows": out["rows"],
-            "open": len(out["open_at_deadline"]), "observations_mib": _mib(ctx.files("observations")),
+            "open": len(out["open_at_deadline"]), "rss_mib_between_snapshots": rss,
+            "observations_mib": _mib(ctx.files("observations")),
             "observed_pods_mib": _mib(ctx.files("observed_pods"))}
 
 
@@ -203,6 +210,12 @@ def report(plan_file: Path, args: argparse.Namespace) -> dict:
     bundle = create(spec_for_report(res.out_dir), bundle_path(res.out_dir))
     return {"seconds": built, "bundle_seconds": time.perf_counter() - t1, "decision": res.report.decision.value,
             "html_mib": _mib(res.paths["html"]), "bundle_mib": _mib(bundle)}
+
+
+def _rss_mib() -> int:
+    """The process's resident memory now (MiB)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return round(pages * resource.getpagesize() / 2**20)
 
 
 def _mib(path: Path) -> float:

@@ -180,9 +180,9 @@ class Awaited:
 
 @dataclass
 class Observed:
-    """What the observer saw: every snapshot, the last state of every pod, the attempts per item."""
+    """What the observer saw: the last state of every pod, the attempts per item (each snapshot's observations
+    go to ``on_snapshot``, which keeps what it needs)."""
 
-    observations: list[Observation] = field(default_factory=list)
     last_seen: dict[tuple[str, str], dict] = field(default_factory=dict)
     seen: dict[str, list[str]] = field(default_factory=dict)      # item -> pod names in order of appearance
     open: list[Open] = field(default_factory=list)                # items without an outcome at the end
@@ -258,7 +258,6 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     while True:
         snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
         now = time.monotonic()
-        result.observations.extend(snap.observations)
         result.events = snap.events
         present = result._track(snap, items, now)
         if on_snapshot:

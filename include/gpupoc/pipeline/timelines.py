@@ -44,9 +44,10 @@ class WorkloadTimeline:
         return max(0.0, (self.scheduled_at - self.ready_at).total_seconds())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
-    """One pod in one snapshot: its state and the platform's own explanation at that moment."""
+    """One pod in one snapshot: its state and the platform's own explanation at that moment (slotted: a wave
+    of 10,000 pods keeps some 100,000 of them)."""
 
     taken_at: datetime
     pod: str

@@ -118,3 +118,6 @@ def test_a_list_document_is_written_item_by_item_exactly_as_one_document(tmp_pat
     assert path.read_bytes() == _json_bytes(scrub(items)), "the streamed list differs from the one-piece document"
     assert json.loads(path.read_text())[1]["token"] == "[REDACTED]", "each item is scrubbed"
     assert w.write_json("empty", []).read_bytes() == _json_bytes([])
+    made = w.write_json_items("made", (dict(i) if isinstance(i, dict) else i for i in items))
+    assert made.read_bytes() == _json_bytes(scrub(items)), "items made one at a time are written as the list"
+    assert w.write_json_items("none", iter(())).read_bytes() == _json_bytes([])
