@@ -258,6 +258,10 @@ _MESSAGE_CLASSES: list[tuple[str, re.Pattern]] = [
 def classify_message(text: str | None) -> set[str]:
     """The bottleneck classes a platform message names (``{"insufficient_gpus"}`` for kube-scheduler's
     FailedScheduling)."""
-    if not text:
-        return set()
-    return {name for name, rx in _MESSAGE_CLASSES if rx.search(text)}
+    return set(_classes(text)) if text else set()
+
+
+@functools.lru_cache(maxsize=4096)
+def _classes(text: str) -> frozenset[str]:
+    """``classify_message`` once per text: a wave's waits repeat a few texts tens of thousands of times."""
+    return frozenset(name for name, rx in _MESSAGE_CLASSES if rx.search(text))
