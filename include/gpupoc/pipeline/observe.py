@@ -277,11 +277,16 @@ def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source:
     """``queue_snapshots`` rows (only pods not yet bound: the ones waiting), each with the platform's most
     telling text about the pod (``pods`` and ``names``: what a text may name)."""
     context = contexts(pods, names)
+    told: dict[tuple, tuple[str | None, str | None]] = {}  # a pod says the same in snapshot after snapshot
     rows = []
     for o in obs:
         if o.node or o.phase in TERMINAL:
             continue
-        reason, message = o.explanation(context(o.namespace, o.pod))
+        said = (o.namespace, o.pod, o.reason, o.message, o.event_reason, o.event_message, o.scheduler_reason,
+                o.scheduler_message)
+        if said not in told:
+            told[said] = o.explanation(context(o.namespace, o.pod))
+        reason, message = told[said]
         rows.append({"ts": o.taken_at, "pod": o.pod, "namespace": o.namespace, "phase": o.phase,
                      "reason": reason, "message": message,
                      "position": o.position,
