@@ -186,9 +186,8 @@ class Sampler(threading.Thread):
 
     def _peak(self, name: str, p, rss: float) -> None:
         old = self.peaks.get(p.pid)
-        if old is None or rss / 2**20 > old[2]:
-            label = old[1] if old else _label(p)
-            self.peaks[p.pid] = (name, label, rss / 2**20)
+        if old is None or rss / 2**20 > old[2]:  # named as it was then: an executor's worker runs task after task
+            self.peaks[p.pid] = (name, _label(p), rss / 2**20)
 
     def sample(self) -> None:
         rss = pss = 0.0
@@ -228,10 +227,16 @@ class Sampler(threading.Thread):
         self.sample()
         return dict(self.cpu)
 
-    def process_peaks(self, top: int = 12) -> list[dict]:
-        """The processes with the highest peak RSS: tree, command line, MiB (per process, sampled each second)."""
+    def process_peaks(self, tasks: dict[str, str] | None = None, top: int = 12) -> list[dict]:
+        """The processes with the highest peak RSS: tree, command line, MiB (per process, sampled each second);
+        a task instance's id in a command line (LocalExecutor's worker title) is followed by its task
+        (``tasks``: id -> task)."""
         rows = sorted(self.peaks.values(), key=lambda r: -r[2])[:top]
-        return [{"tree": t, "process": label, "peak_rss_mib": round(mib)} for t, label, mib in rows]
+        out = []
+        for tree, label, mib in rows:
+            named = next((f"{label} ({task})" for tid, task in (tasks or {}).items() if tid and tid in label), label)
+            out.append({"tree": tree, "process": named, "peak_rss_mib": round(mib)})
+        return out
 
 
 def _label(p) -> str:
@@ -344,7 +349,8 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
     profile = _profile(tis, audit, names, run, pods)
     final = af.get_run(DAG_ID, run_id)
     return {"path": "airflow", "n": n, "run_id": run_id, "startup": evidence_startup(plan_path, run_id) or startup(pods),
-            "process_peaks": sampler.process_peaks(), "run_state": final.get("state"),
+            "process_peaks": sampler.process_peaks({str(t.get("id")): f"{t['task_id']}[{t.get('map_index')}]"
+                                                    for t in tis}), "run_state": final.get("state"),
             "wave_states": sorted({t["state"] for t in wave.values()}), "pods_created": len(names),
             "wall_s": round(marks.get("wave_done", marks.get("pods_done", 0.0)), 1),
             "pods_done_s": round(marks.get("pods_done", 0.0), 1), "run_end_s": round(marks.get("run_end", 0.0), 1),
