@@ -186,7 +186,7 @@ class Observed:
     last_seen: dict[tuple[str, str], dict] = field(default_factory=dict)
     seen: dict[str, list[str]] = field(default_factory=dict)      # item -> pod names in order of appearance
     open: list[Open] = field(default_factory=list)                # items without an outcome at the end
-    events: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)              # the last snapshot's
     names: ClusterNames = field(default_factory=ClusterNames)     # the cluster's object names, read at the start
     awaited: dict[tuple[str, str], Awaited] = field(default_factory=dict)  # (item, ended pod) -> its successor
     ended_at: dict[tuple[str, str], float] = field(default_factory=dict)   # pod -> first seen ended or missing
@@ -258,7 +258,6 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     while True:
         snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
         now = time.monotonic()
-        result.events = snap.events
         present = result._track(snap, items, now)
         if on_snapshot:
             on_snapshot(snap)
@@ -266,9 +265,11 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                                  result.outcomes(snap, present, records))
         result._await(result.open)
         if not result.open or now >= deadline:
+            result.events = snap.events
             return result
         if on_waiting:
             on_waiting(result.open, deadline - now)
+        snap = present = None  # the next snapshot is read without this one's lists (10,000 pods, their events)
         sleep(interval_s)
 
 
