@@ -8,6 +8,7 @@ simulated cluster would at a virtual time. What the wave's other tasks write (ru
 shards' submissions and pod transitions, the release, an audit log with every create and release) is written
 first, outside the measured stages. Stages:
 
+- baseline: the interpreter, the steps' modules and the synthetic wave alone (what each stage starts from);
 - observe: ``steps.wave.observe`` (``pipeline/observe.py``), a snapshot every ``snapshot_interval_seconds`` of
   the plan from before the first pod exists until every pod ended; it checkpoints every snapshot, as it does at
   15 s snapshots;
@@ -39,7 +40,7 @@ from scale_wave import T0, WaveApi, place, templates_and_pods  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 RUN_ID = "bench__scale"
 TC = "queue_congestion"
-STAGES = ("observe", "collect", "validate", "report")
+STAGES = ("baseline", "observe", "collect", "validate", "report")
 GIB = 1024**3
 TARGET_BYTES, REPORT_SECONDS = GIB, 30.0
 
@@ -152,6 +153,16 @@ def _audit(p, verb: str, pod: dict, at) -> dict:
             "requestReceivedTimestamp": rfc3339(at), "stageTimestamp": rfc3339(at)}
 
 
+def baseline(plan_file: Path, args: argparse.Namespace) -> dict:
+    """What every stage's process holds before its work: the interpreter, the steps' modules, the synthetic wave."""
+    import gpupoc.steps.collect  # noqa: F401
+    import gpupoc.steps.wave  # noqa: F401
+
+    t0 = time.perf_counter()
+    wave(plan_file, args, "baseline")
+    return {"seconds": time.perf_counter() - t0}
+
+
 def observe(plan_file: Path, args: argparse.Namespace) -> dict:
     from functools import partial
 
@@ -223,7 +234,8 @@ def _mib(path: Path) -> float:
 
 
 def child(stage: str, plan_file: Path, args: argparse.Namespace) -> None:
-    fn = {"prepare": prepare, "observe": observe, "collect": collect, "validate": validate, "report": report}[stage]
+    fn = {"prepare": prepare, "baseline": baseline, "observe": observe, "collect": collect, "validate": validate,
+          "report": report}[stage]
     out = fn(plan_file, args)
     print(json.dumps({**out, "peak_rss": _peak()}))
 
