@@ -163,16 +163,31 @@ def _pods(core, run_label: str) -> list:
 
 # ---- CPU and memory of process trees ----
 class Sampler(threading.Thread):
-    """Every second: CPU seconds (own + reaped children) and RSS of each named process tree."""
+    """Every second: CPU seconds (own + reaped children) and RSS of each named process tree, and each process's
+    own peak RSS (``peaks``: pid -> (tree, command line, MiB)); trees in ``aside`` (the simulated API server)
+    are sampled per process but left out of the sums."""
 
-    def __init__(self, roots: dict[str, int]):
+    def __init__(self, roots: dict[str, int], aside: dict[str, int] | None = None):
         super().__init__(daemon=True)
-        self.roots = roots
+        self.roots, self.aside = roots, dict(aside or {})
         self.cpu: dict[str, float] = {k: 0.0 for k in roots}
+        self.peaks: dict[int, tuple[str, str, float]] = {}
         self.peak_rss_mib = 0.0
         self.peak_pss_mib = 0.0
         self.samples = 0
         self.stop_event = threading.Event()
+
+    def _tree(self, pid: int) -> list:
+        try:
+            root = psutil.Process(pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
+
+    def _peak(self, name: str, p, rss: float) -> None:
+        old = self.peaks.get(p.pid)
+        if old is None or rss / 2**20 > old[2]:  # named as it was then: an executor's worker runs task after task
+            self.peaks[p.pid] = (name, _label(p), rss / 2**20)
 
     def sample(self) -> None:
         rss = pss = 0.0
@@ -180,23 +195,27 @@ class Sampler(threading.Thread):
         with_pss = self.samples % 5 == 1  # proportional set size reads smaps: every 5th sample
         for name, pid in self.roots.items():
             total = 0.0
-            try:
-                root = psutil.Process(pid)
-                procs = [root, *root.children(recursive=True)]
-            except psutil.Error:
-                continue
-            for p in procs:
+            for p in self._tree(pid):
                 try:
                     t = p.cpu_times()
                     total += t.user + t.system + t.children_user + t.children_system
                     if with_pss:
                         info = p.memory_full_info()
                         rss, pss = rss + info.rss, pss + getattr(info, "pss", info.rss)
+                        self._peak(name, p, info.rss)
                     else:
-                        rss += p.memory_info().rss
+                        one = p.memory_info().rss
+                        rss += one
+                        self._peak(name, p, one)
                 except psutil.Error:
                     continue
             self.cpu[name] = max(self.cpu[name], total)
+        for name, pid in self.aside.items():
+            for p in self._tree(pid):
+                try:
+                    self._peak(name, p, p.memory_info().rss)
+                except psutil.Error:
+                    continue
         self.peak_rss_mib = max(self.peak_rss_mib, rss / 2**20)
         self.peak_pss_mib = max(self.peak_pss_mib, pss / 2**20)
 
@@ -207,6 +226,26 @@ class Sampler(threading.Thread):
     def snapshot(self) -> dict[str, float]:
         self.sample()
         return dict(self.cpu)
+
+    def process_peaks(self, tasks: dict[str, str] | None = None, top: int = 12) -> list[dict]:
+        """The processes with the highest peak RSS: tree, command line, MiB (per process, sampled each second);
+        a task instance's id in a command line (LocalExecutor's worker title) is followed by its task
+        (``tasks``: id -> task)."""
+        rows = sorted(self.peaks.values(), key=lambda r: -r[2])[:top]
+        out = []
+        for tree, label, mib in rows:
+            named = next((f"{label} ({task})" for tid, task in (tasks or {}).items() if tid and tid in label), label)
+            out.append({"tree": tree, "process": named, "peak_rss_mib": round(mib)})
+        return out
+
+
+def _label(p) -> str:
+    """A process as ``ps`` names it: its title (Airflow sets one per task) or its command line, shortened."""
+    try:
+        cmd = " ".join(p.cmdline()) or p.name()
+    except psutil.Error:
+        return "?"
+    return cmd.replace(str(REPO), ".")[:140]
 
 
 def _spread(moments: list[datetime]) -> float | None:
@@ -262,7 +301,7 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
 
     af = AirflowClient.for_home(settings.home)
     admin = _core(sim)
-    sampler = Sampler(dict(state.pids))
+    sampler = Sampler(dict(state.pids), {"simulated API server": sim.proc.pid})
     sampler.start()
     cpu0 = sampler.snapshot()
     sim_cpu0 = _tree_cpu(sim.proc.pid)
@@ -309,7 +348,9 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
                 and "schedulingGates" in json.dumps(e.get("requestObject"))]
     profile = _profile(tis, audit, names, run, pods)
     final = af.get_run(DAG_ID, run_id)
-    return {"path": "airflow", "n": n, "run_id": run_id, "startup": startup(pods), "run_state": final.get("state"),
+    return {"path": "airflow", "n": n, "run_id": run_id, "startup": evidence_startup(plan_path, run_id) or startup(pods),
+            "process_peaks": sampler.process_peaks({str(t.get("id")): f"{t['task_id']}[{t.get('map_index')}]"
+                                                    for t in tis}), "run_state": final.get("state"),
             "wave_states": sorted({t["state"] for t in wave.values()}), "pods_created": len(names),
             "wall_s": round(marks.get("wave_done", marks.get("pods_done", 0.0)), 1),
             "pods_done_s": round(marks.get("pods_done", 0.0), 1), "run_end_s": round(marks.get("run_end", 0.0), 1),
@@ -334,6 +375,23 @@ def startup(pods: list) -> dict:
         found.append(t)
     rows = {r["condition"]: {k: r[k] for k in ("p50_ms", "p95_ms", "p99_ms")} for r in latency_rows(found, "bench")}
     return {**rows, "pods_per_second": scheduling_throughput(found)["pods_per_second"]}
+
+
+def evidence_startup(plan_path: Path, run_id: str) -> dict:
+    """The run's own ``startup_latency`` rows (``collect_evidence``: in bulk from the shards' watches, every
+    first-True transition), in the shape of ``startup``; empty when the run wrote none."""
+    import pyarrow.parquet as pq
+
+    from gpupoc.evidence.writer import run_dir_for
+    from gpupoc.plan import load_plan
+
+    table = run_dir_for(load_plan(plan_path).evidence_root_path, DAG_ID, run_id) / "tables" / "startup_latency.parquet"
+    if not table.is_file():
+        return {}
+    rows = pq.read_table(table).to_pylist()
+    out = {r["condition"]: {k: r[k] for k in ("p50_ms", "p95_ms", "p99_ms")} for r in rows}
+    return {**out, "pods_per_second": rows[0]["pods_per_second"] if rows else None,
+            "source": rows[0]["source"] if rows else None}
 
 
 def _tree_cpu(pid: int) -> float:
@@ -379,6 +437,14 @@ def _profile(tis: list[dict], audit: list[dict], names: set[str], run: dict, pod
     def stat(values: list[float]) -> dict:
         return {"median": pct(values, 0.5), "p90": pct(values, 0.9), "max": pct(values, 1.0), "n": len(values)}
 
+    shards = [t for t in tis if t["task_id"] == "bulk_shard" and t.get("start_date") and t.get("end_date")]
+    if shards:  # bulk: a few tasks, each submitting and following its shard
+        return {"bulk shard tasks": len(shards),
+                "shard task started after run start": stat([(parse_ts(t["start_date"]) - run_start).total_seconds()
+                                                            for t in shards if run_start]),
+                "shard task duration": stat([(parse_ts(t["end_date"]) - parse_ts(t["start_date"])).total_seconds()
+                                             for t in shards]),
+                "pod creations spread": _spread(list(created.values()))}
     return {
         "wave task started after run start (scheduler/executor)": stat(first_start),
         "task start to pod created (start-up: fork, parse, build, POST)": stat(startup),
@@ -443,13 +509,17 @@ def print_report(rows: list[dict], imports: dict | None = None) -> None:
                   f"{a['run_end_s']} s, {a['run_state']}) | all exist after {a['all_exist_s']:6.1f} s | "
                   f"schedulable spread (gate removals) {a['schedulable_spread_s']} s")
             cpu = sum(a["airflow_cpu_s"].values())
-            print(f"         Airflow CPU {cpu:.0f} s = {a['airflow_cpu_per_task_s']} s per wave task"
+            per = "pod" if a.get("submission") == "bulk" else "wave task"
+            print(f"         Airflow CPU {cpu:.0f} s = {a['airflow_cpu_per_task_s']} s per {per}"
                   f"  ({a['airflow_cpu_s']}); simulated API server {a['sim_cpu_s']} s; peak Airflow memory "
                   f"PSS {a['peak_pss_mib']} MiB (RSS summed per process {a['peak_rss_mib']} MiB)")
             st = a.get("startup") or {}
-            print(f"         start-up (ms from release) " + " | ".join(
+            print(f"         start-up (ms from release, {st.get('source') or 'final pod states'}) " + " | ".join(
                 f"{c} p50 {v['p50_ms']} p95 {v['p95_ms']} p99 {v['p99_ms']}" for c, v in st.items()
                 if isinstance(v, dict)) + f" | scheduling {st.get('pods_per_second')} pods/s")
+            print("         peak RSS per process (sampled each second):")
+            for r in a.get("process_peaks") or []:
+                print(f"           {r['peak_rss_mib']:6d} MiB  [{r['tree']}] {r['process']}")
             print("         where the time goes (s):")
             for k, v in a["profile"].items():
                 print(f"           {k}: {v}")

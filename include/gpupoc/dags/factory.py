@@ -154,9 +154,12 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
         @task
         def bulk_shards(v: dict, _items: list[dict]) -> list[dict]:
+            from airflow.configuration import conf
+
             from gpupoc.steps.bulk import shards
 
-            return shards(_ctx(v, "bulk_shards"))  # none when the operator submits the wave
+            slots = min(conf.getint("core", "parallelism"), conf.getint("core", "max_active_tasks_per_dag"))
+            return shards(_ctx(v, "bulk_shards"), slots)  # none when the operator submits the wave
 
         @task(retries=0)  # a retry would submit the shard's items a second time
         def bulk_shard(v: dict, shard: dict) -> dict:

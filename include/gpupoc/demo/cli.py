@@ -15,16 +15,17 @@ def _repo() -> Path:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from gpupoc.demo.runner import DemoOptions, main_demo, select_classes
+    from gpupoc.demo.runner import DemoOptions, main_demo, plan_classes, select_classes
     from gpupoc.sim.behaviours import parse_behaviours
     from gpupoc.sim.faults import parse_faults
 
     parse_faults(args.faults or "")  # an unknown profile or class is refused before anything starts
     parse_behaviours(args.behaviour or "")
-    classes = select_classes(args.classes)
+    select_classes(args.classes)  # an unknown class is refused before anything starts
     repo = _repo()
     plan = Path(args.plan) if args.plan else repo / "plans" / "default.yaml"
     plan = plan if plan.is_absolute() else Path.cwd() / plan
+    classes = plan_classes(plan, args.classes)  # none named: the classes the plan enables
     return main_demo(DemoOptions(repo=repo, plan=plan.resolve(), faults=args.faults or "",
                                  behaviours=args.behaviour or "", behaviour_seed=args.behaviour_seed,
                                  classes=classes, sequential=not args.together, port=args.port,
@@ -55,7 +56,8 @@ def register(subparsers) -> None:
     p.add_argument("--platform", default="", help="one of the plan's platforms (its name): its adapter and "
                    "scheduler mode, evidence under <evidence_root>/<name> (docs/comparison.md)")
     p.add_argument("--classes", default="", help="run only these test classes, comma-separated (e.g. "
-                   "tenant_isolation); the report takes the latest earlier evidence of the others")
+                   "tenant_isolation; default: the classes the plan enables); the report takes the latest "
+                   "earlier evidence of the others")
     p.add_argument("--together", action="store_true",
                    help="trigger the five test classes at once and let their cluster lease order them "
                    "(default: each after the previous one ended, which is faster on 2 cores)")

@@ -77,6 +77,22 @@ def _json_bytes(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=_default) + "\n").encode()
 
 
+def _write_json_list(path: Path, items: Iterable[Any]) -> None:
+    """``items`` scrubbed and written as ``_json_bytes(scrub(list(items)))`` would write them, byte for byte, one
+    item at a time: a list of 100,000 observations is never copied, nor held as one string, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        first = True
+        for item in items:
+            f.write(b"[\n  " if first else b",\n  ")
+            first = False
+            text = json.dumps(scrub(item), indent=2, sort_keys=True, ensure_ascii=False, default=_default)
+            f.write(text.replace("\n", "\n  ").encode())  # one level deeper; a string's newlines are escaped
+        f.write(b"[]\n" if first else b"\n]\n")
+    os.replace(tmp, path)
+
+
 def _default(o: Any) -> Any:
     if isinstance(o, datetime):
         return _iso(o)
@@ -131,7 +147,16 @@ class EvidenceWriter:
     def write_json(self, name: str, obj: Any) -> Path:
         """Write a scrubbed JSON document under ``files/`` (replacing an earlier one of the same name)."""
         path = self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
-        _write_atomic(path, _json_bytes(scrub(obj)))
+        if isinstance(obj, list):
+            _write_json_list(path, obj)
+        else:
+            _write_atomic(path, _json_bytes(scrub(obj)))
+        return path
+
+    def write_json_items(self, name: str, items: Iterable[Any]) -> Path:
+        """``write_json(name, list(items))`` without the list: each item is made, scrubbed and written in turn."""
+        path = self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
+        _write_json_list(path, items)
         return path
 
     def records(self) -> dict[str, TableRecord]:

@@ -262,13 +262,18 @@ def _ref(e: LedgerEntry) -> str:
     return f"{res} {e.namespace + '/' if e.namespace else ''}{e.name}".strip()
 
 
-def read_audit_lines(path: str | Path) -> list[dict]:
-    """audit.k8s.io/v1 events from a JSON-lines file (``gpupoc.monitoring.audit_source.LinesSource``); a
-    missing file raises ``SourceUnavailable``."""
+def audit_lines_source(path: str | Path):
+    """The JSON-lines audit file at ``path`` as an audit source (``gpupoc.monitoring.audit_source.LinesSource``)."""
     from gpupoc.monitoring.audit_source import LinesSource
 
     return LinesSource(Path(path), f"audit log {path}", "point the plan's evidence source audit (or "
-                       "audit_log_path) at the API server's --audit-log-path", what="audit log").events()
+                       "audit_log_path) at the API server's --audit-log-path", what="audit log")
+
+
+def read_audit_lines(path: str | Path) -> list[dict]:
+    """audit.k8s.io/v1 events from a JSON-lines file (``audit_lines_source``); a missing file raises
+    ``SourceUnavailable``."""
+    return audit_lines_source(path).events()
 
 
 def audit_events(source: Any) -> list[dict]:

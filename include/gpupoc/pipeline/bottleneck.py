@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from gpupoc.common.constants import PIPELINE_GATE
@@ -55,6 +55,7 @@ class Held:
     pending: list[WorkloadTimeline]
     gangs_whole: bool = True  # the scheduler places a gang as one unit (Kueue, Volcano, KAI)
     ranked: dict[str, tuple[list, list]] | None = None
+    slots: dict[tuple[str, int], int | None] = field(default_factory=dict)  # (pool, GPUs) -> pods that fit
 
     def in_queue_order(self) -> dict[str, tuple[list, list]]:
         """Per pool: the pending workloads' queue ranks and the workloads, in queue order."""
@@ -129,11 +130,15 @@ def bottleneck_at(t: WorkloadTimeline, o: Observation, held: Held,
 
 def _node_slots(t: WorkloadTimeline, held: Held, cap: Capacity) -> int:
     """How many pods of ``t``'s size the free GPUs of its pool's nodes hold (each pod on one node); a pool
-    whose nodes are unknown is not judged (counted as room enough)."""
-    nodes = [n for n, p in cap.node_pool.items() if p == t.pool]
-    if not nodes:
-        return held.pods_to_place(t)
-    return sum(max(0, cap.node_gpus.get(n, 0) - held.node[n]) // t.gpus for n in nodes)
+    whose nodes are unknown is not judged (counted as room enough). Counted once per snapshot (``held``, whose
+    ``cap`` is always the same), pool and size: 1,000 nodes for each of 10,000 waiting pods would not be."""
+    key = (t.pool, t.gpus)
+    if key not in held.slots:
+        nodes = [n for n, p in cap.node_pool.items() if p == t.pool]
+        held.slots[key] = sum(max(0, cap.node_gpus.get(n, 0) - held.node[n]) // t.gpus for n in nodes) if nodes \
+            else None
+    fit = held.slots[key]
+    return held.pods_to_place(t) if fit is None else fit
 
 
 def _ahead_sorted(t: WorkloadTimeline, ranked: dict[str, tuple[list, list]]) -> list[WorkloadTimeline]:

@@ -11,6 +11,7 @@ the most frequent cause as the workload's bottleneck, and checks whether the pla
 from __future__ import annotations
 
 import statistics
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timedelta
@@ -80,21 +81,58 @@ POSITION_REASON = "positionInClusterQueue"
 _EVENT_SLACK = timedelta(seconds=1)
 
 
-def snapshot_from_timelines(at: datetime, timelines: list[WorkloadTimeline], own: Observation) -> list[Observation]:
+def snapshot_from_timelines(at: datetime, timelines: list[WorkloadTimeline],
+                            own: Observation | None = None) -> list[Observation]:
     """The wave at ``at`` as the timelines tell it (who held GPUs, who waited, who was still gated), with
     ``own`` standing for its pod: a snapshot rebuilt from a scheduling event when no observer saw the wait."""
-    out = [own]
+    out = [own] if own is not None else []
     for t in timelines:
-        if (t.namespace, t.pod) == (own.namespace, own.pod):
+        if own is not None and (t.namespace, t.pod) == (own.namespace, own.pod):
             continue
-        if t.scheduled_at and t.scheduled_at <= at and (t.finished_at is None or at < t.finished_at):
-            out.append(Observation(taken_at=at, pod=t.pod, namespace=t.namespace, phase="Running",
-                                   node=t.node or "(node not recorded)"))
-        elif t.ready_at and t.ready_at <= at and (t.scheduled_at is None or at < t.scheduled_at):
-            out.append(Observation(taken_at=at, pod=t.pod, namespace=t.namespace))
-        elif t.released_at and at < t.released_at:
-            out.append(Observation(taken_at=at, pod=t.pod, namespace=t.namespace, gates=(PIPELINE_GATE,)))
+        o = _timeline_observation(at, t)
+        if o is not None:
+            out.append(o)
     return out
+
+
+def _timeline_observation(at: datetime, t: WorkloadTimeline) -> Observation | None:
+    if t.scheduled_at and t.scheduled_at <= at and (t.finished_at is None or at < t.finished_at):
+        return Observation(taken_at=at, pod=t.pod, namespace=t.namespace, phase="Running",
+                           node=t.node or "(node not recorded)")
+    if t.ready_at and t.ready_at <= at and (t.scheduled_at is None or at < t.scheduled_at):
+        return Observation(taken_at=at, pod=t.pod, namespace=t.namespace)
+    if t.released_at and at < t.released_at:
+        return Observation(taken_at=at, pod=t.pod, namespace=t.namespace, gates=(PIPELINE_GATE,))
+    return None
+
+
+# Rebuilt moments kept at once (a wave's events share their whole-second moments: the release, mostly).
+REBUILT_KEPT = 16
+
+
+def _rebuilt(at: datetime, own: Observation, timelines: list[WorkloadTimeline],
+             kept: dict[datetime, _Snapshot]) -> _Snapshot:
+    """``snapshot_from_timelines(at, timelines, own)`` as a snapshot. Where the timelines already show ``own``'s
+    pod as ``own`` counts (waiting, unbound, not gated: the same GPUs held, the same queue), that is the moment
+    every such pod shares, built once (its GPU accounting too) and kept among the last ``REBUILT_KEPT``."""
+    base = kept.get(at)
+    if base is None:
+        obs = snapshot_from_timelines(at, timelines)
+        base = _Snapshot(at, obs, {(o.namespace, o.pod): o for o in obs})
+        if len(kept) >= REBUILT_KEPT:
+            kept.pop(next(iter(kept)))
+        kept[at] = base
+    mine = base.by_pod.get((own.namespace, own.pod))
+    if mine is not None and _standing(mine) == _standing(own):
+        return base
+    exact = snapshot_from_timelines(at, timelines, own)
+    return _Snapshot(at, exact, {(o.namespace, o.pod): o for o in exact})
+
+
+def _standing(o: Observation) -> tuple:
+    """What ``bottleneck.state_at`` reads of an observation: the GPUs it holds where, or whether it queues."""
+    return (o.holds_gpus, o.node if o.holds_gpus else None,
+            not o.node and o.phase == "Pending" and PIPELINE_GATE not in o.gates)
 
 
 def bare_context(namespace: str, pod: str) -> ExplainContext:
@@ -134,8 +172,10 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     for e in events:
         by_pod[(e.namespace, e.pod)].append(e)
     rows = []
+    kept: dict[datetime, _Snapshot] = {}
     for t in sorted(timelines, key=lambda w: (w.submitted_at or NEVER, w.pod)):
         ctx = _with_gang(context(t.namespace, t.pod), t)
+        judged: dict[tuple[str | None, str], bool] = {}  # its texts repeat in every snapshot: judged once each
         causes: list[Bottleneck] = []
         texts: list[tuple[str | None, str]] = []
         positions: list[int] = []
@@ -143,23 +183,24 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         ahead_at_release: list[WorkloadTimeline] | None = None
         free_at_release: int | None = None
         source = "snapshots"
-        seen = _waiting_snapshots(t, snaps)
+        seen = [(snap, snap.by_pod[(t.namespace, t.pod)]) for snap in _waiting_snapshots(t, snaps)]
         if not seen and t.ready_at:
             source = "events"
             for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at):
                 if e.taken_at >= t.ready_at - _EVENT_SLACK and (t.scheduled_at is None or e.taken_at <= t.scheduled_at):
-                    at = max(e.taken_at, t.ready_at)
-                    rebuilt = snapshot_from_timelines(at, timelines, e)
-                    seen.append(_Snapshot(at, rebuilt, {(o.namespace, o.pod): o for o in rebuilt}))
-        for snap in seen:
-            mine = snap.by_pod[(t.namespace, t.pod)]
+                    seen.append((_rebuilt(max(e.taken_at, t.ready_at), e, timelines, kept), e))
+        for snap, mine in seen:
             cause, ahead, free = bottleneck_at(t, mine, snap.state_for(tl_by_key, cap, gangs_whole), cap)
             if cause is Bottleneck.GATED:
                 continue
             if ahead_at_release is None:
                 ahead_at_release, free_at_release = ahead, free
             causes.append(cause)
-            texts += [(r, x) for r, x in mine.statements if explains(r, x, ctx) and not _only_pipeline_gate(mine, x)]
+            for r, x in mine.statements:
+                if (r, x) not in judged:
+                    judged[(r, x)] = explains(r, x, ctx)
+                if judged[(r, x)] and not _only_pipeline_gate(mine, x):
+                    texts.append((r, x))
             if mine.position is not None:
                 positions.append(mine.position)
             if mine.eta is not None:
@@ -215,13 +256,18 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
     return CongestionRow(
         **{f.name: getattr(t, f.name) for f in fields(WorkloadTimeline)},
         needs_explanation=needs, bottleneck=bottleneck.value,
-        ahead_at_release=len(ahead), ahead_higher_priority=sum(1 for a in ahead if a.priority > t.priority),
+        ahead_at_release=len(ahead), ahead_higher_priority=_higher(ahead, t.priority),
         pool_free_at_release=free, platform_reason=reason, platform_message=message, platform_explained=explained,
         platform_names_bottleneck=names, first_position=positions[0] if positions else None,
         eta_offered=eta_at is not None, eta_at=eta_at, eta_error_seconds=eta_err,
         eta_within_tolerance=None if eta_err is None else abs(eta_err) <= eta_tol,
         explained_from=source if explained else None, observed=bool(causes) or not needs,
     )
+
+
+def _higher(ahead: list[WorkloadTimeline], priority: int) -> int:
+    """How many of ``ahead`` (in queue order: higher priority first, ``bottleneck_at``) outrank ``priority``."""
+    return bisect_left(ahead, -priority, key=lambda a: -a.priority)
 
 
 @dataclass(frozen=True)

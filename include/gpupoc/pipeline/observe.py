@@ -180,13 +180,13 @@ class Awaited:
 
 @dataclass
 class Observed:
-    """What the observer saw: every snapshot, the last state of every pod, the attempts per item."""
+    """What the observer saw: the last state of every pod, the attempts per item (each snapshot's observations
+    go to ``on_snapshot``, which keeps what it needs)."""
 
-    observations: list[Observation] = field(default_factory=list)
     last_seen: dict[tuple[str, str], dict] = field(default_factory=dict)
     seen: dict[str, list[str]] = field(default_factory=dict)      # item -> pod names in order of appearance
     open: list[Open] = field(default_factory=list)                # items without an outcome at the end
-    events: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)              # the last snapshot's
     names: ClusterNames = field(default_factory=ClusterNames)     # the cluster's object names, read at the start
     awaited: dict[tuple[str, str], Awaited] = field(default_factory=dict)  # (item, ended pod) -> its successor
     ended_at: dict[tuple[str, str], float] = field(default_factory=dict)   # pod -> first seen ended or missing
@@ -210,14 +210,16 @@ class Observed:
 
     def outcomes(self, snap: Snapshot, present: dict, records: Callable[[list[dict]], Evidence]):
         """``key -> OutcomeRecord`` of an ended attempt: from the snapshot's events first, from every record
-        (``records``: owners' conditions, the audit log) only when those leave it lost; kept once final."""
+        (``records``: owners' conditions, the audit log) only when those leave it lost; kept once final. The
+        snapshot's events are indexed once for all its attempts, not once per attempt."""
         full: list[Evidence] = []
+        seen_now = Evidence(snap.events)
 
         def outcome_of(key: tuple[str, str]) -> OutcomeRecord:
             if key in self._known:
                 return self._known[key]
             pod, here = present.get(key) or self.last_seen.get(key), key in present
-            out = classify_attempt(key, pod, here, Evidence(snap.events))
+            out = classify_attempt(key, pod, here, seen_now)
             if out.outcome is WorkloadOutcome.LOST:
                 if not full:
                     full.append(records(snap.events))
@@ -239,23 +241,23 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  tasks: Callable[[], TaskView] = TaskView, records: Callable[[list[dict]], Evidence] = Evidence,
                  on_snapshot: Callable[[Snapshot], None] | None = None,
                  on_waiting: Callable[[list[Open], float], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = ()) -> Observed:
+                 sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = (),
+                 clock: Callable[[], datetime] = utcnow) -> Observed:
     """Snapshots every ``interval_s`` until every item (key -> namespace) has its outcome, or ``timeout_s``.
 
     ``tasks()`` says what the wave tasks decided and where they are; ``records(events)`` what the platform
     recorded beside the snapshot's events (owners' conditions, the audit log), read only when an ended
     attempt needs its outcome. ``on_waiting(open items, seconds left)`` is called after every snapshot that
     leaves items open. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
-    retried observer goes on from them, so an attempt that vanished meanwhile keeps its place."""
+    retried observer goes on from them, so an attempt that vanished meanwhile keeps its place. ``clock`` dates
+    each snapshot."""
     start = time.monotonic()
     deadline = start + timeout_s
     result = Observed(names=gather_names(caller, plan, namespaces))
     result._track(Snapshot([], list(seen_before), []), items, start)
     while True:
-        snap = observe_once(caller, namespaces, label_selector, plan, names=result.names)
+        snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
         now = time.monotonic()
-        result.observations.extend(snap.observations)
-        result.events = snap.events
         present = result._track(snap, items, now)
         if on_snapshot:
             on_snapshot(snap)
@@ -263,9 +265,11 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                                  result.outcomes(snap, present, records))
         result._await(result.open)
         if not result.open or now >= deadline:
+            result.events = snap.events
             return result
         if on_waiting:
             on_waiting(result.open, deadline - now)
+        snap = present = None  # the next snapshot is read without this one's lists (10,000 pods, their events)
         sleep(interval_s)
 
 
@@ -274,11 +278,16 @@ def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source:
     """``queue_snapshots`` rows (only pods not yet bound: the ones waiting), each with the platform's most
     telling text about the pod (``pods`` and ``names``: what a text may name)."""
     context = contexts(pods, names)
+    told: dict[tuple, tuple[str | None, str | None]] = {}  # a pod says the same in snapshot after snapshot
     rows = []
     for o in obs:
         if o.node or o.phase in TERMINAL:
             continue
-        reason, message = o.explanation(context(o.namespace, o.pod))
+        said = (o.namespace, o.pod, o.reason, o.message, o.event_reason, o.event_message, o.scheduler_reason,
+                o.scheduler_message)
+        if said not in told:
+            told[said] = o.explanation(context(o.namespace, o.pod))
+        reason, message = told[said]
         rows.append({"ts": o.taken_at, "pod": o.pod, "namespace": o.namespace, "phase": o.phase,
                      "reason": reason, "message": message,
                      "position": o.position,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import ClassVar
 
+from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.attempts import NextAttempt, Submission
 from gpupoc.pipeline.bulk_rate import Answer, TokenBucket
 from gpupoc.pipeline.bulk_shard import Hooks, Shard, ShardPod, ShardRunner
@@ -30,6 +31,9 @@ from gpupoc.steps.markers import RELEASE_BEGUN
 log = logging.getLogger(__name__)
 TRANSITIONS_PREFIX = "pod_transitions-shard"
 SHARD_PREFIX = "bulk_shard-"
+# The run's tasks that run beside every shard from its start to the wave's end: the observer and the release.
+ALONGSIDE_SHARDS = 2
+MAX_SHARD_SIZE = 5000  # plan.submission_spec: shard_size le
 
 
 def in_bulk(ctx: RunContext) -> bool:
@@ -41,9 +45,9 @@ def operator_items(ctx: RunContext) -> list[dict]:
     return [] if in_bulk(ctx) else ctx.items
 
 
-def shards(ctx: RunContext) -> list[dict]:
+def shards(ctx: RunContext, slots: int | None = None) -> list[dict]:
     """The bulk tasks' shards: each tenant's items in plan order, ``shard_size`` at a time (none when the wave
-    goes through the operator)."""
+    goes through the operator). ``slots``: the tasks the orchestrator runs at once (``check_slots``)."""
     if not in_bulk(ctx):
         return []
     size = ctx.spec.submission.shard_size
@@ -56,7 +60,28 @@ def shards(ctx: RunContext) -> list[dict]:
             part = items[start:start + size]
             out.append({"shard": len(out), "namespace": ns, "cluster_context": part[0]["cluster_context"],
                         "items": [i["workload_key"] for i in part]})
+    check_slots(ctx, out, slots)
     return out
+
+
+def check_slots(ctx: RunContext, parts: list[dict], slots: int | None) -> None:
+    """Refuse shards that cannot all run at once: each shard task holds its slot until its pods end, and the
+    release waits for every pod, so a shard left queued behind the others stalls the wave until the gate's
+    timeout (``gate_timeout_seconds``). ``slots`` None: not known, not checked."""
+    if slots is None or len(parts) + ALONGSIDE_SHARDS <= slots:
+        return
+    per_tenant: dict[str, int] = {}
+    for part in parts:
+        per_tenant[part["namespace"]] = per_tenant.get(part["namespace"], 0) + len(part["items"])
+    room = max(1, slots - ALONGSIDE_SHARDS)
+    size = ctx.spec.submission.shard_size
+    need = next((k for k in range(size, MAX_SHARD_SIZE + 1)
+                 if sum(-(-n // k) for n in per_tenant.values()) <= room), MAX_SHARD_SIZE)
+    raise ConfigError(ctx.plan_file, [
+        f"test_classes.{ctx.test_class}.submission.shard_size: {size} makes {len(parts)} bulk shard tasks, which "
+        f"must all run at once beside the observer and the release, and the orchestrator runs {slots} tasks at "
+        f"once (Airflow [core] parallelism, max_active_tasks_per_dag); raise shard_size to {need} or more, or "
+        f"let Airflow run {len(parts) + ALONGSIDE_SHARDS} tasks at once"])
 
 
 def _bodies(ctx: RunContext, keys: list[str]) -> tuple[ShardPod, ...]:

@@ -33,6 +33,24 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     missing = missing_prerequisites(ctx)
     if missing:
         return collect_not_run(ctx, started_at, missing)
+    timelines, runs, summary = _attempts(ctx)  # the wave's pods, events and records are let go of here
+    prof = profile(ctx.test_class)
+    summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
+    replayed = is_replay(ctx)
+    if replayed:  # the history's waits beside the platform's, and the capacity question
+        summary.update(collect_replay(ctx, runs))
+    platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
+    ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
+                              platform=platform,
+                              expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ())),
+                              extra={"test_class": ctx.test_class, "summary": summary, **identity(ctx.plan)})
+    return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
+
+
+def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict]:
+    """Every attempt read back with its outcome: the ``workload_runs``, ``startup_latency`` and ledger rows, the
+    attempts' timelines for the class's collector, and the summary so far. The pods, events and records it reads
+    (10,000 pods and their events are hundreds of MiB) are gone once it returns, before the class's collector."""
     admin = ctx.admin("collect evidence")
     pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
     ctx.writer.write_json("pods", pods)
@@ -55,6 +73,7 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
                "resubmitted": sum(1 for a in attempts if a.number > 1),
                "release_spread_seconds": release.get("release_spread_seconds"),
                "arrival_spread_seconds": release.get("arrival_spread_seconds"), **startup_summary}
+<<<<<<< HEAD
     prof = profile(ctx.test_class)
     summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
     from gpupoc.steps.service_collect import collect_services, expected_tables
@@ -70,6 +89,9 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
                                                *expected_tables(ctx)),
                               extra={"test_class": ctx.test_class, "summary": summary, **identity(ctx.plan)})
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
+=======
+    return timelines, runs, summary
+>>>>>>> scale
 
 
 def _read_table(ctx: RunContext, table: str) -> list[dict]:

@@ -64,12 +64,12 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     item whose task ended is never waited for."""
     interval = float(getattr(ctx.spec, "snapshot_interval_seconds", 3))
     policy = ctx.spec.resubmission
-    acc: list[dict] = list(ctx.read_file("observations", []) or [])
+    acc = [Observation.from_dict(d) for d in ctx.read_file("observations", []) or []]
     seen_pods: dict[str, dict] = {_pod_key(p): p for p in ctx.read_file(OBSERVED_PODS, []) or []}
     last_write = [float("-inf")]  # the first snapshot (the gated wave, before release) is kept at once
 
     def keep(snap) -> None:
-        acc.extend(o.to_dict() for o in snap.observations)
+        acc.extend(snap.observations)
         seen_pods.update({_pod_key(p): p for p in snap.pods})
         if not ctx.files(OBSERVING_FILE).is_file():
             ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": rfc3339(utcnow())})
@@ -96,11 +96,10 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
     ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
                                          "awaited": [a.to_dict() for a in result.awaited.values()]})
-    obs = [Observation.from_dict(d) for d in acc]
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
-    rows = snapshot_rows(obs, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
+    rows = snapshot_rows(acc, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
     ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
-    return {"snapshots": len({d["taken_at"] for d in acc}), "rows": len(rows),
+    return {"snapshots": len({rfc3339(o.taken_at) for o in acc}), "rows": len(rows),
             "open_at_deadline": [o.item for o in result.open],
             "awaited_attempts": len(result.awaited),
             "awaited_in_vain": [a.item for a in result.awaited.values() if not a.came]}
@@ -110,6 +109,7 @@ def _pod_key(p: dict) -> str:
     return f"{p['metadata']['namespace']}/{p['metadata']['name']}"
 
 
-def _save_observed(ctx: RunContext, observations: list[dict], pods: dict[str, dict]) -> None:
-    ctx.writer.write_json("observations", observations)
-    ctx.writer.write_json(OBSERVED_PODS, [pods[k] for k in sorted(pods)])
+def _save_observed(ctx: RunContext, observations: list[Observation], pods: dict[str, dict]) -> None:
+    """Every observation so far and the last state of every pod seen, each written item by item."""
+    ctx.writer.write_json_items("observations", (o.to_dict() for o in observations))
+    ctx.writer.write_json_items(OBSERVED_PODS, (pods[k] for k in sorted(pods)))

@@ -15,6 +15,10 @@ from gpupoc.common.priority import gangs_placed_whole, priority_within_queue
 from gpupoc.evidence.reader import RunEvidence
 
 
+# Pairs of workloads compared at once by ``priority_order`` (a few MiB of masks, whatever the wave's size).
+PAIRS_PER_BLOCK = 1 << 20
+
+
 def _ts(s: pd.Series) -> pd.Series:
     return pd.to_datetime(s, utc=True, errors="coerce")
 
@@ -61,12 +65,14 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     over = np.zeros(len(runs), dtype=int)
     for p in np.unique(pool):
         idx = np.flatnonzero(pool == p)
-        h, l_ = np.meshgrid(idx, idx, indexing="ij")  # rows: the waiting workload, cols: a candidate overtaker
-        m = ((prio[l_] < prio[h]) & (gpus[l_] >= gpus[h]) & has_sched[l_]
-             & (sched[l_] < sched_h[h] - tol) & (sched[l_] >= ready_i[h]))
-        if within_queue:
-            m &= ready_i[l_] > ready_i[h] + tol  # it reached the queue after the waiting one
-        over[idx] = m.sum(axis=1)
+        step = max(1, PAIRS_PER_BLOCK // len(idx))  # a pool of 10,000 is 10^8 pairs: a block of rows at a time
+        for first in range(0, len(idx), step):
+            h, l_ = idx[first:first + step, None], idx[None, :]  # rows: the waiting workload, cols: an overtaker
+            m = ((prio[l_] < prio[h]) & (gpus[l_] >= gpus[h]) & has_sched[l_]
+                 & (sched[l_] < sched_h[h] - tol) & (sched[l_] >= ready_i[h]))
+            if within_queue:
+                m &= ready_i[l_] > ready_i[h] + tol  # it reached the queue after the waiting one
+            over[h[:, 0]] = m.sum(axis=1)
     out = runs.reindex(columns=cols[:-1]).copy()
     out["overtaken_by_lower"] = over
     return out

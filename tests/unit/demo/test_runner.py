@@ -137,6 +137,16 @@ def test_classes_are_chosen_by_name_with_or_without_prefix_in_the_demos_order():
     assert "poc_isolaton" in str(exc.value) and "tenant_isolation" in str(exc.value)
 
 
+def test_without_named_classes_the_demo_runs_the_classes_its_plan_enables():
+    from gpupoc.demo.runner import CLASS_DAGS, plan_classes
+    from gpupoc.pipeline.common import repo_root
+
+    plans = repo_root() / "plans"
+    assert plan_classes(plans / "scale.yaml") == ("poc_queue_congestion",), "the other classes are disabled there"
+    assert plan_classes(plans / "default.yaml") == CLASS_DAGS
+    assert plan_classes(plans / "scale.yaml", "audit_trail") == ("poc_audit_trail",), "named classes are run"
+
+
 def test_the_cli_refuses_an_unknown_class_before_anything_starts(capsys):
     from gpupoc.cli import main
 

@@ -104,3 +104,20 @@ def test_manifest_and_documents_never_hold_secrets(tmp_path):
         assert b"sekret-token-value" not in p.read_bytes(), p
     assert "sekret-token-value" not in str(pq.read_table(w.table_path("platform_info")).to_pylist())
     assert b"/root/.kube/config" not in m.read_bytes()
+
+
+def test_a_list_document_is_written_item_by_item_exactly_as_one_document(tmp_path):
+    from gpupoc.evidence.scrub import scrub
+    from gpupoc.evidence.writer import _json_bytes
+
+    items = [{"pod": "p-0", "taken_at": T0, "gates": ["a", "b"], "nested": {"z": [1, {"y": None}], "a": "x\ny"}},
+             {"message": "0/5 节点可用: Insufficient nvidia.com/gpu", "token": "abc", "empty": [], "e": {}},
+             "Authorization: Bearer abc.def.ghi", 3, None, [[], [1, 2]]]
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    path = w.write_json("observations", items)
+    assert path.read_bytes() == _json_bytes(scrub(items)), "the streamed list differs from the one-piece document"
+    assert json.loads(path.read_text())[1]["token"] == "[REDACTED]", "each item is scrubbed"
+    assert w.write_json("empty", []).read_bytes() == _json_bytes([])
+    made = w.write_json_items("made", (dict(i) if isinstance(i, dict) else i for i in items))
+    assert made.read_bytes() == _json_bytes(scrub(items)), "items made one at a time are written as the list"
+    assert w.write_json_items("none", iter(())).read_bytes() == _json_bytes([])

@@ -65,6 +65,24 @@ def test_a_record_line_may_be_an_event_list_batch_as_the_webhook_backend_posts_i
         ("a", "Event"), ("b", "Event"), ("c", "Event")]
 
 
+def test_a_lines_source_selects_the_lines_a_pattern_finds_in_the_window_and_parses_no_other(tmp_path):
+    import re
+
+    path = tmp_path / "record.jsonl"
+    gone = {**ev("gone", T0 + timedelta(minutes=5)), "verb": "delete"}
+    batch = {"kind": "EventList", "apiVersion": "audit.k8s.io/v1",
+             "items": [{**ev("in-batch", T0 + timedelta(minutes=6)), "verb": "delete"}, ev("beside", T0)]}
+    write(path, [ev("made", T0), {**ev("early", T0), "verb": "delete"}, gone, batch])
+    with path.open("a") as fh:
+        fh.write('{"verb": "create", "auditID": "damaged and never parsed"\n{"verb": "delete", "audit')
+    src = LinesSource(path, "audit log", "fix it")
+    picked = src.select(re.compile(rb'"verb"\s*:\s*"delete"'), T0 + timedelta(minutes=1))
+    assert [e["auditID"] for e in picked] == ["gone", "in-batch"], "only found lines, in the window"
+    assert [e["auditID"] for e in src.select(re.compile(rb"in-batch"))] == ["in-batch", "beside"]
+    with pytest.raises(SourceUnavailable):
+        LinesSource(tmp_path / "none.log", "audit log", "fix it").select(re.compile(rb"x"))
+
+
 def test_the_plans_audit_log_path_is_a_file_source_and_audit_a_source_of_its_kind(tmp_path):
     from gpupoc.monitoring.audit_source import plan_audit_source
     from gpupoc.plan import load_plan

@@ -290,3 +290,37 @@ def test_under_kube_scheduler_a_gangs_pod_asks_only_for_its_own_gpus():
     """kube-scheduler places a gang's pods one by one: the gang's demand is no bottleneck of a single pod."""
     cap, tl, obs = _gang_of_four_beside_three_free()
     assert row(reconstruct(tl, obs, cap, gangs_whole=False), "g0").bottleneck != Bottleneck.INSUFFICIENT_GPUS.value
+
+
+def _events_only_wave():
+    """Eight 4-GPU pods on two 8-GPU nodes, released together at 0 s: four placed at once, the others waiting
+    for them (placed 20-35 s), one still queued at the end; no snapshot saw anything, the scheduler's events
+    did (at the release, at 5 s and at each pod's binding: the moment it no longer waited)."""
+    cap = Capacity(pool_gpus={"training": 16}, tenant_quota={"team-a": 100}, node_gpus={"n1": 8, "n2": 8},
+                   node_pool={"n1": "training", "n2": "training"})
+    placed = {"p0": 0, "p1": 0, "p2": 0, "p3": 0, "p4": 20, "p5": 20, "p6": 35, "p7": None}
+    tl = [wl(p, priority=1000 - i, scheduled=s, node=None if s is None else f"n{1 + i % 2}",
+             finished_at=None if s is None else at(s + 20)) for i, (p, s) in enumerate(placed.items())]
+    events = [Observation(taken_at=at(moment), pod=p, namespace="team-a", event_reason="FailedScheduling",
+                          event_message=FAILED)
+              for p, s in placed.items() if s != 0 for moment in (0, 5, *(() if s is None else (s,)))]
+    return tl, events, cap
+
+
+def test_waits_judged_from_events_share_each_moment_rebuilt_and_give_what_a_rebuild_per_pod_gives(monkeypatch):
+    from gpupoc.pipeline import congestion
+
+    tl, events, cap = _events_only_wave()
+    shared = reconstruct(tl, [], cap, events=events)
+    assert {r.pod for r in shared if r.explained_from == "events"} == {"p4", "p5", "p6", "p7"}
+    monkeypatch.setattr(congestion, "REBUILT_KEPT", 1)  # one moment kept at a time: rebuilt again when needed
+    assert reconstruct(tl, [], cap, events=events) == shared
+    monkeypatch.setattr(congestion, "_standing", lambda o: object())  # never the same: rebuilt for each pod
+    assert reconstruct(tl, [], cap, events=events) == shared
+
+
+def test_the_higher_priority_work_ahead_is_counted_in_queue_order():
+    from gpupoc.pipeline.congestion import _higher
+
+    ahead = [wl(p, priority=v) for p, v in (("x", 3000), ("y", 2000), ("z", 2000), ("w", 1000), ("v", 500))]
+    assert [_higher(ahead, v) for v in (5000, 3000, 2000, 1500, 1000, 100)] == [0, 0, 1, 3, 3, 5]

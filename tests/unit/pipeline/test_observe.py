@@ -35,6 +35,18 @@ def test_a_snapshot_carries_the_condition_the_failed_scheduling_event_and_the_it
     assert rows[0]["reason"] == "Unschedulable" and rows[0]["message"] == MSG
 
 
+def test_each_waiting_observation_gets_its_own_most_telling_text_when_a_pod_says_the_same_again():
+    said = [("Unschedulable", MSG, None, None), ("Unschedulable", "Pod is pending.", "FailedScheduling", MSG),
+            ("Unschedulable", "Pod is pending.", None, None), ("Unschedulable", MSG, None, None), (None, None, None, "")]
+    obs = [Observation(taken_at=T0 + timedelta(seconds=3 * i), pod=p, namespace="team-a", reason=r, message=m,
+                       event_reason=er, event_message=em)
+           for i, (r, m, er, em) in enumerate(said) for p in ("a-x1", "b-x1")]
+    rows = observe.snapshot_rows(obs, {"team-a": "team-a"}, "kubernetes-api")
+    ctx = observe.contexts([], observe.ClusterNames())
+    assert [(r["reason"], r["message"]) for r in rows] == [o.explanation(ctx(o.namespace, o.pod)) for o in obs]
+    assert [r["message"] for r in rows[:6:2]] == [MSG, MSG, "Pod is pending."], "judged for what each one says"
+
+
 def test_an_observation_survives_its_json_round_trip():
     o = Observation(taken_at=T0, pod="p", namespace="n", gates=("g",), eta=T0 + timedelta(seconds=5), item="i")
     assert Observation.from_dict(o.to_dict()) == o

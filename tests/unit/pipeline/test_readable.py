@@ -166,3 +166,43 @@ def test_hamis_filter_reasons_name_missing_gpus():
                             "node affinity/selector.") == {"insufficient_gpus", "placement"}
     assert classify_message("2 nodes CardTimeSlicingExhausted(node-a,node-b)") == {"insufficient_gpus"}
     assert classify_message("1 nodes CardTypeMismatch(node-a)") == set()
+
+
+def _strip_one_pattern_per_name(text, names, exclude=()):
+    """What ``readable._strip`` does, the plain way: every name's pattern tried on the text, longest first."""
+    from gpupoc.pipeline.readable import _name_rx
+
+    hit = False
+    for n in sorted(set(names) - set(exclude), key=lambda n: (-len(n), n)):
+        text, k = _name_rx(n).subn(" ", text)
+        hit = hit or k > 0
+    return text, hit
+
+
+def test_names_are_stripped_from_a_text_as_one_pattern_per_name_would_strip_them():
+    import random
+
+    from gpupoc.pipeline.readable import _strip
+
+    rng = random.Random(24)
+    alphabet = "ab1.-/_ :队"
+    filler = {f"node-{i}" for i in range(70)} | {"a b", ".a", "队1"}
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        pieces = [text[i:j] for i in range(len(text)) for j in range(i + 1, min(len(text), i + 8) + 1)]
+        names = set(rng.sample(pieces, min(len(pieces), 6))) | {"".join(rng.choice(alphabet) for _ in range(3))}
+        exclude = set(rng.sample(sorted(names), 1)) if rng.random() < 0.3 else set()
+        for given in (names, frozenset(names), sorted(names)):
+            assert _strip(text, given, exclude=exclude) == _strip_one_pattern_per_name(text, names, exclude), \
+                (text, names, exclude)
+        many = frozenset(names | filler)  # a cluster-sized set: its odd names are sorted out once
+        assert _strip(text, many, exclude=exclude) == _strip_one_pattern_per_name(text, many, exclude)
+
+
+def test_a_cluster_of_a_thousand_nodes_and_ten_thousand_pods_names_no_cause_by_a_node_or_pod_alone():
+    nodes = frozenset(f"training-node-{i}" for i in range(1000))
+    pods = frozenset(f"qc-v-sweep-1g-{i:05d}-ab12cd34" for i in range(10000))
+    ctx = ExplainContext(POD, ClusterNames(nodes=nodes, workloads=pods))
+    assert causes_named("Pod team-nlp/qc-1-7f3a is waiting on training-node-999.", ctx) == set()
+    assert causes_named("waiting behind qc-v-sweep-1g-00042-ab12cd34.", ctx) == {Cause.POSITION}
+    assert causes_named("0/1002 nodes are available: 1000 Insufficient nvidia.com/gpu.", ctx) == {Cause.RESOURCE}

@@ -75,9 +75,11 @@ def test_a_retried_observer_goes_on_from_the_observations_already_kept(make_ctx)
     ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
     first = len(ctx.read_file("observations", []) or [])
     wave.observe(ctx)
-    once = len(ctx.read_file("observations"))
+    kept = ctx.read_file("observations")
+    once = len(kept)
     retry = RunContext(ctx.plan_file, ctx.dag_id, ctx.run_id, ctx.test_class, "observe", ctx.factory)
     again = wave.observe(retry)
     assert first == 0 and len(ctx.read_file("observations")) == 2 * once and again["snapshots"] == 2
+    assert ctx.read_file("observations")[:once] == kept, "the first try's observations are kept as they were"
     rows = pq.read_table(ctx.writer.table_path("queue_snapshots")).num_rows
     assert rows == again["rows"]

@@ -161,3 +161,24 @@ def test_a_gang_scheduler_backfilling_a_smaller_workload_beside_a_waiting_gang_i
     assert volcano.loc[[f"wave-{i}" for i in range(4)], "overtaken_by_lower"].tolist() == [1, 1, 1, 1]
     # kube-scheduler places each pod alone: every lower-priority pod of at least 1 GPU placed first overtook
     assert kube.loc[[f"wave-{i}" for i in range(4)], "overtaken_by_lower"].tolist() == [3, 3, 3, 3]
+
+
+def test_priority_order_counts_the_same_when_a_pool_is_compared_a_block_of_rows_at_a_time(tmp_path, monkeypatch):
+    import numpy as np
+
+    from gpupoc.validation import derived
+
+    rng = np.random.default_rng(7)
+    runs = syn.workload_runs(40)
+    t0 = pd.Timestamp(syn.T0)
+    runs["pool"], runs["gpus"] = "training", rng.integers(1, 3, 40)
+    runs["priority"] = rng.choice([10, 100, 1000], 40)
+    runs["scheduled_at"] = [t0 + pd.Timedelta(seconds=int(s)) for s in rng.integers(11, 200, 40)]
+    ev = _run(tmp_path, runs)
+    whole = priority_order(ev)["overtaken_by_lower"].tolist()
+    monkeypatch.setattr(derived, "PAIRS_PER_BLOCK", 7 * 40)  # blocks of 7 rows, the last one shorter
+    assert priority_order(ev)["overtaken_by_lower"].tolist() == whole
+    expected = [sum(1 for o in runs.itertuples() if o.priority < r.priority and o.gpus >= r.gpus
+                    and o.scheduled_at < r.scheduled_at - pd.Timedelta(seconds=1) and o.scheduled_at >= r.released_at)
+                for r in runs.itertuples()]
+    assert whole == expected and sum(whole) > 0, "each workload counts the lower-priority ones placed while it waited"
