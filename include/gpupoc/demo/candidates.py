@@ -1,5 +1,5 @@
 """``make compare``'s candidates side by side: each ``gpupoc demo --platform NAME`` in a process of its own,
-started together, each with its own state directory ``var/compare/NAME`` (simulated cluster, monitoring stack,
+started one after another's Airflow is up and then running together, each with its own state directory ``var/compare/NAME`` (simulated cluster, monitoring stack,
 Airflow and pid file), its own evidence root (``<evidence_root>/NAME``, the platform choice's) and Airflow port.
 
 One Airflow for all candidates would not run them side by side: the class DAGs run one at a time
@@ -116,19 +116,31 @@ def _start(c: Candidate, plan: Path, classes: tuple[str, ...], timeout: float, r
     return proc, pump
 
 
+def airflow_started(c: Candidate) -> bool:
+    """Whether the candidate's demo has its Airflow up (recorded in its pid file once it answers)."""
+    table = PidFile.load(c.var_dir / "demo" / "pids.json")
+    return bool(table.meta.get("airflow_plan")) and any(n.startswith("airflow-") for n in table.entries)
+
+
 def run_candidates(cands: list[Candidate], plan: Path, classes: tuple[str, ...], timeout: float, paths: DemoPaths,
-                   jobs: int = 0, out: Callable[[str], None] = print, poll: float = 1.0) -> dict[str, Finished]:
-    """Run every candidate's demo, at most ``jobs`` at once (0: all together); returns name -> how it ended."""
+                   jobs: int = 0, out: Callable[[str], None] = print, poll: float = 1.0,
+                   started: Callable[[Candidate], bool] = airflow_started) -> dict[str, Finished]:
+    """Run every candidate's demo, at most ``jobs`` at once (0: all); returns name -> how it ended.
+
+    The next candidate starts once the previous one's Airflow is up (``started``) or its demo ended: four
+    Airflows migrating their databases and parsing their DAGs at once on two cores let API calls time out."""
     prefixer = Prefixer(max(len(c.name) for c in cands), out)
     table = PidFile.load(paths.pids)
     waiting, running, done = list(cands), {}, {}
     limit = jobs if jobs > 0 else len(cands)
+    last: Candidate | None = None
     try:
         while waiting or running:
-            while waiting and len(running) < limit:
-                c = waiting.pop(0)
-                running[c.name] = (c, *_start(c, plan, classes, timeout, paths.repo, prefixer, table),
-                                   time.monotonic())
+            if waiting and len(running) < limit and (last is None or last.name not in running or started(last)):
+                last = waiting.pop(0)
+                running[last.name] = (last, *_start(last, plan, classes, timeout, paths.repo, prefixer, table),
+                                      time.monotonic())
+                continue
             for name, (c, proc, pump, t) in list(running.items()):
                 if proc.poll() is None:
                     continue

@@ -56,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
     out = load_plan(plan, kubeconfig_later=True).evidence_root_path / "comparisons" / stamp
     cands = candidates_for(paths, platforms, planted)
     together = args.jobs if 0 < args.jobs < len(cands) else len(cands)
-    print(f"=== {', '.join(c.name for c in cands)}: gpupoc demo --platform NAME, {together} at a time, each with its "
+    print(f"=== {', '.join(c.name for c in cands)}: gpupoc demo --platform NAME, {together} at a time (each starts once the previous one's Airflow is up), each with its "
           f"own cluster, monitoring and Airflow under {cands[0].var_dir.parent}/NAME"
           + (f"; faults {args.faults}" if planted else ""), flush=True)
     t0 = time.monotonic()
@@ -67,19 +67,24 @@ def _run(args: argparse.Namespace) -> int:
         print(f"=== {c.name}: " + (f"its classes ended {_states(e.result)} in {e.wall_seconds:.0f} s" if e and e.ok
                                    else f"its demo failed (exit {e.returncode if e else '?'}); see {c.log}"))
     done = [c for c in cands if c.name in ended and ended[c.name].ok]
-    if len(done) < len(cands):
+    if len(done) < 2:
+        print("=== fewer than two candidates ran: nothing to compare", flush=True)
         return 1
     (out / "plans").mkdir(parents=True, exist_ok=True)
     plans = {c.name: shutil.copy(c.plan, out / "plans" / f"{c.name}.yaml") for c in done}  # the plans its runs read
     labels = [f"{c.name}={load_plan(plans[c.name]).evidence_root_path}" for c in done]
     res = compare(labels, out, plan=plans, pdf=not args.no_pdf)
-    print(f"comparison of {', '.join(platforms)} in {time.monotonic() - t0:.0f} s "
+    print(f"comparison of {', '.join(c.name for c in done)} in {time.monotonic() - t0:.0f} s "
           f"({', '.join(f'{n} {e.wall_seconds:.0f} s' for n, e in ended.items())})")
     for p in res.comparison.platforms:
         print(f"  {p.label:<10} {p.decision.value:<20} must items: {'all pass' if p.must_passed else 'NOT all pass'}")
     for kind, path in res.paths.items():
         print(f"{kind}: {path}")
-    return 0
+    missing = [c for c in cands if c not in done]
+    if missing:
+        print(f"=== not compared: {', '.join(c.name for c in missing)} (its demo failed; see "
+              f"{', '.join(str(c.log) for c in missing)})", flush=True)
+    return 1 if missing else 0
 
 
 def _states(result: dict) -> str:

@@ -290,3 +290,15 @@ def test_under_kube_scheduler_a_gangs_pod_asks_only_for_its_own_gpus():
     """kube-scheduler places a gang's pods one by one: the gang's demand is no bottleneck of a single pod."""
     cap, tl, obs = _gang_of_four_beside_three_free()
     assert row(reconstruct(tl, obs, cap, gangs_whole=False), "g0").bottleneck != Bottleneck.INSUFFICIENT_GPUS.value
+
+
+def test_an_attempt_preempted_behind_the_pipelines_gate_before_the_release_never_waited():
+    # Kueue admits gated pods: "a" is preempted (Stopped) at -3 s, before the wave's release at 0, and its retry
+    # "a2" is released with the wave; "c", resubmitted ungated after the release, still waits and must be explained
+    tl = [wl("a", submitted=-10, released=None, scheduled=None, finished_at=at(-3)),
+          wl("a2", submitted=-2, released=0, scheduled=1),
+          wl("c", submitted=20, released=None, scheduled=None, finished_at=at(60))]
+    rows = reconstruct(tl, [], ONE_NODE)
+    assert not row(rows, "a").needs_explanation, "its whole life was behind the pipeline's gate"
+    assert row(rows, "c").needs_explanation and not row(rows, "c").observed, "a wait after the release still counts"
+    assert summarize(rows, 600).unobserved == 1
