@@ -74,13 +74,15 @@ stack-up: venv system-deps
 demo: venv docs-assets system-deps browser
 	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(FROM_MANIFESTS),--cluster-from-manifests)
 
-# The default plan on the simulated cluster's kube, kueue, volcano and kai modes, one after the other, then the
-# comparison (docs/comparison.md) under var/evidence/comparisons/<time>/. CLASSES=a,b only those classes;
-# FAULTS=volcano:gang-partial plants a fault profile in that candidate's cluster only; PLATFORMS=kueue,kai others.
+# The default plan on the simulated cluster's kube, kueue, volcano and kai modes side by side (each its own cluster,
+# monitoring and Airflow under var/compare/<platform>), then the comparison (docs/comparison.md) under
+# var/evidence/comparisons/<time>/. CLASSES=a,b only those classes; FAULTS=volcano:gang-partial plants a fault
+# profile in that candidate's cluster only; PLATFORMS=kueue,kai others; JOBS=2 at most two candidates at once.
 compare: venv docs-assets system-deps browser
-	$(BIN)/gpupoc compare-demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(PLAN),--plan $(PLAN)) $(if $(PLATFORMS),--platforms $(PLATFORMS))
+	$(BIN)/gpupoc compare-demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(PLAN),--plan $(PLAN)) $(if $(PLATFORMS),--platforms $(PLATFORMS)) $(if $(JOBS),--jobs $(JOBS))
 
-# Stops every process `make demo` started (var/demo/pids.json), by process id.
+# Stops every process `make demo` and `make compare` started (var/demo/pids.json, var/compare/*/demo/pids.json),
+# by process id.
 down:
 	@if [ -x $(BIN)/gpupoc ]; then $(BIN)/gpupoc down; else echo "nothing to stop (no $(VENV))"; fi
 

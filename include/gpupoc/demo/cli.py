@@ -25,18 +25,23 @@ def _demo(args: argparse.Namespace) -> int:
     repo = _repo()
     plan = Path(args.plan) if args.plan else repo / "plans" / "default.yaml"
     plan = plan if plan.is_absolute() else Path.cwd() / plan
+<<<<<<< HEAD
     classes = plan_classes(plan, args.classes)  # none named: the classes the plan enables
+=======
+    var_dir = Path(args.var_dir).resolve() if args.var_dir else None
+>>>>>>> compare
     return main_demo(DemoOptions(repo=repo, plan=plan.resolve(), faults=args.faults or "",
                                  behaviours=args.behaviour or "", behaviour_seed=args.behaviour_seed,
                                  classes=classes, sequential=not args.together, port=args.port,
                                  timeout=args.timeout, from_manifests=args.cluster_from_manifests,
-                                 platform=args.platform or ""))
+                                 platform=args.platform or "", var_dir=var_dir, report=not args.no_report))
 
 
 def _down(args: argparse.Namespace) -> int:
-    from gpupoc.demo.services import DemoPaths, stop_everything
+    from gpupoc.demo.candidates import stop_with_candidates
+    from gpupoc.demo.services import DemoPaths
 
-    result = stop_everything(DemoPaths(_repo()))
+    result = stop_with_candidates(DemoPaths(_repo()))
     print(json.dumps(result or {"status": "nothing recorded as running"}, indent=2))
     return 0
 
@@ -66,10 +71,15 @@ def register(subparsers) -> None:
                    "applied with kubectl, gpupoc cluster kubeconfig, gpupoc preflight (which must pass)")
     p.add_argument("--port", type=int, default=8080, help="Airflow UI port when free (else any free port)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds the runs may take")
+    p.add_argument("--var-dir", default="", help="the demo's state directory (cluster, monitoring, Airflow, pid "
+                   "file) instead of var/; make compare gives each candidate var/compare/<platform>")
+    p.add_argument("--no-report", action="store_true", help="run the classes only: poc_report stays paused "
+                   "(make compare judges each candidate's evidence with gpupoc compare)")
     p.set_defaults(func=_demo)
 
 
 def register_down(subparsers) -> None:
     """Add ``down`` to the top-level ``gpupoc`` parser."""
-    d = subparsers.add_parser("down", help="stop every process the demo started (var/demo/pids.json), by pid")
+    d = subparsers.add_parser("down", help="stop every process the demo and make compare started "
+                              "(var/demo/pids.json, var/compare/*/demo/pids.json), by pid")
     d.set_defaults(func=_down)

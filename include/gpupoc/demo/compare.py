@@ -1,5 +1,6 @@
 """``gpupoc compare-demo`` (``make compare``): the default plan on each of the simulated cluster's scheduler
-modes, one after the other (``gpupoc demo --platform NAME``), then ``gpupoc compare`` over their evidence.
+modes side by side (``gpupoc demo --platform NAME`` each in a process of its own, ``gpupoc.demo.candidates``),
+then ``gpupoc compare`` over their evidence.
 
 ``--faults volcano:gang-partial`` plants a fault profile in one candidate's cluster only; the others run on a
 correct cluster. The comparison goes to ``<evidence_root>/comparisons/<UTC time>/`` (the GPU POC page lists it).
@@ -33,54 +34,75 @@ def parse_planted(value: str, platforms: tuple[str, ...]) -> dict[str, str]:
 
 def _run(args: argparse.Namespace) -> int:
     from gpupoc.compare import compare
-    from gpupoc.demo.runner import DemoOptions, run_demo, select_classes
+    from gpupoc.demo.candidates import candidates_for, run_candidates
+    from gpupoc.demo.runner import select_classes
     from gpupoc.demo.services import DemoPaths
     from gpupoc.pipeline.common import repo_root
     from gpupoc.plan import load_plan
     from gpupoc.sim.faults import parse_faults
 
-    repo = repo_root()
-    plan = Path(args.plan).resolve() if args.plan else repo / "plans" / "default.yaml"
+    paths = DemoPaths(repo_root())
+    plan = Path(args.plan).resolve() if args.plan else paths.repo / "plans" / "default.yaml"
     platforms = tuple(p.strip() for p in args.platforms.split(",") if p.strip())
     planted = parse_planted(args.faults, platforms)
     for profile in planted.values():
         parse_faults(profile)  # an unknown profile is refused before anything starts
     for name in platforms:
         load_plan(f"{plan}#{name}", kubeconfig_later=True)  # an unknown platform is refused before anything starts
+    if len(platforms) < 2:
+        raise ComparisonRefused(f"--platforms {args.platforms!r}: a comparison needs at least two candidates")
     classes = select_classes(args.classes)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = load_plan(plan, kubeconfig_later=True).evidence_root_path / "comparisons" / stamp
+    cands = candidates_for(paths, platforms, planted)
+    together = args.jobs if 0 < args.jobs < len(cands) else len(cands)
+    print(f"=== {', '.join(c.name for c in cands)}: gpupoc demo --platform NAME, {together} at a time (each starts once the previous one's Airflow is up), each with its "
+          f"own cluster, monitoring and Airflow under {cands[0].var_dir.parent}/NAME"
+          + (f"; faults {args.faults}" if planted else ""), flush=True)
+    t0 = time.monotonic()
+    ended = run_candidates(cands, plan, classes, args.timeout, paths, jobs=args.jobs,
+                           out=lambda line: print(line, flush=True))
+    for c in cands:
+        e = ended.get(c.name)
+        print(f"=== {c.name}: " + (f"its classes ended {_states(e.result)} in {e.wall_seconds:.0f} s" if e and e.ok
+                                   else f"its demo failed (exit {e.returncode if e else '?'}); see {c.log}"))
+    done = [c for c in cands if c.name in ended and ended[c.name].ok]
+    if len(done) < 2:
+        print("=== fewer than two candidates ran: nothing to compare", flush=True)
+        return 1
     (out / "plans").mkdir(parents=True, exist_ok=True)
-    t0, labels, plans, walls = time.monotonic(), [], {}, {}
-    for name in platforms:
-        print(f"=== {name}: gpupoc demo --platform {name}" + (f" --faults {planted[name]}" if name in planted else ""))
-        t = time.monotonic()
-        res = run_demo(DemoOptions(repo=repo, plan=plan, platform=name, faults=planted.get(name, ""),
-                                   classes=classes, timeout=args.timeout))
-        walls[name] = time.monotonic() - t
-        used = shutil.copy(DemoPaths(repo).plan, out / "plans" / f"{name}.yaml")  # the plan its runs read
-        plans[name] = used
-        labels.append(f"{name}={load_plan(used).evidence_root_path}")
-        print(f"=== {name}: {res.outcome.decision} in {walls[name]:.0f} s")
+    plans = {c.name: shutil.copy(c.plan, out / "plans" / f"{c.name}.yaml") for c in done}  # the plans its runs read
+    labels = [f"{c.name}={load_plan(plans[c.name]).evidence_root_path}" for c in done]
     res = compare(labels, out, plan=plans, pdf=not args.no_pdf)
-    print(f"comparison of {', '.join(platforms)} in {time.monotonic() - t0:.0f} s "
-          f"({', '.join(f'{n} {w:.0f} s' for n, w in walls.items())})")
+    print(f"comparison of {', '.join(c.name for c in done)} in {time.monotonic() - t0:.0f} s "
+          f"({', '.join(f'{n} {e.wall_seconds:.0f} s' for n, e in ended.items())})")
     for p in res.comparison.platforms:
         print(f"  {p.label:<10} {p.decision.value:<20} must items: {'all pass' if p.must_passed else 'NOT all pass'}")
     for kind, path in res.paths.items():
         print(f"{kind}: {path}")
-    return 0
+    missing = [c for c in cands if c not in done]
+    if missing:
+        print(f"=== not compared: {', '.join(c.name for c in missing)} (its demo failed; see "
+              f"{', '.join(str(c.log) for c in missing)})", flush=True)
+    return 1 if missing else 0
+
+
+def _states(result: dict) -> str:
+    runs = result.get("runs") or {}
+    return ", ".join(f"{d.removeprefix('poc_')} {s}" for d, s in runs.items()) or "(no runs)"
 
 
 def register(subparsers) -> None:
     """Add ``compare-demo`` to the top-level ``gpupoc`` parser."""
     p = subparsers.add_parser("compare-demo", help="run the plan on each simulated platform and compare them",
-                              description="gpupoc demo --platform NAME for each platform, one after the other, "
-                              "then gpupoc compare over their evidence (docs/comparison.md).")
+                              description="gpupoc demo --platform NAME for each platform, side by side (each its own "
+                              "cluster, monitoring and Airflow under var/compare/NAME), then gpupoc compare over "
+                              "their evidence (docs/comparison.md).")
     p.add_argument("--plan", help="POC plan with a platforms list (default plans/default.yaml)")
     p.add_argument("--platforms", default=",".join(DEFAULT_PLATFORMS), help="the plan's platforms to run, in order")
     p.add_argument("--faults", default="", help="PLATFORM:PROFILE,...: a fault profile in one candidate's cluster")
     p.add_argument("--classes", default="", help="only these test classes, comma-separated (a quick look)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds each platform's runs may take")
+    p.add_argument("--jobs", type=int, default=0, help="candidates run at once (default 0: all together)")
     p.add_argument("--no-pdf", action="store_true", help="do not print comparison.pdf")
     p.set_defaults(func=_run)

@@ -84,3 +84,16 @@ def summary_lines(outcome: Outcome, ui_url: str, password: str, report_run: str 
     lines.append(f"Demo time: {elapsed(wall_seconds)} (stop everything with `make down`)")
     lines.append("=" * 72)
     return lines
+
+
+def runs_only_lines(ui_url: str, password: str, wall_seconds: float, runs: dict[str, str],
+                    evidence_root: Path) -> list[str]:
+    """The closing block of a demo that left its report to ``gpupoc compare``: the runs, where their evidence
+    is, the UI, the time taken."""
+    from gpupoc.demo.progress import elapsed
+
+    return ["", "=" * 72,
+            "Test-class runs: " + ", ".join(f"{d.removeprefix('poc_')} {s}" for d, s in runs.items()),
+            f"Evidence: {evidence_root} (no report here: gpupoc compare judges it)",
+            f"Airflow UI: {ui_url}  (login: admin / {password})",
+            f"Demo time: {elapsed(wall_seconds)} (stop everything with `make down`)", "=" * 72]

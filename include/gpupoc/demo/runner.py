@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from gpupoc.demo.outcome import Outcome, read_outcome, summary_lines
+from gpupoc.demo.outcome import Outcome, read_outcome, runs_only_lines, summary_lines
 from gpupoc.demo.pids import PidFile
 from gpupoc.demo.progress import ProgressTracker, elapsed, normalise_states
 from gpupoc.demo.services import (DemoPaths, sim_config_for, sim_mode_for, start_airflow, start_sim, start_stack,
@@ -51,12 +51,13 @@ class DemoOptions:
     timeout: float = 3600.0
     report_wait: float = 90.0
     var_dir: Path | None = None
+    report: bool = True  # False: poc_report stays paused; `gpupoc compare` judges the evidence (make compare)
     out: Callable[[str], None] = field(default=lambda line: print(line, flush=True))
 
 
 @dataclass
 class DemoResult:
-    outcome: Outcome
+    outcome: Outcome | None  # None when the demo left the report to `gpupoc compare`
     runs: dict[str, str]
     report_run: str
     ui_url: str
@@ -64,8 +65,9 @@ class DemoResult:
     phases: dict[str, float]
 
     def to_dict(self) -> dict:
-        return {"decision": self.outcome.decision, "reasons": self.outcome.reasons,
-                "open_items": self.outcome.open_items, "report_dir": str(self.outcome.report_dir),
+        o = self.outcome
+        return {"decision": o and o.decision, "reasons": o.reasons if o else [],
+                "open_items": o.open_items if o else {}, "report_dir": str(o.report_dir) if o else None,
                 "runs": self.runs, "report_run": self.report_run, "ui_url": self.ui_url,
                 "wall_seconds": round(self.wall_seconds, 1),
                 "phases": {k: round(v, 1) for k, v in self.phases.items()}}
@@ -238,17 +240,10 @@ def _start_cluster(opts: DemoOptions, paths: DemoPaths, table: PidFile) -> dict:
     return sim
 
 
-def run_demo(opts: DemoOptions) -> DemoResult:
-    """The whole demo; raises GpupocError when a service does not start or the report is not written."""
-    from gpupoc.airflow_runtime.client import AirflowClient
-    from gpupoc.airflow_runtime.settings import PASSWORDS_FILE, admin_password, plan_users
-
-    t0 = time.monotonic()
+def _start_services(opts: DemoOptions, paths: DemoPaths, table: PidFile, t0: float,
+                    phases: dict[str, float]) -> tuple[Path, dict]:
+    """The cluster, the monitoring stack, the demo's plan and Airflow; returns (plan, Airflow's state)."""
     out = opts.out
-    paths = DemoPaths(opts.repo, opts.var_dir)
-    table = PidFile.load(paths.pids)
-    phases: dict[str, float] = {}
-
     sim = _start_cluster(opts, paths, table)
     stack_state = start_stack(paths, table)
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
@@ -269,47 +264,78 @@ def run_demo(opts: DemoOptions) -> DemoResult:
     phases["airflow"] = time.monotonic() - t0 - phases["cluster_and_monitoring"]
     out(f"        Airflow {af['url']} {'reused' if reused else 'started'} "
         f"({', '.join(f'{n} {p}' for n, p in af['pids'].items())})")
-    client = AirflowClient.for_home(paths.airflow, url=af["url"])
+    return plan, af
+
+
+def _prepare_dags(client, opts: DemoOptions) -> None:
+    """Every DAG registered; the classes (and the report, unless left to ``gpupoc compare``) unpaused; runs
+    and evidence events an interrupted demo left behind ended and forgotten."""
     for dag_id in (*CLASS_DAGS, REPORT_DAG):
         client.wait_dag(dag_id, timeout=180)
-    for dag_id in (*CLASS_DAGS, REPORT_DAG):
+    for dag_id in CLASS_DAGS:
         client.unpause(dag_id)
+    # the report's evidence Assets would start it once the five classes published: it stays paused without
+    client.request("PATCH", f"/api/v2/dags/{REPORT_DAG}", {"is_paused": not opts.report},
+                   params={"update_mask": "is_paused"})
     # runs an interrupted demo left behind resume when Airflow starts again: end them, forget their events
-    stop_stale_runs(client, (*CLASS_DAGS, REPORT_DAG), out)
-    clear_report_queue(client, out)
+    stop_stale_runs(client, (*CLASS_DAGS, REPORT_DAG), opts.out)
+    clear_report_queue(client, opts.out)
 
+
+def _run_classes(client, monitor: Monitor, opts: DemoOptions, plan: Path, t_runs: float, t0: float) -> dict:
+    """Trigger the chosen classes (one after the other, or together) and wait; returns dag -> final state."""
+    conf = {"plan": str(plan), "faults_note": opts.faults or "none"}
+    which = "the five test classes" if set(opts.classes) == set(CLASS_DAGS) else ", ".join(opts.classes)
+    opts.out(f"[{elapsed(t_runs - t0):>5}] triggering {which} "
+             f"({'one after the other' if opts.sequential else 'together; the cluster lease orders them'})")
+    if not opts.sequential:
+        runs = {dag_id: client.trigger(dag_id, conf)["dag_run_id"] for dag_id in opts.classes}
+        return monitor.wait(runs, opts.timeout)
+    final: dict[str, str] = {}
+    for dag_id in opts.classes:
+        run_id = client.trigger(dag_id, conf)["dag_run_id"]
+        final.update(monitor.wait({dag_id: run_id}, opts.timeout))
+    return final
+
+
+def run_demo(opts: DemoOptions) -> DemoResult:
+    """The whole demo; raises GpupocError when a service does not start or the report is not written."""
+    from gpupoc.airflow_runtime.client import AirflowClient
+    from gpupoc.airflow_runtime.settings import PASSWORDS_FILE, admin_password, plan_users
+
+    t0 = time.monotonic()
+    paths = DemoPaths(opts.repo, opts.var_dir)
+    table = PidFile.load(paths.pids)
+    phases: dict[str, float] = {}
+    plan, af = _start_services(opts, paths, table, t0, phases)
+    client = AirflowClient.for_home(paths.airflow, url=af["url"])
+    _prepare_dags(client, opts)
     since = datetime.now(timezone.utc)
     root = load_plan(plan).evidence_root_path
-    monitor = Monitor(client, t0, out, opts.poll, run_dir=lambda dag_id, run_id: run_dir_for(root, dag_id, run_id))
-    conf = {"plan": str(plan), "faults_note": opts.faults or "none"}
+    monitor = Monitor(client, t0, opts.out, opts.poll,
+                      run_dir=lambda dag_id, run_id: run_dir_for(root, dag_id, run_id))
     t_runs = time.monotonic()
-    which = "the five test classes" if set(opts.classes) == set(CLASS_DAGS) else ", ".join(opts.classes)
-    out(f"[{elapsed(t_runs - t0):>5}] triggering {which} "
-        f"({'one after the other' if opts.sequential else 'together; the cluster lease orders them'})")
-    final: dict[str, str] = {}
-    if opts.sequential:
-        for dag_id in opts.classes:
-            run_id = client.trigger(dag_id, conf)["dag_run_id"]
-            final.update(monitor.wait({dag_id: run_id}, opts.timeout))
-    else:
-        runs = {dag_id: client.trigger(dag_id, conf)["dag_run_id"] for dag_id in opts.classes}
-        final = monitor.wait(runs, opts.timeout)
+    final = _run_classes(client, monitor, opts, plan, t_runs, t0)
     phases["test_classes"] = time.monotonic() - t_runs
-    t_rep = time.monotonic()
-    report_run, report_state = run_report(client, monitor, opts, since, plan)
-    phases["report"] = time.monotonic() - t_rep
-    if report_state != "success":
-        raise GpupocError(f"{REPORT_DAG}/{report_run} ended {report_state}; see its compile_report log in the "
-                          f"Airflow UI ({af['url']})")
-    from gpupoc.report.airflow import report_out_dir
+    outcome, report_run = None, ""
+    if opts.report:
+        t_rep = time.monotonic()
+        report_run, report_state = run_report(client, monitor, opts, since, plan)
+        phases["report"] = time.monotonic() - t_rep
+        if report_state != "success":
+            raise GpupocError(f"{REPORT_DAG}/{report_run} ended {report_state}; see its compile_report log in the "
+                              f"Airflow UI ({af['url']})")
+        from gpupoc.report.airflow import report_out_dir
 
-    outcome = read_outcome(report_out_dir(load_plan(plan), report_run))
+        outcome = read_outcome(report_out_dir(load_plan(plan), report_run))
     wall = time.monotonic() - t0
     result = DemoResult(outcome, final, report_run, af["url"], wall, phases)
-    users = plan_users(plan)
-    for line in summary_lines(outcome, af["url"], admin_password(paths.airflow), report_run, wall, final,
-                              users, str(paths.airflow / PASSWORDS_FILE)):
-        out(line)
+    password = admin_password(paths.airflow)
+    lines = (summary_lines(outcome, af["url"], password, report_run, wall, final, plan_users(plan),
+                           str(paths.airflow / PASSWORDS_FILE)) if outcome else
+             runs_only_lines(af["url"], password, wall, final, root))
+    for line in lines:
+        opts.out(line)
     paths.result.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return result
 

@@ -25,6 +25,7 @@ from gpupoc.exceptions import ConfigError, GpupocError
 SIM_MARK = "sim serve"
 AIRFLOW_PREFIX = "airflow-"
 STACK_PREFIX = "monitoring-"
+COMPARE_PREFIX = "compare-"  # make compare's candidate demos (gpupoc.demo.candidates), stopped first
 SIM_START_TIMEOUT = 60.0
 
 
@@ -329,7 +330,8 @@ def stop_everything(paths: DemoPaths) -> dict[str, str]:
     if any(n.startswith(STACK_PREFIX) for n in table.entries):
         for item in stack.down(paths.monitoring):
             result[STACK_PREFIX + item.split(" ", 1)[0]] = "stopped"
-    order = [n for n in table.entries if n.startswith(AIRFLOW_PREFIX)] + \
+    order = [n for n in table.entries if n.startswith(COMPARE_PREFIX)] + \
+            [n for n in table.entries if n.startswith(AIRFLOW_PREFIX)] + \
             [n for n in table.entries if n.startswith(STACK_PREFIX)] + ["sim"]
     for name, outcome in stop_all(table, order).items():
         if outcome != "not running" or name not in result:

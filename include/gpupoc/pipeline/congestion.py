@@ -155,7 +155,8 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
                 context: Callable[[str, str], ExplainContext] = bare_context) -> list[CongestionRow]:
     """One ``CongestionRow`` per workload, in submission order.
 
-    A workload needs an explanation when it waited more than ``explain_after_seconds`` after its release.
+    A workload needs an explanation when it waited more than ``explain_after_seconds`` after its release; an
+    attempt the pipeline's gate held until it ended, before the wave's release, never waited (``_gated_throughout``).
     Its bottleneck is the most frequent reconstructed cause over the snapshots in which it waited (the later
     one on a tie); the platform explained it when any of those snapshots carried a text that names a cause
     (the pod's condition, its event, or its scheduler's own object, judged against ``context``: what the pod
@@ -168,6 +169,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     """
     snaps = _snapshots(observations)
     tl_by_key = {(t.namespace, t.pod): t for t in timelines}
+    release = min((t.released_at for t in timelines if t.released_at), default=None)
     by_pod: dict[tuple[str, str], list[Observation]] = defaultdict(list)
     for e in events:
         by_pod[(e.namespace, e.pod)].append(e)
@@ -206,7 +208,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
             if mine.eta is not None:
                 etas.append(mine.eta)
         rows.append(_row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
-                         explain_after_seconds, eta_tolerance_seconds, source))
+                         explain_after_seconds, eta_tolerance_seconds, source, _gated_throughout(t, release)))
     return rows
 
 
@@ -225,6 +227,14 @@ def _waiting_snapshots(t: WorkloadTimeline, snaps: list[_Snapshot]) -> list[_Sna
     return out
 
 
+def _gated_throughout(t: WorkloadTimeline, release: datetime | None) -> bool:
+    """An attempt that ended, never released and never scheduled, by the wave's release: the pipeline's gate held
+    it all its life (Kueue admits gated pods and may preempt one before the release), so it never waited for
+    the platform; its preemption is judged as a preemption (QC-12), not as a wait."""
+    return (release is not None and t.released_at is None and t.scheduled_at is None
+            and t.finished_at is not None and t.finished_at <= release)
+
+
 def _only_pipeline_gate(o: Observation, text: str) -> bool:
     """The SchedulingGated message explains only the platform's own gates, not the pipeline's."""
     return "gate" in text.lower() and set(o.gates) <= {PIPELINE_GATE}
@@ -232,9 +242,10 @@ def _only_pipeline_gate(o: Observation, text: str) -> bool:
 
 def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | None, str]], positions: list[int],
          etas: list[datetime], ahead: list[WorkloadTimeline], free: int | None, explain_after: float,
-         eta_tol: float, source: str) -> CongestionRow:
+         eta_tol: float, source: str, gated: bool = False) -> CongestionRow:
     wait = t.wait_seconds
-    needs = (wait is not None and wait > explain_after) or (t.scheduled_at is None and t.ready_at is not None)
+    needs = not gated and ((wait is not None and wait > explain_after)
+                           or (t.scheduled_at is None and t.ready_at is not None))
     if causes:
         counts = Counter(causes)
         top = max(counts.values())

@@ -74,3 +74,15 @@ def test_summary_lists_every_format_written_and_the_bundle_beside_the_report(tmp
     lines = summary_lines(o, "u", "p", "run1", 1.0, {})
     assert not any(ln.strip() == str(d / "report.pdf") for ln in lines)
     assert any("no report.pdf" in ln and "make test-deps" in ln for ln in lines)
+
+
+def test_a_demo_that_left_its_report_to_compare_names_its_runs_evidence_and_ui_but_no_decision():
+    from gpupoc.demo.outcome import runs_only_lines
+    from gpupoc.demo.runner import DemoResult
+
+    lines = runs_only_lines("http://127.0.0.1:8081", "pw", 75.0, {"poc_audit_trail": "success"}, Path("/e/kueue"))
+    text = "\n".join(lines)
+    assert "audit_trail success" in text and "/e/kueue" in text and "gpupoc compare" in text
+    assert "admin / pw" in text and "Decision" not in text
+    saved = DemoResult(None, {"poc_audit_trail": "success"}, "", "http://x", 75.0, {}).to_dict()
+    assert saved["decision"] is None and saved["report_dir"] is None and saved["runs"] == {"poc_audit_trail": "success"}

@@ -153,3 +153,15 @@ def test_the_cli_refuses_an_unknown_class_before_anything_starts(capsys):
     assert main(["demo", "--classes", "nope"]) == 2
     err = capsys.readouterr().err
     assert "--classes" in err and "poc_nope" in err and "audit_trail" in err
+
+
+def test_the_cli_gives_a_candidate_its_own_state_directory_and_leaves_its_report_to_compare(monkeypatch, tmp_path):
+    from gpupoc.cli import main
+    from gpupoc.demo import runner
+
+    seen = []
+    monkeypatch.setattr(runner, "main_demo", lambda opts: seen.append(opts) or 0)
+    assert main(["demo", "--platform", "kai", "--var-dir", str(tmp_path / "kai"), "--no-report"]) == 0
+    assert seen[0].var_dir == tmp_path / "kai" and seen[0].report is False and seen[0].platform == "kai"
+    assert main(["demo"]) == 0
+    assert seen[1].var_dir is None and seen[1].report is True, "make demo keeps var/ and writes its report"

@@ -324,3 +324,15 @@ def test_the_higher_priority_work_ahead_is_counted_in_queue_order():
 
     ahead = [wl(p, priority=v) for p, v in (("x", 3000), ("y", 2000), ("z", 2000), ("w", 1000), ("v", 500))]
     assert [_higher(ahead, v) for v in (5000, 3000, 2000, 1500, 1000, 100)] == [0, 0, 1, 3, 3, 5]
+
+
+def test_an_attempt_preempted_behind_the_pipelines_gate_before_the_release_never_waited():
+    # Kueue admits gated pods: "a" is preempted (Stopped) at -3 s, before the wave's release at 0, and its retry
+    # "a2" is released with the wave; "c", resubmitted ungated after the release, still waits and must be explained
+    tl = [wl("a", submitted=-10, released=None, scheduled=None, finished_at=at(-3)),
+          wl("a2", submitted=-2, released=0, scheduled=1),
+          wl("c", submitted=20, released=None, scheduled=None, finished_at=at(60))]
+    rows = reconstruct(tl, [], ONE_NODE)
+    assert not row(rows, "a").needs_explanation, "its whole life was behind the pipeline's gate"
+    assert row(rows, "c").needs_explanation and not row(rows, "c").observed, "a wait after the release still counts"
+    assert summarize(rows, 600).unobserved == 1
