@@ -25,11 +25,8 @@ def _demo(args: argparse.Namespace) -> int:
     repo = _repo()
     plan = Path(args.plan) if args.plan else repo / "plans" / "default.yaml"
     plan = plan if plan.is_absolute() else Path.cwd() / plan
-<<<<<<< HEAD
     classes = plan_classes(plan, args.classes)  # none named: the classes the plan enables
-=======
     var_dir = Path(args.var_dir).resolve() if args.var_dir else None
->>>>>>> compare
     return main_demo(DemoOptions(repo=repo, plan=plan.resolve(), faults=args.faults or "",
                                  behaviours=args.behaviour or "", behaviour_seed=args.behaviour_seed,
                                  classes=classes, sequential=not args.together, port=args.port,
