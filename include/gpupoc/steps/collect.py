@@ -29,6 +29,7 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     """Read every attempt of every wave item back with its outcome, build the class's tables, write the
     manifest. A class whose preflight failed ran nothing: its tables say why (``steps.preflight``)."""
     from gpupoc.steps.preflight import collect_not_run, missing_prerequisites
+    from gpupoc.steps.service_collect import collect_services, expected_tables
 
     missing = missing_prerequisites(ctx)
     if missing:
@@ -36,13 +37,15 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     timelines, runs, summary = _attempts(ctx)  # the wave's pods, events and records are let go of here
     prof = profile(ctx.test_class)
     summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
+    summary.update(collect_services(ctx, runs))
     replayed = is_replay(ctx)
     if replayed:  # the history's waits beside the platform's, and the capacity question
         summary.update(collect_replay(ctx, runs))
     platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
     ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
                               platform=platform,
-                              expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ())),
+                              expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ()),
+                                               *expected_tables(ctx)),
                               extra={"test_class": ctx.test_class, "summary": summary, **identity(ctx.plan)})
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 
@@ -73,25 +76,7 @@ def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict]:
                "resubmitted": sum(1 for a in attempts if a.number > 1),
                "release_spread_seconds": release.get("release_spread_seconds"),
                "arrival_spread_seconds": release.get("arrival_spread_seconds"), **startup_summary}
-<<<<<<< HEAD
-    prof = profile(ctx.test_class)
-    summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
-    from gpupoc.steps.service_collect import collect_services, expected_tables
-
-    summary.update(collect_services(ctx, runs))
-    replayed = is_replay(ctx)
-    if replayed:  # the history's waits beside the platform's, and the capacity question
-        summary.update(collect_replay(ctx, runs))
-    platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
-    ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
-                              platform=platform,
-                              expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ()),
-                                               *expected_tables(ctx)),
-                              extra={"test_class": ctx.test_class, "summary": summary, **identity(ctx.plan)})
-    return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
-=======
     return timelines, runs, summary
->>>>>>> scale
 
 
 def _read_table(ctx: RunContext, table: str) -> list[dict]:
