@@ -19,7 +19,7 @@ XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 help:
 	@echo "make demo    - install what is needed, run the whole POC on the simulated cluster, write the report"
 	@echo "make test    - install what is needed, run the whole test suite (unit + integration)"
-	@echo "make compare - run the default plan on the four simulated platforms and compare them side by side"
+	@echo "make compare - run plans/compare.yaml (the default plan with a gang) on the four simulated platforms and compare them side by side"
 	@echo "make down    - stop every process the demo started"
 	@echo "make bench   - run the benchmarks under bench/"
 
@@ -74,7 +74,7 @@ stack-up: venv system-deps
 demo: venv docs-assets system-deps browser
 	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(FROM_MANIFESTS),--cluster-from-manifests)
 
-# The default plan on the simulated cluster's kube, kueue, volcano and kai modes side by side (each its own cluster,
+# plans/compare.yaml (the default plan with a gang) on the kube, kueue, volcano and kai modes side by side (each its own cluster,
 # monitoring and Airflow under var/compare/<platform>), then the comparison (docs/comparison.md) under
 # var/evidence/comparisons/<time>/. CLASSES=a,b only those classes; FAULTS=volcano:gang-partial plants a fault
 # profile in that candidate's cluster only; PLATFORMS=kueue,kai others; JOBS=2 at most two candidates at once.

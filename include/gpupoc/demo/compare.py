@@ -1,4 +1,5 @@
-"""``gpupoc compare-demo`` (``make compare``): the default plan on each of the simulated cluster's scheduler
+"""``gpupoc compare-demo`` (``make compare``): ``plans/compare.yaml`` (the default plan with one gang in the
+congestion wave, so the gang checks judge every candidate) on each of the simulated cluster's scheduler
 modes side by side (``gpupoc demo --platform NAME`` each in a process of its own, ``gpupoc.demo.candidates``),
 then ``gpupoc compare`` over their evidence.
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from gpupoc.exceptions import ComparisonRefused
 
 DEFAULT_PLATFORMS = ("kube", "kueue", "volcano", "kai")
+COMPARE_PLAN = "compare.yaml"  # default.yaml with one gang in the congestion wave (tests/unit/plan/test_compare_plan.py)
 
 
 def parse_planted(value: str, platforms: tuple[str, ...]) -> dict[str, str]:
@@ -42,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     from gpupoc.sim.faults import parse_faults
 
     paths = DemoPaths(repo_root())
-    plan = Path(args.plan).resolve() if args.plan else paths.repo / "plans" / "default.yaml"
+    plan = Path(args.plan).resolve() if args.plan else paths.repo / "plans" / COMPARE_PLAN
     platforms = tuple(p.strip() for p in args.platforms.split(",") if p.strip())
     planted = parse_planted(args.faults, platforms)
     for profile in planted.values():
@@ -98,7 +100,7 @@ def register(subparsers) -> None:
                               description="gpupoc demo --platform NAME for each platform, side by side (each its own "
                               "cluster, monitoring and Airflow under var/compare/NAME), then gpupoc compare over "
                               "their evidence (docs/comparison.md).")
-    p.add_argument("--plan", help="POC plan with a platforms list (default plans/default.yaml)")
+    p.add_argument("--plan", help="POC plan with a platforms list (default plans/compare.yaml)")
     p.add_argument("--platforms", default=",".join(DEFAULT_PLATFORMS), help="the plan's platforms to run, in order")
     p.add_argument("--faults", default="", help="PLATFORM:PROFILE,...: a fault profile in one candidate's cluster")
     p.add_argument("--classes", default="", help="only these test classes, comma-separated (a quick look)")
