@@ -14,7 +14,7 @@ import yaml
 from gpupoc.sim.config import emptied, load_cluster_config, shipped_config
 from gpupoc.sim.modes import SchedulerMode
 
-from .conftest import SimServer, launch
+from .conftest import SimServer, launch, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,12 +67,28 @@ class PreparedCluster:
             raise AssertionError(f"preflight printed no JSON (exit {res.returncode}): {res.stdout}{res.stderr}")
 
 
+def _has_series(url: str, metric: str) -> bool:
+    import urllib.parse
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/query?query={urllib.parse.quote(metric)}", timeout=5) as r:
+            return bool(json.loads(r.read())["data"]["result"])
+    except (OSError, ValueError, KeyError):
+        return False
+
+
 def start_stack(sim: SimServer, data_dir: Path) -> dict:
     """``gpupoc stack up`` against the cluster: the evidence sources of its Prometheus and Alertmanager."""
     up = cli("stack", "up", "--data-dir", str(data_dir), "--sim-url", sim.http_url, "--scrape-interval", "2s")
     assert up.returncode == 0, up.stdout + up.stderr
     state = json.loads((data_dir / "stack.json").read_text())
-    return {"prometheus_url": state["prometheus"]["url"], "alertmanager_url": state["alertmanager"]["url"],
+    # a user runs the preflight against a Prometheus that has scraped the cluster; a loaded machine may
+    # take several scrape intervals for the first one, so the series the preflight asks for are awaited
+    url = state["prometheus"]["url"]
+    wait_for(f"the first scrape of the cluster's GPU metrics by {url}", lambda: _has_series(url, "DCGM_FI_DEV_GPU_UTIL")
+             and _has_series(url, "kube_node_status_capacity"), timeout=180)
+    return {"prometheus_url": url, "alertmanager_url": state["alertmanager"]["url"],
             "alert_receiver_record": state["receiver"]["record"]}
 
 
