@@ -121,12 +121,17 @@ def failures_alerted(fr: pd.DataFrame) -> Measure | None:
     return Measure(int(fr["alerts"].notna().sum()), len(fr), "FR-13")
 
 
+def true_of_known(rows: pd.DataFrame, column: str, check: str) -> Measure | None:
+    """Rows whose ``column`` is true, of those where it is known (None without the column or rows)."""
+    if rows.empty or column not in rows:
+        return None
+    known = rows[rows[column].notna()]
+    return Measure(int(truthy(known[column]).sum()), len(known), check)
+
+
 def audit_matched(am: pd.DataFrame) -> Measure | None:
     """Ledger actions (AUD-02's rows) found in the platform's audit log."""
-    if am.empty or "matched" not in am:
-        return None
-    known = am[am["matched"].notna()]
-    return Measure(int(truthy(known["matched"]).sum()), len(known), "AUD-02")
+    return true_of_known(am, "matched", "AUD-02")
 
 
 def final_attempts(wr: pd.DataFrame) -> pd.DataFrame:
@@ -148,10 +153,7 @@ def items_succeeded(wr: pd.DataFrame) -> Measure | None:
 
 def slo_held(slo: pd.DataFrame) -> Measure | None:
     """Online services whose traffic was measured (SVC-01's rows: ``held`` known) and whose SLO held."""
-    if slo.empty or "held" not in slo:
-        return None
-    measured = slo[slo["held"].notna()]
-    return Measure(int(truthy(measured["held"]).sum()), len(measured), "SVC-01")
+    return true_of_known(slo, "held", "SVC-01")
 
 
 def traffic_measured(slo: pd.DataFrame) -> Measure | None:
@@ -170,24 +172,14 @@ def serving_preemptions(rep: pd.DataFrame) -> pd.DataFrame:
 
 def preempted_by_higher(rep: pd.DataFrame) -> Measure | None:
     """Preempted serving replicas (SVC-04's rows) whose preemptor the platform named with a higher priority."""
-    pre = serving_preemptions(rep)
-    if pre.empty or "preempted_by_higher" not in pre:
-        return None
-    known = pre[pre["preempted_by_higher"].notna()]
-    return Measure(int(truthy(known["preempted_by_higher"]).sum()), len(known), "SVC-04")
+    return true_of_known(serving_preemptions(rep), "preempted_by_higher", "SVC-04")
 
 
 def endpoints_removed(rec: pd.DataFrame) -> Measure | None:
     """Node failures under a serving replica (SVC-05's rows) whose dead endpoint left the Service."""
-    if rec.empty or "endpoint_removed" not in rec:
-        return None
-    known = rec[rec["endpoint_removed"].notna()]
-    return Measure(int(truthy(known["endpoint_removed"]).sum()), len(known), "SVC-05")
+    return true_of_known(rec, "endpoint_removed", "SVC-05")
 
 
 def replacements_ready(rec: pd.DataFrame) -> Measure | None:
     """Node failures under a serving replica (SVC-07's rows) after which a replacement replica became ready."""
-    if rec.empty or "replacement_ready" not in rec:
-        return None
-    known = rec[rec["replacement_ready"].notna()]
-    return Measure(int(truthy(known["replacement_ready"]).sum()), len(known), "SVC-07")
+    return true_of_known(rec, "replacement_ready", "SVC-07")
