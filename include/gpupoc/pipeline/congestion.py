@@ -162,7 +162,8 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     (the pod's condition, its event, or its scheduler's own object, judged against ``context``: what the pod
     asks for and the cluster's names, ``readable.explains``) or its queue position (Kueue's visibility API),
     and named it right when one of those texts names that cause.
-    A wait no snapshot saw (the observer was late or down) is judged from the platform's scheduling
+    A wait no snapshot saw (the observer was late or down, or its only looks were stale: still gated after the
+    release) is judged from the platform's scheduling
     ``events`` during the wait (one ``Observation`` per event moment), each in a snapshot rebuilt from the
     timelines; the row says which source explained it.
     Under a scheduler that places gangs whole (``gangs_whole``) a gang's pod waits for its whole gang.
@@ -186,6 +187,8 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         free_at_release: int | None = None
         source = "snapshots"
         seen = [(snap, snap.by_pod[(t.namespace, t.pod)]) for snap in _waiting_snapshots(t, snaps)]
+        if all(PIPELINE_GATE in mine.gates for _, mine in seen) and t.ready_at:  # none, or only stale looks
+            seen = []
         if not seen and t.ready_at:
             source = "events"
             for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at):

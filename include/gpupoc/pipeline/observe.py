@@ -144,13 +144,13 @@ def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  clock: Callable[[], datetime] = utcnow, names: ClusterNames = ClusterNames()) -> Snapshot:
     """Every wave pod with the platform's own reason, message, position and ETA (if any); ``names`` are the
     cluster's object names a scheduler's text is judged against (``cluster_names``)."""
-    pods = list_pods(caller, namespaces, label_selector)
-    taken = clock()
+    pods, asked_at = _pods_with_moments(caller, namespaces, label_selector, clock)
     events = list_events(caller, namespaces)
     latest = latest_events(events, {p["metadata"]["name"] for p in pods})
     obs = []
     for p in pods:
         m, spec, st = p["metadata"], p.get("spec") or {}, p.get("status") or {}
+        taken = asked_at[m["namespace"]]
         key = (m["namespace"], m["name"])
         cond = _condition(p, "PodScheduled")
         waiting = cond.get("status") != "True"
@@ -163,6 +163,19 @@ def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str,
             eta=parse_time((m.get("annotations") or {}).get(ETA_ANNOTATION)), item=item_key(p)))
     obs = explain(caller, plan, namespaces, pods, events, obs, names)  # the scheduler's own objects
     return Snapshot(obs, pods, events)
+
+
+def _pods_with_moments(caller: KubeCaller, namespaces: list[str], label_selector: str,
+                       clock: Callable[[], datetime]) -> tuple[list[dict], dict[str, datetime]]:
+    """The wave's pods, namespace by namespace, and when each namespace's list was asked for. A pod's state is
+    stamped with that moment, not with the answer's: a list of thousands of pods answers seconds later, and a
+    pod seen still gated must not be taken for a pod still gated after its release."""
+    pods: list[dict] = []
+    asked_at: dict[str, datetime] = {}
+    for ns in sorted(set(namespaces)):
+        asked_at[ns] = clock()
+        pods.extend(list_pods(caller, [ns], label_selector))
+    return pods, asked_at
 
 
 @dataclass

@@ -167,6 +167,18 @@ def test_a_wait_no_snapshot_saw_is_judged_from_the_platforms_scheduling_events()
     assert r.platform_message == FAILED and r.pool_free_at_release == 0
 
 
+def test_a_stale_look_that_still_shows_the_pipelines_gate_after_the_release_leaves_the_wait_to_the_events():
+    # a list of thousands of pods answers late: the observer's look at 5 s shows c still gated, after its release
+    # at 0; the platform's FailedScheduling event at 12 s saw the wait
+    tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31)]
+    stale = [ob(5, "c", gates=(PIPELINE_GATE,), reason="SchedulingGated", message="blocked by scheduling gates")]
+    events = [Observation(taken_at=at(12), pod="c", namespace="team-a", event_reason="FailedScheduling",
+                          event_message=FAILED)]
+    assert not row(reconstruct(tl, stale, ONE_NODE), "c").observed, "the stale look alone sees no wait"
+    r = row(reconstruct(tl, stale, ONE_NODE, events=events), "c")
+    assert r.observed and r.explained_from == "events" and r.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
+
+
 def test_events_outside_the_wait_or_of_another_pod_do_not_explain_it():
     tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31)]
     events = [Observation(taken_at=at(-5), pod="c", namespace="team-a", event_reason="FailedScheduling",

@@ -35,6 +35,19 @@ def test_a_snapshot_carries_the_condition_the_failed_scheduling_event_and_the_it
     assert rows[0]["reason"] == "Unschedulable" and rows[0]["message"] == MSG
 
 
+def test_each_namespaces_pods_are_stamped_with_the_moment_their_list_was_asked_for():
+    class Clocked(FakeApi):
+        def call(self, method, path, **kw):
+            if method == "GET" and path.endswith("/pods"):
+                self.now += timedelta(seconds=20)  # a list of thousands of pods answers late
+            return super().call(method, path, **kw)
+
+    api = Clocked([pod("a-x1", "team-a", "a"), pod("b-x1", "team-b", "b")])
+    api.now = T0
+    snap = observe.observe_once(api, ["team-b", "team-a"], "sel", PLAN, clock=lambda: api.now)
+    assert {o.pod: o.taken_at for o in snap.observations} == {"a-x1": T0, "b-x1": T0 + timedelta(seconds=20)}
+
+
 def test_each_waiting_observation_gets_its_own_most_telling_text_when_a_pod_says_the_same_again():
     said = [("Unschedulable", MSG, None, None), ("Unschedulable", "Pod is pending.", "FailedScheduling", MSG),
             ("Unschedulable", "Pod is pending.", None, None), ("Unschedulable", MSG, None, None), (None, None, None, "")]
