@@ -144,13 +144,14 @@ def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  clock: Callable[[], datetime] = utcnow, names: ClusterNames = ClusterNames()) -> Snapshot:
     """Every wave pod with the platform's own reason, message, position and ETA (if any); ``names`` are the
     cluster's object names a scheduler's text is judged against (``cluster_names``)."""
-    pods, asked_at = _pods_with_moments(caller, namespaces, label_selector, clock)
+    taken = clock()  # when the look began: a list of thousands of pods answers seconds later, and a pod seen
+    # still gated must not be dated after its release (one moment for the whole look: it is one snapshot)
+    pods = list_pods(caller, namespaces, label_selector)
     events = list_events(caller, namespaces)
     latest = latest_events(events, {p["metadata"]["name"] for p in pods})
     obs = []
     for p in pods:
         m, spec, st = p["metadata"], p.get("spec") or {}, p.get("status") or {}
-        taken = asked_at[m["namespace"]]
         key = (m["namespace"], m["name"])
         cond = _condition(p, "PodScheduled")
         waiting = cond.get("status") != "True"
@@ -163,19 +164,6 @@ def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str,
             eta=parse_time((m.get("annotations") or {}).get(ETA_ANNOTATION)), item=item_key(p)))
     obs = explain(caller, plan, namespaces, pods, events, obs, names)  # the scheduler's own objects
     return Snapshot(obs, pods, events)
-
-
-def _pods_with_moments(caller: KubeCaller, namespaces: list[str], label_selector: str,
-                       clock: Callable[[], datetime]) -> tuple[list[dict], dict[str, datetime]]:
-    """The wave's pods, namespace by namespace, and when each namespace's list was asked for. A pod's state is
-    stamped with that moment, not with the answer's: a list of thousands of pods answers seconds later, and a
-    pod seen still gated must not be taken for a pod still gated after its release."""
-    pods: list[dict] = []
-    asked_at: dict[str, datetime] = {}
-    for ns in sorted(set(namespaces)):
-        asked_at[ns] = clock()
-        pods.extend(list_pods(caller, [ns], label_selector))
-    return pods, asked_at
 
 
 @dataclass
@@ -255,22 +243,25 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  on_snapshot: Callable[[Snapshot], None] | None = None,
                  on_waiting: Callable[[list[Open], float], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = (),
-                 clock: Callable[[], datetime] = utcnow) -> Observed:
-    """Snapshots every ``interval_s`` until every item (key -> namespace) has its outcome, or ``timeout_s``.
+                 clock: Callable[[], datetime] = utcnow,
+                 monotonic: Callable[[], float] = time.monotonic) -> Observed:
+    """A snapshot every ``interval_s`` (right after the last when a look takes longer) until every item
+    (key -> namespace) has its outcome, or ``timeout_s``.
 
     ``tasks()`` says what the wave tasks decided and where they are; ``records(events)`` what the platform
     recorded beside the snapshot's events (owners' conditions, the audit log), read only when an ended
     attempt needs its outcome. ``on_waiting(open items, seconds left)`` is called after every snapshot that
     leaves items open. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
     retried observer goes on from them, so an attempt that vanished meanwhile keeps its place. ``clock`` dates
-    each snapshot."""
-    start = time.monotonic()
+    each snapshot; ``monotonic`` measures the looks and the deadline."""
+    start = monotonic()
     deadline = start + timeout_s
     result = Observed(names=gather_names(caller, plan, namespaces))
     result._track(Snapshot([], list(seen_before), []), items, start)
     while True:
+        looked = monotonic()
         snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
-        now = time.monotonic()
+        now = monotonic()
         present = result._track(snap, items, now)
         if on_snapshot:
             on_snapshot(snap)
@@ -283,7 +274,7 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
         if on_waiting:
             on_waiting(result.open, deadline - now)
         snap = present = None  # the next snapshot is read without this one's lists (10,000 pods, their events)
-        sleep(interval_s)
+        sleep(max(0.0, interval_s - (monotonic() - looked)))  # a look of 10,000 pods takes seconds itself
 
 
 def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source: str, pods: Iterable[dict] = (),

@@ -35,7 +35,7 @@ def test_a_snapshot_carries_the_condition_the_failed_scheduling_event_and_the_it
     assert rows[0]["reason"] == "Unschedulable" and rows[0]["message"] == MSG
 
 
-def test_each_namespaces_pods_are_stamped_with_the_moment_their_list_was_asked_for():
+def test_a_look_is_dated_when_it_began_not_when_its_lists_answered():
     class Clocked(FakeApi):
         def call(self, method, path, **kw):
             if method == "GET" and path.endswith("/pods"):
@@ -45,7 +45,7 @@ def test_each_namespaces_pods_are_stamped_with_the_moment_their_list_was_asked_f
     api = Clocked([pod("a-x1", "team-a", "a"), pod("b-x1", "team-b", "b")])
     api.now = T0
     snap = observe.observe_once(api, ["team-b", "team-a"], "sel", PLAN, clock=lambda: api.now)
-    assert {o.pod: o.taken_at for o in snap.observations} == {"a-x1": T0, "b-x1": T0 + timedelta(seconds=20)}
+    assert {o.pod: o.taken_at for o in snap.observations} == {"a-x1": T0, "b-x1": T0}, "one snapshot, one moment"
 
 
 def test_each_waiting_observation_gets_its_own_most_telling_text_when_a_pod_says_the_same_again():
@@ -114,6 +114,33 @@ def test_the_observer_ends_as_soon_as_every_item_has_an_outcome():
                                sleep=script, on_waiting=lambda open_, left: seen.append([o.item for o in open_]))
     assert script.sleeps == 2 and res.open == []
     assert seen == [["a", "b"], ["b"]]
+
+
+class SlowList(FakeApi):
+    """Each pod list takes 4 s of ``now``; the pod ends at the observer's second sleep."""
+
+    def __init__(self, pods):
+        super().__init__(pods)
+        self.now, self.slept = 0.0, []
+
+    def call(self, method, path, **kw):
+        if method == "GET" and path.endswith("/pods"):
+            self.now += 4.0  # a list of thousands of pods
+        return super().call(method, path, **kw)
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+        if len(self.slept) == 2:
+            self.pods.update({("team-a", "a-1"): done("a-1", "team-a", "a")})
+
+
+def test_a_look_that_takes_seconds_is_counted_in_the_interval_not_added_to_it():
+    for interval, sleeps in ((10, [6.0, 6.0]), (3, [0.0, 0.0])):  # a look longer than the interval: the next at once
+        api = SlowList([pod("a-1", "team-a", "a", gates=())])
+        observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=interval, timeout_s=600,
+                             sleep=api.sleep, monotonic=lambda: api.now)
+        assert api.slept == sleeps
 
 
 def test_a_preempted_item_is_awaited_until_its_next_attempt_ends():
