@@ -4,7 +4,8 @@ for), each pod in each observer snapshot (with what the platform said), and the 
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
+from functools import cache
 from datetime import datetime
 
 from gpupoc.common.timefmt import parse_time, rfc3339
@@ -90,13 +91,13 @@ class Observation:
 
     def to_dict(self) -> dict:
         """JSON-able (times as RFC 3339)."""
-        d = asdict(self)
+        d = {name: getattr(self, name) for name in _observation_fields()}  # flat: no asdict's deep copy
         d.update(taken_at=rfc3339(self.taken_at), eta=rfc3339(self.eta) if self.eta else None, gates=list(self.gates))
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Observation":
-        known = {f.name for f in fields(cls)}
+        known = _observation_fields()
         return cls(**{**{k: v for k, v in d.items() if k in known}, "taken_at": parse_time(d["taken_at"]),
                       "eta": parse_time(d.get("eta")), "gates": tuple(d.get("gates") or ())})
 
@@ -119,6 +120,12 @@ class Observation:
             if explains(r, t, ctx):
                 return r, t
         return self.reason or self.event_reason, self.message or self.event_message
+
+
+@cache
+def _observation_fields() -> tuple[str, ...]:
+    """The names of ``Observation``'s fields, in order (read once: 100,000 observations are written at scale)."""
+    return tuple(f.name for f in fields(Observation))
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from before the release until every item has an outcome."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from gpupoc.common.timefmt import rfc3339, utcnow
@@ -21,7 +22,24 @@ from gpupoc.steps.replay import is_replay, release_schedule
 SNAPSHOT_SOURCE = "kubernetes-api"
 # How often the observer saves what it saw so far (a retried observer goes on from there): every save rewrites
 # all observations, so at 1,000 pods a save every few seconds would cost more than the snapshots.
-CHECKPOINT_SECONDS = 15.0  # a killed observer's retry loses at most this much
+CHECKPOINT_SECONDS = 15.0  # a killed observer's retry loses at least this much
+# ... and at 10,000 pods a save takes seconds itself: the next waits this many times the last save's duration,
+# so saving takes at most a tenth of the observer's time and never delays its looks for long.
+CHECKPOINT_COST_FACTOR = 10.0
+
+
+@dataclass
+class CheckpointPace:
+    """When the observer saves next: ``CHECKPOINT_SECONDS`` after the last save ended, or ``CHECKPOINT_COST_FACTOR``
+    times as long as that save took, whichever is later."""
+
+    next_at: float = float("-inf")
+
+    def due(self, now: float) -> bool:
+        return now >= self.next_at
+
+    def saved(self, began: float, ended: float) -> None:
+        self.next_at = ended + max(CHECKPOINT_SECONDS, CHECKPOINT_COST_FACTOR * (ended - began))
 
 
 def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
@@ -66,16 +84,17 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     policy = ctx.spec.resubmission
     acc = [Observation.from_dict(d) for d in ctx.read_file("observations", []) or []]
     seen_pods: dict[str, dict] = {_pod_key(p): p for p in ctx.read_file(OBSERVED_PODS, []) or []}
-    last_write = [float("-inf")]  # the first snapshot (the gated wave, before release) is kept at once
+    pace = CheckpointPace()  # the first snapshot (the gated wave, before release) is kept at once
 
     def keep(snap) -> None:
         acc.extend(snap.observations)
         seen_pods.update({_pod_key(p): p for p in snap.pods})
         if not ctx.files(OBSERVING_FILE).is_file():
             ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": rfc3339(utcnow())})
-        if time.monotonic() - last_write[0] > CHECKPOINT_SECONDS:
+        if pace.due(time.monotonic()):
+            began = time.monotonic()
             _save_observed(ctx, acc, seen_pods)
-            last_write[0] = time.monotonic()
+            pace.saved(began, time.monotonic())
 
     def waiting(open_items, left_s: float) -> None:
         names = ", ".join(o.item for o in open_items[:4]) + (" ..." if len(open_items) > 4 else "")

@@ -83,3 +83,12 @@ def test_a_retried_observer_goes_on_from_the_observations_already_kept(make_ctx)
     assert ctx.read_file("observations")[:once] == kept, "the first try's observations are kept as they were"
     rows = pq.read_table(ctx.writer.table_path("queue_snapshots")).num_rows
     assert rows == again["rows"]
+
+
+def test_the_observers_saves_are_spaced_by_the_interval_or_by_ten_times_their_own_cost():
+    pace = wave.CheckpointPace()
+    assert pace.due(0.0), "the first look is kept at once"
+    pace.saved(0.0, 0.5)  # a cheap save: the next after CHECKPOINT_SECONDS
+    assert not pace.due(0.5 + wave.CHECKPOINT_SECONDS - 1) and pace.due(0.5 + wave.CHECKPOINT_SECONDS)
+    pace.saved(100.0, 106.0)  # 6 s to rewrite every observation of a 10,000-pod wave: the next 60 s later
+    assert not pace.due(106.0 + wave.CHECKPOINT_SECONDS) and not pace.due(165.9) and pace.due(166.0)
