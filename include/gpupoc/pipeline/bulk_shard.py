@@ -186,6 +186,8 @@ class ShardRunner:
         """List the shard's pods (each taken as an update; a known pod missing from the list as deleted) and
         return the list's resourceVersion to watch from."""
         self.result.relists += 1
+        for t in self.result.transitions.values():  # what changed since the last update seen is not seen
+            t.relisted_waiting = t.relisted_waiting or "PodScheduled" not in t.first_true
         answer = await send(self.bucket, lambda: self.kube.request(
             "GET", self.pods_path, query=[("labelSelector", self.shard.selector)]), self.result.throttling)
         if not answer.ok:

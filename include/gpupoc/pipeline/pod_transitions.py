@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from gpupoc.common.constants import RELEASED_AT
 from gpupoc.common.timefmt import parse_time, rfc3339
+from gpupoc.pipeline.timelines import Observation
 
 CONDITIONS = ("PodScheduled", "Initialized", "ContainersReady", "Ready")
 QUANTILES = (0.5, 0.95, 0.99)
+MAX_SAID = 4  # the platform's distinct words about one pod's wait kept (a pod says the same again and again)
 
 
 @dataclass
@@ -36,6 +38,8 @@ class PodTransitions:
     first_true: dict[str, datetime] = field(default_factory=dict)
     phases: list[str] = field(default_factory=list)  # every phase the watch saw, in order
     node: str | None = None
+    said: list[tuple[datetime, str | None, str]] = field(default_factory=list)  # PodScheduled=False: when, why
+    relisted_waiting: bool = False  # the watch re-listed while the pod waited: a word may have gone unseen
 
     def observe(self, pod: dict) -> None:
         """Take what one watched state of the pod says (earlier first-True times are kept)."""
@@ -50,6 +54,16 @@ class PodTransitions:
         phase = status.get("phase")
         if phase and (not self.phases or self.phases[-1] != phase):
             self.phases.append(phase)
+        self._take_word(status)
+
+    def _take_word(self, status: dict) -> None:
+        """A PodScheduled=False the platform set (not a gate's): its moment, reason and message, each new one kept."""
+        c = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None)
+        if not c or c.get("status") != "False" or c.get("reason") == "SchedulingGated" or not c.get("message"):
+            return
+        at, word = parse_time(c.get("lastTransitionTime")), (c.get("reason"), c["message"])
+        if at and len(self.said) < MAX_SAID and (not self.said or self.said[-1][1:] != word):
+            self.said.append((at, *word))
 
     @property
     def start(self) -> datetime | None:
@@ -65,14 +79,19 @@ class PodTransitions:
         return {"namespace": self.namespace, "pod": self.name, "item": self.item, "node": self.node,
                 "created_at": rfc3339(self.created_at) if self.created_at else None,
                 "released_at": rfc3339(self.released_at) if self.released_at else None,
-                "first_true": {k: rfc3339(v) for k, v in sorted(self.first_true.items())}, "phases": self.phases}
+                "first_true": {k: rfc3339(v) for k, v in sorted(self.first_true.items())}, "phases": self.phases,
+                "said": [{"at": rfc3339(at), "reason": r, "message": m} for at, r, m in self.said],
+                "relisted_waiting": self.relisted_waiting}
 
     @classmethod
     def from_dict(cls, d: dict) -> "PodTransitions":
         return cls(d["namespace"], d["pod"], d.get("item") or "", parse_time(d.get("created_at")),
                    parse_time(d.get("released_at")),
                    {k: parse_time(v) for k, v in (d.get("first_true") or {}).items() if parse_time(v)},
-                   list(d.get("phases") or []), d.get("node"))
+                   list(d.get("phases") or []), d.get("node"),
+                   [(parse_time(w["at"]), w.get("reason"), w["message"]) for w in d.get("said") or []
+                    if parse_time(w.get("at")) and w.get("message")],
+                   bool(d.get("relisted_waiting")))
 
 
 def nearest_rank(sorted_values: list[int], q: float) -> int | None:
@@ -106,3 +125,22 @@ def scheduling_throughput(pods: list[PodTransitions]) -> dict:
     rate = round(len(scheduled) / span, 3) if span > 0 else None
     return {"pods_scheduled": len(scheduled), "span_seconds": round(span, 3), "pods_per_second": rate,
             "first_start": rfc3339(min(starts)), "last_scheduled": rfc3339(scheduled[-1])}
+
+
+def watch_looks(pods: list[PodTransitions], explain_after_s: float, silence_counts: bool) -> list[Observation]:
+    """What the bulk shards' watches saw of each pod's wait, as observations the congestion reconstruction judges
+    as it judges scheduling events: each PodScheduled=False the platform set (its reason and message) and, where
+    the watch followed the pod through its whole wait (no re-list meanwhile) and ``silence_counts``, one look
+    without a word at the moment the wait began to need an explanation. That look makes the wait observed:
+    explained if the platform said anything of it (a word above, or an event), unexplained if it said nothing.
+    ``silence_counts`` is False where the platform explains waits in objects the watch does not see (Kueue's
+    Workloads)."""
+    out: list[Observation] = []
+    for p in pods:
+        out += [Observation(taken_at=at, pod=p.name, namespace=p.namespace, reason=r, message=m, item=p.item)
+                for at, r, m in p.said]
+        scheduled, start = p.first_true.get("PodScheduled"), p.start
+        due = start + timedelta(seconds=explain_after_s) if start else None
+        if silence_counts and due and scheduled and due < scheduled and not p.relisted_waiting:
+            out.append(Observation(taken_at=due, pod=p.name, namespace=p.namespace, item=p.item))
+    return out

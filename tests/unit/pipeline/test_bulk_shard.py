@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from datetime import datetime, timezone
 
 import yaml
 
@@ -330,3 +331,21 @@ def test_an_earlier_runs_shard_of_the_same_number_is_not_taken_for_this_runs_pod
     assert not earlier & set(second.transitions), "the second run followed the first run's pods"
     assert {s.pod for s in second.items.values()} == {s[1] for s in rec.submitted}
     assert all("Ready" in t.first_true for t in second.transitions.values()), "this run's pods were not followed"
+
+
+def test_a_re_list_marks_the_pods_still_waiting_a_word_said_meanwhile_may_be_unseen():
+    from gpupoc.pipeline.bulk_rate import Answer
+    from gpupoc.pipeline.pod_transitions import PodTransitions
+
+    class Listing:
+        async def request(self, method, path, query=None, body=None):
+            return Answer(200, {"metadata": {"resourceVersion": "7"}, "items": []})
+
+    shard = Shard(0, NS, "team-vision", (ShardPod("a", body("a")), ShardPod("b", body("b"))))
+    runner = ShardRunner(Listing(), shard, TokenBucket(qps=100, burst=10),
+                         Hooks(submitted=lambda *a: None, decide=lambda *a: None))
+    placed = PodTransitions(NS, "a-1", "a")
+    placed.first_true["PodScheduled"] = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    runner.result.transitions = {"a-1": placed, "b-1": PodTransitions(NS, "b-1", "b")}
+    assert run(runner._relist()) == "7"
+    assert not runner.result.transitions["a-1"].relisted_waiting and runner.result.transitions["b-1"].relisted_waiting

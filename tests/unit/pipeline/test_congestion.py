@@ -179,6 +179,17 @@ def test_a_stale_look_that_still_shows_the_pipelines_gate_after_the_release_leav
     assert r.observed and r.explained_from == "events" and r.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
 
 
+def test_a_watchs_silent_look_makes_a_wait_no_snapshot_saw_observed_and_unexplained_unless_the_platform_spoke():
+    tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31)]
+    silent = Observation(taken_at=at(5), pod="c", namespace="team-a")  # pod_transitions.watch_looks
+    r = row(reconstruct(tl, [], ONE_NODE, events=[silent]), "c")
+    assert r.observed and r.judged and not r.platform_explained
+    assert r.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
+    word = Observation(taken_at=at(2), pod="c", namespace="team-a", reason="Unschedulable", message=FAILED)
+    r = row(reconstruct(tl, [], ONE_NODE, events=[silent, word]), "c")
+    assert r.observed and r.platform_explained and r.platform_names_bottleneck is True
+
+
 def test_events_outside_the_wait_or_of_another_pod_do_not_explain_it():
     tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31)]
     events = [Observation(taken_at=at(-5), pod="c", namespace="team-a", event_reason="FailedScheduling",

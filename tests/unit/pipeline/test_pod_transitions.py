@@ -74,3 +74,47 @@ def test_the_bucket_lets_a_burst_through_then_paces_at_qps():
     assert slept == pytest.approx([0.1, 0.1]), "three at once, then one every 1/qps"
     with pytest.raises(ValueError, match="burst"):
         TokenBucket(qps=1, burst=0)
+
+
+def waiting(reason="Unschedulable", message="0/2 nodes are available: 2 Insufficient nvidia.com/gpu.",
+            at="2026-12-01T10:01:03Z") -> dict:
+    s = state(released="2026-12-01T10:01:00Z")
+    s["spec"], s["status"]["phase"] = {}, "Pending"
+    s["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+                                  "lastTransitionTime": at}]
+    return s
+
+
+def test_the_watch_keeps_each_new_word_of_the_platform_about_a_wait_but_not_the_gate():
+    t = PodTransitions("ns", "p", "i")
+    t.observe(waiting("SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates"))
+    t.observe(waiting())
+    t.observe(waiting(at="2026-12-01T10:01:04Z"))  # the same word again
+    t.observe(waiting(message="0/2 nodes are available: 2 node(s) had untolerated taint."))
+    assert [(r, m.split(": ")[1]) for _, r, m in t.said] == [("Unschedulable", "2 Insufficient nvidia.com/gpu."),
+                                                             ("Unschedulable", "2 node(s) had untolerated taint.")]
+    t.relisted_waiting = True
+    back = PodTransitions.from_dict(t.to_dict())
+    assert back.said == t.said and back.relisted_waiting
+
+
+def scheduled_after(seconds: int, said: bool = False, relisted: bool = False) -> PodTransitions:
+    t = PodTransitions("ns", f"p{seconds}", "i")
+    if said:
+        t.observe(waiting())
+    t.observe(state(released="2026-12-01T10:01:00Z", PodScheduled=("True", f"2026-12-01T10:01:{seconds:02d}Z")))
+    t.relisted_waiting = relisted
+    return t
+
+
+def test_a_wait_the_watch_followed_whole_is_looked_at_once_it_needs_an_explanation():
+    from gpupoc.pipeline.pod_transitions import watch_looks
+
+    pods = [scheduled_after(3), scheduled_after(20), scheduled_after(20, said=True),
+            scheduled_after(30, relisted=True)]
+    looks = watch_looks(pods, 5.0, silence_counts=True)
+    assert sorted((o.pod, o.taken_at.second, o.reason) for o in looks) == [
+        ("p20", 3, "Unschedulable"), ("p20", 5, None), ("p20", 5, None)], \
+        "a short wait needs no look; a re-listed watch may have missed a word: no silent look"
+    assert [o.reason for o in watch_looks(pods, 5.0, silence_counts=False)] == ["Unschedulable"], \
+        "where the platform explains in objects the watch does not see, only its words count"

@@ -12,11 +12,13 @@ from gpupoc.pipeline.cluster_names import contexts, gather_names
 from gpupoc.pipeline.congestion import reconstruct, summarize
 from gpupoc.pipeline.gangs import gang_rows
 from gpupoc.pipeline.observe import scheduling_event_observations
+from gpupoc.pipeline.pod_transitions import PodTransitions, watch_looks
 from gpupoc.pipeline.queue_model import expected_waits
 from gpupoc.pipeline.readable import ClusterNames
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.plan import class_items
 from gpupoc.plan.overrides import planned_seconds
+from gpupoc.steps.bulk import transitions
 from gpupoc.steps.markers import CLUSTER_NAMES
 
 # A wait shorter than this needs no explanation (a scheduler pass or two).
@@ -37,6 +39,10 @@ def collect_congestion(ctx, timelines, runs) -> dict:
             groups.setdefault(t.gang, set()).add(t.pod)
     events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines}, groups)
     ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
+    looks = watched_looks(ctx)
+    if looks:
+        ctx.writer.write_json("watch_looks", [o.to_dict() for o in looks])
+    events += looks
     rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
                        eta_tolerance_seconds=th.eta_tolerance_seconds, events=events,
                        gangs_whole=gangs_placed_whole(W.adapter_name(ctx.plan)), context=explain_contexts(ctx))
@@ -57,6 +63,14 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     ctx.writer.write_json("congestion_summary", summary.to_dict())
     return {k: v for k, v in summary.to_dict().items() if k != "bottlenecks"} | {
         "bottlenecks": summary.bottlenecks, "gangs": gangs}
+
+
+def watched_looks(ctx) -> list[Observation]:
+    """What the bulk shards' watches saw of each wait (``pod_transitions.watch_looks``; none for a wave the
+    operator submitted). Under Kueue a wait is explained by its Workload, which the watch does not see, so there a
+    watch's silence observes nothing."""
+    pods = [PodTransitions.from_dict(d) for d in transitions(ctx)]
+    return watch_looks(pods, EXPLAIN_AFTER_SECONDS, silence_counts=W.adapter_name(ctx.plan) != "kueue")
 
 
 def serving_gpus(ctx) -> dict[str, int]:
