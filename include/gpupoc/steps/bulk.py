@@ -27,10 +27,9 @@ from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_BEGUN
+from gpupoc.steps.shard_files import SHARD_PREFIX, TRANSITIONS_PREFIX
 
 log = logging.getLogger(__name__)
-TRANSITIONS_PREFIX = "pod_transitions-shard"
-SHARD_PREFIX = "bulk_shard-"
 # The run's tasks that run beside every shard from its start to the wave's end: the observer and the release.
 ALONGSIDE_SHARDS = 2
 MAX_SHARD_SIZE = 5000  # plan.submission_spec: shard_size le
@@ -184,11 +183,3 @@ def submit_shard(ctx: RunContext, shard: dict, kube=None) -> dict:
     summary = {"shard": s.index, "namespace": s.namespace, **result.summary()}
     ctx.writer.write_json(f"{SHARD_PREFIX}{s.index}", summary)
     return summary
-
-
-def transitions(ctx: RunContext) -> list[dict]:
-    """Every bulk shard's pod transitions of the run (empty for a wave the operator submitted)."""
-    import json
-
-    files = sorted(ctx.writer.files_dir.glob(f"{TRANSITIONS_PREFIX}*.json")) if ctx.writer.files_dir.is_dir() else []
-    return [t for p in files for t in json.loads(p.read_text(encoding="utf-8"))]

@@ -1,6 +1,6 @@
 """The wave's start-up latency and scheduling pace as evidence (``startup_latency``), for either path.
 
-A bulk wave's shards watched every pod update (``steps.bulk.transitions``); a wave the operator submitted has
+A bulk wave's shards watched every pod update (``steps.shard_files.transitions``); a wave the operator submitted has
 only each pod's last state (the observer's and the final list), so its rows say ``last-state``.
 """
 
@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from gpupoc.pipeline.pod_transitions import PodTransitions, latency_rows, scheduling_throughput
 from gpupoc.pipeline.wave import item_key
-from gpupoc.steps.bulk import in_bulk, transitions
+from gpupoc.steps.bulk import in_bulk
 from gpupoc.steps.context import RunContext
+from gpupoc.steps.shard_files import transitions
 
 SOURCE = "kubernetes-api"
 
 
 def wave_transitions(ctx: RunContext, pods: list[dict]) -> tuple[list[PodTransitions], str]:
     """Each wave pod's transitions and where they come from (``watch`` or ``last-state``)."""
-    watched = transitions(ctx)
+    watched = transitions(ctx.writer.files_dir)
     if watched:
         return [PodTransitions.from_dict(d) for d in watched], "watch"
     keys = {i["workload_key"] for i in ctx.items}

@@ -18,7 +18,7 @@ from gpupoc.pipeline.readable import ClusterNames
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.plan import class_items
 from gpupoc.plan.overrides import planned_seconds
-from gpupoc.steps.bulk import transitions
+from gpupoc.steps.shard_files import transitions
 from gpupoc.steps.markers import CLUSTER_NAMES
 
 # A wait shorter than this needs no explanation (a scheduler pass or two).
@@ -69,7 +69,7 @@ def watched_looks(ctx) -> list[Observation]:
     """What the bulk shards' watches saw of each wait (``pod_transitions.watch_looks``; none for a wave the
     operator submitted). Under Kueue a wait is explained by its Workload, which the watch does not see, so there a
     watch's silence observes nothing."""
-    pods = [PodTransitions.from_dict(d) for d in transitions(ctx)]
+    pods = [PodTransitions.from_dict(d) for d in transitions(ctx.writer.files_dir)]
     return watch_looks(pods, EXPLAIN_AFTER_SECONDS, silence_counts=W.adapter_name(ctx.plan) != "kueue")
 
 

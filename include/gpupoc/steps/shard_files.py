@@ -1,0 +1,16 @@
+"""The files a bulk shard task writes under its run's evidence ``files/``, and reading them back (this module
+needs no run context, so the probes and the shard task both read it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+TRANSITIONS_PREFIX = "pod_transitions-shard"  # every watched pod's condition transitions, per shard
+SHARD_PREFIX = "bulk_shard-"                  # the shard's summary
+
+
+def transitions(files_dir: Path) -> list[dict]:
+    """Every bulk shard's pod transitions of the run (empty for a wave the operator submitted)."""
+    files = sorted(files_dir.glob(f"{TRANSITIONS_PREFIX}*.json")) if files_dir.is_dir() else []
+    return [t for p in files for t in json.loads(p.read_text(encoding="utf-8"))]
