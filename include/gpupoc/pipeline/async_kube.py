@@ -48,7 +48,8 @@ class AsyncKubeClient:
     async def close(self) -> None:
         await self.api.close()
 
-    async def _call(self, method: str, path: str, query: list | None, body: Any, read_timeout: float | None):
+    async def _call(self, method: str, path: str, query: list | None, body: Any, read_timeout: float | None,
+                    content_type: str = "application/json"):
         import aiohttp
 
         # not aiohttp's ``total`` nor ``connect``: both include the wait for a connection of the pool
@@ -56,7 +57,7 @@ class AsyncKubeClient:
                                         sock_read=read_timeout)
         headers = {"Accept": "application/json, */*"}
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         try:
             return await self.api.call_api(path, method, query_params=list(query or []), header_params=headers,
                                            body=body, auth_settings=["BearerToken"], _preload_content=False,
@@ -66,8 +67,9 @@ class AsyncKubeClient:
                                     f"API server unreachable: {type(exc).__name__}",
                                     "check that the cluster runs and the context points at it") from None
 
-    async def request(self, method: str, path: str, query: list | None = None, body: Any = None) -> Answer:
-        resp = await self._call(method, path, query, body, REQUEST_TIMEOUT_SECONDS)
+    async def request(self, method: str, path: str, query: list | None = None, body: Any = None,
+                      content_type: str = "application/json") -> Answer:
+        resp = await self._call(method, path, query, body, REQUEST_TIMEOUT_SECONDS, content_type)
         try:
             raw = await resp.read()
         finally:

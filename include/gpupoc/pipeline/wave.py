@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 from gpupoc.common.constants import PIPELINE_GATE, RELEASED_AT
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.common import WaveTask
-from gpupoc.pipeline.k8s import KubeCaller
+from gpupoc.pipeline.k8s import KubeCaller, Response
 from gpupoc.pipeline.timelines import Capacity
 from gpupoc.podspec import labels as L
 
@@ -116,19 +116,35 @@ def await_pods(caller: KubeCaller, namespaces: list[str], label_selector: str, e
     return pods, [k for k in expected if k not in pods]
 
 
+LiftAll = Callable[[list[dict], dict], Iterable[tuple[dict, Response]]]
+
+
+def lift_in_threads(caller: KubeCaller, pods: list[dict], patch: dict, workers: int) -> list[tuple[dict, Response]]:
+    """PATCH ``patch`` onto every pod from ``workers`` threads of ``caller``; each pod with its answer."""
+
+    def lift(p: dict) -> tuple[dict, Response]:
+        m = p["metadata"]
+        return p, caller.call("PATCH", f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}", body=patch,
+                              content_type=STRATEGIC)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(pods) or 1))) as pool:
+        return list(pool.map(lift, pods))
+
+
 def release_wave(caller: KubeCaller, namespaces: Iterable[str], label_selector: str, expected: list[str],
                  timeout_s: float, poll_s: float = 1.0, workers: int = 8,
                  clock: Callable[[], datetime] = utcnow, sleep: Callable[[float], None] = time.sleep,
                  refused: Callable[[], set[str]] = set,
                  on_waiting: Callable[[list[str], float], None] | None = None,
-                 on_lifting: Callable[[], None] | None = None) -> Release:
+                 on_lifting: Callable[[], None] | None = None, lift_all: LiftAll | None = None) -> Release:
     """Wait until every expected item's pod exists, then lift the gate of all of them together.
 
     An item whose creation the platform refused (``refused()``: item keys) is not waited for. A pod released
     by an earlier try keeps its recorded release time (annotation), so a rerun of the task reports the same
     moments. After ``timeout_s`` the pods that exist are released and the rest are listed as missing;
     ``on_waiting(missing, seconds left)`` is told while it waits, ``on_lifting()`` just before the first gate
-    is lifted.
+    is lifted. ``lift_all(pods, patch)`` sends the patches (default: ``workers`` threads of ``caller``; a large
+    wave's through the async client, ``async_release.lift_gates``).
     """
     namespaces = list(namespaces)
     pods, missing = await_pods(caller, namespaces, label_selector, expected, timeout_s, poll_s, sleep, refused,
@@ -140,18 +156,13 @@ def release_wave(caller: KubeCaller, namespaces: Iterable[str], label_selector: 
     if on_lifting is not None:
         on_lifting()
 
-    def lift(p: dict):
-        m = p["metadata"]
-        return p, caller.call("PATCH", f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}",
-                              body=release_patch(at), content_type=STRATEGIC)
-
     results: dict[str, datetime | None] = {}
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(gated) or 1))) as pool:
-        for p, r in pool.map(lift, gated):
-            if r.ok:
-                results[p["metadata"]["name"]] = at
-            else:
-                rel.errors.append(f"{p['metadata']['namespace']}/{p['metadata']['name']}: HTTP {r.status}: {r.message}")
+    lift_all = lift_all or (lambda pods, patch: lift_in_threads(caller, pods, patch, workers))
+    for p, r in lift_all(gated, release_patch(at)):
+        if r.ok:
+            results[p["metadata"]["name"]] = at
+        else:
+            rel.errors.append(f"{p['metadata']['namespace']}/{p['metadata']['name']}: HTTP {r.status}: {r.message}")
     for key in expected:
         p = pods.get(key)
         if p is None:

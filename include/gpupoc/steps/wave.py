@@ -15,6 +15,7 @@ from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.attempt_decision import task_view
+from gpupoc.steps.bulk import in_bulk
 from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE,
                                   RELEASING_FILE)
 from gpupoc.steps.replay import is_replay, release_schedule
@@ -66,13 +67,29 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
     try:
         rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds,
                              refused=refused, on_waiting=waiting,
-                             on_lifting=lambda: ctx.writer.write_json(RELEASING_FILE, {"at": rfc3339(utcnow())}))
+                             on_lifting=lambda: ctx.writer.write_json(RELEASING_FILE, {"at": rfc3339(utcnow())}),
+                             lift_all=async_lifter(ctx, admin) if in_bulk(ctx) else None)
     finally:
         waits.clear_note(ctx.run_dir, "release_gate")
     ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})
     return {"found": rel.found, "missing": rel.missing, "arrival_spread_seconds": rel.arrival_spread_seconds,
             "release_spread_seconds": rel.release_spread_seconds, "errors": rel.errors[:5],
             "observer_ready": observer_ready}
+
+
+def async_lifter(ctx: RunContext, admin) -> W.LiftAll:
+    """A bulk wave's gates lifted through the async client, many at once (``async_release``); each PATCH goes
+    into the task's ledger as the administrator's client records its own requests."""
+    from gpupoc.pipeline.async_release import lift_gates
+    from gpupoc.pipeline.k8s import request_info
+
+    def record(path: str, answer, started) -> None:
+        outcome = "allowed" if answer.ok else ("denied" if answer.status in (401, 403) else "failed")
+        admin.ledger.record(admin.actor, **request_info("PATCH", path).model_dump(), at=started, finished_at=utcnow(),
+                            method="PATCH", path=path, status=answer.status, outcome=outcome, purpose=admin.purpose)
+
+    kubeconfig = str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None
+    return lambda pods, patch: lift_gates(kubeconfig, ctx.admin_context, pods, patch, record)
 
 
 def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | None] | None = None) -> dict:

@@ -1,0 +1,41 @@
+"""The bulk wave's release through the async client: every gate lifted, each answer recorded, none raised."""
+
+from __future__ import annotations
+
+from gpupoc.common.constants import PIPELINE_GATE, RELEASED_AT
+from gpupoc.pipeline.async_kube import AsyncKubeClient
+from gpupoc.pipeline.async_release import _lift_all
+from gpupoc.pipeline.wave import release_patch
+
+from .test_bulk_shard import NS, Cluster, body, run
+
+
+def test_every_gate_is_lifted_many_at_once_and_each_answer_recorded_a_missing_pod_included(tmp_path):
+    from datetime import datetime, timezone
+
+    from kubernetes_asyncio import client
+
+    at = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+    answers = []
+
+    async def body_():
+        async with Cluster(tmp_path) as c:
+            for i in range(30):
+                assert (await c.kube.request("POST", f"/api/v1/namespaces/{NS}/pods", body=body(f"p{i}"))).ok
+            token = next(t for t, i in c.state.identities.items() if i.context == "admin")
+            cfg = client.Configuration(host=c.server.http_url)
+            cfg.api_key, cfg.api_key_prefix = {"BearerToken": token}, {"BearerToken": "Bearer"}
+            admin = AsyncKubeClient("admin", client.ApiClient(cfg))
+            pods = [{"metadata": {"name": f"p{i}", "namespace": NS}} for i in range(31)]  # p30 does not exist
+            try:
+                out = await _lift_all(admin, pods, release_patch(at), 4,
+                                      lambda path, answer, started: answers.append((path, answer.status)))
+            finally:
+                await admin.close()
+            return out, c.state.store.list("pods", NS)
+
+    out, stored = run(body_())
+    assert sorted(r.status for _, r in out) == [200] * 30 + [404]
+    assert len(answers) == 31 and all(path.startswith(f"/api/v1/namespaces/{NS}/pods/p") for path, _ in answers)
+    assert all(PIPELINE_GATE not in [g["name"] for g in p["spec"].get("schedulingGates") or []] for p in stored)
+    assert {p["metadata"]["annotations"][RELEASED_AT] for p in stored} == {"2026-12-01T10:00:00.000000Z"}
