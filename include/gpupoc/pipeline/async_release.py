@@ -3,7 +3,7 @@
 The per-pod release (``wave.release_wave``) patches from a few threads of the sync client: some 100 pods a
 second on 2 cores, so the gates of 10,000 pods come off over minutes and the platform sees a trickle, not a
 wave. Here up to ``in_flight`` patches are on the wire at once (``kubernetes_asyncio``, as the bulk shards
-send their creations), so the release takes as long as the API server needs to write them. Each answer goes to
+send their creations, at the wave's rate), so the release takes as long as the API server needs to write them. Each answer goes to
 ``on_answer`` (the task's ledger: every action the pipeline takes is recorded).
 """
 
@@ -15,7 +15,7 @@ from typing import Callable
 
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline.async_kube import AsyncKubeClient
-from gpupoc.pipeline.bulk_rate import Answer
+from gpupoc.pipeline.bulk_rate import Answer, Throttling, TokenBucket, send
 from gpupoc.pipeline.k8s import Response
 from gpupoc.pipeline.wave import STRATEGIC
 
@@ -24,30 +24,33 @@ OnAnswer = Callable[[str, Answer, datetime], None]  # the pod's path, its answer
 
 
 async def _lift_all(client: AsyncKubeClient, pods: list[dict], patch: dict, in_flight: int,
-                    on_answer: OnAnswer) -> list[tuple[dict, Response]]:
-    gate = asyncio.Semaphore(in_flight)
+                    on_answer: OnAnswer, bucket: TokenBucket) -> list[tuple[dict, Response]]:
+    gate, stats = asyncio.Semaphore(in_flight), Throttling()
 
     async def lift(p: dict) -> tuple[dict, Response]:
         m = p["metadata"]
         path = f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}"
         async with gate:
             started = utcnow()
-            answer = await client.request("PATCH", path, body=patch, content_type=STRATEGIC)
+            answer = await send(bucket, lambda: client.request("PATCH", path, body=patch, content_type=STRATEGIC),
+                                stats)
         on_answer(path, answer, started)
         return p, Response(answer.status, answer.body)
 
     return list(await asyncio.gather(*(lift(p) for p in pods)))
 
 
-def lift_gates(kubeconfig: str | None, context: str, pods: list[dict], patch: dict,
+def lift_gates(kubeconfig: str | None, context: str, pods: list[dict], patch: dict, qps: float, burst: int,
                on_answer: OnAnswer = lambda path, answer, started: None,
                in_flight: int = IN_FLIGHT) -> list[tuple[dict, Response]]:
-    """PATCH ``patch`` onto every pod as ``context``, up to ``in_flight`` at once; each pod with its answer."""
+    """PATCH ``patch`` onto every pod as ``context``, up to ``in_flight`` at once at ``qps`` after a ``burst``;
+    each pod with its answer. A 429 (or 5xx) with ``Retry-After`` is sent again after it, and a patch without an
+    answer again after a pause, as the bulk shards' requests are (``bulk_rate.send``)."""
 
     async def run() -> list[tuple[dict, Response]]:
         client = await AsyncKubeClient.from_kubeconfig(kubeconfig, context)
         try:
-            return await _lift_all(client, pods, patch, in_flight, on_answer)
+            return await _lift_all(client, pods, patch, in_flight, on_answer, TokenBucket(qps, burst))
         finally:
             await client.close()
 

@@ -89,7 +89,10 @@ def async_lifter(ctx: RunContext, admin) -> W.LiftAll:
                             method="PATCH", path=path, status=answer.status, outcome=outcome, purpose=admin.purpose)
 
     kubeconfig = str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None
-    return lambda pods, patch: lift_gates(kubeconfig, ctx.admin_context, pods, patch, record)
+    spec = ctx.spec.submission
+    shards = max(1, -(-len(ctx.items) // spec.shard_size))  # the release may go as fast as the shards created
+    return lambda pods, patch: lift_gates(kubeconfig, ctx.admin_context, pods, patch, spec.qps * shards,
+                                          spec.burst * shards, record)
 
 
 def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | None] | None = None) -> dict:

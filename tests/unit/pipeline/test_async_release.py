@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpupoc.common.constants import PIPELINE_GATE, RELEASED_AT
 from gpupoc.pipeline.async_kube import AsyncKubeClient
 from gpupoc.pipeline.async_release import _lift_all
+from gpupoc.pipeline.bulk_rate import Throttling, TokenBucket, send
 from gpupoc.pipeline.wave import release_patch
 
 from .test_bulk_shard import NS, Cluster, body, run
 
 
-def test_every_gate_is_lifted_many_at_once_and_each_answer_recorded_a_missing_pod_included(tmp_path):
+@pytest.mark.parametrize("behaviours", [(), ("throttled",)])
+def test_every_gate_is_lifted_many_at_once_and_each_answer_recorded_a_missing_pod_included(tmp_path, behaviours):
+    """Under a throttling API server (429 with Retry-After) a refused patch is sent again after the wait."""
     from datetime import datetime, timezone
 
     from kubernetes_asyncio import client
@@ -19,9 +24,11 @@ def test_every_gate_is_lifted_many_at_once_and_each_answer_recorded_a_missing_po
     answers = []
 
     async def body_():
-        async with Cluster(tmp_path) as c:
+        async with Cluster(tmp_path, behaviours) as c:
             for i in range(30):
-                assert (await c.kube.request("POST", f"/api/v1/namespaces/{NS}/pods", body=body(f"p{i}"))).ok
+                created = await send(TokenBucket(qps=100, burst=10), lambda: c.kube.request(
+                    "POST", f"/api/v1/namespaces/{NS}/pods", body=body(f"p{i}")), Throttling())
+                assert created.ok, created
             token = next(t for t, i in c.state.identities.items() if i.context == "admin")
             cfg = client.Configuration(host=c.server.http_url)
             cfg.api_key, cfg.api_key_prefix = {"BearerToken": token}, {"BearerToken": "Bearer"}
@@ -29,13 +36,14 @@ def test_every_gate_is_lifted_many_at_once_and_each_answer_recorded_a_missing_po
             pods = [{"metadata": {"name": f"p{i}", "namespace": NS}} for i in range(31)]  # p30 does not exist
             try:
                 out = await _lift_all(admin, pods, release_patch(at), 4,
-                                      lambda path, answer, started: answers.append((path, answer.status)))
+                                      lambda path, answer, started: answers.append((path, answer.status)),
+                                      TokenBucket(qps=100, burst=10))
             finally:
                 await admin.close()
             return out, c.state.store.list("pods", NS)
 
     out, stored = run(body_())
-    assert sorted(r.status for _, r in out) == [200] * 30 + [404]
+    assert sorted(r.status for _, r in out) == [200] * 30 + [404], "a 429 is sent again after its Retry-After"
     assert len(answers) == 31 and all(path.startswith(f"/api/v1/namespaces/{NS}/pods/p") for path, _ in answers)
     assert all(PIPELINE_GATE not in [g["name"] for g in p["spec"].get("schedulingGates") or []] for p in stored)
     assert {p["metadata"]["annotations"][RELEASED_AT] for p in stored} == {"2026-12-01T10:00:00.000000Z"}
