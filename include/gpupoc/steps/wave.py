@@ -10,6 +10,8 @@ from typing import Callable
 from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline import waits
 from gpupoc.pipeline import wave as W
+from gpupoc.pipeline.async_release import lift_gates
+from gpupoc.pipeline.k8s import request_info
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
 from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
@@ -23,7 +25,7 @@ from gpupoc.steps.replay import is_replay, release_schedule
 SNAPSHOT_SOURCE = "kubernetes-api"
 # How often the observer saves what it saw so far (a retried observer goes on from there): every save rewrites
 # all observations, so at 1,000 pods a save every few seconds would cost more than the snapshots.
-CHECKPOINT_SECONDS = 15.0  # a killed observer's retry loses at least this much
+CHECKPOINT_SECONDS = 15.0  # a killed observer's retry loses up to this much (more at scale: below)
 # ... and at 10,000 pods a save takes seconds itself: the next waits this many times the last save's duration,
 # so saving takes at most a tenth of the observer's time and never delays its looks for long.
 CHECKPOINT_COST_FACTOR = 10.0
@@ -80,8 +82,6 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
 def async_lifter(ctx: RunContext, admin) -> W.LiftAll:
     """A bulk wave's gates lifted through the async client, many at once (``async_release``); each PATCH goes
     into the task's ledger as the administrator's client records its own requests."""
-    from gpupoc.pipeline.async_release import lift_gates
-    from gpupoc.pipeline.k8s import request_info
 
     def record(path: str, answer, started) -> None:
         outcome = "allowed" if answer.ok else ("denied" if answer.status in (401, 403) else "failed")
