@@ -121,25 +121,26 @@ class LedgerCaller:
              content_type: str | None = None, timeout: float | None = None, purpose: str = "") -> Response:
         info = request_info(method, path, query)
         started = utcnow()
-
-        def record(request: RequestAttributes, status: int, outcome: str) -> None:
-            self.ledger.record(self.actor, **request.model_dump(), at=started, finished_at=utcnow(),
-                               method=method.upper(), path=path, status=status, outcome=outcome,
-                               purpose=purpose or self.purpose)
-
         try:
             r = self.inner.call(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
         except SourceUnavailable:
-            record(info, 0, "unreachable")
+            self.record_answer(method, path, 0, started, info, purpose, outcome="unreachable")
             raise
         name = info.name
         if info.verb == "create" and not name and r.ok and isinstance(r.body, dict):
             name = (r.body.get("metadata") or {}).get("name", "")
         if not name and info.verb == "create" and isinstance(body, dict):
             name = (body.get("metadata") or {}).get("name", "")
-        outcome = "allowed" if r.ok else ("denied" if r.status in (401, 403) else "failed")
-        record(info.model_copy(update={"name": name}), r.status, outcome)
+        self.record_answer(method, path, r.status, started, info.model_copy(update={"name": name}), purpose)
         return r
+
+    def record_answer(self, method: str, path: str, status: int, started: datetime,
+                      info: RequestAttributes | None = None, purpose: str = "", outcome: str = "") -> None:
+        """Record one request this identity made (also one sent by another client, e.g. the async release)."""
+        outcome = outcome or ("allowed" if 200 <= status < 300 else ("denied" if status in (401, 403) else "failed"))
+        self.ledger.record(self.actor, **(info or request_info(method, path)).model_dump(), at=started,
+                           finished_at=utcnow(), method=method.upper(), path=path, status=status, outcome=outcome,
+                           purpose=purpose or self.purpose)
 
 
 # -- matching against the platform's audit log -----------------------------------------------------------

@@ -11,7 +11,6 @@ from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline import waits
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.async_release import lift_gates
-from gpupoc.pipeline.k8s import request_info
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
 from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
@@ -84,9 +83,7 @@ def async_lifter(ctx: RunContext, admin) -> W.LiftAll:
     into the task's ledger as the administrator's client records its own requests."""
 
     def record(path: str, answer, started) -> None:
-        outcome = "allowed" if answer.ok else ("denied" if answer.status in (401, 403) else "failed")
-        admin.ledger.record(admin.actor, **request_info("PATCH", path).model_dump(), at=started, finished_at=utcnow(),
-                            method="PATCH", path=path, status=answer.status, outcome=outcome, purpose=admin.purpose)
+        admin.record_answer("PATCH", path, answer.status, started)
 
     kubeconfig = str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None
     spec = ctx.spec.submission
