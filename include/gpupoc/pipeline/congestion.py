@@ -187,10 +187,8 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         free_at_release: int | None = None
         source = "snapshots"
         seen = [(snap, snap.by_pod[(t.namespace, t.pod)]) for snap in _waiting_snapshots(t, snaps)]
-        if all(PIPELINE_GATE in mine.gates for _, mine in seen) and t.ready_at:  # none, or only stale looks
-            seen = []
-        if not seen and t.ready_at:
-            source = "events"
+        if t.ready_at and all(PIPELINE_GATE in mine.gates for _, mine in seen):  # none, or only stale looks
+            source, seen = "events", []
             for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at):
                 if e.taken_at >= t.ready_at - _EVENT_SLACK and (t.scheduled_at is None or e.taken_at <= t.scheduled_at):
                     seen.append((_rebuilt(max(e.taken_at, t.ready_at), e, timelines, kept), e))
