@@ -18,8 +18,7 @@ from aiohttp import web
 
 from gpupoc.sim.api.context import Ctx
 from gpupoc.sim.api.registry import ResourceSpec
-from gpupoc.sim.api.resources import fetch
-from gpupoc.sim.api.status import StatusError, bad_request
+from gpupoc.sim.api.status import StatusError, bad_request, not_found
 from gpupoc.sim.controllers.endpointslices import ready_endpoints, unreachable
 from gpupoc.sim.pod_network import host_address
 
@@ -67,7 +66,9 @@ def service_target(ctx: Ctx, name: str, port: str) -> tuple[str, int]:
 
 
 def pod_target(ctx: Ctx, spec: ResourceSpec, name: str, port: str) -> tuple[str, int]:
-    pod = fetch(ctx, spec)
+    pod = ctx.state.store.get("pods", ctx.info.namespace, name)
+    if pod is None:
+        raise not_found("pods", name, spec.group)
     ip = (pod.get("status") or {}).get("podIP")
     if not ip:
         raise bad_request(f'address not allowed: pod "{name}" has no IP yet')
