@@ -10,8 +10,8 @@ one-GPU pods running ``--duration`` seconds is submitted
   deferrable ``GpuWorkloadOperator`` (KubernetesPodOperator) tasks, gated, released together by
   ``release_gate``.
 
-Printed per path: wall time from trigger until the wave is done (direct: every pod terminal; Airflow: every
-wave task terminal; also when the pods were done and when the DAG run ended), time until every pod exists, the
+Printed per path: wall time from trigger until the wave is done (direct: every pod terminal, as of the list that
+found them so; Airflow: the last wave task's end as Airflow recorded it; also when the pods were done and when the DAG run ended), time until every pod exists, the
 spread of the moments the platform could first schedule them (direct: pod creations; gated: gate removals; both
 from the API server's audit log), Airflow CPU seconds per wave task (psutil over each component's process tree),
 peak memory, the wall-time ratio, and where the Airflow time goes (scheduler, task start-up, triggerer notice
@@ -109,6 +109,7 @@ def bench_plan(path: Path, n: int, duration: int, nodes: int, gpus_per_node: int
     qc["gate_timeout_seconds"] = 3600
     qc["snapshot_interval_seconds"] = 5
     qc["submission"] = {"mode": submission, **BULK_RATE}
+    qc["services"] = []  # the same wave on both paths: the direct path deploys no online service beside it
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
     return path
 
@@ -276,13 +277,14 @@ def run_direct(sim: Sim, plan_path: Path, n: int, timeout: float) -> dict:
     all_exist = time.monotonic() - t0
     label = safe_label_value(run_id)
     while True:
+        asked = time.monotonic() - t0  # a list that finds every pod ended: they had ended when it was asked
         pods = _pods(admin, label)
         if len(pods) >= n and all(p.status.phase in ("Succeeded", "Failed") for p in pods):
             break
         if time.monotonic() - t0 > timeout:
             raise RuntimeError(f"direct wave of {n}: not done after {timeout:.0f} s")
         time.sleep(0.5)
-    wall = time.monotonic() - t0
+    wall = asked
     names = {p.metadata.name for p in pods}
     creates = [parse_ts(e["stageTimestamp"]) for e in sim.audit()
                if e.get("verb") == "create" and (e.get("objectRef") or {}).get("resource") == "pods"
@@ -306,6 +308,7 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
     cpu0 = sampler.snapshot()
     sim_cpu0 = _tree_cpu(sim.proc.pid)
     t0 = time.monotonic()
+    triggered = datetime.now(timezone.utc)
     run = af.trigger(DAG_ID, {"plan": str(plan_path), "faults_note": f"orchestration overhead bench, {n} pods"})
     run_id = run["dag_run_id"]
     label = safe_label_value(run_id)
@@ -347,7 +350,11 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
                 and (e.get("objectRef") or {}).get("name") in names
                 and "schedulingGates" in json.dumps(e.get("requestObject"))]
     profile = _profile(tis, audit, names, run, pods)
+    profile["task timeline (s from run start: started, ended)"] = timeline(tis, run)
     final = af.get_run(DAG_ID, run_id)
+    ends = [parse_ts(t.get("end_date")) for t in wave.values() if t.get("end_date")]
+    if ends and len(ends) == len(wave):  # the wave's last task end as Airflow recorded it, not when polled
+        marks["wave_done"] = (max(ends) - triggered).total_seconds()
     return {"path": "airflow", "n": n, "run_id": run_id, "startup": evidence_startup(plan_path, run_id) or startup(pods),
             "process_peaks": sampler.process_peaks({str(t.get("id")): f"{t['task_id']}[{t.get('map_index')}]"
                                                     for t in tis}), "run_state": final.get("state"),
@@ -392,6 +399,20 @@ def evidence_startup(plan_path: Path, run_id: str) -> dict:
     out = {r["condition"]: {k: r[k] for k in ("p50_ms", "p95_ms", "p99_ms")} for r in rows}
     return {**out, "pods_per_second": rows[0]["pods_per_second"] if rows else None,
             "source": rows[0]["source"] if rows else None}
+
+
+def timeline(tis: list[dict], run: dict) -> dict[str, list]:
+    """Each task's start and end in seconds from the run's start (a mapped task: its first start, last end)."""
+    run_start = parse_ts(run.get("start_date")) or parse_ts(run.get("queued_at"))
+    out: dict[str, list] = {}
+    for t in tis:
+        start, end = parse_ts(t.get("start_date")), parse_ts(t.get("end_date"))
+        if not (run_start and start):
+            continue
+        s, e = round((start - run_start).total_seconds(), 1), end and round((end - run_start).total_seconds(), 1)
+        old = out.get(t["task_id"])
+        out[t["task_id"]] = [min(old[0], s), max(old[1] or 0, e or 0) or None] if old else [s, e]
+    return dict(sorted(out.items(), key=lambda kv: kv[1][0]))
 
 
 def _tree_cpu(pid: int) -> float:

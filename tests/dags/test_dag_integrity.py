@@ -61,8 +61,9 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     assert t["prepare_wave"].upstream_task_ids == {"validate_plan", "cluster_acquired", "services_ready"}, \
         "the services are up before the wave is submitted"
     assert t["wave"].upstream_task_ids == {"prepare_wave"}
-    assert t["bulk_shards"].upstream_task_ids == {"validate_plan", "prepare_wave"}, "shards once the gangs exist"
-    assert t["bulk_shard"].upstream_task_ids == {"validate_plan", "bulk_shards"}
+    assert t["bulk_shards"].upstream_task_ids == {"validate_plan"}, "cut from the plan, beside the checks"
+    assert t["bulk_shard"].upstream_task_ids == {"validate_plan", "bulk_shards", "prepare_wave"}, \
+        "submitted once the gangs exist and the services are up"
     assert t["release_gate"].upstream_task_ids == {"validate_plan", "cluster_acquired", "services_ready"}, \
         "the services are up before the wave arrives"
     assert t["wave_released"].upstream_task_ids == {"validate_plan", "cluster_acquired"}
@@ -167,9 +168,17 @@ def test_services_are_deployed_and_deleted_by_the_provider_s_operators_around_th
     assert "KubernetesCreateResourceOperator" in [c.__name__ for c in deploy.operator_class.__mro__]
     assert "KubernetesDeleteResourceOperator" in [c.__name__ for c in delete.operator_class.__mro__]
     assert "KubernetesPodOperator" in [c.__name__ for c in load.operator_class.__mro__]
-    assert deploy.upstream_task_ids == {"prepare_services"} and delete.upstream_task_ids >= {"prepare_services"}
+    assert t["prepare_services"].upstream_task_ids == {"validate_plan"}, "manifests from the plan, beside the checks"
+    assert deploy.upstream_task_ids == {"prepare_services", "cluster_acquired"}, "deployed under the lease"
+    assert delete.upstream_task_ids >= {"prepare_services"}
     assert t["services_ready"].upstream_task_ids >= {"deploy_service"} and load.upstream_task_ids == {"services_ready"}
     assert t["services_ready"].trigger_rule == "all_done", "a class without services (or a failed create) still " \
                                                            "releases its wave"
     assert {"observe_services", "service_traffic"} <= delete.upstream_task_ids and delete.trigger_rule == "all_done"
     assert "delete_service" in t["collect_evidence"].upstream_task_ids, "the audit class judges the delete"
+
+
+def test_the_lease_sensor_looks_inline_first_and_the_release_sensor_defers_at_once(dagbag):
+    t = dagbag.dags["poc_queue_congestion"].task_dict
+    assert 0 < t["cluster_acquired"].inline_seconds <= 5, "a short look: a held lease is still waited deferred"
+    assert t["wave_released"].inline_seconds == 0

@@ -95,3 +95,21 @@ def test_the_marker_sensor_defers_until_its_file_exists_and_returns_at_once_when
     assert trigger.path == str(ctx.files("release")) and trigger.end_task and trigger.timeout_fails
     ctx.writer.write_json("release", {"found": 1})
     assert sensor.execute(context) == {"marker": "release", "status": "done"}
+
+
+def test_a_marker_that_comes_while_the_sensor_looks_on_its_worker_ends_it_there_and_one_that_does_not_defers(
+        tmp_path):
+    import threading
+
+    from gpupoc.dags.lease import appeared
+
+    path = tmp_path / "lease.json"
+    assert appeared(path, 0.0) is False and appeared(path, 0.3, step_s=0.05) is False
+    writer = threading.Timer(0.2, lambda: path.write_text("{}"))
+    writer.start()
+    try:
+        assert appeared(path, 30.0, step_s=0.05) is True, "written 0.2 s later, looked for up to 30 s"
+    finally:
+        writer.cancel()
+    assert appeared(path, 0.0) is True
+

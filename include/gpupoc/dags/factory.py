@@ -5,7 +5,8 @@ Shape (every class)::
     validate_plan >> preflight (the class's prerequisites; a missing one fails here, nothing is submitted)
                   >> check_access >> hold_cluster (pool gpupoc_cluster, 1 slot, deferred until cleanup)
                   check_access >> cluster_acquired (sensor) >> prepare_wave >> wave (mapped, deferrable)
-                                  prepare_wave >> bulk_shards >> bulk_shard (mapped: the wave in bulk shards)
+    validate_plan >> bulk_shards (from the plan) >> bulk_shard << prepare_wave (mapped: the wave in bulk shards)
+    validate_plan >> prepare_services (from the plan) >> deploy_service << cluster_acquired (mapped: its services)
                                   cluster_acquired >> release_gate (lifts the gate of the whole wave at once)
                   cluster_acquired >> observe (snapshots from before the release to the wave's end)
                   cluster_acquired >> wave_released (sensor) >> <class probes>
@@ -42,6 +43,8 @@ from gpupoc.steps.profiles import profile
 log = logging.getLogger(__name__)
 # How long observers and probes may wait (rescheduled, holding no worker) for this class's turn on the cluster.
 WAIT_FOR_CLUSTER_SECONDS = 3 * 3600
+# ... first looked for on the sensor's worker this long: a free lease is taken by hold_cluster within a second
+LEASE_INLINE_SECONDS = 3.0
 FALLBACK_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 # A preempted or evicted wave pod is submitted again this soon (a user's retry, not a backoff).
 WAVE_RETRY_DELAY_SECONDS = 5
@@ -153,7 +156,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
             return operator_items(ctx)  # none when the wave goes in bulk shards
 
         @task
-        def bulk_shards(v: dict, _items: list[dict]) -> list[dict]:
+        def bulk_shards(v: dict) -> list[dict]:
             from airflow.configuration import conf
 
             from gpupoc.steps.bulk import shards
@@ -246,7 +249,8 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         hold = ClusterLeaseOperator(task_id="hold_cluster", plan_path=PLAN_REF, test_class=test_class,
                                     pool=pool, pool_slots=1, retries=1)
         acquired = MarkerFileSensor(task_id="cluster_acquired", plan_path=PLAN_REF, test_class=test_class,
-                                    marker=LEASE_FILE, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS)
+                                    marker=LEASE_FILE, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS,
+                                    inline_seconds=LEASE_INLINE_SECONDS)
         v >> acquired
         access >> [hold, acquired]
         items = prepare_wave(v)
@@ -255,7 +259,9 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
             task_id="wave", plan_path=PLAN_REF, test_class=test_class, wave_gate=True,
             retries=s.wave_retries, retry_delay=timedelta(seconds=WAVE_RETRY_DELAY_SECONDS),
         ).expand_kwargs(items)
-        bulk = bulk_shard.partial(v=v).expand(shard=bulk_shards(v, items))
+        # the shards are cut from the plan alone (beside the checks); their tasks start once the gangs exist
+        bulk = bulk_shard.partial(v=v).expand(shard=bulk_shards(v))
+        items >> bulk
         rel = release_gate(v)
         acquired >> rel
         released = MarkerFileSensor(task_id="wave_released", plan_path=PLAN_REF, test_class=test_class,
@@ -292,10 +298,10 @@ def _service_tasks(v, acquired, prepare_services, services_ready, observe_servic
     from gpupoc.dags.service_operators import (ServiceLoadOperator, TenantCreateResourceOperator,
                                                TenantDeleteResourceOperator)
 
-    docs = prepare_services(v)
-    acquired >> docs
+    docs = prepare_services(v)  # from the plan alone, beside the checks; deployed once the lease is held
     deploy = TenantCreateResourceOperator.partial(task_id="deploy_service", plan_path=PLAN_REF,
                                                   test_class=test_class).expand_kwargs(docs)
+    acquired >> deploy
     ready = services_ready(v)
     deploy >> ready
     load = ServiceLoadOperator.partial(task_id="service_traffic", plan_path=PLAN_REF, test_class=test_class,

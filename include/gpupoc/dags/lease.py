@@ -75,6 +75,16 @@ class MarkerFileTrigger(BaseTrigger):
             await asyncio.sleep(self.poll_seconds)
 
 
+def appeared(path, within_s: float, step_s: float = 0.1) -> bool:
+    """``path`` exists now or within ``within_s`` seconds (looked at every ``step_s``)."""
+    deadline = time.monotonic() + within_s
+    while not os.path.isfile(path):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step_s)
+    return True
+
+
 class ClusterLeaseOperator(BaseOperator):
     """Holds the group's pool slot (deferred) from the start of a class's wave until its cleanup."""
 
@@ -121,20 +131,24 @@ class ClusterLeaseOperator(BaseOperator):
 class MarkerFileSensor(BaseOperator):
     """Waits, deferred, until the run's file ``marker`` exists (the lease taken, the wave released).
 
-    The task ends in the triggerer when the file appears and fails after ``timeout_seconds``.
+    The task ends in the triggerer when the file appears and fails after ``timeout_seconds``. With
+    ``inline_seconds`` it first looks on its worker for that long (every 0.1 s): a marker that usually comes
+    within a second (the lease, taken by ``hold_cluster`` beside it) ends the task there, without the round
+    trip through the triggerer (some 2 s); a longer wait is still deferred and holds no worker.
     """
 
     template_fields = ("plan_path",)
     ui_color = "#d6eaf8"
 
     def __init__(self, *, plan_path: str, test_class: str, marker: str, poll_seconds: float = 2.0,
-                 timeout_seconds: float = 3 * 3600, **kwargs: Any):
+                 timeout_seconds: float = 3 * 3600, inline_seconds: float = 0.0, **kwargs: Any):
         super().__init__(**kwargs)
         self.plan_path = plan_path
         self.test_class = test_class
         self.marker = marker
         self.poll_seconds = poll_seconds
         self.timeout_seconds = timeout_seconds
+        self.inline_seconds = inline_seconds
 
     def execute(self, context):
         from gpupoc.pipeline import waits
@@ -143,7 +157,7 @@ class MarkerFileSensor(BaseOperator):
 
         ctx = RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
         path = ctx.files(self.marker)
-        if path.is_file():
+        if appeared(path, self.inline_seconds):
             return {"marker": self.marker, "status": "done"}
         self.log.info("waiting (deferred) for %s", path)
         note = waits.write_note(ctx.run_dir, self.task_id, MARKER_WAITS.get(self.marker, self.marker),

@@ -87,6 +87,7 @@ class Hooks:
     submitted: Callable[[str, str | None, int, Answer | None], None]   # item, pod, try, refusal answer
     decide: Callable[[str, str, str, int], NextAttempt | None]         # item, namespace, pod, try
     released: Callable[[], bool] = lambda: False
+    created: Callable[[], None] = lambda: None  # every item's first creation was sent (answered or refused)
     on_log: Callable[[str, list[str]], None] = lambda pod, lines: None
 
 
@@ -317,6 +318,7 @@ class ShardRunner:
         watcher = asyncio.ensure_future(self.watch())
         try:
             await self.submit_all()
+            self.hooks.created()
             done_or_failed = asyncio.ensure_future(self.finished.wait())
             await asyncio.wait({done_or_failed, watcher}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
             done_or_failed.cancel()

@@ -106,8 +106,9 @@ def await_pods(caller: KubeCaller, namespaces: list[str], label_selector: str, e
     deadline = time.monotonic() + timeout_s
     while True:
         pods = latest_per_item(list_pods(caller, namespaces, label_selector))
-        gone = refused()
-        missing = [k for k in expected if k not in pods and k not in gone]
+        absent = [k for k in expected if k not in pods]
+        gone = refused() if absent else set()  # the refusals are read only while a pod is missing
+        missing = [k for k in absent if k not in gone]
         if not missing or time.monotonic() >= deadline:
             break
         if on_waiting:

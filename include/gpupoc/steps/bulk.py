@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import ClassVar
 
+from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.attempts import NextAttempt, Submission
 from gpupoc.pipeline.bulk_rate import Answer, TokenBucket
@@ -27,7 +28,7 @@ from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_BEGUN
-from gpupoc.steps.shard_files import SHARD_PREFIX, TRANSITIONS_PREFIX
+from gpupoc.steps.shard_files import CREATED_PREFIX, SHARD_PREFIX, TRANSITIONS_PREFIX
 
 log = logging.getLogger(__name__)
 # The run's tasks that run beside every shard from its start to the wave's end: the observer and the release.
@@ -131,7 +132,7 @@ class ShardContext(RunContext):
         return self._cached("observed", lambda: super(ShardContext, self).observed_pods())
 
 
-def _hooks(ctx: RunContext, namespace: str) -> Hooks:
+def _hooks(ctx: RunContext, namespace: str, index: int) -> Hooks:
     def submitted(item: str, pod: str | None, try_number: int, refusal: Answer | None) -> None:
         now = datetime.now(timezone.utc)
         rejection = None if refusal is None else Rejection(refusal.status, refusal.message, now)
@@ -151,8 +152,12 @@ def _hooks(ctx: RunContext, namespace: str) -> Hooks:
         for line in lines:
             log.info("[pod %s] %s", pod, line)
 
+    def created() -> None:
+        ctx.writer.write_json(f"{CREATED_PREFIX}{index}", {"shard": index, "namespace": namespace,
+                                                           "at": rfc3339(utcnow())})
+
     return Hooks(submitted=submitted, decide=decided, released=lambda: any(ctx.files(m).is_file() for m in RELEASE_BEGUN),
-                 on_log=on_log)
+                 on_log=on_log, created=created)
 
 
 def submit_shard(ctx: RunContext, shard: dict, kube=None) -> dict:
@@ -171,7 +176,7 @@ def submit_shard(ctx: RunContext, shard: dict, kube=None) -> dict:
         client = kube or await AsyncKubeClient.from_kubeconfig(
             str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None, s.context)
         try:
-            runner = ShardRunner(client, s, TokenBucket(spec.qps, spec.burst), _hooks(ctx, s.namespace),
+            runner = ShardRunner(client, s, TokenBucket(spec.qps, spec.burst), _hooks(ctx, s.namespace, s.index),
                                  platform_wait_s=float(policy.wait_seconds))
             return await runner.run(timeout)
         finally:

@@ -8,6 +8,12 @@ from pathlib import Path
 
 TRANSITIONS_PREFIX = "pod_transitions-shard"  # every watched pod's condition transitions, per shard
 SHARD_PREFIX = "bulk_shard-"                  # the shard's summary
+CREATED_PREFIX = "bulk_created-"              # the shard sent every creation (the release need not wait longer)
+
+
+def all_created(files_dir: Path, count: int) -> bool:
+    """Each of the run's ``count`` shards (numbered from 0) has sent every creation of its pods."""
+    return all((files_dir / f"{CREATED_PREFIX}{i}.json").is_file() for i in range(count))
 
 
 def transitions(files_dir: Path) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from gpupoc.common.timefmt import rfc3339, utcnow
@@ -16,10 +17,11 @@ from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.attempt_decision import task_view
-from gpupoc.steps.bulk import in_bulk
+from gpupoc.steps.bulk import in_bulk, shards
 from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE,
                                   RELEASING_FILE)
 from gpupoc.steps.replay import is_replay, release_schedule
+from gpupoc.steps.shard_files import all_created
 
 SNAPSHOT_SOURCE = "kubernetes-api"
 # How often the observer saves what it saw so far (a retried observer goes on from there): every save rewrites
@@ -65,11 +67,13 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
         waits.write_note(ctx.run_dir, "release_gate", f"{len(missing)} of {len(expected)} wave pods to be created "
                          f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''})", left_s)
 
+    bulk = shards(ctx) if in_bulk(ctx) else []
     try:
         rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds,
                              refused=refused, on_waiting=waiting,
                              on_lifting=lambda: ctx.writer.write_json(RELEASING_FILE, {"at": rfc3339(utcnow())}),
-                             lift_all=async_lifter(ctx, admin) if in_bulk(ctx) else None)
+                             lift_all=async_lifter(ctx, admin, len(bulk)) if bulk else None,
+                             sleep=until_shards_created(ctx.files(OBSERVING_FILE).parent, len(bulk)))
     finally:
         waits.clear_note(ctx.run_dir, "release_gate")
     ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})
@@ -78,18 +82,38 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
             "observer_ready": observer_ready}
 
 
-def async_lifter(ctx: RunContext, admin) -> W.LiftAll:
-    """A bulk wave's gates lifted through the async client, many at once (``async_release``); each PATCH goes
-    into the task's ledger as the administrator's client records its own requests."""
+def until_shards_created(files_dir: Path, count: int, step_s: float = 0.05,
+                         sleep: Callable[[float], None] = time.sleep) -> Callable[[float], None]:
+    """The release's pause between two lists of the wave's pods: cut short once each of the ``count`` bulk shards
+    has said it sent all its creations (``shard_files.CREATED_PREFIX``), so the release lists again at once
+    instead of up to a poll later. Cut short once only: after that (or for an operator wave) a plain pause."""
+    cut = [count == 0]
+
+    def pause(seconds: float) -> None:
+        if cut[0]:
+            return sleep(seconds)
+        for _ in range(max(1, int(seconds / step_s))):
+            if all_created(files_dir, count):
+                cut[0] = True
+                return
+            sleep(step_s)
+
+    return pause
+
+
+def async_lifter(ctx: RunContext, admin, shard_count: int) -> W.LiftAll:
+    """A bulk wave's gates lifted through the async client, many at once (``async_release``), at the rate of
+    the ``shard_count`` shards that created them together; each PATCH goes into the task's ledger as the
+    administrator's client records its own requests."""
 
     def record(path: str, answer, started) -> None:
         admin.record_answer("PATCH", path, answer.status, started)
 
     kubeconfig = str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None
     spec = ctx.spec.submission
-    shards = max(1, -(-len(ctx.items) // spec.shard_size))  # the release may go as fast as the shards created
-    return lambda pods, patch: lift_gates(kubeconfig, ctx.admin_context, pods, patch, spec.qps * shards,
-                                          spec.burst * shards, record)
+    n = max(1, shard_count)  # the release may go as fast as the shards created
+    return lambda pods, patch: lift_gates(kubeconfig, ctx.admin_context, pods, patch, spec.qps * n,
+                                          spec.burst * n, record)
 
 
 def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | None] | None = None) -> dict:

@@ -76,10 +76,12 @@ class Recorder:
         self.submitted: list[tuple] = []
         self.decided: list[tuple[str, WorkloadOutcome, NextAttempt]] = []
         self.last_seen: dict[str, dict] = {}
+        self.created: list[int] = []  # per call of the "all created" hook: the pods created by then
 
     def hooks(self, released: bool = True) -> Hooks:
         return Hooks(submitted=lambda item, pod, t, refusal: self.submitted.append((item, pod, t, refusal)),
-                     decide=self.decide, released=lambda: released)
+                     decide=self.decide, released=lambda: released,
+                     created=lambda: self.created.append(len([s for s in self.submitted if s[1]])))
 
     def decide(self, item, namespace, pod, try_number):
         now = self.cluster.state.store.get("pods", namespace, pod) if self._exists(namespace, pod) else None
@@ -106,13 +108,14 @@ def test_a_throttled_server_gets_every_pod_created_after_retry_after_and_one_wat
             shard = Shard(0, NS, "team-vision", tuple(ShardPod(f"w{i}", body(f"w{i}")) for i in range(12)))
             runner = ShardRunner(c.kube, shard, TokenBucket(qps=50, burst=5), rec.hooks())
             task = asyncio.ensure_future(runner.run(timeout_s=90))
-            while len([s for s in rec.submitted if s[1]]) < 12 and not task.done():
+            while not rec.created and not task.done():  # the shard says when it sent all its creations
                 await asyncio.sleep(0.1)
             c.release()
             return await task, rec
 
     result, rec = run(body_())
     assert {s[0] for s in rec.submitted if s[1]} == {f"w{i}" for i in range(12)}, rec.submitted
+    assert rec.created == [12], "the shard said 'all created' once, after every creation was answered"
     assert result.throttling.refused >= 1, "the throttled server refused nothing: 429 handling untested"
     assert all(s.done for s in result.items.values()), result.summary()
     assert result.watches >= 1 and len(result.transitions) == 12

@@ -10,7 +10,9 @@ from gpupoc.pipeline.attempts import Submission
 from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps import wave
 from gpupoc.steps.context import RunContext
+from gpupoc.pipeline.k8s import Response
 from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
+from gpupoc.steps.shard_files import CREATED_PREFIX
 
 from .conftest import wave_pod, write_plan
 
@@ -92,3 +94,58 @@ def test_the_observers_saves_are_spaced_by_the_interval_or_by_ten_times_their_ow
     assert not pace.due(0.5 + wave.CHECKPOINT_SECONDS - 1) and pace.due(0.5 + wave.CHECKPOINT_SECONDS)
     pace.saved(100.0, 106.0)  # 6 s to rewrite every observation of a 10,000-pod wave: the next 60 s later
     assert not pace.due(106.0 + wave.CHECKPOINT_SECONDS) and not pace.due(165.9) and pace.due(166.0)
+
+
+class FakeSleep:
+    """Records each pause instead of sleeping; ``then`` runs after the n-th pause (a shard's marker appears)."""
+
+    def __init__(self, then=None, after: int = 0):
+        self.pauses: list[float] = []
+        self.then, self.after = then, after
+
+    def __call__(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        if self.then and len(self.pauses) == self.after:
+            self.then()
+
+
+def test_the_release_lists_again_as_soon_as_every_shard_has_sent_its_creations(tmp_path):
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / f"{CREATED_PREFIX}0.json").write_text("{}")
+    fake = FakeSleep(then=lambda: (files / f"{CREATED_PREFIX}1.json").write_text("{}"), after=3)
+    pause = wave.until_shards_created(files, 2, step_s=0.05, sleep=fake)
+    pause(1.0)
+    assert fake.pauses == [0.05, 0.05, 0.05], "the pause ends at the first check after the last shard's marker"
+    pause(1.0)
+    assert fake.pauses[3:] == [1.0], "cut short once only: later pauses are the plain poll"
+
+
+def test_without_every_shards_marker_the_pause_is_the_whole_poll_and_an_operator_wave_never_checks(tmp_path):
+    fake = FakeSleep()
+    wave.until_shards_created(tmp_path, 3, step_s=0.25, sleep=fake)(1.0)
+    assert fake.pauses == [0.25] * 4
+    operator = FakeSleep()
+    wave.until_shards_created(tmp_path, 0, sleep=operator)(1.0)
+    assert operator.pauses == [1.0]
+
+
+def test_a_bulk_release_goes_at_the_combined_rate_of_the_shards_that_created_the_wave(tmp_path, make_ctx,
+                                                                                      monkeypatch):
+    def three_shards(data):
+        qc = data["test_classes"]["queue_congestion"]
+        qc["submission"] = {"mode": "bulk", "shard_size": 5000, "qps": 40, "burst": 7}
+
+    ctx = with_pods(make_ctx(task="release_gate", plan=write_plan(tmp_path / "bulk", change=three_shards)))
+    ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": "2026-12-01T09:00:00Z"})
+    rates = []
+
+    def lift(kubeconfig, context, pods, patch, qps, burst, record):
+        rates.append((qps, burst))
+        return [(p, Response(200, p)) for p in pods]
+
+    monkeypatch.setattr(wave, "lift_gates", lift)
+    out = wave.release_gate(ctx, observer_wait_s=0)
+    tenants = len({i["namespace"] for i in ctx.items})
+    assert tenants == 3 and out["found"] == len(ctx.items)
+    assert rates == [(40 * tenants, 7 * tenants)], "one shard per tenant: their rates together, not one shard's"

@@ -1,0 +1,21 @@
+"""validate_plan starts a cleared run over: no marker of a past try (lease, release, a shard's "all created")
+survives it, so the new try's release cannot go ahead on the old try's word."""
+
+from __future__ import annotations
+
+from gpupoc.steps import setup
+from gpupoc.steps.markers import LEASE_FILE, RELEASE_FILE
+from gpupoc.steps.shard_files import CREATED_PREFIX
+
+from .conftest import RUN_ID, TC
+
+
+def test_a_cleared_run_loses_every_marker_of_its_past_try_and_keeps_its_evidence(plan_file, make_ctx):
+    ctx = make_ctx()
+    for name in (LEASE_FILE, RELEASE_FILE, f"{CREATED_PREFIX}0", f"{CREATED_PREFIX}1", "submission-a-try1"):
+        ctx.writer.write_json(name, {"at": "2026-12-01T09:00:00Z"})
+    out = setup.validate_plan(str(plan_file), f"poc_{TC}", RUN_ID, TC, {})
+    left = sorted(p.stem for p in ctx.files(LEASE_FILE).parent.glob("*.json"))
+    assert out["pods"] == len(ctx.items)
+    assert not any(n.startswith(CREATED_PREFIX) or n in (LEASE_FILE, RELEASE_FILE) for n in left), left
+    assert "submission-a-try1" in left, "what the past try recorded is evidence: kept"
