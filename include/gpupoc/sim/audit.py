@@ -7,14 +7,13 @@ requestObject / responseObject), as clusters with a metadata-only policy do.
 from __future__ import annotations
 
 import copy
-import json
 import uuid
 from pathlib import Path
 
 from pydantic import Field
 
 from gpupoc.common.request_attributes import RequestAttributes
-from gpupoc.sim import clock
+from gpupoc.sim import clock, fastjson
 from gpupoc.sim.ports import AuditSink
 
 MUTATING = ("create", "update", "patch", "delete", "deletecollection")
@@ -135,8 +134,8 @@ class AuditLog:
         ev = event_for(rec, level)
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-        self._fh.write(json.dumps(ev, separators=(",", ":")) + "\n")
+            self._fh = open(self.path, "ab")  # noqa: SIM115
+        self._fh.write(fastjson.dumps(ev) + b"\n")
         self._fh.flush()
         for sink in self.sinks:
             sink(ev)

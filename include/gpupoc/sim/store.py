@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from gpupoc.sim import clock
+from gpupoc.sim import clock, fastjson
 
 # resource plural -> (apiVersion, kind, namespaced)
 RESOURCES: dict[str, tuple[str, str, bool]] = {
@@ -213,7 +212,7 @@ class Store:
 
 def watch_line(type_: str, obj: dict) -> bytes:
     """One watch event as the API server streams it: a JSON object and a newline."""
-    return (json.dumps({"type": type_, "object": obj}, separators=(",", ":")) + "\n").encode()
+    return fastjson.dumps({"type": type_, "object": obj}) + b"\n"
 
 
 def json_copy(value):

@@ -10,6 +10,7 @@ from aiohttp import web
 from pydantic import Field
 
 from gpupoc.common.request_attributes import RequestAttributes
+from gpupoc.sim import fastjson
 from gpupoc.sim.api.status import StatusError, bad_request
 from gpupoc.sim.audit import AuditRecord
 from gpupoc.sim.cluster import ClusterState
@@ -167,7 +168,7 @@ class Ctx:
 
 
 def json_response(obj: Any, status: int = 200) -> web.Response:
-    return web.Response(body=json.dumps(obj, separators=(",", ":")).encode(), status=status,
+    return web.Response(body=fastjson.dumps(obj), status=status,
                         content_type="application/json")
 
 
