@@ -22,7 +22,7 @@ def _cards_by_uuid(state: ClusterState) -> dict:
     """Every card of the inventory by UUID, built again only when the inventory's cards change (a container
     start would otherwise walk every card of a 1,000-node cluster)."""
     gpus = state.inventory.gpus
-    key = (id(gpus), len(gpus), sum(len(v) for v in gpus.values()))
+    key = (id(gpus), tuple(id(cards) for cards in gpus.values()))  # a node added or its cards replaced
     cached = getattr(state, "_cards_by_uuid", None)
     if cached is None or cached[0] != key:
         cached = (key, {g.uuid: g for cards in gpus.values() for g in cards})
