@@ -7,6 +7,7 @@ adapter of the plan decorates it (``gpupoc.podspec.adapters``).
 from __future__ import annotations
 
 from kubernetes.client import (
+    Configuration,
     V1Container,
     V1EnvVar,
     V1ObjectMeta,
@@ -25,6 +26,9 @@ from gpupoc.podspec.adapters import decorate
 from gpupoc.podspec.gangs import gang_of
 
 BASE_CONTAINER = "base"  # KubernetesPodOperator reads logs and exit codes of this container
+# One configuration for every model built here: a model given none deep-copies the client's default, which
+# was four fifths of the time to build a bulk shard's pods (some 6,000 copies for 334 pods).
+_MODELS = Configuration()
 
 
 def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, test_class: str,
@@ -60,11 +64,15 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
     if gang is not None:
         annotations[L.GANG_KEY] = gang.key
     pod = V1Pod(
+        local_vars_configuration=_MODELS,
         api_version="v1",
         kind="Pod",
-        metadata=V1ObjectMeta(name=name, namespace=tenant.namespace, labels=pod_labels, annotations=annotations),
+        metadata=V1ObjectMeta(local_vars_configuration=_MODELS, name=name, namespace=tenant.namespace,
+                              labels=pod_labels, annotations=annotations),
         spec=V1PodSpec(
+            local_vars_configuration=_MODELS,
             containers=[V1Container(
+                local_vars_configuration=_MODELS,
                 name=BASE_CONTAINER,
                 image=workload.image,
                 command=list(workload.command) or None,
@@ -75,9 +83,11 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
             restart_policy="Never",
             priority_class_name=pc,
             node_selector=dict(pool.node_selector),
-            tolerations=[V1Toleration(key=t.key, operator=t.operator, value=t.value, effect=t.effect,
-                                      toleration_seconds=t.toleration_seconds) for t in pool.tolerations] or None,
-            scheduling_gates=[V1PodSchedulingGate(name=PIPELINE_GATE)] if wave_gate else None,
+            tolerations=[V1Toleration(local_vars_configuration=_MODELS, key=t.key, operator=t.operator,
+                                      value=t.value, effect=t.effect, toleration_seconds=t.toleration_seconds)
+                         for t in pool.tolerations] or None,
+            scheduling_gates=([V1PodSchedulingGate(name=PIPELINE_GATE, local_vars_configuration=_MODELS)]
+                              if wave_gate else None),
             active_deadline_seconds=workload.active_deadline_seconds,
         ),
     )
@@ -101,7 +111,7 @@ def workload_env(workload: Workload, tenant: Tenant, *, run_id: str, test_class:
     if workload.gpu_mem_mib is not None:
         env["WORKLOAD_GPU_MEM_MIB"] = str(workload.gpu_mem_mib)
     env.update(workload.env)
-    return [V1EnvVar(name=k, value=v) for k, v in env.items()]
+    return [V1EnvVar(name=k, value=v, local_vars_configuration=_MODELS) for k, v in env.items()]
 
 
 def resources(workload: Workload) -> V1ResourceRequirements:
@@ -119,7 +129,7 @@ def resources(workload: Workload) -> V1ResourceRequirements:
                             (GPUCORES, share.cores)):
             if value is not None:
                 limits[name] = str(value)
-    return V1ResourceRequirements(requests=requests, limits=limits)
+    return V1ResourceRequirements(requests=requests, limits=limits, local_vars_configuration=_MODELS)
 
 
 def _num(x: float) -> str:
