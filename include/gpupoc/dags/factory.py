@@ -254,14 +254,12 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         v >> acquired
         access >> [hold, acquired]
         items = prepare_wave(v)
-        acquired >> items
         wave = GpuWorkloadOperator.partial(
             task_id="wave", plan_path=PLAN_REF, test_class=test_class, wave_gate=True,
             retries=s.wave_retries, retry_delay=timedelta(seconds=WAVE_RETRY_DELAY_SECONDS),
         ).expand_kwargs(items)
-        # the shards are cut from the plan alone (beside the checks); their tasks start once the gangs exist
-        bulk = bulk_shard.partial(v=v).expand(shard=bulk_shards(v))
-        items >> bulk
+        bulk = bulk_shard.partial(v=v).expand(shard=bulk_shards(v))  # shards cut from the plan, beside the checks
+        acquired >> items >> bulk  # the shard tasks start once the gangs exist
         rel = release_gate(v)
         acquired >> rel
         released = MarkerFileSensor(task_id="wave_released", plan_path=PLAN_REF, test_class=test_class,
