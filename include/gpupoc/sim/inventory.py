@@ -49,6 +49,7 @@ class Inventory:
     telemetry: dict[PodKey, Telemetry] = field(default_factory=dict)
     _by_pod: dict[PodKey, list[Gpu]] = field(default_factory=dict)
     _free: dict[str, int] = field(default_factory=dict)
+    _by_uuid: dict[str, Gpu] = field(default_factory=dict)  # a container start looks its cards up here
     # monotonic time up to which Gpu.energy_mj has been integrated (sim/metrics.py); None: not yet
     energy_sampled_at: float | None = None
 
@@ -66,13 +67,20 @@ class Inventory:
                                         model_name=pool.gpu.model_name, memory_mib=memory,
                                         max_power_w=pool.gpu.max_power_w, idle_power_w=pool.gpu.idle_power_w,
                                         pool=pool.name, replica=replica, card=i))
-                inv.gpus[node] = gpus
-                inv._free[node] = len(gpus)
+                inv.add_node(node, gpus)
         return inv
 
     def add_node(self, node: str, gpus: list[Gpu]) -> None:
+        """Put ``node``'s cards in (replacing any it had)."""
+        for old in self.gpus.get(node, []):
+            self._by_uuid.pop(old.uuid, None)
         self.gpus[node] = gpus
         self._free[node] = sum(1 for g in gpus if g.holder is None)
+        self._by_uuid.update((g.uuid, g) for g in gpus)
+
+    def card(self, uuid_: str) -> Gpu | None:
+        """The card (or time-sliced device) of this UUID; None when no node has it."""
+        return self._by_uuid.get(uuid_)
 
     def free_count(self, node: str) -> int:
         """Free GPUs on ``node`` (O(1): the scheduler asks this for every node)."""

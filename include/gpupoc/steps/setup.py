@@ -9,8 +9,8 @@ from gpupoc.pipeline.common import plan_path
 from gpupoc.pipeline.k8s import Actor, KubeCaller, whoami
 from gpupoc.pipeline.wave import adapter_name
 from gpupoc.steps.context import DEFAULT_ADMIN_USER, RunContext
-from gpupoc.steps.markers import LEASE_FILE, STALE_MARKERS
-from gpupoc.steps.shard_files import CREATED_PREFIX
+from gpupoc.steps.markers import STALE_MARKERS
+from gpupoc.steps.shard_files import clear_created
 
 
 def admin_identity(caller: KubeCaller) -> dict:
@@ -38,8 +38,7 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
     ctx = RunContext(str(path), dag_id, run_id, test_class)
     for marker in STALE_MARKERS:  # a cleared run starts over: no lease, release or done marker of a past try
         ctx.files(marker).unlink(missing_ok=True)
-    for path in ctx.files(LEASE_FILE).parent.glob(f"{CREATED_PREFIX}*.json"):  # nor a shard's "all created"
-        path.unlink(missing_ok=True)
+    clear_created(ctx.writer.files_dir)  # nor a shard's "all created"
     started = utcnow()
     ctx.writer.write_json("run_params", {"params": params, "plan_file": str(path), "started_at": rfc3339(started)})
     ctx.writer.write_json("plan", comparable_data(plan))

@@ -11,6 +11,12 @@ SHARD_PREFIX = "bulk_shard-"                  # the shard's summary
 CREATED_PREFIX = "bulk_created-"              # the shard sent every creation (the release need not wait longer)
 
 
+def clear_created(files_dir: Path) -> None:
+    """Remove every shard's "all created" marker (a cleared run's past try said it, not this one)."""
+    for path in files_dir.glob(f"{CREATED_PREFIX}*.json"):
+        path.unlink(missing_ok=True)
+
+
 def all_created(files_dir: Path, count: int) -> bool:
     """Each of the run's ``count`` shards (numbered from 0) has sent every creation of its pods."""
     return all((files_dir / f"{CREATED_PREFIX}{i}.json").is_file() for i in range(count))

@@ -73,7 +73,7 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
                              refused=refused, on_waiting=waiting,
                              on_lifting=lambda: ctx.writer.write_json(RELEASING_FILE, {"at": rfc3339(utcnow())}),
                              lift_all=async_lifter(ctx, admin, len(bulk)) if bulk else None,
-                             sleep=until_shards_created(ctx.files(OBSERVING_FILE).parent, len(bulk)))
+                             sleep=until_shards_created(ctx.writer.files_dir, len(bulk)))
     finally:
         waits.clear_note(ctx.run_dir, "release_gate")
     ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})
@@ -87,14 +87,15 @@ def until_shards_created(files_dir: Path, count: int, step_s: float = 0.05,
     """The release's pause between two lists of the wave's pods: cut short once each of the ``count`` bulk shards
     has said it sent all its creations (``shard_files.CREATED_PREFIX``), so the release lists again at once
     instead of up to a poll later. Cut short once only: after that (or for an operator wave) a plain pause."""
-    cut = [count == 0]
+    cut = count == 0
 
     def pause(seconds: float) -> None:
-        if cut[0]:
+        nonlocal cut
+        if cut:
             return sleep(seconds)
         for _ in range(max(1, int(seconds / step_s))):
             if all_created(files_dir, count):
-                cut[0] = True
+                cut = True
                 return
             sleep(step_s)
 

@@ -18,28 +18,16 @@ def ledger_dir(state: ClusterState):
     return state.data_dir / "gpus"
 
 
-def _cards_by_uuid(state: ClusterState) -> dict:
-    """Every card of the inventory by UUID, built again only when the inventory's cards change (a container
-    start would otherwise walk every card of a 1,000-node cluster)."""
-    gpus = state.inventory.gpus
-    key = (id(gpus), tuple(id(cards) for cards in gpus.values()))  # a node added or its cards replaced
-    cached = getattr(state, "_cards_by_uuid", None)
-    if cached is None or cached[0] != key:
-        cached = (key, {g.uuid: g for cards in gpus.values() for g in cards})
-        state._cards_by_uuid = cached
-    return cached[1]
-
-
 def driver_env(state: ClusterState, visible: str) -> dict[str, str]:
     """The driver's env for a container that sees the cards ``visible`` (comma-separated UUIDs)."""
     uuids = [u for u in visible.split(",") if u]
     if not uuids:
         return {}
-    by_uuid = _cards_by_uuid(state)
     directory = ledger_dir(state)
     directory.mkdir(parents=True, exist_ok=True)
     env = {LEDGER_ENV: str(directory)}
     for i, u in enumerate(uuids):
-        if u in by_uuid:
-            env[MEMORY_ENV.format(index=i)] = str(by_uuid[u].memory_mib)
+        card = state.inventory.card(u)
+        if card is not None:
+            env[MEMORY_ENV.format(index=i)] = str(card.memory_mib)
     return env
