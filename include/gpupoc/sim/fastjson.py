@@ -4,6 +4,7 @@ JSON either way, compact)."""
 
 from __future__ import annotations
 
+import copy as _copy
 import json
 from typing import Any
 
@@ -18,3 +19,23 @@ def dumps(obj: Any) -> bytes:
         return orjson.dumps(obj, option=_OPTIONS)
     except TypeError:  # e.g. an integer beyond 64 bits
         return json.dumps(obj, separators=(",", ":")).encode()
+
+
+# a datetime, a subclass of str or int (an enum) or a dataclass is refused, so it is copied as it is, not as text
+_COPY_OPTIONS = (orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+                 | orjson.OPT_PASSTHROUGH_DATACLASS)
+
+
+def loads(raw: bytes | str) -> Any:
+    """The document ``raw`` holds (raises ``ValueError`` on bad JSON, as the standard library)."""
+    return orjson.loads(raw)
+
+
+def copy(obj: Any) -> Any:
+    """A deep copy of a JSON document (dicts, lists, strings, numbers): a round trip through orjson, some three
+    times faster than copying it key by key; anything else (what orjson refuses) through ``copy.deepcopy``.
+    A tuple comes back a list and a NaN as None, as a client would read them."""
+    try:
+        return orjson.loads(orjson.dumps(obj, option=_COPY_OPTIONS))
+    except TypeError:
+        return _copy.deepcopy(obj)

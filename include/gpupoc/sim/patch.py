@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gpupoc.sim import fastjson
+
 STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -44,13 +46,13 @@ def apply_patch(content_type: str, target: dict, patch: Any) -> dict:
     if ct == STRATEGIC:
         if not isinstance(patch, dict):
             raise PatchError("strategic merge patch must be a JSON object")
-        return strategic_merge(copy.deepcopy(target), patch)
+        return strategic_merge(fastjson.copy(target), patch)
     if ct == MERGE:
-        return merge_patch(copy.deepcopy(target), patch)
+        return merge_patch(fastjson.copy(target), patch)
     if ct == JSON_PATCH:
         if not isinstance(patch, list):
             raise PatchError("json patch must be a JSON array of operations")
-        return json_patch(copy.deepcopy(target), patch)
+        return json_patch(fastjson.copy(target), patch)
     raise PatchError(f"unsupported patch content type {content_type!r}")
 
 

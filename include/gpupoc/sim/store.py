@@ -176,7 +176,7 @@ class Store:
     def _commit(self, resource: str, type_: str, obj: dict) -> None:
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
-        change = Change(self.rv, resource, type_, json_copy(obj))
+        change = Change(self.rv, resource, type_, fastjson.copy(obj))
         self._history.append(change)
         for w in self._watches:
             if w.matches(change):

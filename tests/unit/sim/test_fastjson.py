@@ -18,3 +18,25 @@ def test_answers_are_the_same_json_as_the_standard_library_writes():
 def test_what_orjson_refuses_is_written_by_the_standard_library():
     big = {"resourceVersion": 2**70}
     assert json.loads(fastjson.dumps(big)) == big
+
+
+def test_a_copy_is_equal_and_shares_nothing_with_the_original():
+    pod = {"metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"schedulingGates": [{"name": "g"}]}, "n": 1.5}
+    copied = fastjson.copy(pod)
+    assert copied == pod
+    copied["metadata"]["labels"]["a"] = "c"
+    copied["spec"]["schedulingGates"].clear()
+    assert pod["metadata"]["labels"] == {"a": "b"} and pod["spec"]["schedulingGates"] == [{"name": "g"}]
+
+
+def test_what_is_not_json_is_copied_as_it_is():
+    from datetime import datetime, timezone
+    from enum import Enum
+
+    class Phase(str, Enum):
+        RUNNING = "Running"
+    at = datetime(2026, 12, 3, tzinfo=timezone.utc)
+    doc = {"at": at, "phase": Phase.RUNNING, "big": 2**70, 1: "int key"}
+    copied = fastjson.copy(doc)
+    assert copied == doc and copied["at"] is not None and isinstance(copied["at"], datetime)
+    assert copied["phase"] is Phase.RUNNING and 1 in copied

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 
 from aiohttp import web
 
-from gpupoc.sim import clock, rbac
+from gpupoc.sim import clock, fastjson, rbac
 from gpupoc.sim.api import (
     admin, discovery, pod_logs, pods, resources, reviews, scale, service_proxy, tokens, visibility, watch)
 from gpupoc.sim.api.context import Caller, Ctx, error_response, json_response, parse_request_info
@@ -225,11 +224,11 @@ def _audit(request: web.Request, ctx: Ctx, resp: web.StreamResponse | None) -> N
         if rec.verb in MUTATING and rec.resource in REQUEST_RESPONSE and not rec.subresource:
             if rec.request_object is None and ctx._body_read and ctx._raw.strip() and not ctx._protobuf:
                 try:
-                    rec.request_object = json.loads(ctx._raw)
+                    rec.request_object = fastjson.loads(ctx._raw)
                 except ValueError:
                     rec.request_object = None
             if isinstance(resp, web.Response) and resp.content_type == "application/json" and resp.body:
-                rec.response_object = json.loads(resp.body)
+                rec.response_object = fastjson.loads(resp.body)
         request.app[AUDIT].record(rec)
     except Exception:  # the audit log must never break a request
         log.exception("audit log write failed for %s", rec.request_uri)
