@@ -85,6 +85,7 @@ class Explanation:
     namespace: str | None = None
     tenant: str | None = None
     wait_seconds: float | None = None
+    needs_explanation: bool | None = None  # it waited longer than a scheduling pass after its release, or never ran
     platform_reason: str | None = None
     platform_message: str | None = None
     reconstructed_bottleneck: str | None = None

@@ -153,12 +153,25 @@ def _check_from_result(res: dict[str, Any], suite: SuiteFile) -> CheckOutcome:
 
 
 def _settled(res: dict[str, Any], suite: SuiteFile, frame: Callable[[], pd.DataFrame],
-             params: dict[str, Any]) -> CheckOutcome:
+             params: dict[str, Any], table: Callable[[str], pd.DataFrame] | None = None) -> CheckOutcome:
     """GX's outcome of one expectation, settled for a case that never arose and for rows nobody saw."""
     cfg = res.get("expectation_config") or {}
     meta = cfg.get("meta") or {}
-    check = settle(_check_from_result(res, suite), meta, frame)
+    check = settle(_check_from_result(res, suite), meta, frame, table)
     return settle_unseen(check, meta, frame, resolved_mostly(cfg.get("kwargs") or {}, params))
+
+
+def _case_tables(ev: RunEvidence, summary: ValidationSummary) -> Callable[[str], pd.DataFrame]:
+    """The run's tables a conditional check may read to tell whether its case arose, each read once and sealed
+    with the inputs; empty when not collected or changed (the case cannot be told, so nothing is settled)."""
+    @cache
+    def load(name: str) -> pd.DataFrame:
+        st = ev.status(name)
+        if not st.verified:
+            return pd.DataFrame()
+        summary.inputs[str(st.path.relative_to(ev.run_dir))] = sha256_file(st.path)
+        return ev.load(name)
+    return load
 
 
 def _write_json(path: Path, data: Any) -> str:
@@ -218,11 +231,12 @@ def validate_run(run_dir: str | Path, suites_dir: str | Path | None = None, docs
         t0 = time.perf_counter()
         results = _run_gx(ev, docs, runnable)
         summary.gx_seconds = round(time.perf_counter() - t0, 3)
+        case_tables = _case_tables(ev, summary)
         for s, rel, params in runnable:
             res = results[s.name]
             summary.results[f"validation/{s.name}.json"] = _write_json(vdir / f"{s.name}.json", res)
             frame = cache(lambda path=ev.run_dir / rel: pd.read_parquet(path))
-            checks = [_settled(r, s, frame, params) for r in res.get("results", [])]
+            checks = [_settled(r, s, frame, params, case_tables) for r in res.get("results", [])]
             summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=True,
                                                result_path=f"{ev.rel_dir}/validation/{s.name}.json", checks=checks))
         summary.data_docs_index = os.path.relpath(data_docs_index(docs), ev.evidence_root)

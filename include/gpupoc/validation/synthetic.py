@@ -50,7 +50,7 @@ def explanations(n: int = 12) -> pd.DataFrame:
         "platform_reason": ["Unschedulable" if x else None for x in need],
         "platform_message": ["0/3 nodes are available: 3 Insufficient nvidia.com/gpu." if x else None for x in need],
         "reconstructed_bottleneck": ["capacity" if x else "none" for x in need], "ahead_count": list(range(n)),
-        "explained": [True if x else None for x in need], "eta_offered": [False] * n,
+        "explained": [True if x else None for x in need], "needs_explanation": need, "eta_offered": [False] * n,
         "eta_error_seconds": [None] * n})
 
 

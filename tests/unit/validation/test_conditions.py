@@ -71,6 +71,53 @@ def test_an_older_table_without_the_case_column_stays_not_verified(tmp_path):
     assert _check(_validated(tmp_path, "queue_congestion", older), "QC-07").verdict is Verdict.NOT_VERIFIED
 
 
+QUEUE_CHECKS = ("QC-04", "QC-05", "QC-06", "QC-08", "QC-11")
+
+
+def _nothing_waited(t):
+    """A wave that fit the cluster: no workload waited long enough to need an explanation, no look saw a wait."""
+    ex = t["explanations"]
+    ex["needs_explanation"] = False
+    ex[["platform_reason", "platform_message", "explained"]] = None
+    t["queue_snapshots"] = t["queue_snapshots"].iloc[0:0]
+
+
+def test_a_wave_that_never_queued_reads_not_applicable_for_queue_explainability_not_failed(tmp_path):
+    s = _validated(tmp_path, "queue_congestion", _nothing_waited)
+    for cid in QUEUE_CHECKS:
+        c = _check(s, cid)
+        assert (c.verdict, c.reason_code) == (Verdict.NOT_APPLICABLE, "na.no_wait"), (cid, c.verdict, c.reason)
+    assert "no workload waited longer than a scheduling pass" in _check(s, "QC-08").reason
+    explanations = next(p for p in s.inputs if p.endswith("explanations.parquet"))
+    assert s.inputs[explanations], "the table that told the case is sealed with the inputs"
+
+
+def test_a_wait_no_snapshot_saw_still_fails_the_queue_observation(tmp_path):
+    def unseen(t):
+        t["queue_snapshots"] = t["queue_snapshots"].iloc[0:0]  # the synthetic wave's waits stay
+    s = _validated(tmp_path, "queue_congestion", unseen)
+    assert _check(s, "QC-08").verdict is Verdict.FAIL
+    assert all(_check(s, c).verdict is Verdict.PASS for c in ("QC-04", "QC-05", "QC-11"))
+
+
+def test_no_wait_cannot_be_told_without_the_explanations(tmp_path):
+    def lost(t):
+        _nothing_waited(t)
+        t["explanations"] = None
+    s = _validated(tmp_path, "queue_congestion", lost, not_verified={"explanations": "collector failed"})
+    assert _check(s, "QC-08").verdict is Verdict.FAIL, "an empty snapshot table and no way to tell: not excused"
+    assert _check(s, "QC-04").verdict is Verdict.NOT_VERIFIED
+
+
+def test_a_wait_the_explanations_name_without_its_column_is_not_excused(tmp_path):
+    def older(t):
+        _nothing_waited(t)
+        del t["explanations"]["needs_explanation"]
+    s = _validated(tmp_path, "queue_congestion", older)
+    assert _check(s, "QC-08").verdict is Verdict.FAIL
+    assert _check(s, "QC-05").verdict is Verdict.NOT_VERIFIED
+
+
 @pytest.mark.parametrize("frame,arose", [
     (pd.DataFrame({"outcome": ["succeeded", "failed"]}), False),
     (pd.DataFrame({"outcome": ["succeeded", "deleted"]}), True),
@@ -95,8 +142,25 @@ def test_only_nothing_to_check_becomes_not_applicable(verdict, code):
     assert settle(_outcome(verdict, code), meta, lambda: frame).verdict is verdict
 
 
+def test_a_case_told_by_another_table_reads_that_table():
+    meta = {"applies_when": {"table": "explanations", "column": "needs_explanation", "in": [True],
+                             "reason": "na.no_wait"}}
+    empty = _outcome(Verdict.FAIL, "check.not_met_observed").model_copy(update={"observed": {"observed_value": 0}})
+    asked = []
+
+    def table(name):
+        asked.append(name)
+        return pd.DataFrame({"needs_explanation": [False, False]})
+    assert settle(empty, meta, lambda: pd.DataFrame(), table).verdict is Verdict.NOT_APPLICABLE
+    assert asked == ["explanations"]
+    some = _outcome(Verdict.FAIL, "check.not_met_observed").model_copy(update={"observed": {"observed_value": 2}})
+    assert settle(some, meta, lambda: pd.DataFrame(), table).verdict is Verdict.FAIL, "rows that failed stay failed"
+
+
 def test_a_bad_applies_when_is_named_with_the_fix():
-    errs = lint("x.json: expectations[0]", {"applies_when": {"column": "", "in": [], "reason": "na.unknown"}})
+    errs = lint("x.json: expectations[0]", {"applies_when": {"column": "", "in": [], "reason": "na.unknown",
+                                                             "table": 3}})
+    assert any("applies_when.table: expected the name of the run's table" in e for e in errs)
     assert any("applies_when.column: missing" in e for e in errs)
     assert any("applies_when.in: expected a non-empty list" in e for e in errs)
     assert any("applies_when.reason: unknown reason code 'na.unknown'" in e and "reasons.json" in e for e in errs)

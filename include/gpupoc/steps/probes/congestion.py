@@ -50,7 +50,7 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     expected = expected_waits(timelines, durations, cap.pool_gpus)
     ctx.writer.write("explanations", [{
         "pod": r.pod, "namespace": r.namespace, "tenant": r.tenant, "wait_seconds": r.wait_seconds,
-        "platform_reason": r.platform_reason, "platform_message": r.platform_message,
+        "needs_explanation": r.needs_explanation, "platform_reason": r.platform_reason, "platform_message": r.platform_message,
         "reconstructed_bottleneck": r.bottleneck, "ahead_count": r.ahead_at_release,
         "explained": r.platform_explained if r.judged else None, "explained_from": r.explained_from,
         "observed": r.observed if r.needs_explanation else None,
