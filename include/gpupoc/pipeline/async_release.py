@@ -32,8 +32,8 @@ async def _lift_all(client: AsyncKubeClient, pods: list[dict], patch: dict, in_f
         path = f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}"
         async with gate:
             started = utcnow()
-            answer = await send(bucket, lambda: client.request("PATCH", path, body=patch, content_type=STRATEGIC),
-                                stats)
+            answer = await send(bucket, lambda: client.request(
+                "PATCH", path, body=patch, content_type=STRATEGIC, success_body=False), stats)
         on_answer(path, answer, started)
         return p, Response(answer.status, answer.body)
 

@@ -44,6 +44,8 @@ def test_every_gate_is_lifted_many_at_once_and_each_answer_recorded_a_missing_po
 
     out, stored = run(body_())
     assert sorted(r.status for _, r in out) == [200] * 30 + [404], "a 429 is sent again after its Retry-After"
+    missing = next(r for _, r in out if r.status == 404)
+    assert "not found" in missing.message, "a failure keeps its Status message (a success comes without its body)"
     assert len(answers) == 31 and all(path.startswith(f"/api/v1/namespaces/{NS}/pods/p") for path, _ in answers)
     assert all(PIPELINE_GATE not in [g["name"] for g in p["spec"].get("schedulingGates") or []] for p in stored)
     assert {p["metadata"]["annotations"][RELEASED_AT] for p in stored} == {"2026-12-01T10:00:00.000000Z"}
