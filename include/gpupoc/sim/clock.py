@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
+
+_second_text: tuple[int, str] = (-1, "")  # the last whole second rfc3339() wrote, and its text
 
 
 def now() -> datetime:
@@ -10,8 +13,15 @@ def now() -> datetime:
 
 
 def rfc3339(ts: datetime | None = None) -> str:
-    """Second precision, as metadata timestamps: ``2026-11-30T07:22:56Z``."""
-    return (ts or now()).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Second precision, as metadata timestamps: ``2026-11-30T07:22:56Z`` (now's text is kept for its second:
+    the API server writes thousands of timestamps a second under a wave)."""
+    if ts is not None:
+        return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _second_text
+    second = int(time.time())
+    if second != _second_text[0]:
+        _second_text = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _second_text[1]
 
 
 def rfc3339_micro(ts: datetime | None = None) -> str:

@@ -44,3 +44,12 @@ def test_watches_get_the_changes_of_their_resource_and_namespace_in_commit_order
     assert _drain(in_a) == [("ADDED", "x"), ("DELETED", "x")]
     assert _drain(everywhere) == [("ADDED", "x"), ("ADDED", "y"), ("DELETED", "x")]
     assert _drain(secrets) == []
+
+
+def test_values_holds_every_stored_object_and_follows_deletes():
+    store = Store()
+    for name, ns in (("y", "b"), ("x", "a"), ("z", "a")):
+        store.create("configmaps", _cm(name, ns=ns))
+    store.delete("configmaps", "a", "z")
+    assert sorted(o["metadata"]["name"] for o in store.values("configmaps")) == ["x", "y"]
+    assert [o["metadata"]["name"] for o in store.list("configmaps")] == ["x", "y"]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import base64
-import copy
 import json
 from typing import Callable
 
 from aiohttp import web
 
-from gpupoc.sim import clock, tables
+from gpupoc.sim import clock, fastjson, tables
 from gpupoc.sim.admission import DNS_LABEL, DNS_SUBDOMAIN, generate_name
 from gpupoc.sim.api import defaults, shapes
 from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response
@@ -162,9 +161,11 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     return json_response(obj, 201)
 
 
-def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: bool) -> dict:
-    """Replace ``cur`` in place by ``new`` keeping server-owned fields, then record the change."""
-    shapes.check(spec.kind, new)
+def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: bool, checked: bool = False) -> dict:
+    """Replace ``cur`` in place by ``new`` keeping server-owned fields, then record the change (``checked``: the
+    caller already checked ``new``'s shape)."""
+    if not checked:
+        shapes.check(spec.kind, new)
     new_meta = new.setdefault("metadata", {})
     if new_meta.get("name") and new_meta["name"] != cur["metadata"]["name"]:
         raise bad_request(f"the name of the object ({new_meta['name']}) does not match the name on the URL "
@@ -173,7 +174,7 @@ def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: boo
     if want_rv and want_rv != cur["metadata"].get("resourceVersion"):
         raise conflict(spec.plural, cur["metadata"]["name"], spec.group)
     if status_only:
-        merged = copy.deepcopy(cur)
+        merged = fastjson.copy(cur)
         merged["status"] = new.get("status", cur.get("status"))
     else:
         merged = new
@@ -183,7 +184,7 @@ def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: boo
             else:
                 new_meta.pop(k, None)
         if _has_status(spec) and "status" in cur:
-            merged["status"] = copy.deepcopy(cur["status"])
+            merged["status"] = fastjson.copy(cur["status"])
         merged["apiVersion"], merged["kind"] = cur.get("apiVersion"), cur.get("kind")
         defaults.on_update(spec.plural, cur, merged)
         validator = UPDATE_VALIDATORS.get(spec.plural)
@@ -224,13 +225,13 @@ async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> 
         raise StatusError(422, str(exc), "Invalid") from None
     shapes.check(spec.kind, new)
     if not status_only and _has_status(spec):
-        new["status"] = copy.deepcopy(cur.get("status"))
+        new["status"] = cur.get("status")  # ``_commit`` keeps a copy of the stored status
     new_meta = new.get("metadata") or {}
     patch_rv = ((patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch, dict) else None)
     if not patch_rv:
         new_meta.pop("resourceVersion", None)
     ctx.audit.request_object = patch
-    return json_response(_commit(ctx, spec, cur, new, status_only))
+    return json_response(_commit(ctx, spec, cur, new, status_only, checked=True))
 
 
 async def delete_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:

@@ -52,8 +52,8 @@ class NodeLifecycle:
             return
         self._next_monitor = now + timing.node_monitor_period_seconds
         failed = nodes.failures(self.state)
-        for node in self.state.store.list("nodes"):
-            if node["metadata"]["name"] not in failed and _ready(node):
+        for node in list(self.state.store.values("nodes")):
+            if (node.get("spec") or {}).get("taints") and node["metadata"]["name"] not in failed and _ready(node):
                 self._mark_reachable(node)
 
     def _mark_reachable(self, node: dict) -> None:

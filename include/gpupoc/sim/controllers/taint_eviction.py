@@ -96,7 +96,7 @@ class TaintEviction:
     def run_pass(self) -> None:
         """Schedule, cancel and carry out evictions. Cheap when no node has a NoExecute taint."""
         now = time.monotonic()
-        tainted = {n["metadata"]["name"]: n for n in self.state.store.list("nodes") if no_execute_taints(n)}
+        tainted = {n["metadata"]["name"]: n for n in self.state.store.values("nodes") if no_execute_taints(n)}
         seen: set[PodKey] = set()
         if tainted:
             for pod in self.state.store.list("pods"):
