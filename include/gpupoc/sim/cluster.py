@@ -8,6 +8,8 @@ import asyncio
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from gpupoc.sim.api_pressure import ApiPressure
 from gpupoc.sim.audit import AuditLog
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.config import ClusterConfig
@@ -70,6 +72,7 @@ class ClusterState:
     network: Network = field(default_factory=Network)  # pod and ClusterIP ranges (``pod_network.claim_network``)
     addons: dict[str, Reconciler] = field(default_factory=dict)  # controllers registered in ``loop.ADDONS``, by name
     controller_stats: dict[str, list[float]] = field(default_factory=dict)  # step -> [calls, seconds]
+    api_pressure: ApiPressure = field(default_factory=ApiPressure)  # API first: controllers yield to bursts
     _wakeup: asyncio.Event | None = None
 
     def __post_init__(self) -> None:

@@ -176,6 +176,8 @@ async def handle(request: web.Request) -> web.StreamResponse:
     if public is not None:
         return public
     info = parse_request_info(request.method, request.path, request.query)
+    if info.verb != "watch":
+        state.api_pressure.note_request()  # API first: the controllers step aside during a burst
     rec = AuditRecord(request_uri=request.path_qs, user={}, source_ip=request.remote or "127.0.0.1",
                       user_agent=request.headers.get("User-Agent", ""), received=clock.rfc3339_micro(),
                       **info.request_attributes().model_dump(), api_version=info.api_version)

@@ -4,7 +4,8 @@
 declared fields (typed by their ports, ``sim.ports``) and is where they are wired: each gets what it needs of
 another as a port (a gang scheduler places through kube-scheduler's filters) or registers a hook (Kueue's
 admission plug-in and Workload hand-over, the Job controller's subscription to the pod-disrupted signal).
-``run_controllers(state, stop)`` repeats, until ``stop`` is set: a Kueue pass, a Volcano or KAI session (those
+``run_controllers(state, stop)`` repeats, until ``stop`` is set: a wait while requests arrive in a burst (API
+first, ``sim.api_pressure``, at most a second), a Kueue pass, a Volcano or KAI session (those
 modes only), a scheduling pass, the Job controller's replacements (recreating behaviour profiles only), the
 kubelet reconcile, the registered controllers (``ADDONS``: taint eviction, node lifecycle) and the
 ResourceQuota usage refresh, then sleeps until something changes (store changes
@@ -150,6 +151,7 @@ async def run_controllers(state: ClusterState, stop: asyncio.Event, tick: float 
     waker = asyncio.get_running_loop().create_task(wake_on_stop())
     try:
         while not stop.is_set():
+            await guard.run("api first", state.api_pressure.yield_to_requests)
             await guard.run("kueue", kueue.run_pass)
             if gang is not None:
                 await guard.run(state.mode.value, gang.run_pass)
