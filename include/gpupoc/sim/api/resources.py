@@ -161,11 +161,9 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     return json_response(obj, 201)
 
 
-def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: bool, checked: bool = False) -> dict:
-    """Replace ``cur`` in place by ``new`` keeping server-owned fields, then record the change (``checked``: the
-    caller already checked ``new``'s shape)."""
-    if not checked:
-        shapes.check(spec.kind, new)
+def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: bool) -> dict:
+    """Replace ``cur`` in place by ``new`` (its shape already checked by the caller) keeping server-owned fields,
+    then record the change."""
     new_meta = new.setdefault("metadata", {})
     if new_meta.get("name") and new_meta["name"] != cur["metadata"]["name"]:
         raise bad_request(f"the name of the object ({new_meta['name']}) does not match the name on the URL "
@@ -231,7 +229,7 @@ async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> 
     if not patch_rv:
         new_meta.pop("resourceVersion", None)
     ctx.audit.request_object = patch
-    return json_response(_commit(ctx, spec, cur, new, status_only, checked=True))
+    return json_response(_commit(ctx, spec, cur, new, status_only))
 
 
 async def delete_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
