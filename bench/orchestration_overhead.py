@@ -11,7 +11,9 @@ one-GPU pods running ``--duration`` seconds is submitted
   ``release_gate``.
 
 Printed per path: wall time from trigger until the wave is done (direct: every pod terminal, as of the list that
-found them so; Airflow: the last wave task's end as Airflow recorded it; also when the pods were done and when the DAG run ended), time until every pod exists, the
+found them so; Airflow: the last wave task's end as Airflow recorded it; also when the pods were done and when the
+DAG run ended; while the DAG runs the bench polls Airflow only, and takes the pods' creations and ends from the
+audit log and one list after the wave: a list of 10,000 pods every poll would load the platform it measures), time until every pod exists, the
 spread of the moments the platform could first schedule them (direct: pod creations; gated: gate removals; both
 from the API server's audit log), Airflow CPU seconds per wave task (psutil over each component's process tree),
 peak memory, the wall-time ratio, and where the Airflow time goes (scheduler, task start-up, triggerer notice
@@ -49,8 +51,9 @@ WORKLOAD = "v-train-1g"
 TENANTS = ("team-vision", "team-nlp", "team-serving")
 REFERENCE = ("measured before (stand-in API server, `airflow standalone`): 200 tasks 440 s vs 31 s direct "
              "(ratio 14); 50 tasks 115 s vs 30 s (ratio 3.8)")
-# bulk: one shard per tenant up to 5,000 pods; the shard's client may send 200 requests at once, then 200/s
-BULK_RATE = {"shard_size": 5000, "qps": 200, "burst": 200}
+# bulk: one shard per tenant up to 5,000 pods; the shard's client may send 200 requests at once, then 200/s; the
+# release's one client up to 2,000 at once, then 2,000/s (64 in flight): the API server, not the client, sets its pace
+BULK_RATE = {"shard_size": 5000, "qps": 200, "burst": 200, "release_qps": 2000, "release_burst": 2000}
 WAVE_TASKS = ("wave", "bulk_shard")  # the operator's task per pod, the bulk submitter's task per shard
 BULK_TARGET = "bulk targets: ratio <= 1.3 at 1,000 pods and <= 1.5 at 10,000; release spread <= 1 s at 1,000"
 TARGET = ("targets: ratio <= 2 at 200 pods and <= 2.5 at 1,000; <= 0.5 Airflow CPU-s per wave task; gated release "
@@ -323,19 +326,15 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
     pods: list = []
     wave: dict = {}
     try:
-        while True:
-            pods = _pods(admin, label) if "pods_done" not in marks else pods
-            now = time.monotonic() - t0
-            if len(pods) >= n:
-                marks.setdefault("all_exist", now)
-                if all(_phase(p) in ("Succeeded", "Failed") for p in pods):
-                    marks.setdefault("pods_done", now)
+        while True:  # Airflow's view only: a list of every pod each poll would load the platform being measured
             tis = af.task_instances(DAG_ID, run_id)
             wave = {(t["task_id"], t.get("map_index")): t for t in tis if t["task_id"] in WAVE_TASKS}
             bulk = any(t["task_id"] == "bulk_shard" for t in wave.values())
             if (bulk or len(wave) >= n) and wave and all(t["state"] in ("success", "failed", "upstream_failed", "skipped")
                                       for t in wave.values()):
-                marks.setdefault("wave_done", time.monotonic() - t0)
+                if "wave_done" not in marks:
+                    marks["wave_done"] = time.monotonic() - t0
+                    pods = _pods(admin, label)  # once, before the run's cleanup removes them
             state_ = af.get_run(DAG_ID, run_id).get("state")
             if state_ in ("success", "failed"):
                 marks.setdefault("run_end", time.monotonic() - t0)
@@ -353,9 +352,14 @@ def run_airflow(sim: Sim, settings, state, plan_path: Path, n: int, timeout: flo
              and (e.get("objectRef") or {}).get("resource") == "pods" and e["responseStatus"]["code"] in (200, 201)
              and (((e.get("requestObject") or {}).get("metadata") or {}).get("labels") or {}).get(
                  "gpupoc.io/run-id") == label}
-    releases = [parse_ts(e["stageTimestamp"]) for e in audit if e.get("verb") == "patch"
-                and (e.get("objectRef") or {}).get("name") in names
-                and "schedulingGates" in json.dumps(e.get("requestObject"))]
+    releases = _removals(audit, names)
+    created = [parse_ts(e["stageTimestamp"]) for e in audit if e.get("verb") == "create"
+               and (e.get("objectRef") or {}).get("name") in names and not (e.get("objectRef") or {}).get("subresource")]
+    if len(names) >= n:  # as the platform recorded them: the last creation, the last pod's end
+        marks["all_exist"] = (max(created) - triggered).total_seconds()
+    finished = [_finished_at(p) for p in pods]
+    if len(pods) >= n and all(finished):
+        marks["pods_done"] = (max(finished) - triggered).total_seconds()
     profile = _profile(tis, audit, names, run, pods)
     profile["task timeline (s from run start: started, ended)"] = timeline(tis, run)
     final = af.get_run(DAG_ID, run_id)
@@ -469,7 +473,9 @@ def _profile(tis: list[dict], audit: list[dict], names: set[str], run: dict, pod
                                                             for t in shards if run_start]),
                 "shard task duration": stat([(parse_ts(t["end_date"]) - parse_ts(t["start_date"])).total_seconds()
                                              for t in shards]),
-                "pod creations spread": _spread(list(created.values()))}
+                "pod creations spread": _spread(list(created.values())),
+                "pod creations (s from run start: first, last)": _window(list(created.values()), run_start),
+                "gate removals (s from run start: first, last)": _window(_removals(audit, names), run_start)}
     return {
         "wave task started after run start (scheduler/executor)": stat(first_start),
         "task start to pod created (start-up: fork, parse, build, POST)": stat(startup),
@@ -478,6 +484,22 @@ def _profile(tis: list[dict], audit: list[dict], names: set[str], run: dict, pod
         "pod creations spread": _spread(list(created.values())),
         "tries > 1": sum(1 for t in by_index.values() if (t.get("try_number") or 1) > 1),
     }
+
+
+def _finished_at(pod: dict) -> datetime | None:
+    st = ((pod.get("status") or {}).get("containerStatuses") or [{}])[0]
+    return parse_ts(((st.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+
+
+def _window(moments: list[datetime], start: datetime | None) -> list[float] | None:
+    if not (moments and start):
+        return None
+    return [round((min(moments) - start).total_seconds(), 1), round((max(moments) - start).total_seconds(), 1)]
+
+
+def _removals(audit: list[dict], names: set[str]) -> list[datetime]:
+    return [parse_ts(e["stageTimestamp"]) for e in audit if e.get("verb") == "patch"
+            and (e.get("objectRef") or {}).get("name") in names and "schedulingGates" in json.dumps(e.get("requestObject"))]
 
 
 _IMPORT_PROBE = """

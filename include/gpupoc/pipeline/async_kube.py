@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
+from gpupoc.common import fastjson
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.bulk_rate import Answer
 
@@ -102,7 +103,7 @@ class AsyncKubeClient:
             return Answer(resp.status, None, dict(resp.headers))
         text = raw.decode("utf-8", "replace")
         try:
-            parsed = json.loads(text) if text.strip()[:1] in ("{", "[") else {"_text": text}
+            parsed = fastjson.loads(raw) if text[:256].lstrip()[:1] in ("{", "[") else {"_text": text}
         except ValueError:
             parsed = {"_text": text}
         return Answer(resp.status, parsed if isinstance(parsed, dict) else {"items": parsed}, dict(resp.headers))
@@ -121,6 +122,6 @@ class AsyncKubeClient:
                 return
             async for line in resp.content:
                 if line.strip():
-                    yield json.loads(line)
+                    yield fastjson.loads(line)
         finally:
             resp.release()

@@ -13,7 +13,8 @@ from pathlib import Path
 from pydantic import Field
 
 from gpupoc.common.request_attributes import RequestAttributes
-from gpupoc.sim import clock, fastjson
+from gpupoc.common import fastjson
+from gpupoc.sim import clock
 from gpupoc.sim.ports import AuditSink
 
 MUTATING = ("create", "update", "patch", "delete", "deletecollection")

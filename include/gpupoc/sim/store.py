@@ -14,7 +14,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, ValuesView
 
-from gpupoc.sim import clock, fastjson
+from gpupoc.common import fastjson
+from gpupoc.sim import clock
 
 # resource plural -> (apiVersion, kind, namespaced)
 RESOURCES: dict[str, tuple[str, str, bool]] = {

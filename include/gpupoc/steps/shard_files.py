@@ -17,9 +17,9 @@ def clear_created(files_dir: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def all_created(files_dir: Path, count: int) -> bool:
-    """Each of the run's ``count`` shards (numbered from 0) has sent every creation of its pods."""
-    return all((files_dir / f"{CREATED_PREFIX}{i}.json").is_file() for i in range(count))
+def still_creating(files_dir: Path, count: int) -> int:
+    """How many of the run's ``count`` shards (numbered from 0) have not yet sent every creation of their pods."""
+    return sum(not (files_dir / f"{CREATED_PREFIX}{i}.json").is_file() for i in range(count))
 
 
 def transitions(files_dir: Path) -> list[dict]:

@@ -21,7 +21,7 @@ from gpupoc.steps.bulk import in_bulk, shards
 from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE,
                                   RELEASING_FILE)
 from gpupoc.steps.replay import is_replay, release_schedule
-from gpupoc.steps.shard_files import all_created
+from gpupoc.steps.shard_files import still_creating
 
 SNAPSHOT_SOURCE = "kubernetes-api"
 # How often the observer saves what it saw so far (a retried observer goes on from there): every save rewrites
@@ -67,13 +67,17 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
         waits.write_note(ctx.run_dir, "release_gate", f"{len(missing)} of {len(expected)} wave pods to be created "
                          f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''})", left_s)
 
+    def creating(left: int, left_s: float) -> None:
+        waits.write_note(ctx.run_dir, "release_gate", f"{left} of {len(bulk)} bulk shards to send their "
+                         f"creations", left_s)
+
     bulk = shards(ctx) if in_bulk(ctx) else []
     try:
-        rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=ctx.spec.gate_timeout_seconds,
+        timeout_s = await_shards_created(ctx.writer.files_dir, len(bulk), ctx.spec.gate_timeout_seconds, creating)
+        rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=timeout_s,
                              refused=refused, on_waiting=waiting,
                              on_lifting=lambda: ctx.writer.write_json(RELEASING_FILE, {"at": rfc3339(utcnow())}),
-                             lift_all=async_lifter(ctx, admin, len(bulk)) if bulk else None,
-                             sleep=until_shards_created(ctx.writer.files_dir, len(bulk)))
+                             lift_all=async_lifter(ctx, admin, len(bulk)) if bulk else None)
     finally:
         waits.clear_note(ctx.run_dir, "release_gate")
     ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})
@@ -82,39 +86,38 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
             "observer_ready": observer_ready}
 
 
-def until_shards_created(files_dir: Path, count: int, step_s: float = 0.05,
-                         sleep: Callable[[float], None] = time.sleep) -> Callable[[float], None]:
-    """The release's pause between two lists of the wave's pods: cut short once each of the ``count`` bulk shards
-    has said it sent all its creations (``shard_files.CREATED_PREFIX``), so the release lists again at once
-    instead of up to a poll later. Cut short once only: after that (or for an operator wave) a plain pause."""
-    cut = count == 0
-
-    def pause(seconds: float) -> None:
-        nonlocal cut
-        if cut:
-            return sleep(seconds)
-        for _ in range(max(1, int(seconds / step_s))):
-            if all_created(files_dir, count):
-                cut = True
-                return
-            sleep(step_s)
-
-    return pause
+def await_shards_created(files_dir: Path, count: int, timeout_s: float,
+                         on_waiting: Callable[[int, float], None] = lambda left, seconds: None, step_s: float = 0.1,
+                         sleep: Callable[[float], None] = time.sleep,
+                         clock: Callable[[], float] = time.monotonic) -> float:
+    """Wait, without asking the API server, until each of the ``count`` bulk shards has said it sent every
+    creation (``shard_files.CREATED_PREFIX``), at most ``timeout_s``; the seconds left. Listing a wave of
+    thousands of pods while they are being created would take the API server's time from the creations, and
+    its answer would be stale by the time it came; ``on_waiting(shards left, seconds left)`` about once a second."""
+    deadline = clock() + timeout_s
+    told = float("-inf")
+    while clock() < deadline:
+        left = still_creating(files_dir, count)
+        if not left:
+            break
+        if clock() - told >= 1.0:
+            on_waiting(left, deadline - clock())
+            told = clock()
+        sleep(step_s)
+    return max(0.0, deadline - clock())
 
 
 def async_lifter(ctx: RunContext, admin, shard_count: int) -> W.LiftAll:
-    """A bulk wave's gates lifted through the async client, many at once (``async_release``), at the rate of
-    the ``shard_count`` shards that created them together; each PATCH goes into the task's ledger as the
-    administrator's client records its own requests."""
+    """A bulk wave's gates lifted through the async client, many at once (``async_release``), at the plan's
+    release rate (by default the ``shard_count`` shards' rates together); each PATCH goes into the task's
+    ledger as the administrator's client records its own requests."""
 
     def record(path: str, answer, started) -> None:
         admin.record_answer("PATCH", path, answer.status, started)
 
     kubeconfig = str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None
-    spec = ctx.spec.submission
-    n = max(1, shard_count)  # the release may go as fast as the shards created
-    return lambda pods, patch: lift_gates(kubeconfig, ctx.admin_context, pods, patch, spec.qps * n,
-                                          spec.burst * n, record)
+    qps, burst = ctx.spec.submission.release_rate(shard_count)
+    return lambda pods, patch: lift_gates(kubeconfig, ctx.admin_context, pods, patch, qps, burst, record)
 
 
 def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | None] | None = None) -> dict:

@@ -4,11 +4,13 @@ first look (or says it went without); the observer keeps what it saw, so its ret
 from __future__ import annotations
 
 import pyarrow.parquet as pq
+import pytest
 
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.attempts import Submission
 from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps import wave
+from gpupoc.steps.bulk import shards
 from gpupoc.steps.context import RunContext
 from gpupoc.pipeline.k8s import Response
 from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
@@ -96,38 +98,44 @@ def test_the_observers_saves_are_spaced_by_the_interval_or_by_ten_times_their_ow
     assert not pace.due(106.0 + wave.CHECKPOINT_SECONDS) and not pace.due(165.9) and pace.due(166.0)
 
 
-class FakeSleep:
-    """Records each pause instead of sleeping; ``then`` runs after the n-th pause (a shard's marker appears)."""
+class FakeTime:
+    """A clock that moves only when slept on; ``then`` runs after the n-th pause (a shard's marker appears)."""
 
     def __init__(self, then=None, after: int = 0):
-        self.pauses: list[float] = []
+        self.now, self.pauses = 0.0, []
         self.then, self.after = then, after
 
-    def __call__(self, seconds: float) -> None:
+    def sleep(self, seconds: float) -> None:
         self.pauses.append(seconds)
+        self.now += seconds
         if self.then and len(self.pauses) == self.after:
             self.then()
 
 
-def test_the_release_lists_again_as_soon_as_every_shard_has_sent_its_creations(tmp_path):
-    files = tmp_path / "files"
-    files.mkdir()
-    (files / f"{CREATED_PREFIX}0.json").write_text("{}")
-    fake = FakeSleep(then=lambda: (files / f"{CREATED_PREFIX}1.json").write_text("{}"), after=3)
-    pause = wave.until_shards_created(files, 2, step_s=0.05, sleep=fake)
-    pause(1.0)
-    assert fake.pauses == [0.05, 0.05, 0.05], "the pause ends at the first check after the last shard's marker"
-    pause(1.0)
-    assert fake.pauses[3:] == [1.0], "cut short once only: later pauses are the plain poll"
+def test_the_release_waits_on_the_shards_markers_and_goes_on_at_the_first_look_after_the_last(tmp_path):
+    (tmp_path / f"{CREATED_PREFIX}0.json").write_text("{}")
+    fake = FakeTime(then=lambda: (tmp_path / f"{CREATED_PREFIX}1.json").write_text("{}"), after=25)
+    told = []
+    left = wave.await_shards_created(tmp_path, 2, 60.0, lambda n, s: told.append((n, round(s))), step_s=0.1,
+                                     sleep=fake.sleep, clock=lambda: fake.now)
+    assert len(fake.pauses) == 25, "no pause after the last shard's marker"
+    assert left == pytest.approx(57.5)
+    assert told == [(1, 60), (1, 59), (1, 58)], "one shard left, told about once a second"
 
 
-def test_without_every_shards_marker_the_pause_is_the_whole_poll_and_an_operator_wave_never_checks(tmp_path):
-    fake = FakeSleep()
-    wave.until_shards_created(tmp_path, 3, step_s=0.25, sleep=fake)(1.0)
-    assert fake.pauses == [0.25] * 4
-    operator = FakeSleep()
-    wave.until_shards_created(tmp_path, 0, sleep=operator)(1.0)
-    assert operator.pauses == [1.0]
+def test_without_every_marker_the_wait_ends_at_its_timeout_and_an_operator_wave_never_waits(tmp_path):
+    fake = FakeTime()
+    assert wave.await_shards_created(tmp_path, 3, 2.0, step_s=0.5, sleep=fake.sleep, clock=lambda: fake.now) == 0
+    assert fake.pauses == [0.5] * 4
+    operator = FakeTime()
+    assert wave.await_shards_created(tmp_path, 0, 2.0, sleep=operator.sleep, clock=lambda: operator.now) == 2.0
+    assert operator.pauses == []
+
+
+def shards_said_created(ctx: RunContext) -> None:
+    """Every shard of the wave's bulk submission has written its "all created" marker."""
+    for s in shards(ctx):
+        ctx.writer.write_json(f"{CREATED_PREFIX}{s['shard']}", {"shard": s["shard"]})
 
 
 def test_a_bulk_release_goes_at_the_combined_rate_of_the_shards_that_created_the_wave(tmp_path, make_ctx,
@@ -138,6 +146,7 @@ def test_a_bulk_release_goes_at_the_combined_rate_of_the_shards_that_created_the
 
     ctx = with_pods(make_ctx(task="release_gate", plan=write_plan(tmp_path / "bulk", change=three_shards)))
     ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": "2026-12-01T09:00:00Z"})
+    shards_said_created(ctx)
     rates = []
 
     def lift(kubeconfig, context, pods, patch, qps, burst, record):
@@ -149,3 +158,23 @@ def test_a_bulk_release_goes_at_the_combined_rate_of_the_shards_that_created_the
     tenants = len({i["namespace"] for i in ctx.items})
     assert tenants == 3 and out["found"] == len(ctx.items)
     assert rates == [(40 * tenants, 7 * tenants)], "one shard per tenant: their rates together, not one shard's"
+
+
+def test_a_bulk_release_goes_at_the_release_rate_the_plan_states(tmp_path, make_ctx, monkeypatch):
+    def own_rate(data):
+        qc = data["test_classes"]["queue_congestion"]
+        qc["submission"] = {"mode": "bulk", "shard_size": 5000, "qps": 40, "burst": 7,
+                            "release_qps": 900, "release_burst": 300}
+
+    ctx = with_pods(make_ctx(task="release_gate", plan=write_plan(tmp_path / "bulk", change=own_rate)))
+    ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": "2026-12-01T09:00:00Z"})
+    shards_said_created(ctx)
+    rates = []
+
+    def lift(kubeconfig, context, pods, patch, qps, burst, record):
+        rates.append((qps, burst))
+        return [(p, Response(200, p)) for p in pods]
+
+    monkeypatch.setattr(wave, "lift_gates", lift)
+    wave.release_gate(ctx, observer_wait_s=0)
+    assert rates == [(900, 300)], "the stated release rate, not the shards' rates together"

@@ -7,7 +7,8 @@ import logging
 
 from aiohttp import web
 
-from gpupoc.sim import clock, fastjson, rbac
+from gpupoc.common import fastjson
+from gpupoc.sim import clock, rbac
 from gpupoc.sim.api import (
     admin, discovery, pod_logs, pods, resources, reviews, scale, service_proxy, tokens, visibility, watch)
 from gpupoc.sim.api.context import Caller, Ctx, error_response, json_response, parse_request_info

@@ -10,7 +10,7 @@ from aiohttp import web
 from pydantic import Field
 
 from gpupoc.common.request_attributes import RequestAttributes
-from gpupoc.sim import fastjson
+from gpupoc.common import fastjson
 from gpupoc.sim.api.status import StatusError, bad_request
 from gpupoc.sim.audit import AuditRecord
 from gpupoc.sim.cluster import ClusterState

@@ -8,7 +8,8 @@ from typing import Callable
 
 from aiohttp import web
 
-from gpupoc.sim import clock, fastjson, tables
+from gpupoc.common import fastjson
+from gpupoc.sim import clock, tables
 from gpupoc.sim.admission import DNS_LABEL, DNS_SUBDOMAIN, generate_name
 from gpupoc.sim.api import defaults, shapes
 from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response

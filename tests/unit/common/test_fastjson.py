@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from gpupoc.sim import fastjson
+from gpupoc.common import fastjson
 
 
 def test_answers_are_the_same_json_as_the_standard_library_writes():
