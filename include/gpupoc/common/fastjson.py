@@ -30,7 +30,7 @@ def loads(raw: bytes | str) -> Any:
     """The document ``raw`` holds (raises ``ValueError`` on bad JSON, as the standard library)."""
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError:  # e.g. an integer beyond 64 bits, which the standard library reads
+    except orjson.JSONDecodeError:  # e.g. NaN, which Python's json writes and reads
         return json.loads(raw)
 
 

@@ -4,6 +4,9 @@ orjson refuses (an integer beyond 64 bits) and for non-string keys."""
 from __future__ import annotations
 
 import json
+import math
+
+import pytest
 
 from gpupoc.common import fastjson
 
@@ -40,3 +43,9 @@ def test_what_is_not_json_is_copied_as_it_is():
     copied = fastjson.copy(doc)
     assert copied == doc and copied["at"] is not None and isinstance(copied["at"], datetime)
     assert copied["phase"] is Phase.RUNNING and 1 in copied
+
+
+def test_what_orjson_refuses_to_read_the_standard_library_reads_and_bad_json_is_a_value_error():
+    assert math.isnan(fastjson.loads(b'{"x": NaN}')["x"]), "NaN, as Python's json writes it"
+    with pytest.raises(ValueError):
+        fastjson.loads(b'{"items": [')
