@@ -34,6 +34,12 @@ def loads(raw: bytes | str) -> Any:
         return json.loads(raw)
 
 
+def looks_like_document(text: str) -> bool:
+    """Whether an answer's text is a JSON object or array, from its first characters only (a list of 10,000
+    pods is tens of megabytes)."""
+    return text[:256].lstrip()[:1] in ("{", "[")
+
+
 def copy(obj: Any) -> Any:
     """A deep copy of a JSON document (dicts, lists, strings, numbers): a round trip through orjson, some three
     times faster than copying it key by key; anything else (what orjson refuses) through ``copy.deepcopy``.

@@ -103,7 +103,7 @@ class AsyncKubeClient:
             return Answer(resp.status, None, dict(resp.headers))
         text = raw.decode("utf-8", "replace")
         try:
-            parsed = fastjson.loads(raw) if text[:256].lstrip()[:1] in ("{", "[") else {"_text": text}
+            parsed = fastjson.loads(raw) if fastjson.looks_like_document(text) else {"_text": text}
         except ValueError:
             parsed = {"_text": text}
         return Answer(resp.status, parsed if isinstance(parsed, dict) else {"items": parsed}, dict(resp.headers))

@@ -145,7 +145,8 @@ class ApiCaller:
                 f"renew the token of context {self.context!r} in the kubeconfig (or re-run `gpupoc sim serve`, "
                 "which writes fresh tokens)")
         try:
-            parsed = fastjson.loads(data if isinstance(data, bytes) else text) if _json_like(text) else None
+            raw = data if isinstance(data, bytes) else text
+            parsed = fastjson.loads(raw) if fastjson.looks_like_document(text) else None
         except ValueError:
             parsed = None
         return Response(status, parsed, text)
@@ -180,12 +181,6 @@ class ApiCaller:
             f"{self.endpoint} (context {self.context})", f"API server unreachable: {reason}",
             f"check that the cluster is running and that context {self.context!r} in the kubeconfig points at "
             "its address (for the simulated cluster: `gpupoc sim serve`, then use the kubeconfig it writes)")
-
-
-def _json_like(text: str) -> bool:
-    """Whether an answer's text is a JSON object or array (its first characters only: a list of 10,000 pods is
-    tens of megabytes)."""
-    return text[:256].lstrip()[:1] in ("{", "[")
 
 
 def _strip_secrets(text: str) -> str:

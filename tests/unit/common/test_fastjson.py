@@ -49,3 +49,8 @@ def test_what_orjson_refuses_to_read_the_standard_library_reads_and_bad_json_is_
     assert math.isnan(fastjson.loads(b'{"x": NaN}')["x"]), "NaN, as Python's json writes it"
     with pytest.raises(ValueError):
         fastjson.loads(b'{"items": [')
+
+
+def test_a_document_is_told_from_its_first_characters():
+    assert fastjson.looks_like_document('  \n{"kind": "PodList"}') and fastjson.looks_like_document("[1]")
+    assert not fastjson.looks_like_document("404 page not found") and not fastjson.looks_like_document("")

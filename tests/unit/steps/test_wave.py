@@ -138,13 +138,14 @@ def shards_said_created(ctx: RunContext) -> None:
         ctx.writer.write_json(f"{CREATED_PREFIX}{s['shard']}", {"shard": s["shard"]})
 
 
-def test_a_bulk_release_goes_at_the_combined_rate_of_the_shards_that_created_the_wave(tmp_path, make_ctx,
-                                                                                      monkeypatch):
-    def three_shards(data):
-        qc = data["test_classes"]["queue_congestion"]
-        qc["submission"] = {"mode": "bulk", "shard_size": 5000, "qps": 40, "burst": 7}
+def release_in_bulk(tmp_path, make_ctx, monkeypatch, submission: dict) -> tuple[RunContext, dict, list]:
+    """``release_gate`` of a bulk wave under ``submission``, every shard done creating; the context, the task's
+    result and the ``(qps, burst)`` each release was sent at."""
 
-    ctx = with_pods(make_ctx(task="release_gate", plan=write_plan(tmp_path / "bulk", change=three_shards)))
+    def in_bulk(data):
+        data["test_classes"]["queue_congestion"]["submission"] = {"mode": "bulk", "shard_size": 5000, **submission}
+
+    ctx = with_pods(make_ctx(task="release_gate", plan=write_plan(tmp_path / "bulk", change=in_bulk)))
     ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": "2026-12-01T09:00:00Z"})
     shards_said_created(ctx)
     rates = []
@@ -154,27 +155,18 @@ def test_a_bulk_release_goes_at_the_combined_rate_of_the_shards_that_created_the
         return [(p, Response(200, p)) for p in pods]
 
     monkeypatch.setattr(wave, "lift_gates", lift)
-    out = wave.release_gate(ctx, observer_wait_s=0)
+    return ctx, wave.release_gate(ctx, observer_wait_s=0), rates
+
+
+def test_a_bulk_release_goes_at_the_combined_rate_of_the_shards_that_created_the_wave(tmp_path, make_ctx,
+                                                                                      monkeypatch):
+    ctx, out, rates = release_in_bulk(tmp_path, make_ctx, monkeypatch, {"qps": 40, "burst": 7})
     tenants = len({i["namespace"] for i in ctx.items})
     assert tenants == 3 and out["found"] == len(ctx.items)
     assert rates == [(40 * tenants, 7 * tenants)], "one shard per tenant: their rates together, not one shard's"
 
 
 def test_a_bulk_release_goes_at_the_release_rate_the_plan_states(tmp_path, make_ctx, monkeypatch):
-    def own_rate(data):
-        qc = data["test_classes"]["queue_congestion"]
-        qc["submission"] = {"mode": "bulk", "shard_size": 5000, "qps": 40, "burst": 7,
-                            "release_qps": 900, "release_burst": 300}
-
-    ctx = with_pods(make_ctx(task="release_gate", plan=write_plan(tmp_path / "bulk", change=own_rate)))
-    ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": "2026-12-01T09:00:00Z"})
-    shards_said_created(ctx)
-    rates = []
-
-    def lift(kubeconfig, context, pods, patch, qps, burst, record):
-        rates.append((qps, burst))
-        return [(p, Response(200, p)) for p in pods]
-
-    monkeypatch.setattr(wave, "lift_gates", lift)
-    wave.release_gate(ctx, observer_wait_s=0)
+    _, _, rates = release_in_bulk(tmp_path, make_ctx, monkeypatch,
+                                  {"qps": 40, "burst": 7, "release_qps": 900, "release_burst": 300})
     assert rates == [(900, 300)], "the stated release rate, not the shards' rates together"
