@@ -80,6 +80,18 @@ class Shard:
         return f"{SHARD_LABEL}={self.index}" + (f",{RUN_ID}={run}" if run else "")
 
 
+@dataclass(frozen=True)
+class CreatedPod:
+    """An item's pod as the shard created it: its name and the API server's ``creationTimestamp`` (None when the
+    creation's answer was lost and a resend found it existing)."""
+
+    pod: str
+    created_at: str | None
+
+    def to_dict(self) -> dict:
+        return {"pod": self.pod, "created_at": self.created_at}
+
+
 @dataclass
 class Hooks:
     """The per-pod path's own records and decisions, given by the caller (``steps.bulk``)."""
@@ -87,7 +99,8 @@ class Hooks:
     submitted: Callable[[str, str | None, int, Answer | None], None]   # item, pod, try, refusal answer
     decide: Callable[[str, str, str, int], NextAttempt | None]         # item, namespace, pod, try
     released: Callable[[], bool] = lambda: False
-    created: Callable[[], None] = lambda: None  # every item's first creation was sent (answered or refused)
+    # every item's first creation was sent (answered or refused): the pods created, per item
+    created: Callable[[dict[str, CreatedPod]], None] = lambda pods: None
     on_log: Callable[[str, list[str]], None] = lambda pod, lines: None
 
 
@@ -141,6 +154,7 @@ class ShardRunner:
         self.pods_path = f"/api/v1/namespaces/{shard.namespace}/pods"
         self._tasks: set[asyncio.Task] = set()
         self._gated: dict[str, bool] = {}  # pod -> it still had the pipeline's gate when last seen
+        self._created_at: dict[str, str | None] = {}  # pod -> its creationTimestamp, as the creation's answer said
 
     # ---- submit ----
     def _body(self, item: str, gated: bool) -> dict:
@@ -165,6 +179,7 @@ class ShardRunner:
         if answer.ok or (answer.status == 409 and answer.after_unanswered):
             # a 409 after a send without an answer: that send created the pod (its name has a random suffix)
             state.pod = body["metadata"]["name"]
+            self._created_at[state.pod] = ((answer.body or {}).get("metadata") or {}).get("creationTimestamp")
             self.hooks.submitted(item, state.pod, state.try_number, None)
             return
         self.hooks.submitted(item, None, state.try_number, answer)
@@ -176,6 +191,11 @@ class ShardRunner:
 
     async def submit_all(self) -> None:
         await asyncio.gather(*(self.submit(p.item, gated=not self.hooks.released()) for p in self.shard.pods))
+
+    def created_pods(self) -> dict[str, CreatedPod]:
+        """Each item's pod the shard created (an item refused has none)."""
+        return {item: CreatedPod(s.pod, self._created_at.get(s.pod)) for item, s in self.result.items.items()
+                if s.pod}
 
     def _end(self, state: ItemState) -> None:
         state.done = True
@@ -318,10 +338,12 @@ class ShardRunner:
         watcher = asyncio.ensure_future(self.watch())
         try:
             await self.submit_all()
-            self.hooks.created()
+            self.hooks.created(self.created_pods())
             done_or_failed = asyncio.ensure_future(self.finished.wait())
             await asyncio.wait({done_or_failed, watcher}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
             done_or_failed.cancel()
+            log.info("shard %d: %d of %d items have their outcome", self.shard.index,
+                     sum(s.done for s in self.result.items.values()), len(self.result.items))
             if watcher.done() and watcher.exception():
                 self.result.errors.append(f"watch ended: {watcher.exception()}")
             open_items = [s.item for s in self.result.items.values() if not s.done]

@@ -23,7 +23,7 @@ from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.attempts import NextAttempt, Submission
 from gpupoc.pipeline.bulk_rate import Answer, TokenBucket
-from gpupoc.pipeline.bulk_shard import Hooks, Shard, ShardPod, ShardRunner
+from gpupoc.pipeline.bulk_shard import CreatedPod, Hooks, Shard, ShardPod, ShardRunner
 from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps.context import RunContext
@@ -85,22 +85,13 @@ def check_slots(ctx: RunContext, parts: list[dict], slots: int | None) -> None:
 
 
 def _bodies(ctx: RunContext, keys: list[str]) -> tuple[ShardPod, ...]:
-    from kubernetes.client import ApiClient
-
     from gpupoc.plan import class_items
-    from gpupoc.plan.overrides import item_workload
-    from gpupoc.podspec.build import build_pod
+    from gpupoc.podspec.bodies import pod_bodies
 
     items = {i.name: i for i in class_items(ctx.plan, ctx.test_class)}
-    api = ApiClient()
-    out = []
-    for key in keys:
-        item = items[key]
-        pod = build_pod(item_workload(ctx.plan, item), ctx.plan.tenant(item.tenant), ctx.plan, run_id=ctx.run_id,
-                        test_class=ctx.test_class, wave_gate=True, name=key, priority_class=item.priority_class,
-                        role=item.role)
-        out.append(ShardPod(key, api.sanitize_for_serialization(pod)))
-    return tuple(out)
+    wanted = [items[k] for k in keys]
+    bodies = pod_bodies(ctx.plan, wanted, run_id=ctx.run_id, test_class=ctx.test_class)
+    return tuple(ShardPod(i.name, b) for i, b in zip(wanted, bodies))
 
 
 @dataclass
@@ -152,9 +143,11 @@ def _hooks(ctx: RunContext, namespace: str, index: int) -> Hooks:
         for line in lines:
             log.info("[pod %s] %s", pod, line)
 
-    def created() -> None:
+    def created(pods: dict[str, CreatedPod]) -> None:
+        log.info("shard %d: every creation sent (%d pods created)", index, len(pods))
         ctx.writer.write_json(f"{CREATED_PREFIX}{index}", {"shard": index, "namespace": namespace,
-                                                           "at": rfc3339(utcnow())})
+                                                           "at": rfc3339(utcnow()),
+                                                           "pods": {k: p.to_dict() for k, p in pods.items()}})
 
     return Hooks(submitted=submitted, decide=decided, released=lambda: any(ctx.files(m).is_file() for m in RELEASE_BEGUN),
                  on_log=on_log, created=created)
@@ -163,10 +156,13 @@ def _hooks(ctx: RunContext, namespace: str, index: int) -> Hooks:
 def submit_shard(ctx: RunContext, shard: dict, kube=None) -> dict:
     """Submit and follow one shard as its tenant until each item has its outcome; its pods' transitions and
     the shard's summary go into the run's files. ``kube`` replaces the tenant's async client (tests)."""
+    began = time.monotonic()
     ctx = ShardContext(ctx.plan_file, ctx.dag_id, ctx.run_id, ctx.test_class, ctx.task, ctx._factory)
     spec = ctx.spec.submission
     pods = _bodies(ctx, list(shard["items"]))
     s = Shard(int(shard["shard"]), shard["namespace"], shard["cluster_context"], pods)
+    log.info("shard %d: %d pods of %s built in %.2f s; creating them at %s/s after a burst of %d", s.index, len(pods),
+             s.namespace, time.monotonic() - began, spec.qps, spec.burst)
     timeout = ctx.spec.gate_timeout_seconds + ctx.observe_timeout_s()
     policy = ctx.spec.resubmission
 

@@ -22,6 +22,22 @@ def still_creating(files_dir: Path, count: int) -> int:
     return sum(not (files_dir / f"{CREATED_PREFIX}{i}.json").is_file() for i in range(count))
 
 
+def created_pods(files_dir: Path, count: int) -> dict[str, dict] | None:
+    """Every pod the run's ``count`` shards created, per item: ``{pod, namespace, created_at}`` as each shard's
+    "all created" marker lists them; None unless every shard's marker is there and lists its pods."""
+    out: dict[str, dict] = {}
+    for i in range(count):
+        path = files_dir / f"{CREATED_PREFIX}{i}.json"
+        try:
+            marker = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(marker.get("pods"), dict):
+            return None
+        out.update({item: {**p, "namespace": marker["namespace"]} for item, p in marker["pods"].items()})
+    return out
+
+
 def transitions(files_dir: Path) -> list[dict]:
     """Every bulk shard's pod transitions of the run (empty for a wave the operator submitted)."""
     files = sorted(files_dir.glob(f"{TRANSITIONS_PREFIX}*.json")) if files_dir.is_dir() else []

@@ -21,7 +21,7 @@ from gpupoc.steps.bulk import in_bulk, shards
 from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE,
                                   RELEASING_FILE)
 from gpupoc.steps.replay import is_replay, release_schedule
-from gpupoc.steps.shard_files import still_creating
+from gpupoc.steps.shard_files import created_pods, still_creating
 
 SNAPSHOT_SOURCE = "kubernetes-api"
 # How often the observer saves what it saw so far (a retried observer goes on from there): every save rewrites
@@ -77,13 +77,23 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
         rel = W.release_wave(admin, ctx.namespaces, ctx.selector, expected, timeout_s=timeout_s,
                              refused=refused, on_waiting=waiting,
                              on_lifting=lambda: ctx.writer.write_json(RELEASING_FILE, {"at": rfc3339(utcnow())}),
-                             lift_all=async_lifter(ctx, admin, len(bulk)) if bulk else None)
+                             lift_all=async_lifter(ctx, admin, len(bulk)) if bulk else None,
+                             created=shards_created(ctx, len(bulk)))
     finally:
         waits.clear_note(ctx.run_dir, "release_gate")
     ctx.writer.write_json(RELEASE_FILE, {**rel.to_dict(), "observer_ready": observer_ready})
     return {"found": rel.found, "missing": rel.missing, "arrival_spread_seconds": rel.arrival_spread_seconds,
             "release_spread_seconds": rel.release_spread_seconds, "errors": rel.errors[:5],
             "observer_ready": observer_ready}
+
+
+def shards_created(ctx: RunContext, count: int) -> dict[str, dict] | None:
+    """The pods the ``count`` bulk shards created, as their markers list them, for a first release: a release
+    that began before (a retry) lists the wave to learn which gates an earlier try lifted, and so does a release
+    whose shards did not all say it in time (``shard_files.created_pods``)."""
+    if not count or ctx.files(RELEASING_FILE).is_file():
+        return None
+    return created_pods(ctx.writer.files_dir, count)
 
 
 def await_shards_created(files_dir: Path, count: int, timeout_s: float,

@@ -49,7 +49,9 @@ class FakeApi:
         if method == "GET" and parts[-1] == "events":
             return Response(200, {"items": [e for e in self.events if e["metadata"]["namespace"] == parts[3]]})
         if method == "PATCH":
-            p = self.pods[(parts[3], parts[5])]
+            p = self.pods.get((parts[3], parts[5]))
+            if p is None:
+                return Response(404, {"kind": "Status", "message": f'pods "{parts[5]}" not found'})
             drop = {g["name"] for g in body["spec"]["schedulingGates"] if g.get("$patch") == "delete"}
             p["spec"]["schedulingGates"] = [g for g in p["spec"]["schedulingGates"] if g["name"] not in drop]
             p["metadata"]["annotations"].update(body["metadata"]["annotations"])

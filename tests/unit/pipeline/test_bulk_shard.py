@@ -76,12 +76,12 @@ class Recorder:
         self.submitted: list[tuple] = []
         self.decided: list[tuple[str, WorkloadOutcome, NextAttempt]] = []
         self.last_seen: dict[str, dict] = {}
-        self.created: list[int] = []  # per call of the "all created" hook: the pods created by then
+        self.created: list[dict] = []  # per call of the "all created" hook: the pods it said were created
 
     def hooks(self, released: bool = True) -> Hooks:
         return Hooks(submitted=lambda item, pod, t, refusal: self.submitted.append((item, pod, t, refusal)),
                      decide=self.decide, released=lambda: released,
-                     created=lambda: self.created.append(len([s for s in self.submitted if s[1]])))
+                     created=self.created.append)
 
     def decide(self, item, namespace, pod, try_number):
         now = self.cluster.state.store.get("pods", namespace, pod) if self._exists(namespace, pod) else None
@@ -110,12 +110,17 @@ def test_a_throttled_server_gets_every_pod_created_after_retry_after_and_one_wat
             task = asyncio.ensure_future(runner.run(timeout_s=90))
             while not rec.created and not task.done():  # the shard says when it sent all its creations
                 await asyncio.sleep(0.1)
+            stored = {p["metadata"]["name"]: p["metadata"]["creationTimestamp"] for p in c.state.store.list("pods", NS)}
             c.release()
-            return await task, rec
+            return await task, rec, stored
 
-    result, rec = run(body_())
+    result, rec, stored = run(body_())
     assert {s[0] for s in rec.submitted if s[1]} == {f"w{i}" for i in range(12)}, rec.submitted
-    assert rec.created == [12], "the shard said 'all created' once, after every creation was answered"
+    assert len(rec.created) == 1, "the shard said 'all created' once"
+    said = rec.created[0]
+    assert {k: p.pod for k, p in said.items()} == {s[0]: s[1] for s in rec.submitted if s[1]}, \
+        "every creation answered before 'all created', each item with its pod"
+    assert {p.pod: p.created_at for p in said.values()} == stored, "the creation times the API server gave"
     assert result.throttling.refused >= 1, "the throttled server refused nothing: 429 handling untested"
     assert all(s.done for s in result.items.values()), result.summary()
     assert result.watches >= 1 and len(result.transitions) == 12

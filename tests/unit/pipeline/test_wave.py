@@ -69,3 +69,21 @@ def test_the_release_says_it_begins_after_every_pod_exists_and_before_the_first_
     wave.release_wave(api, ["team-a"], "sel", ["a", "b"], timeout_s=30, poll_s=0, sleep=lambda s: None,
                       on_lifting=lambda: seen.append(len([c for c in api.calls if c[0] == "PATCH"])))
     assert seen == [0] and len([c for c in api.calls if c[0] == "PATCH"]) == 2
+
+
+def test_a_wave_its_submitters_said_they_created_is_released_without_a_list():
+    api = FakeApi([pod("a-x1", "team-a", "a"), pod("b-x2", "team-b", "b")])
+    created = {"a": {"pod": "a-x1", "namespace": "team-a", "created_at": "2026-11-30T09:00:00Z"},
+               "b": {"pod": "b-x2", "namespace": "team-b", "created_at": "2026-11-30T09:00:03Z"},
+               "gone": {"pod": "gone-x3", "namespace": "team-a", "created_at": "2026-11-30T09:00:01Z"}}
+    rel = wave.release_wave(api, ["team-a", "team-b"], "sel", ["a", "b", "gone", "refused"], timeout_s=30,
+                            poll_s=0, sleep=lambda s: None, created=created,
+                            clock=lambda: T0 + timedelta(seconds=10))
+    assert not [c for c in api.calls if c[0] == "GET"], "the wave was listed although its pods were known"
+    assert len([c for c in api.calls if c[0] == "PATCH"]) == 3
+    assert api.pods[("team-b", "b-x2")]["spec"]["schedulingGates"] == []
+    assert rel.missing == ["refused"] and rel.found == 3 and rel.all_exist_at is None
+    assert rel.arrival_spread_seconds == 3, "arrivals from the creations' own timestamps"
+    assert [e.split(":")[0] for e in rel.errors] == ["team-a/gone-x3"] and "404" in rel.errors[0]
+    by_item = {r["workload_key"]: r for r in rel.rows}
+    assert by_item["a"]["by_this_try"] and not by_item["gone"]["by_this_try"] and by_item["gone"]["released_at"] is None

@@ -3,6 +3,8 @@ first look (or says it went without); the observer keeps what it saw, so its ret
 
 from __future__ import annotations
 
+import json
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -13,8 +15,8 @@ from gpupoc.steps import wave
 from gpupoc.steps.bulk import shards
 from gpupoc.steps.context import RunContext
 from gpupoc.pipeline.k8s import Response
-from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE
-from gpupoc.steps.shard_files import CREATED_PREFIX
+from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE, RELEASING_FILE
+from gpupoc.steps.shard_files import CREATED_PREFIX, created_pods
 
 from .conftest import wave_pod, write_plan
 
@@ -138,21 +140,24 @@ def shards_said_created(ctx: RunContext) -> None:
         ctx.writer.write_json(f"{CREATED_PREFIX}{s['shard']}", {"shard": s["shard"]})
 
 
-def release_in_bulk(tmp_path, make_ctx, monkeypatch, submission: dict) -> tuple[RunContext, dict, list]:
-    """``release_gate`` of a bulk wave under ``submission``, every shard done creating; the context, the task's
-    result and the ``(qps, burst)`` each release was sent at."""
+def release_in_bulk(tmp_path, make_ctx, monkeypatch, submission: dict,
+                    markers=shards_said_created) -> tuple[RunContext, dict, list]:
+    """``release_gate`` of a bulk wave under ``submission``, every shard done creating (``markers(ctx)`` writes
+    what they said); the context, the task's result and the ``(qps, burst)`` each release was sent at."""
 
     def in_bulk(data):
         data["test_classes"]["queue_congestion"]["submission"] = {"mode": "bulk", "shard_size": 5000, **submission}
 
     ctx = with_pods(make_ctx(task="release_gate", plan=write_plan(tmp_path / "bulk", change=in_bulk)))
     ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": "2026-12-01T09:00:00Z"})
-    shards_said_created(ctx)
+    markers(ctx)
     rates = []
 
     def lift(kubeconfig, context, pods, patch, qps, burst, record):
         rates.append((qps, burst))
-        return [(p, Response(200, p)) for p in pods]
+        api = ctx.factory.api
+        return [(p, api.call("PATCH", f"/api/v1/namespaces/{p['metadata']['namespace']}/pods/"
+                                      f"{p['metadata']['name']}", body=patch)) for p in pods]
 
     monkeypatch.setattr(wave, "lift_gates", lift)
     return ctx, wave.release_gate(ctx, observer_wait_s=0), rates
@@ -170,3 +175,48 @@ def test_a_bulk_release_goes_at_the_release_rate_the_plan_states(tmp_path, make_
     _, _, rates = release_in_bulk(tmp_path, make_ctx, monkeypatch,
                                   {"qps": 40, "burst": 7, "release_qps": 900, "release_burst": 300})
     assert rates == [(900, 300)], "the stated release rate, not the shards' rates together"
+
+
+def shards_listed_their_pods(ctx: RunContext) -> None:
+    """Every shard's "all created" marker lists the pods it created (as ``steps.bulk`` writes it)."""
+    pods = {(p["metadata"]["namespace"], wave_item(p)): p for p in ctx.factory.api.pods.values()}
+    for s in shards(ctx):
+        listed = {k: {"pod": pods[(s["namespace"], k)]["metadata"]["name"], "created_at": "2026-12-01T09:00:01Z"}
+                  for k in s["items"]}
+        ctx.writer.write_json(f"{CREATED_PREFIX}{s['shard']}", {"shard": s["shard"], "namespace": s["namespace"],
+                                                                 "pods": listed})
+
+
+def wave_item(pod: dict) -> str:
+    return pod["metadata"]["annotations"]["gpupoc.io/item"]
+
+
+def test_a_first_bulk_release_lifts_the_gates_of_the_pods_the_shards_listed_without_listing_the_wave(
+        tmp_path, make_ctx, monkeypatch):
+    ctx, out, _ = release_in_bulk(tmp_path, make_ctx, monkeypatch, {"qps": 40, "burst": 7},
+                                  markers=shards_listed_their_pods)
+    assert out["found"] == len(ctx.items) and out["missing"] == []
+    assert not [c for c in ctx.factory.api.calls if c[0] == "GET" and c[1].endswith("/pods")], "the wave was listed"
+    assert all(g == [] for g in gates(ctx).values()), "a listed pod kept its gate"
+    rows = ctx.read_file(RELEASE_FILE)["rows"]
+    assert {r["created_at"] for r in rows} == {"2026-12-01T09:00:01Z"} and all(r["by_this_try"] for r in rows)
+
+
+def test_a_retried_bulk_release_lists_the_wave_to_learn_what_an_earlier_try_released(tmp_path, make_ctx,
+                                                                                     monkeypatch):
+    def began_before(ctx):
+        shards_listed_their_pods(ctx)
+        ctx.writer.write_json(RELEASING_FILE, {"at": "2026-12-01T09:00:02Z"})
+
+    ctx, out, _ = release_in_bulk(tmp_path, make_ctx, monkeypatch, {"qps": 40, "burst": 7}, markers=began_before)
+    assert out["found"] == len(ctx.items)
+    assert [c for c in ctx.factory.api.calls if c[0] == "GET" and c[1].endswith("/pods")], "a retry must list"
+
+
+def test_the_shards_pods_are_known_only_when_every_shard_listed_them(tmp_path):
+    (tmp_path / f"{CREATED_PREFIX}0.json").write_text(json.dumps(
+        {"shard": 0, "namespace": "team-a", "pods": {"a": {"pod": "a-x1", "created_at": None}}}))
+    assert created_pods(tmp_path, 1) == {"a": {"pod": "a-x1", "created_at": None, "namespace": "team-a"}}
+    assert created_pods(tmp_path, 2) is None, "a shard without its marker"
+    (tmp_path / f"{CREATED_PREFIX}1.json").write_text(json.dumps({"shard": 1, "namespace": "team-b"}))
+    assert created_pods(tmp_path, 2) is None, "a marker that lists no pods"
