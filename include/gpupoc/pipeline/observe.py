@@ -32,9 +32,6 @@ from gpupoc.pipeline.workload_outcome import OutcomeRecord, Statement
 
 SCHEDULING_EVENT_REASONS = frozenset({"FailedScheduling", "Unschedulable", "PodGroupNotReady", "Pending"})
 ETA_ANNOTATION = "gpupoc.io/platform-eta"
-# The longest a look waits for what ``hold`` says is in its way (the wave's release, whose task may have died).
-HOLD_MAX_SECONDS = 30.0
-HOLD_STEP_SECONDS = 0.2
 
 
 def _condition(pod: dict, type_: str) -> dict:
@@ -247,8 +244,7 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  on_waiting: Callable[[list[Open], float], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = (),
                  clock: Callable[[], datetime] = utcnow,
-                 monotonic: Callable[[], float] = time.monotonic,
-                 hold: Callable[[], bool] = lambda: False) -> Observed:
+                 monotonic: Callable[[], float] = time.monotonic) -> Observed:
     """A snapshot every ``interval_s`` (right after the last when a look takes longer) until every item
     (key -> namespace) has its outcome, or ``timeout_s``.
 
@@ -257,10 +253,7 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     attempt needs its outcome. ``on_waiting(open items, seconds left)`` is called after every snapshot that
     leaves items open. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
     retried observer goes on from them, so an attempt that vanished meanwhile keeps its place. ``clock`` dates
-    each snapshot; ``monotonic`` measures the looks and the deadline. A look after the first waits while
-    ``hold()`` says it would be in the way (the gates of 10,000 pods coming off: a look lists them all and their
-    events, a second or two of the API server's time in the middle of the burst), at most ``HOLD_MAX_SECONDS``,
-    and goes at once when it ends."""
+    each snapshot; ``monotonic`` measures the looks and the deadline."""
     start = monotonic()
     deadline = start + timeout_s
     result = Observed(names=gather_names(caller, plan, namespaces))
@@ -282,14 +275,6 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
             on_waiting(result.open, deadline - now)
         snap = present = None  # the next snapshot is read without this one's lists (10,000 pods, their events)
         sleep(max(0.0, interval_s - (monotonic() - looked)))  # a look of 10,000 pods takes seconds itself
-        _hold_while(hold, sleep, monotonic)
-
-
-def _hold_while(hold: Callable[[], bool], sleep: Callable[[float], None], monotonic: Callable[[], float]) -> None:
-    """Wait while ``hold()`` says so, at most ``HOLD_MAX_SECONDS``."""
-    until = monotonic() + HOLD_MAX_SECONDS
-    while hold() and monotonic() < until:
-        sleep(HOLD_STEP_SECONDS)
 
 
 def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source: str, pods: Iterable[dict] = (),

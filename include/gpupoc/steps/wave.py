@@ -163,8 +163,7 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
                               policy=Policy(policy.limit, policy.platform_requeues, policy.wait_seconds),
                               tasks=lambda: task_view(ctx, task_states() if task_states else None),
                               records=lambda events: ctx.platform_records(events=events),
-                              on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()),
-                              hold=lambda: releasing(ctx))
+                              on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()))
     finally:
         waits.clear_note(ctx.run_dir, "observe")
     _save_observed(ctx, acc, seen_pods)
@@ -178,11 +177,6 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
             "open_at_deadline": [o.item for o in result.open],
             "awaited_attempts": len(result.awaited),
             "awaited_in_vain": [a.item for a in result.awaited.values() if not a.came]}
-
-
-def releasing(ctx: RunContext) -> bool:
-    """The wave's gates are coming off: the release began and has not ended (its record is not written)."""
-    return ctx.files(RELEASING_FILE).is_file() and not ctx.files(RELEASE_FILE).is_file()
 
 
 def _pod_key(p: dict) -> str:

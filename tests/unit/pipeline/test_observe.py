@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
-
 from gpupoc.pipeline import observe
 from gpupoc.pipeline.attempts import Evidence
 from gpupoc.pipeline.open_items import Policy, TaskState, TaskView
@@ -222,27 +220,3 @@ def test_a_retried_observer_goes_on_from_the_pods_its_earlier_try_saw():
     fresh = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=0,
                                  sleep=lambda s: None)
     assert [o.waiting_for for o in fresh.open] == ["its pod to be created"]
-
-
-def test_a_look_waits_while_the_release_is_under_way_and_goes_as_soon_as_it_ends():
-    api = SlowList([pod("a-1", "team-a", "a", gates=())])
-    releasing = {"left": 3}  # the release ends after three more checks
-
-    def hold():
-        releasing["left"] -= 1
-        return releasing["left"] >= 0
-
-    looks = []
-    observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=10, timeout_s=600, sleep=api.sleep,
-                         monotonic=lambda: api.now, hold=hold, on_snapshot=lambda s: looks.append(api.now))
-    holds = [s for s in api.slept if s == observe.HOLD_STEP_SECONDS]
-    assert len(holds) == 3, api.slept
-    assert looks[1] == pytest.approx(4 + 6 + 3 * observe.HOLD_STEP_SECONDS + 4), "the look went when the release ended"
-
-
-def test_a_release_that_never_ends_holds_a_look_back_at_most_the_longest_hold():
-    api = SlowList([pod("a-1", "team-a", "a", gates=())])
-    observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=10, timeout_s=600, sleep=api.sleep,
-                         monotonic=lambda: api.now, hold=lambda: True)
-    held = sum(s for s in api.slept if s == observe.HOLD_STEP_SECONDS)
-    assert held == pytest.approx(observe.HOLD_MAX_SECONDS, abs=0.3), "the second look went after the longest hold"

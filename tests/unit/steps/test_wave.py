@@ -220,12 +220,3 @@ def test_the_shards_pods_are_known_only_when_every_shard_listed_them(tmp_path):
     assert created_pods(tmp_path, 2) is None, "a shard without its marker"
     (tmp_path / f"{CREATED_PREFIX}1.json").write_text(json.dumps({"shard": 1, "namespace": "team-b"}))
     assert created_pods(tmp_path, 2) is None, "a marker that lists no pods"
-
-
-def test_the_observer_is_held_only_between_the_release_beginning_and_its_record(make_ctx):
-    ctx = make_ctx(task="observe")
-    assert not wave.releasing(ctx), "before the release"
-    ctx.writer.write_json(RELEASING_FILE, {"at": "2026-12-01T09:00:02Z"})
-    assert wave.releasing(ctx), "the gates are coming off"
-    ctx.writer.write_json(RELEASE_FILE, {"found": 1})
-    assert not wave.releasing(ctx), "the release ended"
