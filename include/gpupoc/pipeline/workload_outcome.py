@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from gpupoc.common.outcomes import WorkloadOutcome
 from gpupoc.common.timefmt import parse_time
@@ -214,6 +214,18 @@ def _failed(pod: dict) -> OutcomeRecord:
                          "pod status")
 
 
+def _deletion_before_end(pod: dict, deletions: list[Deletion]) -> Deletion | None:
+    """The first delete request made before the pod's container ended: the kubelet stopped it for that delete
+    (SIGTERM, exit code 143, the pod Failed), so it did not fail on its own. ``finishedAt`` has whole seconds,
+    so a delete within the second after it counts."""
+    term = (_container(pod).get("state") or {}).get("terminated") or {}
+    ended = parse_time(term.get("finishedAt"))
+    if ended is None:
+        return None
+    before = [d for d in deletions if d.at is not None and d.at < ended + timedelta(seconds=1)]
+    return min(before, key=lambda d: d.at) if before else None
+
+
 def classify(pod: dict | None, *, present: bool, events: list[Statement] = (), owner: list[Statement] = (),
              deletions: list[Deletion] = (), rejection: Rejection | None = None,
              uids: dict[str, str] | None = None) -> OutcomeRecord:
@@ -246,7 +258,8 @@ def classify(pod: dict | None, *, present: bool, events: list[Statement] = (), o
     if found is not None:
         return _from_statement(found[0], found[1], uids)
     if phase == "Failed":
-        return _failed(pod)
+        ended_it = _deletion_before_end(pod, deletions)
+        return _from_deletion(ended_it) if ended_it is not None else _failed(pod)
     if deletions:
         return _from_deletion(sorted(deletions, key=lambda d: (d.at is None, d.at or datetime.min))[0])
     if present:

@@ -170,3 +170,21 @@ def test_named_pod_reads_the_pod_a_podgroup_event_begins_with_and_ignores_other_
     assert named_pod(e) == ("team-a", "p-0")
     assert named_pod({**e, "involvedObject": {"kind": "Pod", "name": "p-0"}}) is None
     assert named_pod({**e, "message": "PodGroup is not ready"}) is None
+
+
+def test_a_pod_the_scheduler_deleted_whose_container_then_stopped_was_preempted_not_failed():
+    """The kubelet stops a deleted pod's container (SIGTERM, 143) and the pod turns Failed; with the platform's
+    event lost, the delete before its end says why. ``finishedAt`` has whole seconds: a delete in its second counts."""
+    killed = pod("Failed", exit_code=143, reason="Error", deleting=True)  # finishedAt 09:01:00
+    scheduler = "system:serviceaccount:volcano-system:volcano-scheduler"
+    same_second = Deletion(scheduler, datetime(2026, 11, 30, 9, 1, 0, 790000, tzinfo=timezone.utc))
+    rec = classify(killed, present=True, deletions=[same_second])
+    assert (rec.outcome, rec.by, rec.source) == (O.PREEMPTED, scheduler, "audit log")
+    assert classify(killed, present=False, deletions=[same_second]).outcome is O.PREEMPTED
+
+
+def test_a_pod_that_failed_on_its_own_and_was_deleted_afterwards_failed():
+    failed = pod("Failed", exit_code=1, reason="Error")  # finishedAt 09:01:00
+    cleanup = Deletion("system:serviceaccount:airflow:gpupoc", datetime(2026, 11, 30, 9, 1, 2, tzinfo=timezone.utc))
+    rec = classify(failed, present=False, deletions=[cleanup])
+    assert (rec.outcome, rec.message) == (O.FAILED, "exit code 1")
