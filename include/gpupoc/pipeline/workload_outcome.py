@@ -222,8 +222,12 @@ def _deletion_before_end(pod: dict, deletions: list[Deletion]) -> Deletion | Non
     ended = parse_time(term.get("finishedAt"))
     if ended is None:
         return None
-    before = [d for d in deletions if d.at is not None and d.at < ended + timedelta(seconds=1)]
-    return min(before, key=lambda d: d.at) if before else None
+    return _first([d for d in deletions if d.at is not None and d.at < ended + timedelta(seconds=1)])
+
+
+def _first(deletions: list[Deletion]) -> Deletion | None:
+    """The oldest delete request (one without a time last)."""
+    return min(deletions, key=lambda d: (d.at is None, d.at or datetime.min), default=None)
 
 
 def classify(pod: dict | None, *, present: bool, events: list[Statement] = (), owner: list[Statement] = (),
@@ -261,7 +265,7 @@ def classify(pod: dict | None, *, present: bool, events: list[Statement] = (), o
         ended_it = _deletion_before_end(pod, deletions)
         return _from_deletion(ended_it) if ended_it is not None else _failed(pod)
     if deletions:
-        return _from_deletion(sorted(deletions, key=lambda d: (d.at is None, d.at or datetime.min))[0])
+        return _from_deletion(_first(list(deletions)))
     if present:
         return OutcomeRecord(WorkloadOutcome.PENDING, None, None, phase or "Pending",
                              "terminating; nothing says why yet", "pod status")
