@@ -15,12 +15,16 @@ cluster's verdicts:
 - ``reasons-opaque``: QC-05 (queue explainability), in every mode.
 A fault of one class is paired with a fault of the other class on one cluster (each class runs against its
 own fault), and a plain kube-scheduler cluster records the partial placement of the same gangs as the
-finding it is. Clusters run side by side, three at a time: the runs mostly wait for their waves.
+finding it is: another team's pod holds a GPU of the training pool until the gang's first pod is placed, so
+the gang cannot find the whole pool free at once whatever order its gates are lifted in. Clusters run side
+by side, three at a time: the runs mostly wait for their waves.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -41,7 +45,7 @@ C, I = "queue_congestion", "tenant_isolation"
 # Virtual run times short enough for the suite; the reclaim probe's pods are deleted when it has its answer.
 DURATIONS = {"v-train-8g": 8, "v-train-4g": 6, "v-train-2g": 6, "v-sweep-1g": 6, "v-infer-1g": 6, "v-infer-4g": 8,
              "v-ddp-4x1g": 8, "v-ddp-3x2g": 8, "v-ddp-8x1g": 8, "v-train-2x8g": 8, "xt-train-4g": 15, "v-borrow-4g": 90,
-             "v-lend-4g": 60}
+             "v-lend-4g": 60, "v-train-3x8g": 15}
 NEW_CHECKS = ("QC-04", "QC-05", "QC-06", "GNG-01", "GNG-02", "GNG-03", "FS-01", "RCL-01", "RCL-02", "TR-01")
 
 
@@ -83,8 +87,54 @@ def adapter_plan(tmp: Path, sim, adapter: str, as_adapter: str | None = None) ->
     return path
 
 
+SQUATTER = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "other-team-1g", "namespace": "default"},
+            "spec": {"restartPolicy": "Never", "priorityClassName": "gpupoc-critical",
+                     "nodeSelector": {"gpupoc.io/pool": "training"},
+                     "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                     "containers": [{"name": "base", "image": "gpupoc/virtual:1",
+                                     "env": [{"name": "WORKLOAD_DURATION_SECONDS", "value": "600"}],
+                                     "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+
+
+class Squatter:
+    """Another team's 1-GPU pod on the training pool, there before the wave, deleted a few seconds after the
+    first pod of the wave's gang is placed (or after ``budget`` seconds, a guard for a gang never placed):
+    while it runs the gang can hold two of the pool's three nodes, never all three."""
+
+    def __init__(self, sim, gang: str = "v-train-3x8g", hold_seconds: float = 4, budget: float = 600):
+        from kubernetes import client
+
+        self.api = client.CoreV1Api(sim.client("admin", http=True))
+        self.gang, self.hold, self.budget = gang, hold_seconds, budget
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._delete_after_the_gang_starts, daemon=True)
+
+    def __enter__(self) -> "Squatter":
+        self.api.create_namespaced_pod("default", SQUATTER)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(timeout=60)
+
+    def _gang_placed(self) -> bool:
+        pods = self.api.list_namespaced_pod("team-vision").items
+        return any(self.gang in p.metadata.name and p.spec.node_name for p in pods)
+
+    def _delete_after_the_gang_starts(self) -> None:
+        deadline = time.monotonic() + self.budget
+        while not self.stop.is_set() and time.monotonic() < deadline and not self._gang_placed():
+            self.stop.wait(0.5)
+        self.stop.wait(self.hold)
+        self.api.delete_namespaced_pod(SQUATTER["metadata"]["name"], "default", grace_period_seconds=0)
+
+
 def run_cluster(tmp: Path, mode: str, faults: str, runs: list[tuple[str, str, str | None]]) -> dict:
-    """One simulated cluster in ``mode`` with ``faults``; each (plan, class, adapter override) run in turn."""
+    """One simulated cluster in ``mode`` with ``faults``; each (plan, class, adapter override) run in turn, a
+    kube-scheduler run with another team's pod on the pool until its gang starts (``Squatter``)."""
+    from contextlib import nullcontext
+
     from .conftest import launch
 
     sim = launch(tmp / "sim", faults=faults, config=shipped_config(SchedulerMode(mode)))
@@ -93,8 +143,9 @@ def run_cluster(tmp: Path, mode: str, faults: str, runs: list[tuple[str, str, st
         for adapter, tc, as_adapter in runs:
             plan = adapter_plan(tmp, sim, adapter, as_adapter)
             probes = ("reclaim_probe",) if tc == I else ()
-            out[(as_adapter or adapter, tc)] = run_class(plan, tc, f"plans__{adapter}_{tc}_{faults or 'ok'}",
-                                                         probes=probes)
+            with Squatter(sim) if as_adapter == "kube-scheduler" else nullcontext():
+                out[(as_adapter or adapter, tc)] = run_class(plan, tc, f"plans__{adapter}_{tc}_{faults or 'ok'}",
+                                                             probes=probes)
         return out
     finally:
         sim.stop()
