@@ -37,6 +37,7 @@ from gpupoc.sim.config import shipped_config
 from gpupoc.sim.modes import SchedulerMode
 
 from .class_runner import run_class
+from .test_sim_api import gpu_pod
 from .test_verdict_stability import item_verdicts
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("adapter-plans")]
@@ -87,13 +88,9 @@ def adapter_plan(tmp: Path, sim, adapter: str, as_adapter: str | None = None) ->
     return path
 
 
-SQUATTER = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "other-team-1g", "namespace": "default"},
-            "spec": {"restartPolicy": "Never", "priorityClassName": "gpupoc-critical",
-                     "nodeSelector": {"gpupoc.io/pool": "training"},
-                     "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                     "containers": [{"name": "base", "image": "gpupoc/virtual:1",
-                                     "env": [{"name": "WORKLOAD_DURATION_SECONDS", "value": "600"}],
-                                     "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+SQUATTER = gpu_pod("other-team-1g", seconds=600, priorityClassName="gpupoc-critical",
+                   nodeSelector={"gpupoc.io/pool": "training"})
+SQUATTER_NS = "default"
 
 
 class Squatter:
@@ -110,7 +107,7 @@ class Squatter:
         self.thread = threading.Thread(target=self._delete_after_the_gang_starts, daemon=True)
 
     def __enter__(self) -> "Squatter":
-        self.api.create_namespaced_pod("default", SQUATTER)
+        self.api.create_namespaced_pod(SQUATTER_NS, SQUATTER)
         self.thread.start()
         return self
 
@@ -127,7 +124,7 @@ class Squatter:
         while not self.stop.is_set() and time.monotonic() < deadline and not self._gang_placed():
             self.stop.wait(0.5)
         self.stop.wait(self.hold)
-        self.api.delete_namespaced_pod(SQUATTER["metadata"]["name"], "default", grace_period_seconds=0)
+        self.api.delete_namespaced_pod(SQUATTER["metadata"]["name"], SQUATTER_NS, grace_period_seconds=0)
 
 
 def run_cluster(tmp: Path, mode: str, faults: str, runs: list[tuple[str, str, str | None]]) -> dict:

@@ -13,6 +13,7 @@ and KAI word the same behaviour differently, and a verdict must not depend on th
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -222,10 +223,10 @@ def _deletion_before_end(pod: dict, deletions: list[Deletion]) -> Deletion | Non
     ended = parse_time(term.get("finishedAt"))
     if ended is None:
         return None
-    return _first([d for d in deletions if d.at is not None and d.at < ended + timedelta(seconds=1)])
+    return _first(d for d in deletions if d.at is not None and d.at < ended + timedelta(seconds=1))
 
 
-def _first(deletions: list[Deletion]) -> Deletion | None:
+def _first(deletions: Iterable[Deletion]) -> Deletion | None:
     """The oldest delete request (one without a time last)."""
     return min(deletions, key=lambda d: (d.at is None, d.at or datetime.min), default=None)
 
@@ -265,7 +266,7 @@ def classify(pod: dict | None, *, present: bool, events: list[Statement] = (), o
         ended_it = _deletion_before_end(pod, deletions)
         return _from_deletion(ended_it) if ended_it is not None else _failed(pod)
     if deletions:
-        return _from_deletion(_first(list(deletions)))
+        return _from_deletion(_first(deletions))
     if present:
         return OutcomeRecord(WorkloadOutcome.PENDING, None, None, phase or "Pending",
                              "terminating; nothing says why yet", "pod status")
