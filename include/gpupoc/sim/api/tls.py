@@ -13,4 +13,5 @@ __all__ = ["Pki", "ensure_pki"]
 
 def ensure_pki(directory: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> Pki:
     """Create (once) ``ca.crt``, ``apiserver.crt``, ``apiserver.key`` under ``directory``."""
-    return pki.ensure_pki(directory, hosts, ca_name="gpupoc-sim-ca", server_name="kube-apiserver", cert_name="apiserver")
+    return pki.ensure_pki(directory, hosts, ca_name="gpupoc-sim-ca", server_name="kube-apiserver",
+                          cert_name="apiserver")
