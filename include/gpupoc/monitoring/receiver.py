@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import ssl
 import sys
 import threading
 from datetime import datetime, timezone
@@ -126,12 +127,25 @@ def make_handler(record: Record, auth: IntakeAuth) -> type[BaseHTTPRequestHandle
     return Handler
 
 
+class ReceiverServer(ThreadingHTTPServer):
+    """A receiver's server: a connection that fails its TLS handshake or drops is one line in the log."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ssl.SSLError, ConnectionError, TimeoutError)):
+            sys.stderr.write(f"{client_address[0]}: connection dropped: {exc.__class__.__name__}: {exc}\n")
+            return
+        super().handle_error(request, client_address)
+
+
 def listen(host: str, port: int, handler: type[ReceiverHandler], auth: IntakeAuth,
            what: str) -> ThreadingHTTPServer:
     """A receiver's server on ``host``:``port`` (0: a free one), HTTPS when ``auth`` has a certificate; refuses
     a listen address beyond loopback without the token and TLS; notes the start beside the record."""
     check_bind(host, auth, what)
-    httpd = ThreadingHTTPServer((host, port), handler)
+    httpd = ReceiverServer((host, port), handler)
     if auth.tls is not None:
         # the handshake runs in the request's thread (on its first read), so a silent client holds no other
         httpd.socket = server_context(auth.tls).wrap_socket(httpd.socket, server_side=True,
