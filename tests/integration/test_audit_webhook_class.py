@@ -76,6 +76,31 @@ def test_the_api_server_posts_its_audit_events_to_the_receiver(webhook):
     assert "webhook-test-token" not in Path(state["record"]).read_text()
 
 
+def test_a_forged_event_list_without_the_token_is_refused_and_never_recorded(webhook):
+    """What an attacker sharing the network would post with curl: the API server's own words, no token."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    from gpupoc.monitoring.intake_auth import refused
+
+    sim, state = webhook
+    assert state["url"].startswith("https://"), "the receiver serves TLS by default"
+    forged = {"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": [{
+        "auditID": "forged-0001", "stage": "ResponseComplete", "verb": "create", "level": "Metadata",
+        "user": {"username": "system:serviceaccount:team-nlp:runner"},
+        "objectRef": {"resource": "pods", "namespace": "team-nlp", "name": "forged-pod"},
+        "responseStatus": {"code": 201}}]}
+    before = refused(Path(state["record"])).refused
+    req = urllib.request.Request(state["url"] + "/", data=json.dumps(forged).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10, context=ssl.create_default_context(cafile=state["ca_file"]))
+    assert err.value.code == 401
+    assert refused(Path(state["record"])).refused == before + 1
+    assert not [e for e in record_lines(state) if e.get("auditID") == "forged-0001"], "never in the evidence"
+
+
 def test_the_audit_class_passes_with_the_webhook_source(webhook, tmp_path):
     sim, state = webhook
     plan_file = webhook_plan(tmp_path, sim, state)
@@ -87,6 +112,8 @@ def test_the_audit_class_passes_with_the_webhook_source(webhook, tmp_path):
     audit = {c: v for c, v in run.verdicts.items() if c.startswith("AUD-")}
     failing = {c: v for c, v in run.verdicts.items() if v == "fail" or (c in audit and v != "pass")}
     assert audit and not failing, f"audit checks not passing: {failing}; all: {run.verdicts}"
+    assert manifest["intake"]["audit_webhook"]["authenticated"] is True, manifest.get("intake")
+    assert "webhook-test-token" not in sources, "the token never reaches the evidence"
 
 
 def test_the_freshness_probe_finds_the_webhook_fresh_and_a_dead_source_stale(webhook, tmp_path):

@@ -212,6 +212,39 @@ def test_node_failure_alert_reaches_the_receiver_and_its_resolution_is_kept(sim_
     print(f"node recover -> resolved at the receiver after {(datetime.now(timezone.utc) - t1).total_seconds():.1f}s")
 
 
+def test_only_alertmanager_can_write_the_alert_record(stack):
+    """The stack's receiver serves TLS and requires the token Alertmanager's http_config carries; a forged alert
+    without it is refused, counted and never recorded; the token stays out of configs, logs and the record."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    import yaml
+
+    from gpupoc.monitoring.intake_auth import refused
+
+    rec = stack["receiver"]
+    assert rec["url"].startswith("https://")
+    token = Path(rec["token_file"]).read_text().strip()
+    am = yaml.safe_load(Path(stack["alertmanager"]["config"]).read_text())
+    http = am["receivers"][0]["webhook_configs"][0]["http_config"]
+    assert http == {"authorization": {"type": "Bearer", "credentials_file": rec["token_file"]},
+                    "tls_config": {"ca_file": rec["ca_file"]}}
+    forged = {"version": "4", "status": "firing", "receiver": "gpupoc-webhook", "alerts": [
+        {"status": "firing", "labels": {"alertname": "GpuNodeNotReady", "node": "forged-node"}}]}
+    req = urllib.request.Request(rec["url"] + "/alerts", data=json.dumps(forged).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    before = refused(Path(rec["record"])).refused
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10, context=ssl.create_default_context(cafile=rec["ca_file"]))
+    assert err.value.code == 401 and refused(Path(rec["record"])).refused == before + 1
+    record = Path(rec["record"])
+    assert "forged-node" not in (record.read_text() if record.exists() else "")
+    kept = [p for p in Path(stack["data_dir"]).rglob("*") if p.is_file() and p.suffix in (".yml", ".log", ".json",
+                                                                                          ".jsonl")]
+    assert kept and not [str(p) for p in kept if token in p.read_text(errors="replace")], "the token leaked"
+
+
 def test_prometheus_down_gives_a_not_verified_result(sim_server, stack, prom):
     from kubernetes import client
 

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from gpupoc.monitoring import audit_intake as intake
+from gpupoc.monitoring.intake_auth import add_auth_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,14 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     hook_sub = hook.add_subparsers(dest="webhook_cmd", required=True)
     u = hook_sub.add_parser("up", help="start the receiver and write the API server's webhook config")
     u.add_argument("--data-dir", type=Path, default=intake.DEFAULT_DATA_DIR, help="record, config, log (var/audit)")
-    u.add_argument("--host", default="127.0.0.1", help="listen address (0.0.0.0 to reach it from the API server)")
+    u.add_argument("--host", default="127.0.0.1", help="listen address (beyond loopback only with the token and "
+                   "TLS, both on by default)")
     u.add_argument("--port", type=int, default=0, help="0: a free port")
-    u.add_argument("--token-file", type=Path, help="bearer token the API server must send (goes into the config)")
-    u.add_argument("--advertise-url", help="the URL the API server posts to (default: the listen address)")
-    u.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM), with --tls-key")
-    u.add_argument("--tls-key", type=Path, help="the certificate's private key (PEM)")
-    u.add_argument("--ca-file", type=Path, help="the CA the API server checks the certificate with (default: the "
-                   "certificate itself)")
+    u.add_argument("--advertise-url", help="the URL the API server posts to (default: the listen address; its host "
+                   "goes into the generated certificate)")
+    add_auth_args(u)
     u.set_defaults(func=_up)
     for name, func, text in (("down", _down, "stop the receiver `up` started"),
                              ("status", _status, "is the receiver running; exit 1 when not")):
@@ -51,9 +50,12 @@ def _up(args: argparse.Namespace) -> int:
     if bool(args.tls_cert) != bool(args.tls_key):
         raise ConfigError("--tls-cert/--tls-key", ["give both the certificate and its private key, or neither"])
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
-    st = intake.up(args.data_dir, args.host, args.port, args.token_file, args.advertise_url, tls, args.ca_file)
+    st = intake.up(args.data_dir, args.host, args.port, args.token_file, args.advertise_url, tls, args.ca_file,
+                   no_token=args.no_token, no_tls=args.no_tls, tls_sans=tuple(args.tls_san))
     print(f"audit webhook {st['url']}  (pid {st['pid']}) -> {st['record']}")
     print(f"API server    --audit-webhook-config-file={st['config']}  (posts to {st['advertise_url']})")
+    print(f"sender auth   token file {st.get('token_file') or 'none (--no-token)'}, CA "
+          f"{st.get('ca_file') or 'none (--no-tls)'}")
     return 0
 
 

@@ -3,8 +3,11 @@ posts, written to a JSON-lines record, one audit.k8s.io/v1 Event a line.
 
 kube-apiserver POSTs ``EventList`` batches (``{"kind":"EventList","apiVersion":"audit.k8s.io/v1","items":[...]}``,
 ``staging/src/k8s.io/apiserver/plugin/pkg/audit/webhook/webhook.go``) to the server URL of a kubeconfig-format
-file and retries any non-2xx answer with back-off. With ``--token-file`` the receiver answers 401 to a request
-without that bearer token (the webhook config's ``users[].user.token``). Secret data never reaches the record.
+file and retries any non-2xx answer with back-off. Only the API server writes the record: by default the
+receiver requires a bearer token it generated (the webhook config's ``users[].user.token``) and serves HTTPS
+with a CA it made (the config's ``certificate-authority-data``); a request without the token gets 401, is
+counted beside the record and never reaches it (``gpupoc.monitoring.intake_auth``). Secret data never reaches
+the record.
 
 Run: ``python -m gpupoc.monitoring.audit_webhook --port 9096 --record var/audit/audit-events.jsonl``;
 ``gpupoc audit webhook up`` starts it in the background. ``GET /-/healthy`` answers OK.
@@ -13,15 +16,15 @@ Run: ``python -m gpupoc.monitoring.audit_webhook --port 9096 --record var/audit/
 from __future__ import annotations
 
 import argparse
-import hmac
 import json
-import ssl
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from gpupoc.monitoring.receiver import HEALTH_PATHS, ReceiverHandler, serve_until_stopped
+from gpupoc.exceptions import ConfigError
+from gpupoc.monitoring.intake_auth import IntakeAuth, RefusalLog, add_auth_args, auth_from_args
+from gpupoc.monitoring.receiver import HEALTH_PATHS, ReceiverHandler, listen, listening_line, serve_until_stopped
 
 ACCEPTED_VERSIONS = ("audit.k8s.io/v1",)
 MAX_BODY = 64 * 1024 * 1024  # a 400-event batch of RequestResponse events stays well below
@@ -75,9 +78,11 @@ def parse_batch(raw: bytes) -> list[dict]:
     return [{"kind": "Event", "apiVersion": doc["apiVersion"], **i} for i in items]
 
 
-def make_handler(record: EventRecord, token: str | None) -> type[BaseHTTPRequestHandler]:
+def make_handler(record: EventRecord, auth: IntakeAuth) -> type[BaseHTTPRequestHandler]:
     class Handler(ReceiverHandler):
         server_version = "gpupoc-audit-webhook/1"
+        token = auth.token
+        refusals = RefusalLog(record.path)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server naming
             if self.path in HEALTH_PATHS:
@@ -86,9 +91,7 @@ def make_handler(record: EventRecord, token: str | None) -> type[BaseHTTPRequest
                 self._send(404, b"not found: POST audit EventLists to any path; GET /-/healthy\n")
 
         def do_POST(self) -> None:  # noqa: N802
-            if token is not None and not hmac.compare_digest(self.headers.get("Authorization", ""),
-                                                             f"Bearer {token}"):
-                self._send(401, b"missing or wrong bearer token: set users[].user.token in the webhook config\n")
+            if not self._authorized():
                 return
             length = int(self.headers.get("Content-Length") or 0)
             if length > MAX_BODY:
@@ -108,16 +111,11 @@ def make_handler(record: EventRecord, token: str | None) -> type[BaseHTTPRequest
     return Handler
 
 
-def serve(host: str, port: int, record_path: Path, token: str | None = None,
-          tls: tuple[Path, Path] | None = None) -> ThreadingHTTPServer:
-    """A started-but-not-serving server (call ``serve_forever``); port 0 picks a free one; ``tls`` is
-    (certificate, private key) to serve HTTPS."""
-    httpd = ThreadingHTTPServer((host, port), make_handler(EventRecord(record_path), token))
-    if tls is not None:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(str(tls[0]), str(tls[1]))
-        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
-    return httpd
+def serve(host: str, port: int, record_path: Path, auth: IntakeAuth | None = None) -> ThreadingHTTPServer:
+    """A started-but-not-serving server (call ``serve_forever``); port 0 picks a free one; ``auth``: the
+    token and certificate (none: loopback only)."""
+    auth = auth or IntakeAuth()
+    return listen(host, port, make_handler(EventRecord(record_path), auth), auth, "audit webhook")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,16 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--record", type=Path, required=True, help="JSON-lines file the audit events are appended to")
-    p.add_argument("--token-file", type=Path, help="a file holding the bearer token the API server must send")
-    p.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM)")
-    p.add_argument("--tls-key", type=Path, help="and this private key (PEM)")
+    add_auth_args(p)
     args = p.parse_args(argv)
-    token = args.token_file.read_text(encoding="utf-8").strip() if args.token_file else None
-    tls = (args.tls_cert, args.tls_key) if args.tls_cert and args.tls_key else None
-    httpd = serve(args.host, args.port, args.record, token, tls)
-    scheme = "https" if tls else "http"
-    return serve_until_stopped(httpd, f"audit webhook listening on {scheme}://{args.host}:"
-                                      f"{httpd.server_address[1]} -> {args.record}")
+    try:
+        auth = auth_from_args(args, args.record.resolve().parent, "audit webhook")
+        httpd = serve(args.host, args.port, args.record, auth)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return serve_until_stopped(httpd, listening_line("audit webhook", args.host, httpd, args.record, auth))
 
 
 if __name__ == "__main__":

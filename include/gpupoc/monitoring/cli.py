@@ -54,6 +54,8 @@ def _up(args: argparse.Namespace) -> int:
     print(f"alertmanager {state['alertmanager']['url']}  (pid {state['alertmanager']['pid']})")
     print(f"receiver     {state['receiver']['url']}  (pid {state['receiver']['pid']}) -> "
           f"{state['receiver'].get('record')}")
+    print(f"sender auth  token file {state['receiver'].get('token_file') or 'none'}, CA "
+          f"{state['receiver'].get('ca_file') or 'none'} (in Alertmanager's http_config)")
     print(f"scraping     {state['sim_url']} every {state['scrape_interval']}")
     return 0
 

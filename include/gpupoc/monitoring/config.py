@@ -86,8 +86,10 @@ def render_prometheus(template: Path, sim_url: str, alertmanager_addr: str, rule
     return cfg
 
 
-def render_alertmanager(template: Path, webhook_url: str) -> dict:
-    """The Alertmanager config with every webhook pointed at the project's receiver."""
+def render_alertmanager(template: Path, webhook_url: str, token_file: Path | None = None,
+                        ca_file: Path | None = None) -> dict:
+    """The Alertmanager config with every webhook pointed at the project's receiver, sending its bearer token
+    (read from ``token_file``: the token itself stays out of the config) and trusting its CA (``ca_file``)."""
     cfg = load_yaml(template)
     hooks = [w for r in cfg.get("receivers") or [] for w in r.get("webhook_configs") or []]
     if not hooks:
@@ -95,6 +97,11 @@ def render_alertmanager(template: Path, webhook_url: str) -> dict:
     for w in hooks:
         w["url"] = webhook_url
         w["send_resolved"] = True
+        http = w.setdefault("http_config", {}) if token_file or ca_file else w.get("http_config") or {}
+        if token_file:
+            http["authorization"] = {"type": "Bearer", "credentials_file": str(token_file)}
+        if ca_file:
+            http["tls_config"] = {**(http.get("tls_config") or {}), "ca_file": str(ca_file)}
     return cfg
 
 

@@ -1,7 +1,9 @@
 """Start, stop and check the local monitoring stack: real Prometheus and Alertmanager plus the webhook receiver.
 
 Everything listens on 127.0.0.1 (free ports unless given), keeps its data under the data dir, and is recorded
-with pid and URL in ``<data-dir>/stack.json`` so that ``down`` stops exactly what ``up`` started.
+with pid and URL in ``<data-dir>/stack.json`` so that ``down`` stops exactly what ``up`` started. The receiver
+requires a bearer token and serves HTTPS (``<data-dir>/receiver/``: ``token``, ``tls/``); Alertmanager's
+webhook ``http_config`` carries the token's file and the CA.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from gpupoc.common.processes import pid_alive
 from gpupoc.exceptions import GpupocError, SourceUnavailable
 from gpupoc.monitoring import config as mcfg
+from gpupoc.monitoring.intake_auth import auth_flags, client_context, prepare
 
 PROMETHEUS_BIN = "/usr/bin/prometheus"
 ALERTMANAGER_BIN = "/usr/bin/prometheus-alertmanager"
@@ -64,9 +67,10 @@ def resolve_sim_url(opts: StackOptions) -> str:
                                 "start the cluster with `gpupoc sim serve` or pass --sim-url URL") from exc
 
 
-def http_ok(url: str, timeout: float = 2.0) -> bool:
+def http_ok(url: str, timeout: float = 2.0, ca_file: Path | None = None) -> bool:
+    """Whether ``url`` answers 200 (over HTTPS, trusting ``ca_file``)."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
+        with urllib.request.urlopen(url, timeout=timeout, context=client_context(ca_file)) as resp:
             return resp.status == 200
     except (urllib.error.URLError, OSError):
         return False
@@ -89,13 +93,14 @@ def _spawn(cmd: list[str], log: Path, cwd: Path) -> subprocess.Popen:
                                 start_new_session=True)
 
 
-def _wait_ready(name: str, proc: subprocess.Popen, url: str, log: Path, timeout: float) -> None:
+def _wait_ready(name: str, proc: subprocess.Popen, url: str, log: Path, timeout: float,
+                ca_file: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
             raise GpupocError(f"{name} exited with code {proc.returncode} during start-up; log {log}:\n{tail}")
-        if http_ok(url):
+        if http_ok(url, ca_file=ca_file):
             return
         time.sleep(0.1)
     raise GpupocError(f"{name} not ready at {url} after {timeout:.0f}s; see its log {log}")
@@ -119,7 +124,8 @@ def up(opts: StackOptions) -> dict:
     for sub in ("prometheus", "alertmanager", "logs"):
         (data_dir / sub).mkdir(parents=True, exist_ok=True)
     ports = {k: getattr(opts, f"{k}_port") or free_port() for k in ("prometheus", "alertmanager", "receiver")}
-    urls = {k: f"http://127.0.0.1:{p}" for k, p in ports.items()}
+    auth = prepare(data_dir / "receiver", "127.0.0.1", "alert receiver")
+    urls = {k: f"{auth.scheme if k == 'receiver' else 'http'}://127.0.0.1:{p}" for k, p in ports.items()}
     record = data_dir / RECORD_NAME
     rules = mcfg.write_yaml(etc / "rules" / "gpupoc.rules.yml",
                             mcfg.render_rules(src / "rules" / "gpupoc.rules.yml", opts.rule_for))
@@ -127,11 +133,12 @@ def up(opts: StackOptions) -> dict:
         src / "prometheus.yml", sim_url, f"127.0.0.1:{ports['alertmanager']}", [rules],
         opts.scrape_interval, opts.evaluation_interval))
     am_cfg = mcfg.write_yaml(etc / "alertmanager.yml",
-                             mcfg.render_alertmanager(src / "alertmanager.yml", f"{urls['receiver']}/alerts"))
+                             mcfg.render_alertmanager(src / "alertmanager.yml", f"{urls['receiver']}/alerts",
+                                                      auth.token_file, auth.ca_file))
     logs = {k: data_dir / "logs" / f"{k}.log" for k in ports}
     cmds = {
         "receiver": [sys.executable, "-m", "gpupoc.monitoring.receiver", "--host", "127.0.0.1",
-                     "--port", str(ports["receiver"]), "--record", str(record)],
+                     "--port", str(ports["receiver"]), "--record", str(record), *auth_flags(auth)],
         "alertmanager": [ALERTMANAGER_BIN, f"--config.file={am_cfg}", f"--storage.path={data_dir / 'alertmanager'}",
                          f"--web.listen-address=127.0.0.1:{ports['alertmanager']}", "--cluster.listen-address=",
                          f"--web.external-url={urls['alertmanager']}"],
@@ -149,11 +156,13 @@ def up(opts: StackOptions) -> dict:
             proc = _spawn(cmds[name], logs[name], data_dir)
             state[name] = {"pid": proc.pid, "url": urls[name], "log": str(logs[name])}
             stack_file.write_text(json.dumps(state, indent=2))
-            _wait_ready(name, proc, urls[name] + health[name], logs[name], opts.ready_timeout)
+            _wait_ready(name, proc, urls[name] + health[name], logs[name], opts.ready_timeout,
+                        auth.ca_file if name == "receiver" else None)
     except Exception:
         down(data_dir)
         raise
-    state["receiver"]["record"] = str(record)
+    state["receiver"].update(record=str(record), token_file=str(auth.token_file or ""),
+                             ca_file=str(auth.ca_file or ""))
     state["prometheus"]["config"] = str(prom_cfg)
     state["alertmanager"]["config"] = str(am_cfg)
     stack_file.write_text(json.dumps(state, indent=2))
@@ -231,8 +240,9 @@ def status(data_dir: Path) -> dict:
     for name in ("prometheus", "alertmanager", "receiver"):
         comp = state.get(name) or {}
         url = comp.get("url", "")
+        ca = Path(comp["ca_file"]) if comp.get("ca_file") else None
         out["components"][name] = {"pid": comp.get("pid"), "url": url, "alive": alive[name],
-                                   "ready": alive[name] and http_ok(url + paths[name])}
+                                   "ready": alive[name] and http_ok(url + paths[name], ca_file=ca)}
     if out["components"]["prometheus"]["ready"]:
         try:
             with urllib.request.urlopen(state["prometheus"]["url"] + "/api/v1/targets", timeout=5) as resp:

@@ -151,8 +151,24 @@ def _notes(sel: Selection, runs: dict[str, RunEvidence], words: Wording, out: Pa
 def _sources(runs: dict[str, RunEvidence], problems: dict[str, list[Problem]], words: Wording) -> list[SourceRun]:
     return [SourceRun(test_class=tc, dag_id=ev.dag_id, run_id=ev.run_id, run_dir=ev.rel_dir, window=ev.window,
                       platform=dict(ev.manifest.get("platform") or {}), plan_hash=ev.plan_hash or None,
-                      problems=[words.reason(p.code, p.args) for p in problems.get(tc, [])])
+                      problems=[words.reason(p.code, p.args) for p in problems.get(tc, [])],
+                      **_intake(ev.manifest.get("intake") or {}, words))
             for tc, ev in ordered(runs)]
+
+
+def _intake(receivers: dict, words: Wording) -> dict:
+    """What each evidence receiver refused during the run (the manifest's ``intake``), counted and worded."""
+    counts, worded = {}, []
+    for name, r in sorted(receivers.items()):
+        if not isinstance(r, dict):
+            continue
+        who = words.t(f"intake.{name}")
+        n = r.get("refused") if r.get("authenticated") else None
+        counts[name] = n
+        key = "intake.refused" if n is not None else ("intake.open" if r.get("authenticated") is False
+                                                      else "intake.uncounted")
+        worded.append(words.t(key, receiver=who, n=n))
+    return {"refused_at_intake": counts, "intake": worded}
 
 
 def build_report(path: str | Path | Selection, out_dir: str | Path | None = None, plan: Any = None,

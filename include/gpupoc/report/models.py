@@ -277,6 +277,10 @@ class SourceRun(BaseModel):
     plan_hash: str | None = None
     problems: list[str] = Field(default_factory=list, description="why its evidence is not trusted (every check "
                                 "it feeds is then not verified)")
+    refused_at_intake: dict[str, int | None] = Field(
+        default_factory=dict, description="requests without their token that the evidence receivers (audit_webhook, "
+        "alert_receiver) refused during the run; null: the receiver keeps no count or required no token")
+    intake: list[str] = Field(default_factory=list, description="the same, worded")
 
 
 class Subject(BaseModel):

@@ -8,6 +8,7 @@ from collections import Counter
 import pyarrow.parquet as pq
 
 from gpupoc.common.timefmt import parse_time, utcnow
+from gpupoc.monitoring.intake_count import intake_refusals, receiver_records
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.attempts import gather
 from gpupoc.pipeline.audit import Ledger
@@ -42,11 +43,14 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     if replayed:  # the history's waits beside the platform's, and the capacity question
         summary.update(collect_replay(ctx, runs))
     platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
-    ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
+    end = utcnow()
+    intake = intake_refusals(receiver_records(ctx.plan), parse_time(started_at), end)
+    ctx.writer.write_manifest(window_start=started_at or end, window_end=end, plan_hash=plan_hash(ctx.plan),
                               platform=platform,
                               expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ()),
                                                *expected_tables(ctx)),
-                              extra={"test_class": ctx.test_class, "summary": summary, **identity(ctx.plan)})
+                              extra={"test_class": ctx.test_class, "summary": summary, "intake": intake,
+                                     **identity(ctx.plan)})
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 
 

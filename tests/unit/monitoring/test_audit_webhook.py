@@ -1,5 +1,6 @@
 """The audit webhook receiver: kube-apiserver's EventList batches become JSON lines; anything else is refused
-with the reason; a configured bearer token is required; Secret data never reaches the record."""
+with the reason; a forged batch without the bearer token is refused with 401, counted beside the record and
+never recorded; Secret data never reaches the record."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import urllib.request
 import pytest
 
 from gpupoc.monitoring.audit_webhook import parse_batch, serve
+from gpupoc.monitoring.intake_auth import IntakeAuth, refused, refused_path
 
 
 def event(name: str, **extra) -> dict:
@@ -25,7 +27,7 @@ def event_list(*items: dict, version: str = "audit.k8s.io/v1") -> dict:
 @pytest.fixture
 def receiver(tmp_path, request):
     token = getattr(request, "param", None)
-    httpd = serve("127.0.0.1", 0, tmp_path / "rec" / "audit.jsonl", token)
+    httpd = serve("127.0.0.1", 0, tmp_path / "rec" / "audit.jsonl", IntakeAuth(token=token))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", tmp_path / "rec" / "audit.jsonl"
@@ -72,12 +74,21 @@ def test_what_is_not_an_audit_event_list_is_refused_with_the_reason(receiver, do
 
 
 @pytest.mark.parametrize("receiver", ["s3cret-token"], indirect=True)
-def test_a_configured_token_is_required(receiver):
+def test_a_forged_batch_without_the_token_is_refused_counted_and_never_recorded(receiver):
     url, record = receiver
-    assert post(url, event_list(event("a")))[0] == 401
-    assert post(url, event_list(event("a")), token="wrong")[0] == 401
+    forged = event("forged", user={"username": "system:serviceaccount:team-nlp:runner"})
+    status, text = post(url, event_list(forged))
+    assert status == 401 and "no bearer token" in text
+    assert post(url, event_list(forged), token="f0rged-guess")[0] == 401
     assert post(url, event_list(event("b")), token="s3cret-token")[0] == 200
-    assert [e["objectRef"]["name"] for e in lines(record)] == ["b"]
+    assert [e["objectRef"]["name"] for e in lines(record)] == ["b"], "only the batch with the token is recorded"
+    counted = refused(record)
+    assert counted is not None and counted.refused == 2 and counted.authenticated
+    kept = lines(refused_path(record))
+    assert [r["reason"] for r in kept if "reason" in r] == ["no bearer token", "wrong bearer token"]
+    assert all(r["remote"] == "127.0.0.1" and r["path"] == "/audit" for r in kept if "reason" in r)
+    kept_text = refused_path(record).read_text() + record.read_text()
+    assert "s3cret-token" not in kept_text and "f0rged-guess" not in kept_text, "no token is ever kept"
 
 
 def test_secret_data_is_dropped_from_request_and_response_objects(receiver):

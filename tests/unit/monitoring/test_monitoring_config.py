@@ -86,6 +86,14 @@ def test_alertmanager_config_routes_to_the_receiver_with_resolved():
     assert mcfg.seconds(cfg["route"]["group_wait"]) <= 5 and mcfg.seconds(cfg["route"]["group_interval"]) <= 5
 
 
+def test_alertmanager_config_sends_the_receivers_token_file_and_trusts_its_ca(tmp_path):
+    token, ca = tmp_path / "receiver" / "token", tmp_path / "receiver" / "tls" / "ca.crt"
+    cfg = mcfg.render_alertmanager(SRC / "alertmanager.yml", "https://127.0.0.1:5555/alerts", token, ca)
+    http = cfg["receivers"][0]["webhook_configs"][0]["http_config"]
+    assert http == {"authorization": {"type": "Bearer", "credentials_file": str(token)},
+                    "tls_config": {"ca_file": str(ca)}}
+
+
 @needs_promtool
 def test_promtool_accepts_the_rendered_prometheus_config_and_rules(tmp_path):
     rules = mcfg.write_yaml(tmp_path / "rules.yml", mcfg.render_rules(SRC / "rules" / "gpupoc.rules.yml",
@@ -107,7 +115,10 @@ def test_promtool_rule_unit_tests_pass(tmp_path):
 
 @needs_amtool
 def test_amtool_accepts_the_rendered_alertmanager_config(tmp_path):
+    token, ca = tmp_path / "token", tmp_path / "ca.crt"
+    token.write_text("t\n")
+    ca.write_text("")
     path = mcfg.write_yaml(tmp_path / "am.yml", mcfg.render_alertmanager(SRC / "alertmanager.yml",
-                                                                        "http://127.0.0.1:5555/alerts"))
+                                                                        "https://127.0.0.1:5555/alerts", token, ca))
     out = _run("amtool", "check-config", str(path))
     assert out.returncode == 0, out.stdout + out.stderr

@@ -76,3 +76,21 @@ def test_building_never_validates_a_run_without_validation_is_not_verified(root_
     it = r.item("task_records")
     assert it.verdict is Verdict.NOT_VERIFIED and "never validated" in it.reason
     assert r.coverage.not_verified >= len([c for c in it.checks if c.test_class == "audit_trail"])
+
+
+def test_the_sources_show_how_many_requests_each_evidence_receiver_refused(root_copy, tmp_path):
+    import json
+
+    manifest = root_copy / "poc_audit_trail" / "scheduled__1" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["intake"] = {"audit_webhook": {"record": "/var/audit/audit-events.jsonl", "refused": 3, "authenticated": True},
+                     "alert_receiver": {"record": "/var/monitoring/alerts.jsonl", "refused": None,
+                                        "authenticated": None}}
+    manifest.write_text(json.dumps(doc))
+    r = build_report(root_copy, out_dir=tmp_path / "out", scorecard=GOOD_SCORES).report
+    src = next(s for s in r.sources if s.test_class == "audit_trail")
+    assert src.refused_at_intake == {"audit_webhook": 3, "alert_receiver": None}
+    assert "audit webhook: 3 request(s) without its token refused" in src.intake
+    assert "alert receiver: keeps no count of refused requests" in src.intake
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Refused at intake" in html and "audit webhook: 3 request(s) without its token refused" in html

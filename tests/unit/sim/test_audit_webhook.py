@@ -15,6 +15,7 @@ import yaml
 from gpupoc.exceptions import ConfigError
 from gpupoc.monitoring.audit_intake import write_webhook_config
 from gpupoc.monitoring.audit_webhook import serve
+from gpupoc.monitoring.intake_auth import IntakeAuth
 from gpupoc.sim.audit_webhook import WebhookBackend, WebhookConfig, load_webhook_config
 from gpupoc.sim.cli import parse_duration
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture
 def receiver(tmp_path):
     record = tmp_path / "audit.jsonl"
-    httpd = serve("127.0.0.1", 0, record, "tok")
+    httpd = serve("127.0.0.1", 0, record, IntakeAuth(token="tok"))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/audit", record
     httpd.shutdown()

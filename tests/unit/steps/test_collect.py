@@ -60,3 +60,17 @@ def test_the_operator_s_pods_are_ledgered_as_their_tenant_and_a_probe_s_are_not(
     by_ns = {t.namespace: t for t in ctx.plan.tenants}
     assert all(e["username"] == f"system:serviceaccount:{e['namespace']}:{by_ns[e['namespace']].service_account}"
                and (e["verb"], e["resource"], e["status"]) == ("create", "pods", 201) for e in entries)
+
+
+def test_the_manifest_counts_what_the_evidence_receivers_refused_during_the_run(make_ctx, tmp_path, monkeypatch):
+    from gpupoc.monitoring.intake_auth import IntakeAuth, RefusalLog
+
+    record = tmp_path / "alerts.jsonl"
+    log = RefusalLog(record)
+    log.started(IntakeAuth(token="t"))
+    log.add("10.0.0.9", "/alerts", "no bearer token")
+    monkeypatch.setattr(collect, "receiver_records", lambda plan: {"alert_receiver": record})
+    ctx = finished(make_ctx(task="collect_evidence"))
+    collect.collect(ctx, "2020-01-01T00:00:00Z")
+    manifest = json.loads((ctx.run_dir / MANIFEST).read_text())
+    assert manifest["intake"] == {"alert_receiver": {"record": str(record), "refused": 1, "authenticated": True}}
