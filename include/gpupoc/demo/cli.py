@@ -38,7 +38,8 @@ def _down(args: argparse.Namespace) -> int:
     from gpupoc.demo.candidates import stop_with_candidates
     from gpupoc.demo.services import DemoPaths
 
-    result = stop_with_candidates(DemoPaths(_repo()))
+    var_dir = Path(args.var_dir).resolve() if args.var_dir else None
+    result = stop_with_candidates(DemoPaths(_repo(), var_dir))
     print(json.dumps(result or {"status": "nothing recorded as running"}, indent=2))
     return 0
 
@@ -79,4 +80,5 @@ def register_down(subparsers) -> None:
     """Add ``down`` to the top-level ``gpupoc`` parser."""
     d = subparsers.add_parser("down", help="stop every process the demo and make compare started "
                               "(var/demo/pids.json, var/compare/*/demo/pids.json), by pid")
+    d.add_argument("--var-dir", default="", help="the state directory a `gpupoc demo --var-dir` used (default var/)")
     d.set_defaults(func=_down)

@@ -248,7 +248,7 @@ def _start_services(opts: DemoOptions, paths: DemoPaths, table: PidFile, t0: flo
     stack_state = start_stack(paths, table)
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
         f"alertmanager {stack_state['alertmanager']['url']}")
-    kubeconfig = paths.demo / "kubeconfig" if opts.from_manifests else None
+    kubeconfig = paths.manifests_kubeconfig if opts.from_manifests else None
     plan = write_demo_plan(paths, opts.plan, sim, stack_state, kubeconfig=kubeconfig, platform=opts.platform)
     if kubeconfig is not None:
         from gpupoc.demo.from_manifests import give_cluster_the_plan

@@ -61,6 +61,14 @@ class DemoPaths:
         return self.var / "sim"
 
     @property
+    def manifests_kubeconfig(self) -> Path:
+        """The identities' kubeconfig ``--cluster-from-manifests`` mints (``gpupoc cluster kubeconfig``): in the
+        simulated cluster's data directory, beside the cluster's own, so the demo's plan names the simulated
+        cluster as the plain demo's does (``gpupoc.plan.platform_kind``) and its ``sim`` injector is accepted,
+        while a kubeconfig anywhere else is still refused that injector."""
+        return self.sim / "kubeconfig-plan"
+
+    @property
     def monitoring(self) -> Path:
         return self.var / "monitoring"
 

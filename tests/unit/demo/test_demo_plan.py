@@ -96,3 +96,32 @@ def test_the_demo_starts_the_cluster_file_the_plan_names_and_refuses_a_missing_o
     bad.write_text("platform: {adapter: kube-scheduler, simulator_config: nowhere.yaml}\n")
     with pytest.raises(ConfigError, match="platform.simulator_config: no cluster file at .*nowhere.yaml"):
         sim_config_for(bad)
+
+
+def _running_cluster(paths: DemoPaths) -> dict:
+    """What a running ``gpupoc sim serve`` leaves in its data directory, and its sim.json."""
+    (paths.sim / "pki").mkdir(parents=True)
+    (paths.sim / "sim.json").write_text("{}")
+    return {**SIM, "kubeconfig": str(paths.sim / "kubeconfig"), "kubeconfig_http": str(paths.sim / "kubeconfig-http")}
+
+
+def test_the_from_manifests_kubeconfig_names_the_demos_simulated_cluster_so_its_sim_injector_is_accepted(tmp_path):
+    paths = DemoPaths(tmp_path, tmp_path / "state")  # not var/sim: recognised by the cluster's own state
+    sim = _running_cluster(paths)
+    assert paths.manifests_kubeconfig.parent == paths.sim
+    out = write_demo_plan(paths, repo_root() / "plans" / "default.yaml", sim, STACK, now=NOW,
+                          kubeconfig=paths.manifests_kubeconfig)
+    plan = load_plan(out, kubeconfig_later=True)
+    assert plan.platform.kubeconfig == str(paths.manifests_kubeconfig)
+    assert [i.injector.method for i in plan.test_classes.fault_recovery.injections
+            if i.kind == "node_failure"] == ["sim"], "the default plan's node failure keeps the sim injector"
+
+
+def test_a_kubeconfig_outside_the_simulated_clusters_data_directory_is_still_refused_the_sim_injector(tmp_path):
+    paths = DemoPaths(tmp_path, tmp_path / "state")
+    sim = _running_cluster(paths)
+    with pytest.raises(ConfigError, match=r"injector.method: 'sim' fails nodes through the simulated cluster's own "
+                       r"endpoint, and platform '.*' is not the simulated cluster \(kubeconfig '.*/state/demo/"
+                       r"kubeconfig' is not in a simulated cluster's data directory\)"):
+        write_demo_plan(paths, repo_root() / "plans" / "default.yaml", sim, STACK, now=NOW,
+                        kubeconfig=paths.demo / "kubeconfig")
