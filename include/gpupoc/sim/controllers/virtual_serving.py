@@ -2,11 +2,11 @@
 ``WORKLOAD_MODE=serve`` with ``WORKLOAD_PORT``) answers HTTP on its pod address as the workload program's
 ``serve`` mode does (``workload/serving.py``), without a process: ``/healthz`` "ok", ``/v1/predict`` after
 ``WORKLOAD_LATENCY_MS`` (default 5) with one prediction per instance, and ``/metrics`` with the same
-histogram, so that a thousand replicas cost no processes. Its answers carry its own time in
-``X-Gpupoc-Serve-Ms`` as the process's do: its model's time and its handler's work; the time the simulator's
-event loop kept it waiting beyond its model's time is the simulator's, the harness's, not the replica's. For its first ``WORKLOAD_WARMUP_SECONDS`` (default 0)
-it is still loading its model: ``/healthz`` and ``/v1/predict`` answer 503. It runs until the container is
-stopped."""
+histogram, so that a thousand replicas cost no processes. For its first ``WORKLOAD_WARMUP_SECONDS`` (default
+0) it is still loading its model: ``/healthz`` and ``/v1/predict`` answer 503. It runs until the container is
+stopped. Its answers carry its own time in ``X-Gpupoc-Serve-Ms`` as the process's do: its model's time and its
+handler's work; the time the simulator's event loop kept it waiting beyond its model's time is the
+simulator's, the harness's, not the replica's."""
 
 from __future__ import annotations
 
