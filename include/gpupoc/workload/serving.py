@@ -90,14 +90,13 @@ class Server(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     server: Server
+    started: float = 0.0  # when the request line was read (the server's own time to answer starts)
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's signature
         return
 
-    started: float = 0.0
-
     def parse_request(self) -> bool:
-        self.started = time.perf_counter()  # the request line is read: the server's own time starts
+        self.started = time.perf_counter()
         return super().parse_request()
 
     def _answer(self, code: int, body: str, content_type: str = "application/json") -> None:
