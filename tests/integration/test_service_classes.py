@@ -3,7 +3,7 @@
 the simulated cluster, one cluster per test:
 
 - the correct cluster: the SLO holds through the congestion wave (SVC-01..03, no replica preempted: SVC-04 not
-  applicable), a node failure under the replicas is survived within the plan's bounds (SVC-05..10), no tenant
+  applicable; SVC-01 may read not verified naming the load generator's own lag, never fail), a node failure under the replicas is survived within the plan's bounds (SVC-05..10), no tenant
   scales, patches or proxies another's service (ISO-14), and the service's create, scale and delete are each in
   the audit log under its tenant (AUD-10);
 - behaviours of a correct platform (slices that lag their pods, a controller that recreates what the platform
@@ -74,8 +74,9 @@ def service_verdicts(result, test_class: str) -> dict[str, str]:
 
 def test_on_the_correct_cluster_the_services_hold_through_congestion_and_a_node_failure(tmp_path):
     qc = run(tmp_path, QC)
-    assert service_verdicts(qc, QC) == {"SVC-01": "pass", "SVC-02": "pass", "SVC-03": "pass",
-                                        "SVC-04": "not_applicable"}, qc.verdicts
+    held = "not_verified" if "SVC-01" in qc.unseen else "pass"  # or the load generator's own lag left it open
+    assert service_verdicts(qc, QC) == {"SVC-01": held, "SVC-02": "pass", "SVC-03": "pass",
+                                        "SVC-04": "not_applicable"}, (qc.verdicts, qc.reasons)
     fr = run(tmp_path, FR, probes=("fail_service_nodes",))
     assert set(service_verdicts(fr, FR).values()) == {"pass"}, fr.verdicts
     recovery = fr.file("service_failures")

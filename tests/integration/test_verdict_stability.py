@@ -116,12 +116,13 @@ def runs(tmp_path_factory):
 
 
 def same_items(a: ClassRun, b: ClassRun) -> tuple[dict[str, str], dict[str, str]]:
-    """The two runs' item verdicts over the checks both judged: a check one run's observer left unjudged
-    (waits no snapshot or event saw) is compared in neither."""
+    """The two runs' item verdicts over the checks both judged: a check one run's harness left unjudged (waits
+    no snapshot or event saw, traffic the load generator's own lag distorted) is compared in neither."""
     unjudged = a.unseen | b.unseen
     if unjudged:
-        print(f"\nnot compared, waits unobserved: {sorted(unjudged)} ({a.summary.get('unobserved')}, "
-              f"{b.summary.get('unobserved')} unseen)")
+        print(f"\nnot compared, left unjudged by the harness: {sorted(unjudged)} ({a.summary.get('unobserved')}, "
+              f"{b.summary.get('unobserved')} waits unseen; {a.summary.get('slo_harness_lag')}, "
+              f"{b.summary.get('slo_harness_lag')} SLOs not verified for the load generator's lag)")
     return item_verdicts(a.verdicts, unjudged), item_verdicts(b.verdicts, unjudged)
 
 

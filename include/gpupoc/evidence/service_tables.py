@@ -25,13 +25,22 @@ class ServiceProbeRow:
     p50_ms: float | None = None
     p95_ms: float | None = None
     p99_ms: float | None = None
-    breach: bool | None = None           # the second missed the SLO (availability or latency)
+    breach: bool | None = None           # the second missed the SLO (availability or judged latency)
+    late_sent: int | None = None         # sent more than lag_bound_ms after their slot: the load generator's lag
+    late_read: int | None = None         # read more than lag_bound_ms after the replica's own time: its lag too
+    max_send_lag_ms: float | None = None
+    server_p50_ms: float | None = None   # the replica's own time to answer (its X-Gpupoc-Serve-Ms header)
+    server_p95_ms: float | None = None
+    server_p99_ms: float | None = None
+    judged_p95_ms: float | None = None   # the latencies the SLO judges: the client's reading, the replica's own
+    judged_p99_ms: float | None = None   # time for a request sent or read late
 
 
 @dataclass
 class ServiceSloRow:
     """One service's traffic over the class judged against its SLO; ``held`` is empty when no traffic was
-    measured (no load pod row), which is never a pass."""
+    measured (no load pod row, ``seconds`` 0) or when the load generator's own lag distorted more of it than
+    ``max_harness_lag_pct`` (``harness_lag``): never a pass."""
 
     service: str
     workload: str
@@ -48,6 +57,11 @@ class ServiceSloRow:
     slo_availability_pct: float | None = None
     slo_p95_ms: float | None = None
     slo_p99_ms: float | None = None
+    late_sent: int | None = None         # requests the load generator sent late (its lag, not the platform's)
+    late_read: int | None = None         # answers it read late
+    harness_lag_pct: float | None = None  # % of the requests sent or read late
+    max_harness_lag_pct: float | None = None
+    harness_lag: bool | None = None      # too much of the window distorted: the SLO is not verified
     held: bool | None = None
     reason: str | None = None
 

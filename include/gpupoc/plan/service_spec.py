@@ -16,14 +16,23 @@ class Traffic(StrictModel):
     duration_seconds: PositiveInt = Field(default=60, description="how long the load pod sends them")
     path: str = Field(default="/v1/predict", pattern=r"^/", description="the request path on the Service")
     timeout_seconds: PositiveNumber = Field(default=2, description="a request not answered by then is unavailable")
+    lag_bound_ms: PositiveNumber = Field(
+        default=100, description="the load generator's own lag: a request sent this much after its slot in the "
+        "schedule, or an answer read this much after the replica's own time to answer, is counted apart and "
+        "judged on the replica's own time (docs/services.md)")
 
 
 class Slo(StrictModel):
-    """What the traffic must see: availability (% of requests answered 2xx) and latency percentiles."""
+    """What the traffic must see: availability (% of requests answered 2xx) and latency percentiles; and how
+    much of the traffic the load generator's own lag may distort before the SLO cannot be judged."""
 
     availability_pct: float = Field(default=99.0, gt=0, le=100)
     p95_ms: PositiveNumber = 500
     p99_ms: PositiveNumber = 1000
+    max_harness_lag_pct: float = Field(
+        default=50.0, ge=0, le=100, description="when more than this % of the window's requests were sent or "
+        "read late by the load generator (traffic.lag_bound_ms), an SLO the rest met is not verified, naming "
+        "the harness's lag; a miss is a miss whatever the lag")
 
     @model_validator(mode="after")
     def _p99_not_below_p95(self) -> "Slo":

@@ -94,7 +94,7 @@ def load_pod(name: str, spec: ServiceSpec, tenant: Tenant, serving_pod_spec: dic
     target = f"http://${{{prefix}_SERVICE_HOST}}:${{{prefix}_SERVICE_PORT}}{traffic.path}"
     args = ["load", "--target", target, "--rate", f"{traffic.rate:g}", "--duration",
             str(seconds or traffic.duration_seconds),
-            "--timeout", f"{traffic.timeout_seconds:g}"]
+            "--timeout", f"{traffic.timeout_seconds:g}", "--lag-bound-ms", f"{traffic.lag_bound_ms:g}"]
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": f"{name}-load", "namespace": tenant.namespace,
                          "labels": {**labels, APP_LABEL: f"{name}-load", L.ROLE: "service-load"}},

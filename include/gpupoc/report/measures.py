@@ -152,15 +152,26 @@ def items_succeeded(wr: pd.DataFrame) -> Measure | None:
 
 
 def slo_held(slo: pd.DataFrame) -> Measure | None:
-    """Online services whose traffic was measured (SVC-01's rows: ``held`` known) and whose SLO held."""
+    """Online services whose SLO was judged (SVC-01's rows: ``held`` known; not when unmeasured or the load
+    generator's own lag left it not verified) and held."""
     return true_of_known(slo, "held", "SVC-01")
 
 
-def traffic_measured(slo: pd.DataFrame) -> Measure | None:
-    """Online services whose load pod wrote its rows (SVC-02: ``held`` known) of every service with traffic."""
-    if slo.empty or "held" not in slo:
+def slo_harness_lag(slo: pd.DataFrame) -> Measure | None:
+    """Online services whose SLO the load generator's own lag left not verified (SVC-01's ``harness_lag``), of
+    those measured."""
+    if slo.empty or "harness_lag" not in slo:
         return None
-    return Measure(int(slo["held"].notna().sum()), len(slo), "SVC-02")
+    measured = slo[slo["harness_lag"].notna()]
+    return Measure(int(truthy(measured["harness_lag"]).sum()), len(measured), "SVC-01")
+
+
+def traffic_measured(slo: pd.DataFrame) -> Measure | None:
+    """Online services whose load pod wrote its rows (SVC-02: a second of traffic or more) of every service with
+    traffic."""
+    if slo.empty or "seconds" not in slo:
+        return None
+    return Measure(int((pd.to_numeric(slo["seconds"], errors="coerce").fillna(0) >= 1).sum()), len(slo), "SVC-02")
 
 
 def serving_preemptions(rep: pd.DataFrame) -> pd.DataFrame:

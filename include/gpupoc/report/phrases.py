@@ -99,6 +99,11 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [(re.compile(p), k) for p, k in [
     (rf"^availability (?P<a>{_N})%, worst p95 (?P<p95>{_N}|None) ms, worst p99 (?P<p99>{_N}|None) ms$",
      "phrase.slo.met"),
     (r"^no traffic rows: the load pod wrote none$", "phrase.slo.no_traffic"),
+    (r"^harness lag: (?P<late_sent>\d+) of (?P<sent>\d+) requests sent late, (?P<late_read>\d+) answers read late, "
+     r"judged on the replica's own time$", "phrase.slo.harness_lag"),
+    (rf"^not verified: the load generator sent (?P<a>{_N})% of requests late and read (?P<b>{_N})% of answers late "
+     rf"\((?P<d>{_N})% of the window, more than (?P<m>{_N})%\): harness lag, not the platform$",
+     "phrase.slo.lag_not_verified"),
     (r"^the failed node's replica stayed a ready endpoint while the observer looked$",
      "phrase.service.endpoint_stayed"),
     (r"^no replacement replica became ready while the observer looked$", "phrase.service.no_replacement"),

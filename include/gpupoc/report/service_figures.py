@@ -19,7 +19,8 @@ from gpupoc.report.frames import Details, Runs, cols, load, num, table
 from gpupoc.report.models import EvidenceTable, Figure
 
 SLO_COLUMNS = ("service", "tenant", "availability_pct", "slo_availability_pct", "worst_p95_ms", "slo_p95_ms",
-               "worst_p99_ms", "slo_p99_ms", "breach_seconds", "unready_answers", "held")
+               "worst_p99_ms", "slo_p99_ms", "breach_seconds", "unready_answers", "late_sent", "late_read",
+               "harness_lag_pct", "max_harness_lag_pct", "held", "reason")
 PREEMPTION_COLUMNS = ("service", "pod", "node", "priority", "preemptor", "preemptor_priority", "preempted_by_higher",
                       "ended_at")
 RECOVERY_SUITE = "fault_recovery.service_recovery"
@@ -44,6 +45,12 @@ def slo_details(runs: Runs) -> Details:
         if held is not None and held.total:
             f.append(Figure.of("services_slo_held", held))
             f.append(Figure(label="services_availability_min", value=lowest_availability(slo), unit="unit.percent"))
+        lagged = M.slo_harness_lag(slo)
+        if lagged is not None and lagged.count:  # the harness's own lag left an SLO not verified: say so
+            f.append(Figure.of("services_slo_harness_lag", lagged))
+        late = harness_late(slo)
+        if late:
+            f.append(Figure(label="services_harness_late", value=late))
         t.append(table("service_slo", cols(slo, *SLO_COLUMNS), source="queue_congestion/service_slo"))
     rep = load(runs, "queue_congestion", "service_replicas")
     if not rep.empty and "end" in rep:
@@ -140,6 +147,12 @@ def serving_cost(runs: Runs) -> list[Figure]:
                    unit="unit.gpu_hours"),
             Figure(label="serving_used_gpu_hours", value=round(float(serving["used_gpu_hours"].sum()), 2),
                    unit="unit.gpu_hours")]
+
+
+def harness_late(slo: pd.DataFrame) -> int:
+    """Requests the load generator sent or read late (its own lag, counted apart from the SLO)."""
+    return sum(int(pd.to_numeric(slo[c], errors="coerce").fillna(0).sum()) for c in ("late_sent", "late_read")
+               if c in slo)
 
 
 def lowest_availability(slo: pd.DataFrame) -> float | None:

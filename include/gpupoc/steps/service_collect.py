@@ -44,7 +44,8 @@ def collect_services(ctx: RunContext, runs: list[dict]) -> dict:
     ctx.writer.write("service_slo", slo, source="pipeline (service_probes against the plan's SLO)")
     ctx.writer.write("service_history", [_history_row(s) for s in history], source=SOURCE)
     ctx.writer.write("service_replicas", _replica_rows(ctx, services, replicas, runs), source=SOURCE)
-    summary = {"services": len(services), "slo_held": sum(1 for r in slo if r.held)}
+    summary = {"services": len(services), "slo_held": sum(1 for r in slo if r.held),
+               "slo_harness_lag": sum(1 for r in slo if r.harness_lag)}
     if getattr(ctx.spec, "service_failures", None):
         rows = _recovery_rows(ctx, services, history, replicas, probes)
         ctx.writer.write("service_recovery", rows, source=SOURCE + " + node injector")
@@ -76,7 +77,10 @@ def _probe_table_row(d: Deployed, r: ProbeRow) -> ServiceProbeRow:
     return ServiceProbeRow(service=d.name, workload=d.entry.workload, tenant=r.tenant, second=r.second,
                            ts=parse_time(r.ts), sent=r.sent, ok=r.ok, unready=r.unready, unanswered=r.unanswered,
                            availability_pct=r.availability_pct, p50_ms=r.p50_ms, p95_ms=r.p95_ms, p99_ms=r.p99_ms,
-                           breach=r.breach)
+                           breach=r.breach, late_sent=r.late_sent, late_read=r.late_read,
+                           max_send_lag_ms=r.max_send_lag_ms, server_p50_ms=r.server_p50_ms,
+                           server_p95_ms=r.server_p95_ms, server_p99_ms=r.server_p99_ms,
+                           judged_p95_ms=r.judged_p95_ms, judged_p99_ms=r.judged_p99_ms)
 
 
 def _slo_row(ctx: RunContext, d: Deployed, rows: list[ProbeRow]) -> ServiceSloRow:
@@ -89,7 +93,9 @@ def _slo_row(ctx: RunContext, d: Deployed, rows: list[ProbeRow]) -> ServiceSloRo
         availability_pct=result.availability_pct, worst_p95_ms=result.worst_p95_ms, worst_p99_ms=result.worst_p99_ms,
         breach_seconds=result.breach_seconds if rows else None, unready_answers=result.unready_answers if rows else None,
         slo_availability_pct=slo.availability_pct, slo_p95_ms=slo.p95_ms, slo_p99_ms=slo.p99_ms,
-        held=result.held if rows else None, reason=result.reason)
+        late_sent=result.late_sent if rows else None, late_read=result.late_read if rows else None,
+        harness_lag_pct=result.harness_lag_pct, max_harness_lag_pct=slo.max_harness_lag_pct,
+        harness_lag=result.harness_lag if rows else None, held=result.held if rows else None, reason=result.reason)
 
 
 def _history_row(s: Snapshot) -> ServiceHistoryRow:

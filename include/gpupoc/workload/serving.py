@@ -9,10 +9,9 @@ counter ``gpupoc_serve_requests_total`` by path and code. ``--latency-ms`` adds 
 prediction (a slower model). It listens on ``--host`` (default: the address the simulated kubelet gives the
 pod in ``GPUPOC_POD_ADDRESS``, else every address).
 
-``load`` sends ``--rate`` requests per second for ``--duration`` seconds and writes one JSON line per second
-(``second``, ``ts`` in UTC, ``target``, ``sent``, ``ok``, ``availability_pct``, ``p50_ms``, ``p95_ms``,
-``p99_ms``) to stdout and to
-``--out`` when given.
+Every answer to ``/v1/predict`` carries the server's own time to answer it, from the request read to the answer
+written, in the ``X-Gpupoc-Serve-Ms`` header, so that the load generator can tell its own lag from the
+replica's (``workload/lag.py``). ``load`` is the load generator (``workload/loadgen.py``).
 """
 
 from __future__ import annotations
@@ -22,15 +21,13 @@ import json
 import os
 import threading
 import time
-from datetime import datetime, timezone
-import urllib.error
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Sequence
 
 import numpy as np
 
+from gpupoc.workload.lag import SERVE_MS_HEADER
+from gpupoc.workload.loadgen import load
 from gpupoc.workload.model import Mlp, synthetic_data
 
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -93,15 +90,22 @@ class Server(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     server: Server
+    started: float = 0.0  # when the request line was read (the server's own time to answer starts)
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's signature
         return
+
+    def parse_request(self) -> bool:
+        self.started = time.perf_counter()
+        return super().parse_request()
 
     def _answer(self, code: int, body: str, content_type: str = "application/json") -> None:
         data = body.encode()
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        if self.path.startswith("/v1/predict"):
+            self.send_header(SERVE_MS_HEADER, f"{(time.perf_counter() - self.started) * 1000.0:.3f}")
         self.end_headers()
         self.wfile.write(data)
 
@@ -168,65 +172,6 @@ def serve(argv: Sequence[str]) -> int:
             time.sleep(3600)
     finally:
         server.shutdown()
-
-
-def _percentile(values: list[float], q: float) -> float | None:
-    return round(float(np.percentile(values, q)), 3) if values else None
-
-
-def _one(url: str, timeout: float) -> tuple[bool, float, int]:
-    """(answered 2xx, milliseconds, HTTP status; 0 when nothing answered)."""
-    started = time.perf_counter()
-    status = 0
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
-            status = resp.status
-            resp.read()
-    except urllib.error.HTTPError as exc:
-        status = exc.code
-    except (urllib.error.URLError, OSError, TimeoutError):
-        status = 0
-    return 200 <= status < 300, (time.perf_counter() - started) * 1000.0, status
-
-
-def load(argv: Sequence[str]) -> int:
-    p = argparse.ArgumentParser(prog="gpupoc-workload load")
-    p.add_argument("--target", required=True, help="the URL to GET, e.g. http://svc:8080/v1/predict; $VAR and "
-                   "${VAR} are replaced from the environment (a Service's {SVC}_SERVICE_HOST)")
-    p.add_argument("--rate", type=float, default=5.0, help="requests per second")
-    p.add_argument("--duration", type=float, default=10.0, help="seconds")
-    p.add_argument("--timeout", type=float, default=2.0, help="seconds per request")
-    p.add_argument("--out", default=None, help="also write the JSON lines to this file")
-    a = p.parse_args(argv)
-    if a.rate <= 0 or a.duration <= 0:
-        p.error("--rate and --duration must be positive")
-    a.target = os.path.expandvars(a.target)
-    if "$" in a.target:
-        p.error(f"--target {a.target}: an environment variable it names is not set")
-    out = open(a.out, "a", encoding="utf-8") if a.out else None
-    start = time.monotonic()
-    with ThreadPoolExecutor(max_workers=max(4, int(a.rate * a.timeout) + 1)) as pool:
-        for second in range(int(a.duration)):
-            futures = []
-            for i in range(max(1, int(a.rate))):
-                time.sleep(max(0.0, start + second + i / a.rate - time.monotonic()))
-                futures.append(pool.submit(_one, a.target, a.timeout))
-            results = [f.result() for f in futures]
-            ok = [ms for good, ms, _ in results if good]
-            row = {"second": second, "ts": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                   "target": a.target, "sent": len(results), "ok": len(ok),
-                   "unready": sum(1 for _, _, status in results if status == 503),
-                   "unanswered": sum(1 for _, _, status in results if status == 0),
-                   "availability_pct": round(100.0 * len(ok) / len(results), 2),
-                   "p50_ms": _percentile(ok, 50), "p95_ms": _percentile(ok, 95), "p99_ms": _percentile(ok, 99)}
-            line = json.dumps(row)
-            print(line, flush=True)
-            if out:
-                out.write(line + "\n")
-                out.flush()
-    if out:
-        out.close()
-    return 0
 
 
 MODES = {"serve": serve, "load": load}

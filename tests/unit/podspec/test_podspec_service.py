@@ -41,7 +41,7 @@ def test_the_service_and_the_load_pod_point_at_each_other():
     load = made.load_pod["spec"]["containers"][0]
     assert load["args"][:3] == ["load", "--target", "http://${SVC_ECHO_SERVICE_HOST}:${SVC_ECHO_SERVICE_PORT}"
                                                     "/v1/predict"]
-    assert load["args"][3:] == ["--rate", "4", "--duration", "3", "--timeout", "2"]
+    assert load["args"][3:] == ["--rate", "4", "--duration", "3", "--timeout", "2", "--lag-bound-ms", "100"]
     assert "nvidia.com/gpu" not in str(load["resources"]) and made.load_pod["spec"]["restartPolicy"] == "Never"
     selector = made.service["spec"]["selector"].items()
     assert not selector <= made.load_pod["metadata"]["labels"].items(), "the Service would send traffic to the load pod"

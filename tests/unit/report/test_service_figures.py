@@ -7,13 +7,16 @@ import json
 import shutil
 import unicodedata
 
+import pandas as pd
 import pytest
 
 from .agreement import disagreements
 from .conftest import write_service_runs
 from gpupoc.report import build_report
+from gpupoc.report import measures as M
 from gpupoc.report.cells import cell, header
 from gpupoc.report.models import Verdict
+from gpupoc.report.service_figures import harness_late
 from gpupoc.report.wording import Wording
 from gpupoc.validation import synthetic_services as ss
 
@@ -31,7 +34,8 @@ def built(good_root, tmp_path_factory):
     """Reports of a platform that serves well, of one that breaks every service check, and of one whose load
     pod wrote nothing (``held`` unknown) judged with a plan that tightens the replacement bound to 60 s."""
     tmp = tmp_path_factory.mktemp("services")
-    unmeasured = ss.service_tables("queue_congestion")["service_slo"].assign(held=None, availability_pct=None)
+    unmeasured = ss.service_tables("queue_congestion")["service_slo"].assign(held=None, availability_pct=None,
+                                                                              seconds=0, sent=0)
     roots = {"good": _root(good_root, tmp, "good"), "bad": _root(good_root, tmp, "bad", faults=FAULTS),
              "unmeasured": _root(good_root, tmp, "unmeasured", parameters={"max_replica_replacement_seconds": 60},
                                  tables={"queue_congestion": {"service_slo": unmeasured}})}
@@ -56,7 +60,9 @@ def test_each_service_s_slo_line_is_shown_against_its_bounds_with_the_counted_fi
     [row] = _table(good, "scheduling_policy", "service_slo")
     assert row == {"service": ss.SERVICE, "tenant": ss.TENANT, "availability_pct": 100.0,
                    "slo_availability_pct": 99.0, "worst_p95_ms": 28.0, "slo_p95_ms": 500.0, "worst_p99_ms": 29.0,
-                   "slo_p99_ms": 1000.0, "breach_seconds": 0, "unready_answers": 0, "held": True}
+                   "slo_p99_ms": 1000.0, "breach_seconds": 0, "unready_answers": 0, "held": True,
+                   "late_sent": None, "late_read": None, "harness_lag_pct": None, "max_harness_lag_pct": None,
+                   "reason": "availability 100%, worst p95 28.0 ms, worst p99 29.0 ms"}
     assert good.item("scheduling_policy").verdict is Verdict.PASS
     f = _figures(bad, "scheduling_policy")
     assert f["services_slo_held"].value == "0/1" and f["services_availability_min"].value == 82.5
@@ -146,6 +152,28 @@ def test_unmeasured_traffic_is_never_shown_as_a_held_slo(built):
     key = next(k for k in r.key_figures if k.label == "key.services_slo_held")
     assert key.value is None and key.status is not Verdict.PASS
     assert r.item("scheduling_policy").verdict is not Verdict.PASS
+
+
+def test_the_harness_s_lag_is_counted_beside_the_slo_and_never_as_a_held_or_failed_one():
+    slo = pd.DataFrame([
+        {"service": "a", "seconds": 90, "held": True, "harness_lag": False, "late_sent": 4, "late_read": 1},
+        {"service": "b", "seconds": 90, "held": None, "harness_lag": True, "late_sent": 300, "late_read": 20},
+        {"service": "c", "seconds": 0, "held": None, "harness_lag": None, "late_sent": None, "late_read": None}])
+    lagged, held, measured = M.slo_harness_lag(slo), M.slo_held(slo), M.traffic_measured(slo)
+    assert (lagged.count, lagged.total, lagged.check) == (1, 2, "SVC-01")
+    assert (held.count, held.total) == (1, 1), "an SLO the harness's lag left open is neither held nor missed"
+    assert (measured.count, measured.total) == (2, 3), "the lagged service's traffic was measured"
+    assert harness_late(slo) == 325
+
+
+def test_the_harness_s_lag_is_worded_in_chinese():
+    zh = Wording("zh")
+    note = cell("availability 100%, worst p95 20.0 ms, worst p99 21.0 ms; harness lag: 5 of 450 requests sent late, "
+                "2 answers read late, judged on the replica's own time", "reason", zh)
+    assert not any(quoted for _, quoted in note.parts) and "450 个请求中有 5 个延迟发出" in note.text
+    open_ = cell("not verified: the load generator sent 63.3% of requests late and read 10% of answers late (65% of "
+                 "the window, more than 50%): harness lag, not the platform", "reason", zh)
+    assert not any(quoted for _, quoted in open_.parts) and "不是平台的问题" in open_.text
 
 
 def test_the_service_s_reasons_are_worded_in_chinese():

@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.request
 
+from gpupoc.workload.lag import SERVE_MS_HEADER
 from gpupoc.workload.serving import Histogram
 
 
@@ -55,7 +56,9 @@ def test_serve_answers_predictions_metrics_and_load_writes_per_second_rows(tmp_p
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=5) as resp:
             predictions = json.loads(resp.read())["predictions"]
+            own_ms = float(resp.headers[SERVE_MS_HEADER])
         assert len(predictions) == 3 and set(predictions) <= {0, 1}
+        assert own_ms >= 0, "every prediction carries the server's own time to answer it"
         bad = urllib.request.Request(f"{base}/v1/predict", data=b'{"instances": "no"}')
         try:
             urllib.request.urlopen(bad, timeout=5)
@@ -70,6 +73,8 @@ def test_serve_answers_predictions_metrics_and_load_writes_per_second_rows(tmp_p
         assert [r["second"] for r in rows] == [0, 1] and all(r["target"].endswith("/v1/predict") for r in rows)
         assert rows[0]["ts"] <= rows[1]["ts"] and rows[0]["ts"].endswith("+00:00")
         assert all(r["sent"] == 4 and r["availability_pct"] == 100.0 and r["p95_ms"] is not None for r in rows)
+        assert all(r["server_p95_ms"] is not None and r["judged_p95_ms"] is not None and "late_sent" in r
+                   and "late_read" in r for r in rows), "each row says what the replica's own time was"
         with urllib.request.urlopen(f"{base}/metrics", timeout=5) as resp:
             metrics = resp.read().decode()
         assert 'gpupoc_serve_requests_total{path="/v1/predict",code="400"} 1' in metrics

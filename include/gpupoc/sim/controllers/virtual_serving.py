@@ -2,9 +2,11 @@
 ``WORKLOAD_MODE=serve`` with ``WORKLOAD_PORT``) answers HTTP on its pod address as the workload program's
 ``serve`` mode does (``workload/serving.py``), without a process: ``/healthz`` "ok", ``/v1/predict`` after
 ``WORKLOAD_LATENCY_MS`` (default 5) with one prediction per instance, and ``/metrics`` with the same
-histogram, so that a thousand replicas cost no processes. For its first ``WORKLOAD_WARMUP_SECONDS`` (default 0)
-it is still loading its model: ``/healthz`` and ``/v1/predict`` answer 503. It runs until the container is
-stopped."""
+histogram, so that a thousand replicas cost no processes. For its first ``WORKLOAD_WARMUP_SECONDS`` (default
+0) it is still loading its model: ``/healthz`` and ``/v1/predict`` answer 503. It runs until the container is
+stopped. Its answers carry its own time in ``X-Gpupoc-Serve-Ms`` as the process's do: its model's time and its
+handler's work; the time the simulator's event loop kept it waiting beyond its model's time is the
+simulator's, the harness's, not the replica's."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import time
 from aiohttp import web
 
 from gpupoc.sim.pod_network import host_address
+from gpupoc.workload.lag import SERVE_MS_HEADER
 from gpupoc.workload.serving import Histogram
 
 DEFAULT_LATENCY_MS = 5.0
@@ -62,9 +65,13 @@ def _app(latency: float, ready_at: float) -> web.Application:
                 histogram.observe("/v1/predict", 400, 0.0)
                 return web.json_response({"error": 'the body must be {"instances": [[16 numbers], ...]}'},
                                          status=400)
+        slept = time.perf_counter()
         await asyncio.sleep(latency)
-        histogram.observe("/v1/predict", 200, time.perf_counter() - started)
-        return web.Response(text=json.dumps({"predictions": [0] * count}), content_type="application/json")
+        loop_lag = max(0.0, time.perf_counter() - slept - latency)  # the simulator's event loop, not the model
+        own = time.perf_counter() - started - loop_lag
+        histogram.observe("/v1/predict", 200, own)
+        return web.Response(text=json.dumps({"predictions": [0] * count}), content_type="application/json",
+                            headers={SERVE_MS_HEADER: f"{own * 1000.0:.3f}"})
 
     async def metrics(request: web.Request) -> web.Response:
         return web.Response(text=histogram.exposition(), content_type="text/plain")
