@@ -17,13 +17,13 @@ from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline.async_kube import AsyncKubeClient
 from gpupoc.pipeline.bulk_rate import Answer, Throttling, TokenBucket, send
 from gpupoc.pipeline.k8s import Response
-from gpupoc.pipeline.wave import STRATEGIC
+from gpupoc.pipeline.wave import STRATEGIC, Patch, patch_body
 
 IN_FLIGHT = 64
 OnAnswer = Callable[[str, Answer, datetime], None]  # the pod's path, its answer, when the request was sent
 
 
-async def _lift_all(client: AsyncKubeClient, pods: list[dict], patch: dict, in_flight: int,
+async def _lift_all(client: AsyncKubeClient, pods: list[dict], patch: Patch, in_flight: int,
                     on_answer: OnAnswer, bucket: TokenBucket) -> list[tuple[dict, Response]]:
     gate, stats = asyncio.Semaphore(in_flight), Throttling()
 
@@ -33,18 +33,18 @@ async def _lift_all(client: AsyncKubeClient, pods: list[dict], patch: dict, in_f
         async with gate:
             started = utcnow()
             answer = await send(bucket, lambda: client.request(
-                "PATCH", path, body=patch, content_type=STRATEGIC, success_body=False), stats)
+                "PATCH", path, body=patch_body(patch, p), content_type=STRATEGIC, success_body=False), stats)
         on_answer(path, answer, started)
         return p, Response(answer.status, answer.body)
 
     return list(await asyncio.gather(*(lift(p) for p in pods)))
 
 
-def lift_gates(kubeconfig: str | None, context: str, pods: list[dict], patch: dict, qps: float, burst: int,
+def lift_gates(kubeconfig: str | None, context: str, pods: list[dict], patch: Patch, qps: float, burst: int,
                on_answer: OnAnswer = lambda path, answer, started: None,
                in_flight: int = IN_FLIGHT) -> list[tuple[dict, Response]]:
     """PATCH ``patch`` onto every pod as ``context``, up to ``in_flight`` at once at ``qps`` after a ``burst``;
-    each pod with its answer. A 429 (or 5xx) with ``Retry-After`` is sent again after it, and a patch without an
+    each pod with its answer. A callable ``patch`` builds each pod's body as it is sent (each retry anew). A 429 (or 5xx) with ``Retry-After`` is sent again after it, and a patch without an
     answer again after a pause, as the bulk shards' requests are (``bulk_rate.send``)."""
 
     async def run() -> list[tuple[dict, Response]]:

@@ -117,16 +117,39 @@ def await_pods(caller: KubeCaller, namespaces: list[str], label_selector: str, e
     return pods, [k for k in expected if k not in pods]
 
 
-LiftAll = Callable[[list[dict], dict], Iterable[tuple[dict, Response]]]
+# The patch of one pod's gate, built when it is sent (a dict: the same patch for every pod).
+PatchFor = Callable[[dict], dict]
+Patch = dict | PatchFor
+LiftAll = Callable[[list[dict], Patch], Iterable[tuple[dict, Response]]]
 
 
-def lift_in_threads(caller: KubeCaller, pods: list[dict], patch: dict, workers: int) -> list[tuple[dict, Response]]:
+def patch_body(patch: Patch, pod: dict) -> dict:
+    """The body to send for ``pod`` now: ``patch`` itself, or what it builds for the pod at this moment."""
+    return patch(pod) if callable(patch) else patch
+
+
+class ReleaseStamps:
+    """When each pod's gate came off: a pod's patch is stamped as it is sent (again on each send that a 429 or
+    a lost answer makes), so a pod whose lift the harness sent late starts its wait when its gate came off,
+    not when the release began: the harness's own lag is never counted as the platform's wait."""
+
+    def __init__(self, clock: Callable[[], datetime]):
+        self.clock = clock
+        self.sent: dict[str, datetime] = {}
+
+    def __call__(self, pod: dict) -> dict:
+        at = self.clock()
+        self.sent[pod["metadata"]["name"]] = at
+        return release_patch(at)
+
+
+def lift_in_threads(caller: KubeCaller, pods: list[dict], patch: Patch, workers: int) -> list[tuple[dict, Response]]:
     """PATCH ``patch`` onto every pod from ``workers`` threads of ``caller``; each pod with its answer."""
 
     def lift(p: dict) -> tuple[dict, Response]:
         m = p["metadata"]
-        return p, caller.call("PATCH", f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}", body=patch,
-                              content_type=STRATEGIC)
+        return p, caller.call("PATCH", f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}",
+                              body=patch_body(patch, p), content_type=STRATEGIC)
 
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(pods) or 1))) as pool:
         return list(pool.map(lift, pods))
@@ -167,9 +190,10 @@ def release_wave(caller: KubeCaller, namespaces: Iterable[str], label_selector: 
 
     results: dict[str, datetime | None] = {}
     lift_all = lift_all or (lambda pods, patch: lift_in_threads(caller, pods, patch, workers))
-    for p, r in lift_all(gated, release_patch(at)):
+    stamps = ReleaseStamps(clock)
+    for p, r in lift_all(gated, stamps):
         if r.ok:
-            results[p["metadata"]["name"]] = at
+            results[p["metadata"]["name"]] = stamps.sent.get(p["metadata"]["name"], at)
         else:
             rel.errors.append(f"{p['metadata']['namespace']}/{p['metadata']['name']}: HTTP {r.status}: {r.message}")
     for key in expected:

@@ -87,3 +87,35 @@ def test_a_wave_its_submitters_said_they_created_is_released_without_a_list():
     assert [e.split(":")[0] for e in rel.errors] == ["team-a/gone-x3"] and "404" in rel.errors[0]
     by_item = {r["workload_key"]: r for r in rel.rows}
     assert by_item["a"]["by_this_try"] and not by_item["gone"]["by_this_try"] and by_item["gone"]["released_at"] is None
+
+
+def test_a_gate_lifted_late_by_the_harness_is_released_when_its_patch_was_sent_not_when_the_release_began():
+    """A pod whose patch the release sends again (a 429, a lost answer) starts its wait at that send: the
+    harness's own lag before the gate came off is not counted as the platform's wait."""
+    api = FakeApi([pod("a-x1", "team-a", "a"), pod("b-x2", "team-a", "b")])
+    ticks = iter(range(100))
+    clock = lambda: T0 + timedelta(seconds=next(ticks))  # noqa: E731 - each call a second later
+
+    def lift_all(pods, patch):
+        out = []
+        for p in pods:
+            body = wave.patch_body(patch, p)
+            if p["metadata"]["name"] == "b-x2":  # refused once: sent again 15 s later with a new stamp
+                for _ in range(14):
+                    clock()
+                body = wave.patch_body(patch, p)
+            out.append((p, api.call("PATCH", f"/api/v1/namespaces/team-a/pods/{p['metadata']['name']}",
+                                    body=body, content_type=wave.STRATEGIC)))
+        return out
+
+    rel = wave.release_wave(api, ["team-a"], "sel", ["a", "b"], timeout_s=5, poll_s=0, sleep=lambda s: None,
+                            clock=clock, lift_all=lift_all)
+    at = {r["workload_key"]: r["released_at"] for r in rel.rows}
+    stored = {k[1]: p["metadata"]["annotations"][RELEASED_AT] for k, p in api.pods.items()}
+    assert at["b"] > at["a"], f"the late lift kept the release's start: {at}"
+    assert stored["b-x2"] == at["b"] and stored["a-x1"] == at["a"], "the pod's annotation and the row agree"
+
+
+def test_a_patch_given_as_a_dict_is_sent_as_it_is():
+    body = wave.release_patch(T0)
+    assert wave.patch_body(body, {"metadata": {"name": "x"}}) is body

@@ -14,6 +14,7 @@ from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps import wave
 from gpupoc.steps.bulk import shards
 from gpupoc.steps.context import RunContext
+from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.k8s import Response
 from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE, RELEASING_FILE
 from gpupoc.steps.shard_files import CREATED_PREFIX, created_pods
@@ -157,7 +158,7 @@ def release_in_bulk(tmp_path, make_ctx, monkeypatch, submission: dict,
         rates.append((qps, burst))
         api = ctx.factory.api
         return [(p, api.call("PATCH", f"/api/v1/namespaces/{p['metadata']['namespace']}/pods/"
-                                      f"{p['metadata']['name']}", body=patch)) for p in pods]
+                                      f"{p['metadata']['name']}", body=W.patch_body(patch, p))) for p in pods]
 
     monkeypatch.setattr(wave, "lift_gates", lift)
     return ctx, wave.release_gate(ctx, observer_wait_s=0), rates
