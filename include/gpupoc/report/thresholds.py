@@ -2,8 +2,8 @@
 
 A run is judged with the suite parameters stored with its evidence (``gpupoc.validation.parameters``), never
 with the thresholds of the plan a report is built with. Where that plan sets a threshold of a class to another
-value than its run stored, the report says so as a finding naming each value, as it does for a plan hash that
-is not the evidence's (``report.subject.plan_findings``); nothing is applied silently.
+value than its run stored, the report says so as a finding naming each value, beside the finding of a plan hash
+that is not the evidence's (``report.subject.plan_findings``); nothing is applied silently.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from typing import Any, Callable
 
 from gpupoc.evidence.reader import RunEvidence
 from gpupoc.report.models import Finding, FindingTarget
-from gpupoc.report.subject import PLAN_ITEM
+
+THRESHOLDS_ITEM = "thresholds"  # the item a finding about the plan's thresholds names (no banner: the plan
+# hash, which covers the thresholds, already has one)
 
 
 def differing(plan: dict[str, Any], stored: dict[str, Any]) -> list[tuple[str, Any, Any]]:
@@ -34,7 +36,7 @@ def threshold_findings(runs: list[RunEvidence], thresholds: dict[str, dict[str, 
         diff = differing(plan, stored)
         if diff:
             values = "; ".join(say("phrase.threshold_differs", name=k, plan=p, run=r) for k, p, r in diff)
-            out.append(Finding(item=PLAN_ITEM, target=FindingTarget.SECOND_VERIFICATION,
+            out.append(Finding(item=THRESHOLDS_ITEM, target=FindingTarget.SECOND_VERIFICATION,
                                text=say("finding.thresholds_differ", test_class=say(f"class.{ev.test_class}"),
                                         run=ev.rel_dir, values=values)))
     return out

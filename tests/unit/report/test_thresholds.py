@@ -27,7 +27,7 @@ def test_each_threshold_the_plan_sets_otherwise_is_named_with_both_values(tmp_pa
     run = _run(tmp_path, {"max_wait_seconds": 600, "min_samples": 3, "gangs_in_wave": False})
     found = threshold_findings([run], {"queue_congestion": {"max_wait_seconds": 180.0, "min_samples": 3}},
                                Wording(language).t)
-    assert len(found) == 1 and found[0].item == "plan"
+    assert len(found) == 1 and found[0].item == "thresholds"
     assert "max_wait_seconds" in found[0].text and "180.0" in found[0].text and "600" in found[0].text
     assert "min_samples" not in found[0].text and "poc_queue_congestion/scheduled__1" in found[0].text
 
