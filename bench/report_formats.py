@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp) / "evidence"
         if args.root:
             shutil.copytree(args.root, root, ignore=shutil.ignore_patterns("report", "*.tar.gz"))
-            validate_first(select(root), {})
+            validate_first(select(root))
         else:
             write_good_root(root)
         out = root / "report" / "bench"

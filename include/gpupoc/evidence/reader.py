@@ -14,7 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpupoc.evidence.writer import MANIFEST, sha256_file
+from gpupoc.evidence.writer import MANIFEST, SUITE_PARAMETERS, sha256_file
 from gpupoc.exceptions import GpupocError
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ class ProblemKind(str, Enum):
     CHANGED_AFTER_VALIDATION = "changed_after_validation"  # sha256 differs from the validation summary's
     NO_PLAN_HASH = "no_plan_hash"                          # the manifest names no plan
     PLAN_CHANGED = "plan_changed"                          # the manifest's plan hash is not the one validated
+    PARAMETERS_CHANGED = "parameters_changed"              # the manifest's suite parameters are not those validated
     NOT_VALIDATED = "not_validated"                        # a validation summary without hashes
 
 
@@ -141,6 +142,13 @@ class RunEvidence:
     @property
     def plan_hash(self) -> str:
         return str(self.manifest.get("plan_hash") or "")
+
+    @property
+    def suite_parameters(self) -> dict[str, Any] | None:
+        """The suites' parameters the run stored in its manifest (thresholds and ``requires`` flags); None when
+        it stored none (evidence written before they were stored) or the value is not a JSON object."""
+        params = self.manifest.get(SUITE_PARAMETERS)
+        return dict(params) if isinstance(params, dict) else None
 
     def _entries(self) -> dict[str, dict[str, Any]]:
         tables = self.manifest.get("tables") or {}

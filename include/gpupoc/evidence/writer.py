@@ -7,6 +7,7 @@ Layout (no clock in any path; a rerun rewrites the same files)::
         tables/<table>.parquet         one per table
         tables/<table>.meta.json       rows, sha256, source, verified, reason (read by write_manifest)
         files/<name>.json              other documents (scrubbed)
+        files/suite_parameters.json    the suites' parameters of the run, also in the manifest
 
 Tables are written by different tasks (different processes); each leaves its ``.meta.json`` beside it, and
 ``write_manifest`` gathers them, so the manifest is complete whichever task wrote what.
@@ -29,6 +30,7 @@ from gpupoc.evidence.schema import row_class, to_arrow
 from gpupoc.evidence.scrub import scrub
 
 MANIFEST = "manifest.json"
+SUITE_PARAMETERS = "suite_parameters"  # files/suite_parameters.json and the manifest's key of the same name
 SCHEMA_VERSION = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -91,6 +93,29 @@ def _write_json_list(path: Path, items: Iterable[Any]) -> None:
             f.write(text.replace("\n", "\n  ").encode())  # one level deeper; a string's newlines are escaped
         f.write(b"[]\n" if first else b"\n]\n")
     os.replace(tmp, path)
+
+
+def store_suite_parameters(run_dir: Path, params: dict[str, Any]) -> Path:
+    """Store the suites' parameters of the run in ``run_dir`` (``files/suite_parameters.json``) and, once the
+    manifest exists, in it too (its ``suite_parameters`` and the file's sha256): the run's validation reads
+    them back from the manifest. A manifest that already holds them is left as it is."""
+    path = run_dir / "files" / f"{SUITE_PARAMETERS}.json"
+    _write_atomic(path, _json_bytes(scrub(params)))
+    mp = run_dir / MANIFEST
+    if mp.is_file():
+        manifest = json.loads(mp.read_text(encoding="utf-8"))
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        entry = {"path": str(path.relative_to(run_dir)), "sha256": sha256_file(path)}
+        if manifest.get(SUITE_PARAMETERS) != stored or (manifest.get("files") or {}).get(path.name) != entry:
+            manifest[SUITE_PARAMETERS] = stored
+            manifest["files"] = {**(manifest.get("files") or {}), path.name: entry}
+            _write_atomic(mp, _json_bytes(manifest))
+    return path
+
+
+def _stored_parameters(files_dir: Path) -> dict[str, Any] | None:
+    path = files_dir / f"{SUITE_PARAMETERS}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _default(o: Any) -> Any:
@@ -159,6 +184,10 @@ class EvidenceWriter:
         _write_json_list(path, items)
         return path
 
+    def write_suite_parameters(self, params: dict[str, Any]) -> Path:
+        """Store the suites' parameters of this run (``store_suite_parameters``)."""
+        return store_suite_parameters(self.run_dir, params)
+
     def records(self) -> dict[str, TableRecord]:
         """The table records written so far in this run (by any task)."""
         out = {}
@@ -172,8 +201,8 @@ class EvidenceWriter:
                        platform: dict | None = None, expected_tables: Iterable[str] = (),
                        extra: dict | None = None) -> Path:
         """Write ``manifest.json``: per table rows, sha256, source, verified, reason; the collection window,
-        the plan hash, dag and run ids, platform info. An expected table nobody wrote is listed as not
-        verified ("not collected"), never silently missing."""
+        the plan hash, dag and run ids, platform info, and the suites' parameters when they are stored. An
+        expected table nobody wrote is listed as not verified ("not collected"), never silently missing."""
         tables = {name: asdict(r) for name, r in self.records().items()}
         for name in expected_tables:
             row_class(name)
@@ -202,6 +231,9 @@ class EvidenceWriter:
             "verified": all(r["verified"] for r in tables.values()),
             **(extra or {}),
         }
+        params = _stored_parameters(self.files_dir)
+        if params is not None:
+            manifest[SUITE_PARAMETERS] = params
         path = self.run_dir / MANIFEST
         _write_atomic(path, _json_bytes(scrub(manifest)))
         return path

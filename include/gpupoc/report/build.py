@@ -3,8 +3,9 @@
 The report takes validated runs as its input; validation runs before it (each class DAG's validate task, or
 ``gpupoc.report.publish`` for runs that have none). Building only reads: each run's stored summary is checked
 against the run's manifest and against the tables it validated (``gpupoc.validation.stored``), and a run
-that cannot be trusted feeds only NOT VERIFIED checks, naming the file. Every sentence is in the report's
-language (``gpupoc.report.wording``).
+that cannot be trusted feeds only NOT VERIFIED checks, naming the file. A plan whose thresholds differ from
+those a run stored is a finding, never applied. Every sentence is in the report's language
+(``gpupoc.report.wording``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from gpupoc.report.signoff import (apply_signoffs, blocks, check_signoffs, evide
 from gpupoc.report.subject import (judged, memory_isolation_findings, plan_findings,
                                    sharing_findings)
 from gpupoc.report.summary import coverage, key_figures
+from gpupoc.report.thresholds import threshold_findings
 from gpupoc.report.window import stability
 from gpupoc.report.wording import Wording
 from gpupoc.validation.models import ValidationSummary, Verdict
@@ -216,7 +218,9 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
         decision=decision, decision_reasons=reasons, items=j.items,
         scope=rules_mod.scope(j.items, reason=lambda st, ids: words.t(f"scope_reason.{st.value}",
                                                                       items=words.items(ids))),
-        findings=found + plan_findings(what, words.t) + sharing_findings(list(runs.values()), words.t)
+        findings=found + plan_findings(what, words.t)
+        + threshold_findings([ev for _, ev in ordered(runs)], settings.thresholds, words.t)
+        + sharing_findings(list(runs.values()), words.t)
         + memory_isolation_findings(list(runs.values()), words.t),
         blocking=held,
         coverage=coverage(summaries, suites, j.items), key_figures=key_figures(runs, summaries, words),

@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--out", help="output directory (default: <RUN_DIR>/report, or RUN_DIR for a report directory)")
     p.add_argument("--scorecard", help="experience scores and sign-offs by named reviewers (YAML or JSON)")
-    p.add_argument("--plan", help="POC plan YAML: language, decision rules, thresholds, reviewers")
+    p.add_argument("--plan", help="POC plan YAML: language, decision rules, reviewers; its thresholds are compared "
+                   "with those each run stored (a finding when they differ), never applied")
     p.add_argument("--suites", help="expectation suites directory (default: expectations/)")
     p.add_argument("--language", choices=["en", "zh"], help="overrides the plan's language")
     p.add_argument("--revalidate", action="store_true", help="run the suites again even where results are stored")

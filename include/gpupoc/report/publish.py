@@ -1,7 +1,8 @@
 """Every output of a report, in order: validate what is not validated yet, build, print, seal.
 
 What ``gpupoc report`` and the ``poc_report`` DAG call. Validation runs first (runs a class DAG did not
-validate, or all of them with ``revalidate``); the build then only reads. report.pdf needs headless Chromium:
+validate, or all of them with ``revalidate``), with the suite parameters each run stored, never rebuilt from
+the report's plan (a plan whose thresholds differ is a finding of the report); the build then only reads. report.pdf needs headless Chromium:
 when it is missing, the PDF is left out with a warning naming ``make test-deps``, and everything else is
 written. The bundle seals the report with the evidence it judged.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from gpupoc.exceptions import GpupocError, ToolMissing
 from gpupoc.report.build import BuildResult, build_report
-from gpupoc.report.inputs import Selection, plan_settings, select
+from gpupoc.report.inputs import Selection, select
 from gpupoc.report.models import SignOff
 
 log = logging.getLogger(__name__)
@@ -31,17 +32,17 @@ class Published:
     warnings: list[str] = field(default_factory=list)
 
 
-def validate_first(sel: Selection, thresholds: dict[str, dict[str, Any]], suites_dir: str | Path | None = None,
-                   revalidate: bool = False) -> list[str]:
-    """Validate each selected run that has no stored validation (every run with ``revalidate``); return the
-    run directories validated."""
+def validate_first(sel: Selection, suites_dir: str | Path | None = None, revalidate: bool = False) -> list[str]:
+    """Validate each selected run that has no stored validation (every run with ``revalidate``) with the suite
+    parameters stored with it, never the report's plan's (``validation.parameters``); return the run
+    directories validated."""
     from gpupoc.validation.runner import validate_run
     from gpupoc.validation.stored import summary_file
 
     done = []
-    for tc, ev in sel.runs.items():
+    for ev in sel.runs.values():
         if revalidate or not summary_file(ev).is_file():
-            validate_run(ev.run_dir, suites_dir, sel.evidence_root, thresholds.get(tc))
+            validate_run(ev.run_dir, suites_dir, sel.evidence_root)
             done.append(ev.rel_dir)
     return done
 
@@ -53,7 +54,7 @@ def publish_report(path: str | Path, out_dir: str | Path | None = None, plan: An
     """Validate, then write report.html (summary on top), summary.html, report.md, report.json,
     report.junit.xml, report.pdf (when Chromium is there) and the bundle."""
     sel = select(Path(path))
-    validated = validate_first(sel, plan_settings(plan).thresholds, suites_dir, revalidate)
+    validated = validate_first(sel, suites_dir, revalidate)
     if validated:
         sel = select(Path(path))  # read the runs again, with their new validation
     res = build_report(sel, out_dir=out_dir, plan=plan, scorecard=scorecard, suites_dir=suites_dir,

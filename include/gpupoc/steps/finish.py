@@ -13,11 +13,11 @@ from gpupoc.validation.runner import validate_run
 
 
 def validate(ctx: RunContext, run_dir: str) -> dict:
-    """Run the class's expectation suites over the evidence (results and Data Docs beside the evidence)."""
+    """Run the class's expectation suites over the evidence (results and Data Docs beside the evidence), with
+    the suites' parameters stored with the run first: revalidation reads back the very same ones."""
     from gpupoc.steps.preflight import missing_prerequisites
 
-    params = suite_parameters(ctx)
-    summary = validate_run(run_dir, parameters=params)
+    summary = validate_run(run_dir, parameters=suite_parameters(ctx))
     failed = list(getattr(summary, "failed_checks", None) or [c.check_id for c in summary.checks
                                                               if c.verdict.value == "fail"])
     missing = missing_prerequisites(ctx)
@@ -39,6 +39,14 @@ def suite_parameters(ctx: RunContext) -> dict:
             "services_defined": bool(ctx.spec.services),
             "service_traffic_defined": any(s.traffic for s in ctx.spec.services),
             "service_failures_defined": bool(getattr(ctx.spec, "service_failures", None))}
+
+
+def store_suite_parameters(ctx: RunContext) -> dict:
+    """Store the suites' parameters with the run's evidence as soon as its plan is read (``validate_plan``):
+    a run whose validate task never ran is still judged with them, never with a plan read later."""
+    params = suite_parameters(ctx)
+    ctx.writer.write_suite_parameters(params)
+    return params
 
 
 def cleanup(ctx: RunContext) -> dict:

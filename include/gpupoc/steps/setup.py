@@ -28,6 +28,7 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
     with its path. Records the run's parameters and the plan it compares by (``files/plan.json``)."""
     from gpupoc.plan import load_plan, plan_hash
     from gpupoc.plan.platforms import comparable_data, plan_ref
+    from gpupoc.steps.finish import store_suite_parameters
 
     path = plan_ref(str(plan_path(plan_param)), platform or None)
     plan = load_plan(path)  # raises ConfigError("…: N error(s)\n  - tenants[1].quota.gpus: …")
@@ -39,6 +40,7 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
     for marker in STALE_MARKERS:  # a cleared run starts over: no lease, release or done marker of a past try
         ctx.files(marker).unlink(missing_ok=True)
     clear_created(ctx.writer.files_dir)  # nor a shard's "all created"
+    store_suite_parameters(ctx)  # what the suites will judge with, in the evidence from the start
     started = utcnow()
     ctx.writer.write_json("run_params", {"params": params, "plan_file": str(path), "started_at": rfc3339(started)})
     ctx.writer.write_json("plan", comparable_data(plan))

@@ -60,6 +60,9 @@ class ValidationSummary(BaseModel):
     plan_hash: str = Field(default="", description="the manifest's plan hash when the run was validated")
     inputs: dict[str, str] = Field(default_factory=dict, description="every table file validated -> its sha256")
     results: dict[str, str] = Field(default_factory=dict, description="every result file written -> its sha256")
+    parameters: dict[str, Any] | None = Field(
+        default=None, description="the suite parameters stored with the run that it was validated with; None "
+        "when the run stored none")
 
     @model_validator(mode="after")
     def _checks_know_their_test_class(self) -> "ValidationSummary":

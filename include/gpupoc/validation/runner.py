@@ -22,12 +22,13 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 
 from gpupoc.evidence.reader import RunEvidence
-from gpupoc.evidence.writer import sha256_file
+from gpupoc.evidence.writer import sha256_file, store_suite_parameters
 from gpupoc.exceptions import ToolMissing, ValidationFailed
 from gpupoc.validation.conditions import settle
 from gpupoc.validation.derived import DERIVED
 from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
                                       Verdict)
+from gpupoc.validation.parameters import PARAMETERS_UNKNOWN, plan_suite
 from gpupoc.validation.reasons import word
 from gpupoc.validation.stored import SUMMARY_FILE
 from gpupoc.validation.suites import DERIVED_PREFIX, SuiteFile, load_suites
@@ -195,48 +196,69 @@ def _run_time(ev: RunEvidence) -> datetime:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
+def _parameters(run_dir: str | Path, given: dict[str, Any] | None) -> RunEvidence:
+    """The run's evidence, with ``given`` parameters stored in it first (over those it stored)."""
+    ev = RunEvidence.open(run_dir)
+    if given is not None:
+        store_suite_parameters(ev.run_dir, {**(ev.suite_parameters or {}), **given})
+        ev = RunEvidence.open(run_dir)
+    return ev
+
+
+def _held(s: SuiteFile, held: list[tuple[dict[str, Any], list[str]]]) -> list[CheckOutcome]:
+    """The checks whose parameters the run's evidence cannot tell: NOT_VERIFIED, naming them."""
+    return [_outcome(e.get("meta") or {}, s, e.get("type", ""), Verdict.NOT_VERIFIED,
+                     (PARAMETERS_UNKNOWN, {"names": ", ".join(names)})) for e, names in held]
+
+
 def validate_run(run_dir: str | Path, suites_dir: str | Path | None = None, docs_dir: str | Path | None = None,
                  parameters: dict[str, Any] | None = None) -> ValidationSummary:
     """Validate every suite that applies to the run's test class; store results with the evidence.
 
-    ``parameters`` are the plan's thresholds for the class (override the suites' defaults by name).
+    The suites' parameters (thresholds and ``requires`` flags, overriding the suites' defaults by name) are
+    the ones stored with the run (``validation.parameters``); ``parameters``, when given (the class DAG's
+    validate task), are stored with the run first, over those it stored, and then read back the same way.
     Results go to ``<run_dir>/validation/<suite>.json`` and ``summary.json``; nothing raises on a failed check.
-    The summary keeps the sha256 of every table it validated and of every result it wrote, and the plan hash,
-    so the report can tell evidence changed after validation; its paths are relative to the evidence root.
+    The summary keeps the sha256 of every table it validated and of every result it wrote, the plan hash and
+    the parameters, so the report can tell evidence changed after validation; its paths are relative to the
+    evidence root.
     """
-    ev = RunEvidence.open(run_dir)
+    ev = _parameters(run_dir, parameters)
+    known = ev.suite_parameters
     docs = Path(docs_dir) if docs_dir else ev.evidence_root
     suites = [s for s in load_suites(suites_dir) if s.applies_to(ev.test_class)]
     vdir = ev.run_dir / "validation"
     summary = ValidationSummary(run_dir=ev.rel_dir, dag_id=ev.dag_id, run_id=ev.run_id,
-                                test_class=ev.test_class, plan_hash=ev.plan_hash)
-    runnable: list[tuple[SuiteFile, str, dict[str, Any]]] = []
-    for s in suites:
-        params = s.parameters(parameters)
-        if not s.expectations(params):
+                                test_class=ev.test_class, plan_hash=ev.plan_hash, parameters=known)
+    runnable: list[tuple[SuiteFile, str, dict[str, Any], list[CheckOutcome]]] = []
+    for whole in suites:
+        sp = plan_suite(whole, known)
+        if sp.empty:
             continue  # every check of the suite needs a case the plan does not provoke (``requires``)
-        rel, reason = _table_source(ev, s)
+        s, params, held = sp.suite, sp.params, _held(whole, sp.held)
+        rel, reason = _table_source(ev, s) if s.expectations(params) else (None, (PARAMETERS_UNKNOWN, {
+            "names": ", ".join(dict.fromkeys(n for _, names in sp.held for n in names))}))
         if rel is None:
             checks = [_outcome(e.get("meta") or {}, s, e.get("type", ""), Verdict.NOT_VERIFIED, reason)
-                      for e in s.expectations(params)]
+                      for e in s.expectations(params)] + held
             text = word(*reason)
             summary.results[f"validation/{s.name}.json"] = _write_json(
                 vdir / f"{s.name}.json", {"suite": s.name, "verified": False, "reason": text, "success": None})
             summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=False, reason=text,
                                                result_path=f"{ev.rel_dir}/validation/{s.name}.json", checks=checks))
         else:
-            runnable.append((s, rel, params))
+            runnable.append((s, rel, params, held))
             summary.inputs[rel] = sha256_file(ev.run_dir / rel)
     if runnable:
         t0 = time.perf_counter()
-        results = _run_gx(ev, docs, runnable)
+        results = _run_gx(ev, docs, [(s, rel, params) for s, rel, params, _ in runnable])
         summary.gx_seconds = round(time.perf_counter() - t0, 3)
         case_tables = _case_tables(ev, summary)
-        for s, rel, params in runnable:
+        for s, rel, params, held in runnable:
             res = results[s.name]
             summary.results[f"validation/{s.name}.json"] = _write_json(vdir / f"{s.name}.json", res)
             frame = cache(lambda path=ev.run_dir / rel: pd.read_parquet(path))
-            checks = [_settled(r, s, frame, params, case_tables) for r in res.get("results", [])]
+            checks = [_settled(r, s, frame, params, case_tables) for r in res.get("results", [])] + held
             summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=True,
                                                result_path=f"{ev.rel_dir}/validation/{s.name}.json", checks=checks))
         summary.data_docs_index = os.path.relpath(data_docs_index(docs), ev.evidence_root)
@@ -249,13 +271,16 @@ def validate_run(run_dir: str | Path, suites_dir: str | Path | None = None, docs
 
 def unvalidated_summary(ev: RunEvidence, suites: list[SuiteFile], code: str, args: dict[str, Any]) -> ValidationSummary:
     """The summary a run would have if nothing could be checked: every check of its suites NOT_VERIFIED with
-    the reason ``code`` (for a run the report finds without a usable validation)."""
+    the reason ``code`` (for a run the report finds without a usable validation). Its checks are those its
+    stored parameters make apply, and every check whose parameters they cannot tell."""
+    known = ev.suite_parameters
     summary = ValidationSummary(run_dir=ev.rel_dir, dag_id=ev.dag_id, run_id=ev.run_id, test_class=ev.test_class,
-                                plan_hash=ev.plan_hash)
+                                plan_hash=ev.plan_hash, parameters=known)
     for s in suites:
         if s.applies_to(ev.test_class):
+            sp = plan_suite(s, known)
             checks = [_outcome(e.get("meta") or {}, s, e.get("type", ""), Verdict.NOT_VERIFIED, (code, args))
-                      for e in s.expectations(s.parameters())]
+                      for e in sp.suite.expectations(sp.params) + [e for e, _ in sp.held]]
             summary.suites.append(SuiteOutcome(suite=s.name, table=s.table, verified=False, reason=word(code, args),
                                                result_path="", checks=checks))
     for c in summary.checks:

@@ -1,8 +1,9 @@
 """A run's stored validation, read back and checked against the evidence it validated.
 
 The report takes these summaries as its input; validation runs before it (``validate_run``). A summary keeps
-the sha256 of every table it validated and the plan hash: a table, a result or the plan hash that changed
-since, or a table that no longer matches the run's manifest, is a :class:`Problem` naming the file.
+the sha256 of every table it validated, the plan hash and the suite parameters: a table, a result, the plan
+hash or the parameters that changed since, or a table that no longer matches the run's manifest, is a
+:class:`Problem` naming the file.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def read_summary(ev: RunEvidence) -> tuple[ValidationSummary | None, Problem | N
 
 
 def summary_problems(ev: RunEvidence, summary: ValidationSummary) -> list[Problem]:
-    """What changed since ``summary`` was written: validated tables, stored results, the plan hash."""
+    """What changed since ``summary`` was written: validated tables, stored results, the plan hash, the
+    suite parameters."""
     if not summary.inputs and not summary.results:
         return [Problem(ProblemKind.NOT_VALIDATED, f"validation/{SUMMARY_FILE}")]
     out: list[Problem] = []
@@ -52,6 +54,8 @@ def summary_problems(ev: RunEvidence, summary: ValidationSummary) -> list[Proble
                        Problem(ProblemKind.CHANGED_AFTER_VALIDATION, rel))
     if summary.plan_hash != ev.plan_hash:
         out.append(Problem(ProblemKind.PLAN_CHANGED, "manifest.json"))
+    if "parameters" in summary.model_fields_set and summary.parameters != ev.suite_parameters:
+        out.append(Problem(ProblemKind.PARAMETERS_CHANGED, "manifest.json"))  # (summaries before them: no field)
     return out
 
 

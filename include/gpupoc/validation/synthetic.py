@@ -206,12 +206,20 @@ def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
 
 def write_run(root: str | Path, test_class: str, run_id: str, tables: dict[str, pd.DataFrame | None],
               not_verified: dict[str, str] | None = None, window_end: datetime | None = None,
-              platform: dict[str, str] | None = None) -> Path:
+              platform: dict[str, str] | None = None, parameters: dict | None = None,
+              store_parameters: bool = True) -> Path:
     """Write tables and manifest with the evidence writer; a None table is recorded as not collected.
-    ``platform``: the manifest's platform facts (default: the simulated cluster's, as a run records them)."""
+    ``platform``: the manifest's platform facts (default: the simulated cluster's, as a run records them);
+    ``parameters``: the suite parameters stored with the run, over the suites' defaults (as a plan that
+    provokes none of the ``requires`` cases stores them); ``store_parameters=False`` stores none, as runs written
+    before the parameters were stored."""
     from gpupoc.evidence import EvidenceWriter
+    from gpupoc.validation.parameters import default_parameters
+    from gpupoc.validation.suites import load_suites
 
     w = EvidenceWriter(root, f"poc_{test_class}", run_id)
+    if store_parameters:
+        w.write_suite_parameters({**default_parameters(test_class, load_suites()), **(parameters or {})})
     for name, df in tables.items():
         reason = (not_verified or {}).get(name, "")
         if df is None:

@@ -121,3 +121,43 @@ def test_a_list_document_is_written_item_by_item_exactly_as_one_document(tmp_pat
     made = w.write_json_items("made", (dict(i) if isinstance(i, dict) else i for i in items))
     assert made.read_bytes() == _json_bytes(scrub(items)), "items made one at a time are written as the list"
     assert w.write_json_items("none", iter(())).read_bytes() == _json_bytes([])
+
+
+def test_suite_parameters_stored_before_the_manifest_are_in_it_with_their_hash(tmp_path):
+    from gpupoc.evidence import RunEvidence
+    from gpupoc.evidence.writer import sha256_file
+
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    path = w.write_suite_parameters({"max_wait_seconds": 600, "services_defined": True})
+    manifest = json.loads(w.write_manifest(window_start=T0, window_end=T0, plan_hash="0" * 64).read_text())
+    assert manifest["suite_parameters"] == {"max_wait_seconds": 600, "services_defined": True}
+    assert manifest["files"]["suite_parameters.json"]["sha256"] == sha256_file(path)
+    assert RunEvidence.open(w.run_dir).suite_parameters == manifest["suite_parameters"]
+
+
+def test_suite_parameters_stored_after_the_manifest_update_it_and_nothing_else(tmp_path):
+    from gpupoc.evidence import RunEvidence
+
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    w.write("queue_snapshots", snapshots(), source="api")
+    mp = w.write_manifest(window_start=T0, window_end=T0, plan_hash="0" * 64, extra={"test_class": "x"})
+    before = json.loads(mp.read_text())
+    assert "suite_parameters" not in before and RunEvidence.open(w.run_dir).suite_parameters is None
+    w.write_suite_parameters({"gangs_in_wave": True})
+    after = json.loads(mp.read_text())
+    assert after.pop("suite_parameters") == {"gangs_in_wave": True}
+    assert after.pop("files")["suite_parameters.json"]["path"] == "files/suite_parameters.json"
+    before.pop("files")
+    assert after == before, "the tables, window, plan hash and platform are left as they were"
+    unchanged = mp.read_bytes()
+    w.write_suite_parameters({"gangs_in_wave": True})
+    assert mp.read_bytes() == unchanged
+
+
+def test_a_manifest_whose_suite_parameters_are_not_an_object_stored_none(tmp_path):
+    from gpupoc.evidence import RunEvidence
+
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    mp = w.write_manifest(window_start=T0, window_end=T0, plan_hash="0" * 64)
+    mp.write_text(json.dumps({**json.loads(mp.read_text()), "suite_parameters": ["services_defined"]}))
+    assert RunEvidence.open(w.run_dir).suite_parameters is None

@@ -1,10 +1,12 @@
-"""publish_report: validation first (only where none is stored, or all with revalidate), then every format;
+"""publish_report: validation first (only where none is stored, or all with revalidate; with the parameters each run
+stored, whatever the report's plan), then every format;
 a missing Chromium leaves out report.pdf with a warning naming `make test-deps`, never a failure."""
 
 import re
 from datetime import timedelta
+from pathlib import Path
 
-from .conftest import GOOD_SCORES
+from .conftest import GOOD_SCORES, write_service_runs
 from gpupoc.cli import main
 from gpupoc.report.models import Verdict
 from gpupoc.report.publish import publish_report
@@ -23,6 +25,41 @@ def test_a_run_without_validation_is_validated_before_the_report_reads_it(root_c
     assert {p: p.stat().st_mtime_ns for p in stored} == stored, "runs already validated are not validated again"
     publish_report(root_copy, out_dir=tmp_path / "out", revalidate=True, pdf=False, bundle=False)
     assert any(p.stat().st_mtime_ns != t for p, t in stored.items()), "revalidate validates every selected run"
+
+
+def _checks(report) -> dict:
+    return {(c.test_class, c.check_id): c.verdict for it in report.items for c in it.checks}
+
+
+PLAN = Path(__file__).resolve().parents[3] / "plans" / "default.yaml"
+
+
+def test_revalidated_with_a_plan_every_run_is_judged_with_the_parameters_it_stored(root_copy, tmp_path):
+    write_service_runs(root_copy)  # validated as their DAGs validate them: the service checks judged
+    stored = publish_report(root_copy, out_dir=tmp_path / "stored", pdf=False, bundle=False).build.report
+    again = publish_report(root_copy, out_dir=tmp_path / "again", plan=PLAN, revalidate=True, pdf=False,
+                           bundle=False).build.report
+    assert {cid for _, cid in _checks(stored)} >= {"SVC-01", "SVC-05", "SVC-10", "UTL-10"}
+    assert _checks(again) == _checks(stored), "the same checks, the same verdicts"
+
+
+def test_a_failed_service_slo_stays_failed_when_revalidated(root_copy, tmp_path):
+    write_service_runs(root_copy, faults={"breach"})
+    stored = publish_report(root_copy, out_dir=tmp_path / "stored", pdf=False, bundle=False).build.report
+    again = publish_report(root_copy, out_dir=tmp_path / "again", plan=PLAN, revalidate=True, pdf=False,
+                           bundle=False).build.report
+    assert _checks(stored)[("queue_congestion", "SVC-01")] is Verdict.FAIL
+    assert _checks(again)[("queue_congestion", "SVC-01")] is Verdict.FAIL
+
+
+def test_a_run_never_validated_is_validated_with_what_it_stored_not_with_the_plan(root_copy, tmp_path):
+    from gpupoc.validation import synthetic_services as ss
+
+    t = {**syn.good_tables("queue_congestion"), **ss.service_tables("queue_congestion", {"breach"})}
+    syn.write_run(root_copy, "queue_congestion", "scheduled__2", t, window_end=syn.T0 + timedelta(hours=2),
+                  parameters=ss.SERVICE_PARAMETERS)  # its validate task never ran
+    report = publish_report(root_copy, out_dir=tmp_path / "out", plan=PLAN, pdf=False, bundle=False).build.report
+    assert _checks(report)[("queue_congestion", "SVC-01")] is Verdict.FAIL
 
 
 def test_without_chromium_everything_but_the_pdf_is_written_with_a_warning(good_root, tmp_path, monkeypatch):

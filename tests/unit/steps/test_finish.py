@@ -1,4 +1,4 @@
-"""The last steps: the suites' parameters say which cases the plan provokes, cleanup ends the cluster lease even
+"""The last steps: the suites' parameters say which cases the plan provokes and are stored with the run, cleanup ends the cluster lease even
 when a delete fails (and names the fix), and the verdict fails the run on a failed check or a missing validation."""
 
 from __future__ import annotations
@@ -31,6 +31,18 @@ def test_a_plan_that_expects_the_platform_to_requeue_says_so_to_the_suites(tmp_p
     plan = write_plan(tmp_path / "rq", change=lambda d: d["test_classes"][TC]["resubmission"].update(
         platform_requeues=True))
     assert finish.suite_parameters(make_ctx(plan=plan))["platform_requeues"] is True
+
+
+def test_the_suite_parameters_are_stored_with_the_run_s_evidence_and_its_manifest(tmp_path, make_ctx):
+    from gpupoc.evidence import RunEvidence
+
+    ctx = make_ctx(plan=write_plan(tmp_path / "kueue", "kueue"))
+    params = finish.store_suite_parameters(ctx)
+    assert ctx.read_file("suite_parameters") == params == finish.suite_parameters(ctx)
+    ctx.writer.write_manifest(window_start="2026-12-01T09:00:00Z", window_end="2026-12-01T09:10:00Z",
+                              plan_hash="0" * 64)
+    assert RunEvidence.open(ctx.run_dir).suite_parameters == params
+    assert params["gangs_in_wave"] is True and "max_wait_seconds" in params
 
 
 def test_cleanup_deletes_the_wave_s_pods_and_ends_the_lease(make_ctx):

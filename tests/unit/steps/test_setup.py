@@ -1,5 +1,6 @@
 """validate_plan starts a cleared run over: no marker of a past try (lease, release, a shard's "all created")
-survives it, so the new try's release cannot go ahead on the old try's word."""
+survives it, so the new try's release cannot go ahead on the old try's word; and it stores the suites'
+parameters with the evidence from the start."""
 
 from __future__ import annotations
 
@@ -19,3 +20,11 @@ def test_a_cleared_run_loses_every_marker_of_its_past_try_and_keeps_its_evidence
     assert out["pods"] == len(ctx.items)
     assert not any(n.startswith(CREATED_PREFIX) or n in (LEASE_FILE, RELEASE_FILE) for n in left), left
     assert "submission-a-try1" in left, "what the past try recorded is evidence: kept"
+
+
+def test_the_plan_s_suite_parameters_are_in_the_evidence_before_any_other_task_runs(plan_file, make_ctx):
+    from gpupoc.steps.finish import suite_parameters
+
+    setup.validate_plan(str(plan_file), f"poc_{TC}", RUN_ID, TC, {})
+    ctx = make_ctx()
+    assert ctx.read_file("suite_parameters") == suite_parameters(ctx), "a run whose validate never ran has them"

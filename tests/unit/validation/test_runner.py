@@ -136,3 +136,55 @@ def test_a_failed_check_keeps_a_reason_code_that_words_it_in_chinese(tmp_path):
     assert fr7.reason.startswith("not met: 2 of 5 rows unexpected") and fr7.reason_code == "check.not_met_rows_sample"
     zh = word(fr7.reason_code, fr7.reason_args, "zh")
     assert zh.startswith("未达到：5 行中 2 行不符合要求") and "not met" not in zh
+
+
+def _service_run(root, faults=frozenset(), **kw):
+    """A congestion run whose plan deploys an online service and sends it traffic (``synthetic_services``)."""
+    from gpupoc.validation import synthetic_services as ss
+
+    tables = {**syn.good_tables("queue_congestion"), **ss.service_tables("queue_congestion", faults)}
+    return syn.write_run(root, "queue_congestion", "r1", tables, **kw)
+
+
+def _judged(summary) -> dict[str, str]:
+    return {c.check_id: c.verdict.value for c in summary.checks}
+
+
+def test_the_parameters_it_validated_with_are_stored_and_revalidation_judges_the_same_checks(tmp_path):
+    from gpupoc.evidence.reader import RunEvidence
+    from gpupoc.validation import synthetic_services as ss
+
+    run = _service_run(tmp_path)
+    first = validate_run(run, parameters={**ss.SERVICE_PARAMETERS, "max_wait_seconds": 500})
+    stored = RunEvidence.open(run).suite_parameters
+    assert stored["services_defined"] is True and stored["max_wait_seconds"] == 500
+    assert first.parameters == stored, "the summary names the parameters it judged with"
+    assert {"SVC-01", "SVC-02", "SVC-03"} <= set(_judged(first)), _judged(first)
+    assert _judged(validate_run(run)) == _judged(first), "revalidated: the same checks, the same verdicts"
+
+
+def test_a_failed_service_slo_stays_failed_when_revalidated(tmp_path):
+    from gpupoc.validation import synthetic_services as ss
+
+    run = _service_run(tmp_path, faults={"breach"}, parameters=ss.SERVICE_PARAMETERS)  # stored as the DAG does
+    assert _judged(validate_run(run))["SVC-01"] == "fail"
+    assert _judged(validate_run(run))["SVC-01"] == "fail", "never a pass by a check gone missing"
+
+
+def test_a_run_that_stored_no_parameters_judges_no_check_that_reads_one(tmp_path):
+    from gpupoc.validation.suites import load_suites
+
+    run = _service_run(tmp_path, store_parameters=False)
+    summary = validate_run(run)
+    every = {(e.get("meta") or {}).get("check_id") for s in load_suites() if s.applies_to("queue_congestion")
+             for e in s.data["expectations"]}
+    checks = _verdicts(summary)
+    assert set(checks) == every, "no check of the class is dropped"
+    assert summary.parameters is None
+    svc = checks["SVC-01"]
+    assert svc.verdict is Verdict.NOT_VERIFIED and svc.reason_code == "check.parameters_unknown"
+    assert "service_traffic_defined" in svc.reason, svc.reason
+    assert checks["GNG-01"].verdict is Verdict.NOT_VERIFIED and "gangs_in_wave" in checks["GNG-01"].reason
+    assert checks["QC-03"].verdict is Verdict.NOT_VERIFIED and "max_wait_seconds" in checks["QC-03"].reason, \
+        "a threshold the run did not store is not taken from the suite's defaults"
+    assert checks["QC-02"].verdict is Verdict.PASS, "a check that reads no parameter is judged as usual"

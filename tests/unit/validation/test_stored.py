@@ -84,3 +84,20 @@ def test_distrusted_checks_are_not_verified_naming_their_own_table_first(run):
     for shared in ("ISO-11", "ISO-12", "ISO-13"):  # the synthetic cluster shares no GPUs
         assert stored.pop(shared) is Verdict.NOT_APPLICABLE, shared
     assert set(stored.values()) == {Verdict.PASS}, "the stored summary itself is not changed"
+
+
+def test_suite_parameters_changed_after_validation_are_a_problem(run):
+    assert load_summary(run).parameters == run.suite_parameters, "the summary names the parameters it judged with"
+    m = json.loads((run.run_dir / "manifest.json").read_text())
+    m["suite_parameters"] = {**m["suite_parameters"], "services_defined": True}
+    (run.run_dir / "manifest.json").write_text(json.dumps(m))
+    fresh = RunEvidence.open(run.run_dir)
+    assert [p.kind for p in run_problems(fresh, load_summary(fresh))] == [ProblemKind.PARAMETERS_CHANGED]
+
+
+def test_a_summary_written_before_parameters_were_stored_is_not_distrusted_for_them(run):
+    path = run.run_dir / "validation" / "summary.json"
+    data = json.loads(path.read_text())
+    data.pop("parameters")
+    path.write_text(json.dumps(data))
+    assert run_problems(run, load_summary(run)) == []
