@@ -5,8 +5,11 @@ DONE_FILE = "cluster_done"          # cleanup ended the lease
 RELEASE_FILE = "release"            # release_gate lifted the wave's gate
 RELEASING_FILE = "releasing"        # release_gate began lifting it: a resubmission from now on goes ungated
 OBSERVING_FILE = "observing"        # the observer took its first snapshot: the release may go ahead
+# how the observer ended: the items still open at its deadline, and the new attempts it waited for after an
+# attempt ended, each with whether it came (the tasks waiting for the wave end with it: ``steps.wave_end``)
+OBSERVER_END = "observer_end"
 # a cleared run starts over: no marker of a past try may count
-STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_FILE)
+STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_FILE, OBSERVER_END)
 # either marker: the release has begun (lifting the gates of a large wave takes seconds, and an attempt taken
 # away in them must not be resubmitted behind a gate nobody lifts again)
 RELEASE_BEGUN = (RELEASING_FILE, RELEASE_FILE)
@@ -15,6 +18,3 @@ OBSERVED_PODS = "observed_pods"
 # the names of the cluster's objects (queues, quotas, nodes, priority classes, pod groups) the observer read:
 # what a platform's text may name to explain a wait
 CLUSTER_NAMES = "cluster_names"
-# how the observer ended: the items still open at its deadline, and the new attempts it waited for after an
-# attempt ended, each with whether it came
-OBSERVER_END = "observer_end"

@@ -18,7 +18,8 @@ from dataclasses import asdict
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline import memory_isolation as M
-from gpupoc.steps.probes.common import monitoring_sources, probe_manifest, wait_for_release, waiting, wave_ended
+from gpupoc.steps.probes.common import monitoring_sources, probe_manifest, wait_for_release, waiting
+from gpupoc.steps.wave_end import WaveEnd
 
 MEMORY_FILE = "memory_isolation"
 STAGE_SECONDS = 120.0   # how long each pod may take to be placed and allocate
@@ -44,9 +45,9 @@ def await_turn(ctx) -> None:
     budget = ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
     wait_for_release(ctx, ctx.spec.gate_timeout_seconds)
     with waiting(ctx, "the wave's end (and the reclaim probe's) before the memory-isolation probe", budget):
-        deadline = time.monotonic() + budget
+        deadline, end = time.monotonic() + budget, WaveEnd()
         while time.monotonic() < deadline and not (
-                wave_ended(ctx) and (ctx.spec.reclaim is None or ctx.files(RECLAIM_FILE).is_file())):
+                end.over(ctx) and (ctx.spec.reclaim is None or ctx.files(RECLAIM_FILE).is_file())):
             time.sleep(2.0)
 
 
