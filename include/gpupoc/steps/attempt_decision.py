@@ -20,8 +20,7 @@ from gpupoc.pipeline.attempts import NextAttempt, TaskDecision, classify_attempt
 from gpupoc.pipeline.open_items import TaskState, TaskView
 from gpupoc.pipeline.workload_outcome import OutcomeRecord, Rejection
 from gpupoc.steps.context import RunContext
-
-DECISION_PREFIX = "decision-"
+from gpupoc.steps.markers import DECISION_PREFIX
 # How long a vanished pod with no record of why is read again before it counts as lost.
 SETTLE_SECONDS = 6.0
 SETTLE_STEP_SECONDS = 1.0

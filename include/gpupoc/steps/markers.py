@@ -1,5 +1,6 @@
 """Names of the run's marker files (under its evidence ``files/``) that tasks of one run wait on."""
 
+PREFLIGHT_FILE = "preflight"        # the class's preflight checks (a missing prerequisite: nothing is submitted)
 LEASE_FILE = "lease"                # hold_cluster holds the class's cluster lease
 DONE_FILE = "cluster_done"          # cleanup ended the lease
 RELEASE_FILE = "release"            # release_gate lifted the wave's gate
@@ -15,6 +16,10 @@ STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_
 RELEASE_BEGUN = (RELEASING_FILE, RELEASE_FILE)
 # the observer's record of the last state of every pod it saw (a pod the platform deletes keeps its record)
 OBSERVED_PODS = "observed_pods"
+# each wave task's decision on its ended attempt (``decision-<item>-try<N>``, ``steps.attempt_decision``) and its
+# record of each pod it submitted or whose creation was refused (``submission-<item>-try<N>``)
+DECISION_PREFIX = "decision-"
+SUBMISSION_PREFIX = "submission-"
 # the names of the cluster's objects (queues, quotas, nodes, priority classes, pod groups) the observer read:
 # what a platform's text may name to explain a wait
 CLUSTER_NAMES = "cluster_names"

@@ -12,7 +12,7 @@ from gpupoc.pipeline.service_history import ReplicaTracker, Snapshot, snapshots
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.service import service_selector
 from gpupoc.steps.services import LOAD_ROLE, deployed
-from gpupoc.steps.wave_end import WaveEnd
+from gpupoc.steps.wave_end import WaveEnd, preflight_refused
 
 HISTORY_FILE = "service_history"        # files/service_history.json: the snapshots
 REPLICAS_FILE = "service_replicas"      # files/service_replicas.json: every replica seen
@@ -25,12 +25,10 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
     """Snapshots until every load pod has ended and every wave item is decided (or the run's observation budget
     ran out); kept as ``files/service_history.json`` and ``service_replicas.json``. A node failure under a replica
     happens within its service's traffic (``plan.service_checks``), so its aftermath is seen."""
-    from gpupoc.steps.preflight import missing_prerequisites
-
     services = deployed(ctx)
     if not services:
         return {"services": 0}
-    if missing_prerequisites(ctx):
+    if preflight_refused(ctx):
         return {"services": len(services), "snapshots": 0, "complete": True,
                 "skipped": "prerequisites missing (preflight): nothing was deployed nor submitted"}
     names = [d.name for d in services]

@@ -27,11 +27,10 @@ from gpupoc.pipeline.attempts import Evidence, NextAttempt, Submission, TaskDeci
 from gpupoc.pipeline.observe import list_events
 from gpupoc.pipeline.open_items import Open, Policy, TaskView, open_items
 from gpupoc.pipeline.workload_outcome import OutcomeRecord
-from gpupoc.steps.attempt_decision import DECISION_PREFIX
-from gpupoc.steps.markers import OBSERVER_END
+from gpupoc.preflight.model import PreflightReport
+from gpupoc.steps.markers import DECISION_PREFIX, OBSERVER_END, PREFLIGHT_FILE, SUBMISSION_PREFIX
 
 Key = tuple[str, str]
-SUBMISSION_PREFIX = "submission-"
 
 
 @dataclass
@@ -50,9 +49,7 @@ class WaveEnd:
 
     def over(self, ctx) -> bool:
         """Every wave item decided (see the module docstring); ``why`` and ``open`` say what the look found."""
-        from gpupoc.steps.preflight import missing_prerequisites
-
-        if missing_prerequisites(ctx):
+        if preflight_refused(ctx):
             self.why, self.open = "the preflight refused the class: nothing was submitted", []
             return True
         if ctx.files(OBSERVER_END).is_file():
@@ -136,6 +133,12 @@ class WaveEnd:
             return out
 
         return outcome_of
+
+
+def preflight_refused(ctx) -> bool:
+    """The class's preflight found a prerequisite missing: nothing of the class is submitted."""
+    data = ctx.read_file(PREFLIGHT_FILE)
+    return bool(data) and bool(PreflightReport.from_dict(data).missing_pieces())
 
 
 def wave_decided(ctx, end: WaveEnd | None = None) -> bool:
