@@ -68,6 +68,17 @@ def record_refusal(ctx: RunContext, item: str, namespace: str, try_number: int, 
     return decision
 
 
+def task_message(decision: TaskDecision) -> str:
+    """What the wave task says of its attempt, in the words the evidence keeps: ``lost: pod team-nlp/x (none:
+    vanished; no event, condition or audit record says why)``, ``preempted: pod a/b by system:kube-scheduler at
+    … (audit log: …)``, ``rejected: item qc-… (admission: HTTP 403 …)``."""
+    said = decision.evidence
+    if said.startswith(decision.outcome.value):
+        said = said[len(decision.outcome.value):].lstrip()
+    what = f"pod {decision.namespace}/{decision.pod}" if decision.pod else f"item {decision.item}"
+    return f"{decision.outcome.value}: {what} {said}".rstrip()
+
+
 def _write(ctx: RunContext, decision: TaskDecision) -> None:
     ctx.writer.write_json(f"{DECISION_PREFIX}{decision.item}-try{decision.try_number}", decision.to_dict())
 
