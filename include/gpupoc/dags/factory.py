@@ -199,8 +199,11 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         @task(retries=0, trigger_rule="all_done")
         def services_ready(v: dict) -> list[dict]:
             from gpupoc.steps.services import await_rollout, load_kwargs
+            from gpupoc.steps.wave_end import preflight_refused
 
             ctx = _ctx(v, "services_ready")
+            if preflight_refused(ctx):
+                return []  # nothing was deployed: no rollout to await, no traffic to send
             await_rollout(ctx)
             return load_kwargs(ctx)
 
