@@ -220,8 +220,8 @@ def items_of():
 
 
 @pytest.mark.parametrize("outcome", ["preempted", "evicted"])
-def test_a_preempted_or_evicted_pod_leaves_the_task_to_its_airflow_retry_saying_the_decision(monkeypatch, tmp_path,
-                                                                                               outcome):
+def test_a_preempted_or_evicted_pod_leaves_the_task_to_its_airflow_retry_saying_the_decision(
+        monkeypatch, tmp_path, outcome):
     from airflow.sdk.exceptions import AirflowFailException
 
     from gpupoc.common.outcomes import WorkloadOutcome
