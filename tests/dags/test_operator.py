@@ -286,7 +286,8 @@ def test_a_preemption_past_the_resubmission_limit_fails_the_task_naming_the_limi
     op = failed_reentry(monkeypatch, tmp_path, WorkloadOutcome.PREEMPTED)
     last_try = ctx()
     last_try["ti"].try_number = load_plan_file(PLAN).test_class("queue_congestion").resubmission.limit + 1
-    with pytest.raises(AirflowFailException, match="preempted: pod team-nlp/p by system:kube-scheduler.*resubmission.limit"):
+    with pytest.raises(AirflowFailException,
+                       match="preempted: pod team-nlp/p by system:kube-scheduler.*resubmission.limit"):
         op.trigger_reentry(last_try, {"status": "error", "name": "p", "namespace": "team-nlp"})
     assert [(d["outcome"], d["next"]) for d in decided(tmp_path)] == [("preempted", "none")]
 
