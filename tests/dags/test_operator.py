@@ -182,8 +182,9 @@ def test_the_operator_defers_with_the_wave_trigger():
     assert kept["label_selector"] == "", "no run labels on this bare operator: the pod is read on its own"
 
 
-def failed_reentry(monkeypatch, tmp_path, outcome, try_number: int = 1):
-    """An operator whose pod ended with ``outcome`` (as the shared records say), deciding into ``tmp_path``."""
+def failed_reentry(monkeypatch, tmp_path, outcome, try_number: int = 1, gone: bool = False):
+    """An operator whose pod ended with ``outcome`` (as the shared records say), deciding into ``tmp_path``;
+    ``gone``: the pod no longer exists when the task resumes."""
     from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
 
     from gpupoc.pipeline.workload_outcome import OutcomeRecord
@@ -199,6 +200,7 @@ def failed_reentry(monkeypatch, tmp_path, outcome, try_number: int = 1):
         return rc
 
     monkeypatch.setattr(KubernetesPodOperator, "trigger_reentry", boom)
+    monkeypatch.setattr(GpuWorkloadOperator, "_pod_gone", lambda self, event: gone)
     monkeypatch.setattr(GpuWorkloadOperator, "_run_context", run_context)
     monkeypatch.setattr(attempt_decision, "attempt_outcome", lambda ctx, ns, name, settle_s=0: OutcomeRecord(
         outcome, None, "system:kube-scheduler", "delete", "deleted by system:kube-scheduler", "audit log"))
@@ -217,16 +219,51 @@ def items_of():
     return class_items(load_plan_file(PLAN), "queue_congestion")
 
 
-@pytest.mark.parametrize("outcome", ["preempted", "evicted", "pending"])
-def test_a_preempted_evicted_or_still_running_pod_leaves_the_task_to_its_airflow_retry(monkeypatch, tmp_path,
-                                                                                        outcome):
+@pytest.mark.parametrize("outcome", ["preempted", "evicted"])
+def test_a_preempted_or_evicted_pod_leaves_the_task_to_its_airflow_retry_saying_the_decision(
+        monkeypatch, tmp_path, outcome):
+    from airflow.sdk.exceptions import AirflowFailException
+
     from gpupoc.common.outcomes import WorkloadOutcome
+    from gpupoc.dags.operator import AttemptEnded
 
     op = failed_reentry(monkeypatch, tmp_path, WorkloadOutcome(outcome))
+    with pytest.raises(AttemptEnded) as ended:
+        op.trigger_reentry(ctx(), {"status": "error", "name": "p", "namespace": "team-nlp"})
+    assert not isinstance(ended.value, AirflowFailException), "Airflow retries it"
+    assert str(ended.value).startswith(f"{outcome}: pod team-nlp/p by system:kube-scheduler")
+    assert "retry submits the item again" in str(ended.value) and "not found" not in str(ended.value)
+    assert [(d["outcome"], d["next"]) for d in decided(tmp_path)] == [(outcome, "resubmit")], "for the observer"
+
+
+def test_a_pod_still_running_leaves_the_task_to_its_retry_which_reattaches(monkeypatch, tmp_path):
+    from gpupoc.common.outcomes import WorkloadOutcome
+
+    op = failed_reentry(monkeypatch, tmp_path, WorkloadOutcome.PENDING)
     with pytest.raises(RuntimeError, match="not found"):
         op.trigger_reentry(ctx(), {"status": "error", "name": "p", "namespace": "team-nlp"})
-    expected = [] if outcome == "pending" else [(outcome, "resubmit")]
-    assert [(d["outcome"], d["next"]) for d in decided(tmp_path)] == expected, "recorded for the observer"
+    assert decided(tmp_path) == [], "nothing decided: the attempt goes on"
+
+
+def test_a_pod_gone_when_its_task_resumes_is_decided_by_gpupoc_never_read_by_the_provider(monkeypatch, tmp_path):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from gpupoc.common.outcomes import WorkloadOutcome
+    from gpupoc.pipeline.attempts import TaskDecision
+    from gpupoc.pipeline.workload_outcome import OutcomeRecord
+    from gpupoc.steps import attempt_decision
+    from gpupoc.steps.attempt_decision import task_message
+
+    op = failed_reentry(monkeypatch, tmp_path, WorkloadOutcome.LOST, gone=True)
+    monkeypatch.setattr(attempt_decision, "attempt_outcome", lambda ctx, ns, name, settle_s=0: OutcomeRecord(
+        WorkloadOutcome.LOST, None, None, None, "vanished; no event, condition or audit record says why", "none"))
+    with pytest.raises(AirflowFailException) as failed:
+        op.trigger_reentry(ctx(), {"status": "error", "name": "p", "namespace": "team-nlp"})
+    [recorded] = decided(tmp_path)
+    assert str(failed.value) == task_message(TaskDecision.from_dict(recorded)), "the task says what it recorded"
+    assert str(failed.value) == ("lost: pod team-nlp/p (none: vanished; no event, condition or audit record says "
+                                 "why)")
+    assert failed.value.__cause__ is None and "not found" not in str(failed.value)
 
 
 @pytest.mark.parametrize("outcome", ["failed", "deleted", "lost"])
@@ -249,6 +286,33 @@ def test_a_preemption_past_the_resubmission_limit_fails_the_task_naming_the_limi
     op = failed_reentry(monkeypatch, tmp_path, WorkloadOutcome.PREEMPTED)
     last_try = ctx()
     last_try["ti"].try_number = load_plan_file(PLAN).test_class("queue_congestion").resubmission.limit + 1
-    with pytest.raises(AirflowFailException, match="preempted by system:kube-scheduler.*resubmission.limit"):
+    with pytest.raises(AirflowFailException,
+                       match="preempted: pod team-nlp/p by system:kube-scheduler.*resubmission.limit"):
         op.trigger_reentry(last_try, {"status": "error", "name": "p", "namespace": "team-nlp"})
     assert [(d["outcome"], d["next"]) for d in decided(tmp_path)] == [("preempted", "none")]
+
+
+def test_a_pod_refused_at_admission_ends_its_task_with_the_platforms_message(monkeypatch, tmp_path):
+    import json
+
+    from airflow.sdk.exceptions import AirflowFailException
+    from kubernetes.client.exceptions import ApiException
+
+    from gpupoc.evidence import EvidenceWriter
+
+    denied = 'admission webhook "validate.gpu-policy.platform.local" denied the request: [gpu-placement-policy] no'
+
+    def refuse(self, pod_request_obj, context):
+        exc = ApiException(status=403, reason="Forbidden")
+        exc.body = json.dumps({"kind": "Status", "code": 403, "message": denied})
+        raise exc
+
+    op = failed_reentry(monkeypatch, tmp_path, None)
+    monkeypatch.setattr(KubernetesPodOperator, "get_or_create_pod", refuse)
+    monkeypatch.setattr(GpuWorkloadOperator, "_writer", lambda self, context: EvidenceWriter(
+        tmp_path, context["ti"].dag_id, context["run_id"]))
+    request = SimpleNamespace(metadata=SimpleNamespace(namespace="team-nlp"))
+    with pytest.raises(AirflowFailException) as failed:
+        op.get_or_create_pod(request, ctx())
+    assert str(failed.value) == f"rejected: item {op.workload_key} (admission: HTTP 403 {denied})"
+    assert [(d["outcome"], d["next"], d["pod"]) for d in decided(tmp_path)] == [("rejected", "none", None)]

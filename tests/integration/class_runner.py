@@ -213,6 +213,8 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     for t in bulk:
         t.join()
     services.finish()
+    if services.observer is not None:
+        results["observe_services"] = services.observed
     collected = collect.collect(RunContext(v["plan"], dag_id, run_id, test_class, task="collect_evidence"),
                               v["started_at"])
     result = finish.validate(RunContext(v["plan"], dag_id, run_id, test_class, task="validate"),

@@ -27,6 +27,7 @@ class Services:
         self.args = (plan, dag_id, run_id, test_class)
         self.failures = failures
         self.observer: threading.Thread | None = None
+        self.observed: dict = {}  # what observe_services returned
 
     def ctx(self, task: str) -> RunContext:
         return RunContext(*self.args, task=task)
@@ -67,7 +68,7 @@ class Services:
 
     def _observe(self) -> None:
         try:
-            observe_services(self.ctx("observe_services"))
+            self.observed = observe_services(self.ctx("observe_services"))
         except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
             self.failures.append(f"observe_services: {exc!r}")
 

@@ -172,9 +172,15 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
 
         @task(retries=2)
         def release_gate(v: dict) -> dict:
+            from gpupoc.dags.task_states import bulk_task_states, wave_task_states
+            from gpupoc.steps import bulk as bulk_steps
             from gpupoc.steps import wave as wave_steps
 
-            return wave_steps.release_gate(_ctx(v, "release_gate"))
+            ctx = _ctx(v, "release_gate")  # an item whose wave (or shard) task ended is never waited for
+            shards = bulk_steps.shards(ctx)
+            states = (bulk_task_states(shards) if shards
+                      else wave_task_states([i["workload_key"] for i in ctx.items]))
+            return wave_steps.release_gate(ctx, task_states=states)
 
         @task(retries=2)
         def observe(v: dict) -> dict:
@@ -199,8 +205,11 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         @task(retries=0, trigger_rule="all_done")
         def services_ready(v: dict) -> list[dict]:
             from gpupoc.steps.services import await_rollout, load_kwargs
+            from gpupoc.steps.wave_end import preflight_refused
 
             ctx = _ctx(v, "services_ready")
+            if preflight_refused(ctx):
+                return []  # nothing was deployed: no rollout to await, no traffic to send
             await_rollout(ctx)
             return load_kwargs(ctx)
 

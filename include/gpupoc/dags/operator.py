@@ -13,9 +13,11 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+from typing import NoReturn
+
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
 from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from airflow.triggers.base import TaskSuccessEvent
 
 from gpupoc.plan import find_item, load_plan_file
@@ -26,6 +28,10 @@ _POD_FIELDS = ("namespace", "image", "cmds", "arguments", "labels", "annotations
                "priority_class_name", "schedulername", "active_deadline_seconds", "env_vars", "tolerations",
                "container_resources", "full_pod_spec", "startup_timeout_seconds")
 _IDENTITY_FIELDS = ("config_file", "cluster_context", "in_cluster", "kubernetes_conn_id")
+
+
+class AttemptEnded(AirflowException):
+    """The task's pod ended and another attempt follows (Airflow's retry makes it); says the task's decision."""
 
 
 class WavePodTrigger(KubernetesPodTrigger):
@@ -205,14 +211,14 @@ class GpuWorkloadOperator(KubernetesPodOperator):
             pod = super().get_or_create_pod(pod_request_obj, context)
         except ApiException as exc:
             if exc.status in (400, 403, 409, 422):
-                from gpupoc.steps.attempt_decision import record_refusal
+                from gpupoc.steps.attempt_decision import record_refusal, task_message
 
                 message = _status_message(exc.body) or str(exc.reason)
                 self._record(context, None, ns, Rejection(exc.status, message))
-                record_refusal(self._run_context(context), self.workload_key, ns,
-                               int(getattr(context["ti"], "try_number", 1) or 1), Rejection(exc.status, message))
-                raise AirflowFailException(f"the platform refused the pod at admission (HTTP {exc.status}): "
-                                           f"{message}") from exc
+                decision = record_refusal(self._run_context(context), self.workload_key, ns,
+                                          int(getattr(context["ti"], "try_number", 1) or 1),
+                                          Rejection(exc.status, message))
+                raise AirflowFailException(task_message(decision)) from None  # the platform's own words
             raise
         self._record(context, pod.metadata.name, pod.metadata.namespace or ns)
         return pod
@@ -241,31 +247,58 @@ class GpuWorkloadOperator(KubernetesPodOperator):
                 f"(resubmission.platform_requeues), and no requeued pod appeared within {policy.wait_seconds} s")
 
     def trigger_reentry(self, context: Any, event: dict[str, Any]) -> Any:
+        """Read the ended pod as the provider does, except that a pod that is gone is never handed to it: its
+        attempt is decided at once from the records the evidence reads (``_end_attempt``), so the task says
+        gpupoc's decision ("lost: pod …"), not the provider's "not found after resuming from deferral"."""
         self._restore_identity(context["run_id"])
+        if event.get("status") != "success" and self._pod_gone(event):
+            self._end_attempt(context, event, None)
         try:
             return super().trigger_reentry(context, event)
         except AirflowFailException:
             raise
         except Exception as exc:
-            from gpupoc.pipeline.attempts import NextAttempt
+            self._end_attempt(context, event, exc)
 
-            outcome, decision = self._decide(context, event)
-            if decision is None:
-                # the pod still runs or waits (the trigger or this worker lost sight of it): a retry finds it
-                # again by its labels and goes on waiting; nothing is submitted twice
-                self.log.warning("pod %s is still %s after %s; Airflow's retry reattaches to it",
-                                 event.get("name"), outcome.reason, type(exc).__name__)
-                raise
-            if decision.next is NextAttempt.RESUBMIT:
-                self.log.warning("pod %s %s; Airflow's retry submits the item again", event.get("name"),
-                                 decision.evidence)
-                raise
-            if decision.next is NextAttempt.PLATFORM:
-                self.log.warning("pod %s %s; the retry follows the platform's own requeue", event.get("name"),
-                                 decision.evidence)
-                raise
+    def _pod_gone(self, event: dict[str, Any]) -> bool:
+        """The event's pod no longer exists (404); any other answer leaves the pod to the provider."""
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            self.hook.get_pod(event.get("name"), event.get("namespace"))
+        except ApiException as exc:
+            return exc.status == 404
+        except Exception:  # noqa: BLE001 - unreadable now: the provider reads it and says why
+            return False
+        return False
+
+    def _end_attempt(self, context: Any, event: dict[str, Any], exc: Exception | None) -> NoReturn:
+        """Decide how the attempt ended and raise accordingly: Airflow retries exactly when another attempt
+        follows (the decision's ``next``); otherwise the task fails for good, saying the decision."""
+        from gpupoc.pipeline.attempts import NextAttempt
+        from gpupoc.steps.attempt_decision import task_message
+
+        outcome, decision = self._decide(context, event)
+        if decision is None:
+            # the pod still runs or waits (the trigger or this worker lost sight of it): a retry finds it
+            # again by its labels and goes on waiting; nothing is submitted twice
+            said = f"pod {event.get('name')} is still {outcome.reason}; Airflow's retry reattaches to it"
+            self.log.warning("%s (after %s)", said, type(exc).__name__ if exc else "a look")
+            if exc is not None:
+                raise exc
+            raise AttemptEnded(said)
+        message = task_message(decision)
+        if exc is not None:
+            self.log.info("the provider's reading of pod %s ended with %s: %s", event.get("name"),
+                          type(exc).__name__, exc)
+        if decision.next is NextAttempt.NONE:
             last = " (resubmission.limit reached: no further attempt)" if outcome.outcome.resubmittable else ""
-            raise AirflowFailException(f"pod {event.get('name')}: {decision.evidence}{last}") from exc
+            self.log.error("%s%s", message, last)
+            raise AirflowFailException(message + last) from None
+        follows = ("Airflow's retry submits the item again" if decision.next is NextAttempt.RESUBMIT
+                   else "the retry follows the platform's own requeue")
+        self.log.warning("%s; %s", message, follows)
+        raise AttemptEnded(f"{message}; {follows}") from None
 
     def _run_context(self, context: Any):
         from gpupoc.pipeline.common import plan_path

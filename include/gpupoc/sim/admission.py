@@ -1,5 +1,6 @@
 """Pod admission: validation, defaulting, PriorityClass resolution, ResourceQuota, then the mutating plug-ins
-registered in ``state.hooks.admission`` (Kueue's pod webhook registers itself, ``controllers.kueue``)."""
+registered in ``state.hooks.admission`` (Kueue's pod webhook registers itself, ``controllers.kueue``) and the
+validating ones in ``state.hooks.validating`` (the ``admission-refused`` fault's webhook, ``admission_webhook``)."""
 
 from __future__ import annotations
 
@@ -260,6 +261,8 @@ def admit_pod(state: ClusterState, pod: dict, namespace: str, dry_run: bool = Fa
     if not dry_run:
         for plugin in state.hooks.admission:
             plugin.mutate(pod)
+        for validator in state.hooks.validating:
+            validator.validate(pod)
     if pod["spec"].get("schedulingGates") and not any(
             c.get("type") == "PodScheduled" for c in pod["status"].get("conditions") or []):
         pod["status"].setdefault("conditions", []).append({

@@ -24,6 +24,11 @@ server's service proxy and kube-proxy send traffic where the slices say: ``endpo
 ended, was deleted or went not ready (a lost node's) in its slices as it last was, still ready; ``readiness-ignored`` marks every running pod ready.
 ``serving-preempted`` acts on kube-scheduler's preemption (``controllers/preemption.py``): a pod a ReplicaSet
 controls is a victim of any preemptor, whatever its priority.
+
+Two faults end one workload without its task's doing, so the POC proves it judges an item nobody will finish:
+``pod-lost`` (``controllers/pod_loss.py``) takes the first bare GPU pod that has run a second out of the store,
+with no delete request, audit record or event; ``admission-refused`` (``admission_webhook.py``, a validating
+admission plug-in) answers the first gated, bare, 1-GPU pod's creation with a webhook's 403 and its message.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ class Fault(str, Enum):
     ENDPOINTS_STALE = "endpoints-stale"  # an ended, deleted or lost pod stays a ready endpoint of its Services
     READINESS_IGNORED = "readiness-ignored"  # a running pod is a ready endpoint whatever its readiness probe says
     SERVING_PREEMPTED = "serving-preempted"  # kube-scheduler preempts serving replicas whatever their priority
+    POD_LOST = "pod-lost"  # one running pod vanishes: no delete request, no audit record, no event
+    ADMISSION_REFUSED = "admission-refused"  # a webhook refuses one gated 1-GPU pod's creation (403, its message)
 
 
 def hides_reasons(faults: frozenset[Fault]) -> bool:

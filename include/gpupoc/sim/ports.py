@@ -6,7 +6,8 @@ another's module to reach it. Reactions between controllers are hooks (``Hooks``
 controller that reacts when it is built (``controllers.loop.build_controllers``):
 
 - admission plug-ins (``AdmissionPlugin``): the API server's admission chain asks each to mutate a pod
-  before it is stored and tells each once it is stored; Kueue's pod webhook registers itself;
+  before it is stored and tells each once it is stored; Kueue's pod webhook registers itself; validating
+  plug-ins (``ValidatingPlugin``) then may refuse it (the ``admission-refused`` fault's webhook);
 - "pod disrupted": the platform took a pod away (preemption, reclaim, a lost node's eviction); the Job
   controller of the recreating behaviour profiles subscribes and replaces the pod;
 - "pod replacing": a replacement for a taken-away pod is about to be stored; Kueue subscribes and hands the
@@ -136,6 +137,13 @@ class AdmissionPlugin(Protocol):
         """The pod is stored (a Workload may be made for it). Never raises."""
 
 
+class ValidatingPlugin(Protocol):
+    """A validating admission plug-in (a validating webhook): runs after the mutating ones, may refuse."""
+
+    def validate(self, pod: dict) -> None:
+        """Raise the API server's ``StatusError`` to refuse the pod; return to let it be stored."""
+
+
 class AuditSink(Protocol):
     """Another audit backend the audit log hands each event to (``audit_webhook.WebhookBackend``, which batches
     them to a webhook), registered on ``state.audit.sinks`` when the server starts."""
@@ -154,6 +162,7 @@ class Hooks:
     """What the cluster's parts registered to hear of each other (see the module docstring)."""
 
     admission: list[AdmissionPlugin] = field(default_factory=list)
+    validating: list[ValidatingPlugin] = field(default_factory=list)
     disrupted: list[PodListener] = field(default_factory=list)
     replacing: list[ReplacementListener] = field(default_factory=list)
 

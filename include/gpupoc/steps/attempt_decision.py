@@ -20,8 +20,7 @@ from gpupoc.pipeline.attempts import NextAttempt, TaskDecision, classify_attempt
 from gpupoc.pipeline.open_items import TaskState, TaskView
 from gpupoc.pipeline.workload_outcome import OutcomeRecord, Rejection
 from gpupoc.steps.context import RunContext
-
-DECISION_PREFIX = "decision-"
+from gpupoc.steps.markers import DECISION_PREFIX
 # How long a vanished pod with no record of why is read again before it counts as lost.
 SETTLE_SECONDS = 6.0
 SETTLE_STEP_SECONDS = 1.0
@@ -67,6 +66,17 @@ def record_refusal(ctx: RunContext, item: str, namespace: str, try_number: int, 
                             datetime.now(timezone.utc))
     _write(ctx, decision)
     return decision
+
+
+def task_message(decision: TaskDecision) -> str:
+    """What the wave task says of its attempt, in the words the evidence keeps: ``lost: pod team-nlp/x (none:
+    vanished; no event, condition or audit record says why)``, ``preempted: pod a/b by system:kube-scheduler at
+    … (audit log: …)``, ``rejected: item qc-… (admission: HTTP 403 …)``."""
+    said = decision.evidence
+    if said.startswith(decision.outcome.value):
+        said = said[len(decision.outcome.value):].lstrip()
+    what = f"pod {decision.namespace}/{decision.pod}" if decision.pod else f"item {decision.item}"
+    return f"{decision.outcome.value}: {what} {said}".rstrip()
 
 
 def _write(ctx: RunContext, decision: TaskDecision) -> None:

@@ -17,10 +17,8 @@ from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.model import PreflightReport
 from gpupoc.preflight.runner import run_preflight
 from gpupoc.steps.context import RunContext
-from gpupoc.steps.markers import DONE_FILE
+from gpupoc.steps.markers import DONE_FILE, PREFLIGHT_FILE
 from gpupoc.steps.profiles import profile
-
-PREFLIGHT_FILE = "preflight"
 
 
 def preflight(ctx: RunContext) -> dict:

@@ -1,5 +1,6 @@
 """The ``observe_services`` task: every second, each service's Deployment, EndpointSlices and replicas, from
-before the wave's release until the traffic and the class's service probes have ended (docs/services.md)."""
+before the wave's release until the traffic has ended and every wave item is decided (``steps.wave_end``;
+docs/services.md). A class whose preflight refused it deployed nothing: the task ends at once."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from gpupoc.pipeline import waits
 from gpupoc.pipeline.service_history import ReplicaTracker, Snapshot, snapshots
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.service import service_selector
-from gpupoc.steps.probes.common import wave_ended
 from gpupoc.steps.services import LOAD_ROLE, deployed
+from gpupoc.steps.wave_end import WaveEnd, preflight_refused
 
 HISTORY_FILE = "service_history"        # files/service_history.json: the snapshots
 REPLICAS_FILE = "service_replicas"      # files/service_replicas.json: every replica seen
@@ -21,12 +22,15 @@ CHECKPOINT_SECONDS = 15.0
 
 
 def observe_services(ctx, interval_s: float = 1.0) -> dict:
-    """Snapshots until every load pod has ended and the wave has ended (or the run's observation budget ran out);
-    kept as ``files/service_history.json`` and ``service_replicas.json``. A node failure under a replica happens
-    within its service's traffic (``plan.service_checks``), so its aftermath is seen."""
+    """Snapshots until every load pod has ended and every wave item is decided (or the run's observation budget
+    ran out); kept as ``files/service_history.json`` and ``service_replicas.json``. A node failure under a replica
+    happens within its service's traffic (``plan.service_checks``), so its aftermath is seen."""
     services = deployed(ctx)
     if not services:
         return {"services": 0}
+    if preflight_refused(ctx):
+        return {"services": len(services), "snapshots": 0, "complete": True,
+                "skipped": "prerequisites missing (preflight): nothing was deployed nor submitted"}
     names = [d.name for d in services]
     loads_expected = sum(1 for d in services if d.entry.traffic)
     traffic = max((d.entry.traffic_seconds or ctx.plan.workload(d.entry.workload).service.traffic.duration_seconds
@@ -35,13 +39,14 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
     deadline = time.monotonic() + budget
     history = [Snapshot.from_dict(d) for d in ctx.read_file(HISTORY_FILE, []) or []]
     tracker = ReplicaTracker()
+    end = WaveEnd()
     saved = time.monotonic()
     waits.write_note(ctx.run_dir, ctx.task or "observe_services", f"{len(names)} service(s): the traffic and the "
                      "wave to end", budget)
     try:
         while True:
             ended = _look(ctx, names, history, tracker)
-            done = ended >= loads_expected and wave_ended(ctx)
+            done = ended >= loads_expected and end.over(ctx)
             if done or time.monotonic() >= deadline:
                 break
             if time.monotonic() - saved > CHECKPOINT_SECONDS:
@@ -52,7 +57,7 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
         waits.clear_note(ctx.run_dir, ctx.task or "observe_services")
         _save(ctx, history, tracker)
     return {"services": len(names), "snapshots": len(history), "replicas": len(tracker.replicas),
-            "complete": done}
+            "complete": done, "wave": end.why or "not decided when the budget ran out"}
 
 
 def _look(ctx, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> int:

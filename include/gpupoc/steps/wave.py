@@ -46,10 +46,13 @@ class CheckpointPace:
         self.next_at = ended + max(CHECKPOINT_SECONDS, CHECKPOINT_COST_FACTOR * (ended - began))
 
 
-def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
+def release_gate(ctx: RunContext, observer_wait_s: float = 60.0,
+                 task_states: Callable[[], dict[str, TaskState] | None] | None = None) -> dict:
     """Wait until every pod of the wave exists and the observer has taken its first snapshot, then lift the
     pipeline's gate of all of them at once (without the observer after ``observer_wait_s``: recorded); a
-    replayed wave is released on its schedule instead (``gpupoc.steps.replay``)."""
+    replayed wave is released on its schedule instead (``gpupoc.steps.replay``). No pod is waited for that
+    nobody will create: an item whose creation was refused, or whose task ended (``task_states()``, where the
+    orchestrator says)."""
     expected = [i["workload_key"] for i in ctx.items]
     admin = ctx.admin("release the wave")
     deadline = time.monotonic() + observer_wait_s
@@ -61,7 +64,9 @@ def release_gate(ctx: RunContext, observer_wait_s: float = 60.0) -> dict:
         return release_schedule(ctx, observer_ready)
 
     def refused() -> set[str]:
-        return {s.item for s in ctx.submissions() if s.rejection is not None}
+        states = (task_states() if task_states else None) or {}
+        return ({s.item for s in ctx.submissions() if s.rejection is not None}
+                | {item for item, state in states.items() if state is TaskState.ENDED})
 
     def waiting(missing: list[str], left_s: float) -> None:
         waits.write_note(ctx.run_dir, "release_gate", f"{len(missing)} of {len(expected)} wave pods to be created "

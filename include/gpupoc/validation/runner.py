@@ -26,6 +26,7 @@ from gpupoc.evidence.writer import sha256_file, store_suite_parameters
 from gpupoc.exceptions import ToolMissing, ValidationFailed
 from gpupoc.validation.conditions import settle
 from gpupoc.validation.derived import DERIVED
+from gpupoc.validation.named_rows import name_rows
 from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
                                       Verdict)
 from gpupoc.validation.parameters import PARAMETERS_UNKNOWN, plan_suite
@@ -155,11 +156,13 @@ def _check_from_result(res: dict[str, Any], suite: SuiteFile) -> CheckOutcome:
 
 def _settled(res: dict[str, Any], suite: SuiteFile, frame: Callable[[], pd.DataFrame],
              params: dict[str, Any], table: Callable[[str], pd.DataFrame] | None = None) -> CheckOutcome:
-    """GX's outcome of one expectation, settled for a case that never arose and for rows nobody saw."""
+    """GX's outcome of one expectation, settled for a case that never arose and for rows nobody saw; a failure
+    names the pods of its rows (``named_rows``)."""
     cfg = res.get("expectation_config") or {}
     meta = cfg.get("meta") or {}
     check = settle(_check_from_result(res, suite), meta, frame, table)
-    return settle_unseen(check, meta, frame, resolved_mostly(cfg.get("kwargs") or {}, params))
+    check = settle_unseen(check, meta, frame, resolved_mostly(cfg.get("kwargs") or {}, params))
+    return name_rows(check, cfg.get("kwargs") or {}, frame)
 
 
 def _case_tables(ev: RunEvidence, summary: ValidationSummary) -> Callable[[str], pd.DataFrame]:

@@ -101,3 +101,12 @@ def test_a_refusal_is_recorded_for_the_observer_as_the_items_end(tmp_path):
     D.record_refusal(ctx, "qc-v-sweep-1g-003", NS, 1, Rejection(403, "exceeded quota: team-nlp-gpu"))
     view = D.task_view(ctx)
     assert view.refused["qc-v-sweep-1g-003"].outcome is O.REJECTED and not view.decisions
+
+
+def test_the_tasks_message_says_the_outcome_the_attempt_and_the_record_as_the_evidence_keeps_them(tmp_path):
+    ctx = run_context(tmp_path, Api())
+    _, lost = D.decide(ctx, "qc-v-sweep-1g-003", NS, POD, 1, settle_s=0)
+    assert D.task_message(lost) == (f"lost: pod {NS}/{POD} (none: vanished; no event, condition or audit record "
+                                    "says why)")
+    refused = D.record_refusal(ctx, "qc-v-sweep-1g-004", NS, 1, Rejection(403, "denied: no", None))
+    assert D.task_message(refused) == "rejected: item qc-v-sweep-1g-004 (admission: HTTP 403 denied: no)"

@@ -221,3 +221,16 @@ def test_the_shards_pods_are_known_only_when_every_shard_listed_them(tmp_path):
     assert created_pods(tmp_path, 2) is None, "a shard without its marker"
     (tmp_path / f"{CREATED_PREFIX}1.json").write_text(json.dumps({"shard": 1, "namespace": "team-b"}))
     assert created_pods(tmp_path, 2) is None, "a marker that lists no pods"
+
+
+def test_an_item_whose_task_ended_without_a_pod_is_not_waited_for(tmp_path, make_ctx):
+    from gpupoc.pipeline.open_items import TaskState
+
+    plan = write_plan(tmp_path / "short", change=lambda d: d["test_classes"]["queue_congestion"].update(
+        gate_timeout_seconds=600))
+    ctx = with_pods(make_ctx(task="release_gate", plan=plan))
+    gone = ctx.items[1]
+    del ctx.factory.api.pods[(gone["namespace"], f"{gone['workload_key']}-x1")]  # its task failed before creating it
+    states = {i["workload_key"]: TaskState.ACTIVE for i in ctx.items} | {gone["workload_key"]: TaskState.ENDED}
+    out = wave.release_gate(ctx, observer_wait_s=0, task_states=lambda: states)
+    assert out["missing"] == [gone["workload_key"]] and out["found"] == len(ctx.items) - 1

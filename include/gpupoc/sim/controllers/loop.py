@@ -22,11 +22,12 @@ import logging
 import time
 from typing import Any, Callable
 
-from gpupoc.sim import quota
+from gpupoc.sim import admission_webhook, quota
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import (
-    deployments, disruption_budgets, endpointslices, kube_proxy, node_lifecycle, replicasets, taint_eviction)
+    deployments, disruption_budgets, endpointslices, kube_proxy, node_lifecycle, pod_loss, replicasets,
+    taint_eviction)
 from gpupoc.sim.controllers.kubelet import kubelet_for
 from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
@@ -52,6 +53,7 @@ ADDONS: dict[str, Callable[[ClusterState], Reconciler]] = {
     "endpointslice": endpointslices.EndpointSliceController,
     "disruption": disruption_budgets.DisruptionController,
     "kube-proxy": kube_proxy.KubeProxy,
+    "pod-loss": pod_loss.PodLoss,  # the pod-lost fault only
 }
 
 
@@ -66,7 +68,8 @@ def tune_gc() -> None:
 def build_controllers(state: ClusterState) -> None:
     """Create the state's controllers and indexes (those already there are kept): the queue manager (with its
     hooks), the scheduler, the mode's gang scheduler on it, the Job controller (subscribed to the
-    pod-disrupted signal), the kubelet, the event index and the quota usage tracker."""
+    pod-disrupted signal), the kubelet, the event index, the quota usage tracker and, under the
+    ``admission-refused`` fault, its refusing webhook."""
     kueue_for(state)
     scheduler_for(state)
     gang_scheduler(state)
@@ -74,6 +77,7 @@ def build_controllers(state: ClusterState) -> None:
     kubelet_for(state)
     event_index(state)
     quota.tracker(state)
+    admission_webhook.register(state)  # the admission-refused fault only
     for name, make in ADDONS.items():
         if name not in state.addons:
             state.addons[name] = make(state)

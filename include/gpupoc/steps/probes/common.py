@@ -1,5 +1,5 @@
-"""Helpers the class probes share: waiting for the wave, the tenant's GPU quota, plain pod manifests,
-the monitoring sources."""
+"""Helpers the class probes share: waiting for the release or another task's marker, the tenant's GPU quota,
+plain pod manifests, the monitoring sources. The wave's end is ``steps.wave_end``."""
 
 from __future__ import annotations
 
@@ -7,15 +7,7 @@ import time
 from contextlib import contextmanager
 
 from gpupoc.common.constants import GPU_QUOTA_KEY
-from gpupoc.pipeline import wave as W
 from gpupoc.steps.markers import RELEASE_FILE
-
-
-def wave_ended(ctx) -> bool:
-    """Every wave item's latest pod is terminal (a preempted item's next attempt counts, not the victim)."""
-    pods = W.latest_per_item(W.list_pods(ctx.reader(), ctx.namespaces, ctx.selector))
-    return len(pods) >= len(ctx.items) and all((p.get("status") or {}).get("phase") in W.TERMINAL
-                                               for p in pods.values())
 
 
 def wait_for_file(ctx, name: str, timeout_s: float, poll_s: float = 2.0) -> bool:

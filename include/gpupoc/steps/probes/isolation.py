@@ -13,8 +13,8 @@ from gpupoc.steps.probes.common import (
     probe_manifest,
     wait_for_release,
     waiting,
-    wave_ended,
 )
+from gpupoc.steps.wave_end import WaveEnd
 
 
 def isolation_probes(ctx) -> dict:
@@ -63,12 +63,13 @@ def sample_quotas(ctx) -> dict:
 
 
 def _sample_until(ctx, admin, tenants, rows, interval, deadline, sample) -> None:
+    end = WaveEnd()
     while True:
         for s in sample(admin, list(tenants)):
             rows.append({"ts": parse_time(s.at), "tenant": tenants.get(s.namespace, s.namespace),
                          "namespace": s.namespace, "resource": GPU_QUOTA_KEY, "hard": s.hard_gpus, "used": s.used_gpus,
                          "quota": s.quota, "source": "resourcequota status"})
-        if wave_ended(ctx) or time.monotonic() >= deadline:
+        if end.over(ctx) or time.monotonic() >= deadline:
             return
         time.sleep(interval)
 

@@ -18,7 +18,8 @@ from dataclasses import asdict
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline import memory_isolation as M
-from gpupoc.steps.probes.common import monitoring_sources, probe_manifest, wait_for_release, waiting, wave_ended
+from gpupoc.steps.probes.common import monitoring_sources, probe_manifest, wait_for_release, waiting
+from gpupoc.steps.wave_end import WaveEnd
 
 MEMORY_FILE = "memory_isolation"
 STAGE_SECONDS = 120.0   # how long each pod may take to be placed and allocate
@@ -38,16 +39,27 @@ def _save(ctx, row) -> None:
 
 
 def await_turn(ctx) -> None:
-    """Until the wave ended and the reclaim probe (when the plan has one) has its answer: the card to itself."""
+    """Until every wave item is decided and the reclaim probe (when the plan has one) has its answer and its
+    pods are gone: the card to itself."""
     from gpupoc.steps.probes.reclaim import RECLAIM_FILE
 
     budget = ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
     wait_for_release(ctx, ctx.spec.gate_timeout_seconds)
     with waiting(ctx, "the wave's end (and the reclaim probe's) before the memory-isolation probe", budget):
-        deadline = time.monotonic() + budget
+        deadline, end = time.monotonic() + budget, WaveEnd()
         while time.monotonic() < deadline and not (
-                wave_ended(ctx) and (ctx.spec.reclaim is None or ctx.files(RECLAIM_FILE).is_file())):
+                end.over(ctx) and (ctx.spec.reclaim is None or ctx.files(RECLAIM_FILE).is_file())
+                and not other_probe_pods(ctx)):
             time.sleep(2.0)
+
+
+def other_probe_pods(ctx) -> list[str]:
+    """The run's pods that are no wave item's and still hold their GPUs (the reclaim probe's, being deleted)."""
+    from gpupoc.pipeline import wave as W
+
+    items = {i["workload_key"] for i in ctx.items}
+    return [p["metadata"]["name"] for p in W.list_pods(ctx.reader(), ctx.namespaces, ctx.selector)
+            if W.item_key(p) not in items and (p.get("status") or {}).get("phase") not in W.TERMINAL]
 
 
 def free_devices(ctx, node: dict) -> int:

@@ -17,7 +17,8 @@ from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.k8s import pod_gpus
 from gpupoc.pipeline.reclaim import held_by_node, reclaim_row
-from gpupoc.steps.probes.common import probe_manifest, wait_for_release, waiting, wave_ended
+from gpupoc.steps.probes.common import probe_manifest, wait_for_release, waiting
+from gpupoc.steps.wave_end import WaveEnd
 
 RECLAIM_FILE = "reclaim"
 MARGIN_SECONDS = 10.0
@@ -73,8 +74,8 @@ def reclaim_probe(ctx) -> dict:
     budget = ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
     wait_for_release(ctx, ctx.spec.gate_timeout_seconds)
     with waiting(ctx, "the wave's end before the reclaim probe", budget):
-        deadline = time.monotonic() + budget
-        while not wave_ended(ctx) and time.monotonic() < deadline:
+        deadline, end = time.monotonic() + budget, WaveEnd()
+        while not end.over(ctx) and time.monotonic() < deadline:
             time.sleep(2.0)
     borrower_t, lender_t = ctx.plan.tenant(rc.borrower.tenant), ctx.plan.tenant(rc.lender.tenant)
     guaranteed = float(owed[borrower_t.name].guaranteed_gpus)
