@@ -26,9 +26,17 @@ def name_rows(check: CheckOutcome, kwargs: dict[str, Any], frame: Callable[[], "
     if "pod" not in rows.columns or column not in rows.columns:
         return check
     hits = rows[rows[column].isin(list(bad))]
-    named = [f"{r['namespace']}/{r['pod']}: {r[column]}" if "namespace" in rows.columns else f"{r['pod']}: {r[column]}"
-             for r in hits.head(MAX_NAMED).to_dict("records")]
+    named = [_named(r, column) for r in hits.head(MAX_NAMED).to_dict("records")]
     if not named:
         return check
     args = {**check.reason_args, "sample": repr(named)}
     return check.model_copy(update={"reason_args": args, "reason": word(check.reason_code, args)})
+
+
+def _named(row: dict[str, Any], column: str) -> str:
+    """``namespace/pod: value``; a missing value names the pod alone (no "nan" in any language)."""
+    import pandas as pd
+
+    pod = f"{row['namespace']}/{row['pod']}" if "namespace" in row else str(row["pod"])
+    value = row[column]
+    return pod if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)) else f"{pod}: {value}"
