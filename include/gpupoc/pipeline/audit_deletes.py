@@ -64,15 +64,17 @@ def pod_deletions(source, namespaces: Iterable[str],
     return deletions_from_events(events, namespaces)
 
 
-def bindings_from_events(events: Iterable[dict], namespaces: Iterable[str]) -> list[Binding]:
-    """The allowed ``pods/binding`` creates in ``namespaces``, oldest first (a binding without a time last)."""
-    wanted = set(namespaces)
+def bindings_from_events(events: Iterable[dict], namespaces: Iterable[str] | None = None) -> list[Binding]:
+    """The allowed ``pods/binding`` creates (in ``namespaces``; None: in any), oldest first (a binding without a
+    time last)."""
+    wanted = None if namespaces is None else set(namespaces)
     out = []
     for e in events:
         ref = e.get("objectRef") or {}
         code = (e.get("responseStatus") or {}).get("code")
         if (e.get("verb") != "create" or ref.get("resource") != "pods" or ref.get("subresource") != "binding"
-                or ref.get("namespace") not in wanted or not ref.get("name") or (code is not None and code >= 400)):
+                or (wanted is not None and ref.get("namespace") not in wanted) or not ref.get("name")
+                or (code is not None and code >= 400)):
             continue
         body = e.get("requestObject") or {}
         uid = ref.get("uid") or (body.get("metadata") or {}).get("uid") or None
@@ -83,8 +85,8 @@ def bindings_from_events(events: Iterable[dict], namespaces: Iterable[str]) -> l
     return sorted(out, key=lambda b: (b.at is None, b.at.timestamp() if b.at else 0.0))
 
 
-def pod_bindings(source, namespaces: Iterable[str], since: datetime | None = None) -> list[Binding]:
-    """The pod bindings in an audit source from ``since`` (a path is read as a log file, its binding lines
+def pod_bindings(source, namespaces: Iterable[str] | None = None, since: datetime | None = None) -> list[Binding]:
+    """The pod bindings (in ``namespaces``; None: in any) in an audit source from ``since`` (a path is read as a log file, its binding lines
     only); a source that cannot answer gives none (a preemptor named by uid alone then stays unresolved)."""
     if isinstance(source, (str, Path)):
         source = audit_lines_source(source)

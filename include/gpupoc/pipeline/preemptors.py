@@ -85,7 +85,7 @@ def known_pod(pod: dict) -> KnownPod:
 class Facts:
     """What names and ranks preemptors: known pods, uids, the audit log's bindings and deletes, the queues."""
 
-    pods: dict[str, KnownPod] = field(default_factory=dict)         # ns/name -> pod
+    pods: dict[str, KnownPod | None] = field(default_factory=dict)  # ns/name -> pod (None: looked up, not found)
     uids: dict[str, str] = field(default_factory=dict)              # pod or owner uid -> ns/name
     bindings: list[Binding] = field(default_factory=list)
     deletions: dict[tuple[str, str], list[Deletion]] = field(default_factory=dict)
@@ -95,25 +95,24 @@ class Facts:
 
     def add(self, pod: KnownPod, first: bool = False) -> None:
         """Know ``pod`` (``first``: it replaces what another source said of it)."""
-        if first or pod.key not in self.pods:
+        if first or self.pods.get(pod.key) is None:
             self.pods[pod.key] = pod
         if pod.uid:
             self.uids.setdefault(pod.uid, pod.key)
 
     def pod(self, key: str) -> KnownPod | None:
-        known = self.pods.get(key)
-        if known is None and self.lookup is not None and "/" in key:
-            known = self.lookup(key)
-            if known is not None:
-                self.pods[key] = known
-        return known
+        """The pod ``ns/name``: known, else looked up once."""
+        if key in self.pods or self.lookup is None or "/" not in key:
+            return self.pods.get(key)
+        self.pods[key] = self.lookup(key)
+        return self.pods[key]
 
     def bound_on(self, node: str) -> tuple[list[float], list[Binding]]:
         """The bindings to ``node`` (times, bindings) oldest first, from an index built once."""
         if self._on_node is None:
             self._on_node = {}
             for b in self.bindings:
-                where = b.node or (self.pods[b.key].node if b.key in self.pods else None)
+                where = b.node or getattr(self.pods.get(b.key), "node", None)
                 if where and b.at is not None:
                     self._on_node.setdefault(where, []).append(b)
             for k, bs in self._on_node.items():
