@@ -86,7 +86,7 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
 
     items = {i.name: i for i in class_items(plan, test_class)}
     released = {(r.get("namespace"), r.get("pod")): parse_time(r.get("released_at")) for r in release_rows}
-    timelines, rows, uids = [], [], []
+    timelines, rows, pods = [], [], []
     about = _events_by_pod(events)
     for a in attempts:
         item = items.get(a.item)
@@ -129,12 +129,14 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "task_outcome": by_pod.get((a.namespace, a.pod_name)) if a.pod_name else refused.get(a.item),
             "gang_min_available": item.min_available if item.gang else None, "preemptor": None,
             "preemptor_priority": None, "preemptor_named_by": None, "preemption_judged": None})
-        uids.append((pod.get("metadata") or {}).get("uid") if a.pod_name else False)
-    _judge_preemptions(plan, rows, uids, about, facts)
+        if a.pod_name:  # the wave's pods, among which a preemptor is looked for first
+            pods.append(KnownPod(f"{a.namespace}/{name}", priority, mo.get("node"),
+                                 (pod.get("metadata") or {}).get("uid")))
+    _judge_preemptions(plan, rows, pods, about, facts)
     return timelines, rows
 
 
-def _judge_preemptions(plan, rows: list[dict], uids: list[str | bool | None], about: dict[tuple, list[dict]],
+def _judge_preemptions(plan, rows: list[dict], pods: list[KnownPod], about: dict[tuple, list[dict]],
                        facts: Facts | None) -> None:
     """Each preempted row's preemptor and QC-13's judgement of it (``pipeline/preemptors.py``): the wave's pods
     are known beside ``facts``' (replicas, bindings, queues), and each victim's statements are read from the
@@ -142,9 +144,8 @@ def _judge_preemptions(plan, rows: list[dict], uids: list[str | bool | None], ab
     facts = facts or Facts()
     if not facts.queues:
         facts.queues = priority_queues(plan)
-    for r, uid in zip(rows, uids):  # uid False: the attempt never had a pod
-        if uid is not False:
-            facts.add(KnownPod(f"{r['namespace']}/{r['pod']}", r["priority"], r["node"], uid or None), first=True)
+    for known in pods:
+        facts.add(known, first=True)
     facts.with_bindings()
     within_queue = priority_within_queue(adapter_name(plan))
     for r in rows:
