@@ -185,3 +185,14 @@ def test_a_uid_named_only_in_the_victims_event_is_resolved_to_an_observed_servic
 def test_a_preemptor_named_outside_the_wave_is_left_unknown_not_guessed():
     _, rows = runs.attempt_runs(PLAN, "queue_congestion", _preempted_rows("uid 1234"), [])
     assert {r["pod"]: r["preempted_by_higher"] for r in rows}["low-1"] is None
+
+
+def test_an_attempt_recorded_only_by_its_submission_is_known_by_name_without_a_node():
+    attempts = _preempted_rows("team-x/p-9")
+    items = wave.prepare_wave(PLAN, "queue_congestion")
+    attempts.append(Attempt(items[0]["workload_key"], 1, "team-x", "p-9", None, False, "pipeline",
+                            OutcomeRecord(O.LOST), final=True))
+    _, rows = runs.attempt_runs(PLAN, "queue_congestion", attempts, [])
+    low = {r["pod"]: r for r in rows}["low-1"]
+    assert (low["preemptor"], low["preemption_judged"]) == ("team-x/p-9", "judged"), \
+        "a pod the operator submitted is named by the platform as any other, with its item's priority"
