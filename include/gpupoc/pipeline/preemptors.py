@@ -14,7 +14,8 @@ delete, within ``BIND_WITHIN_SECONDS``, is the pod the node was freed for.
 Nothing else is inferred: a preemption no record names, or whose preemptor is a pod of unknown priority, is
 ``UNRESOLVED``, and QC-13 is not verified for it, never passed nor failed. Under a queue scheduler a preemptor
 of another queue (a reclaim, a fair share) is ``OTHER_QUEUE``: queue policy, judged by the reclaim and
-fair-share checks, not by priority (``common/priority.py``).
+fair-share checks, not by priority (``common/priority.py``). So is a preemption whose record says so in the
+platform's words (Kueue's cohort reasons), even when the preemptor's Workload is gone.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ from gpupoc.pipeline.workload_outcome import Deletion, Statement, preemptor
 BIND_WITHIN_SECONDS = 120.0
 _PREEMPT_WORDS = re.compile(r"preempt", re.I)
 _NOT_A_PREEMPTION = {"FailedScheduling", "Scheduled", "Unschedulable", "Nominated", "PodGroupNotReady"}
+# Kueue's preemption reasons across ClusterQueues (``InCohortReclamation``, ``InCohortFairSharing``,
+# ``InCohortReclaimWhileBorrowing``: "... due to reclamation within the cohort", "... Fair Sharing within the
+# cohort"); a preemption inside the ClusterQueue is ``InClusterQueue``, "prioritization in the ClusterQueue".
+_ACROSS_QUEUES = re.compile(r"\bInCohort|within the cohort", re.I)
 
 
 class Judgement(str, Enum):
@@ -190,6 +195,9 @@ def judge(victim: dict, said: Iterable[Statement], facts: Facts, within_queue: b
             known = _resolve(pair[0], facts)
             found = (known, pair[1]) if known is not None else None
             names = [pair]
+    across = _across_queues(victim, said) if within_queue else None
+    if found is None and across is not None:  # the platform says it was another queue's: queue policy
+        return Preemption(Judgement.OTHER_QUEUE, names[0][0] if names else None, None, across)
     if found is None:
         why = (f"{names[0][1]} names {names[0][0]}, a pod of no known priority" if names else
                "no event, condition, pod group event or audit record names the preemptor")
@@ -201,6 +209,14 @@ def judge(victim: dict, said: Iterable[Statement], facts: Facts, within_queue: b
     if mine is None:
         return Preemption(Judgement.UNRESOLVED, known.key, known.priority, f"{record}; the victim's priority is unknown")
     return Preemption(Judgement.JUDGED, known.key, known.priority, record, known.priority > mine)
+
+
+def _across_queues(victim: dict, said: Iterable[Statement]) -> str | None:
+    """The record that says the preemption came from another queue (Kueue's cohort reasons), if any."""
+    texts = [(f"{victim.get('outcome_source') or 'record'} {victim.get('outcome_reason') or ''}".strip(),
+              f"{victim.get('outcome_reason') or ''} {victim.get('outcome_message') or ''}")]
+    texts += [(f"{s.source} {s.reason or ''}".strip(), s.text) for s in said]
+    return next((f"{record}: {text.strip()}" for record, text in texts if _ACROSS_QUEUES.search(text)), None)
 
 
 def _queue(facts: Facts, namespace: str | None) -> str | None:

@@ -129,3 +129,17 @@ def test_a_bind_long_after_the_delete_or_on_another_node_names_no_preemptor():
     facts.add(KnownPod("team-b/late", 10000, "training-node-1"))
     facts.add(KnownPod("team-b/elsewhere", 10000, None))
     assert judge(row, evict, facts, within_queue=False).judgement is Judgement.UNRESOLVED
+
+
+def test_under_kueue_a_cohort_preemption_by_a_workload_gone_is_another_queues_not_unresolved():
+    row = victim(priority=10000, by=f"uid {UID}")
+    row.update(outcome_source="event", outcome_reason="Stopped", outcome_message=(
+        f"Preempted to accommodate a workload (UID: {UID}, JobUID: UNKNOWN) due to Fair Sharing within the cohort"))
+    p = judge(row, [], Facts(), within_queue=True)
+    assert (p.judgement, p.by_higher) == (Judgement.OTHER_QUEUE, None)
+    assert "Fair Sharing within the cohort" in p.named_by
+    inside = dict(row, outcome_message=row["outcome_message"].replace(
+        "Fair Sharing within the cohort", "prioritization in the ClusterQueue"))
+    assert judge(inside, [], Facts(), within_queue=True).judgement is Judgement.UNRESOLVED
+    assert judge(row, [], Facts(), within_queue=False).judgement is Judgement.UNRESOLVED, \
+        "kube-scheduler has no queues: the words of a cohort do not apply"
