@@ -38,7 +38,8 @@ COMMENTS = [
      "(the isolation probes' attempts; the artifact index; the preflight's audit probe)"],
     ["writes to pods and quotas in the tenant namespaces, with their bodies: submissions, the gate's "
      "release, preemptions (pods/status by the scheduler), deletions, the administrator's quota change"],
-    ["every other write in the tenant namespaces (evictions, PodGroups, Kueue Workloads)"],
+    ["every other write in the tenant namespaces (evictions, the schedulers' bindings that name a preemptor, "
+     "PodGroups, Kueue Workloads)"],
     ["log reads in the tenant namespaces: a user reading its workload's log, a cross-tenant attempt"],
     ["every request of the runner and the tenants, reads and denied attempts included (the ledger and the "
      "cross-tenant probes are matched against these)"],

@@ -55,6 +55,10 @@ class WorkloadRun:
     submitted_by: str | None = None             # pipeline or platform (a controller's requeue)
     requeued_by_platform: bool | None = None    # preempted/evicted: the platform submitted the next attempt
     preempted_by_higher: bool | None = None     # preempted: the preemptor had a higher priority (None: unknown)
+    preemptor: str | None = None                # preempted: ns/name of the preemptor, or what the platform named
+    preemptor_priority: int | None = None
+    preemptor_named_by: str | None = None       # the record that named the preemptor, or why none did
+    preemption_judged: str | None = None        # preempted: judged, unresolved, other queue (pipeline/preemptors)
     gang: str | None = None                     # the gang (plan key) of a replica of a multi-pod workload
     gang_min_available: int | None = None       # pods of that gang that must run together
     task_outcome: str | None = None             # what the attempt's wave task decided (None: it decided nothing)

@@ -15,13 +15,16 @@ from gpupoc.common.priority import priority_within_queue
 from gpupoc.common.timefmt import parse_time
 from gpupoc.pipeline.attempts import Attempt, TaskDecision
 from gpupoc.pipeline.k8s import pod_gpus
+from gpupoc.pipeline.preemptors import Facts, KnownPod, judge
+from gpupoc.pipeline.scheduler_objects import priority_queues
 from gpupoc.pipeline.timelines import WorkloadTimeline
 from gpupoc.pipeline.wave import adapter_name
-from gpupoc.pipeline.workload_outcome import event_statements
+from gpupoc.pipeline.workload_outcome import event_statements, group_event_statements, named_pod
 
 OUTCOME_COLUMNS = ("outcome", "outcome_reason", "outcome_message", "outcome_by", "outcome_at", "outcome_source",
                    "outcome_explained", "final_attempt", "submitted_by", "requeued_by_platform",
-                   "preempted_by_higher", "task_outcome")
+                   "preempted_by_higher", "preemptor", "preemptor_priority", "preemptor_named_by",
+                   "preemption_judged", "task_outcome")
 
 
 def _condition(pod: dict, type_: str) -> dict:
@@ -70,15 +73,12 @@ def scheduled_from_events(events: list[dict], namespace: str, pod: str) -> tuple
     return None, None
 
 
-_PLACED_WITHIN_SECONDS = 60
-
-
 def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: list[dict],
-                 events: list[dict] = (), decisions: list[TaskDecision] = ()) -> tuple[list[WorkloadTimeline],
-                                                                                     list[dict]]:
+                 events: list[dict] = (), decisions: list[TaskDecision] = (),
+                 facts: Facts | None = None) -> tuple[list[WorkloadTimeline], list[dict]]:
     """Timelines (attempts that reached the platform) and ``workload_runs`` rows (every attempt); ``events``
-    tell when a pod seen only before its binding was scheduled, ``decisions`` what each attempt's wave task
-    decided."""
+    tell when a pod seen only before its binding was scheduled and who preempted whom, ``decisions`` what each
+    attempt's wave task decided, ``facts`` the other pods, bindings and queues a preemptor is found among."""
     by_pod = {(d.namespace, d.pod): d.outcome.value for d in decisions if d.pod}
     refused = {d.item: d.outcome.value for d in decisions if not d.pod}
     from gpupoc.plan import class_items
@@ -86,13 +86,8 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
 
     items = {i.name: i for i in class_items(plan, test_class)}
     released = {(r.get("namespace"), r.get("pod")): parse_time(r.get("released_at")) for r in release_rows}
-    within_queue = priority_within_queue(adapter_name(plan))
-    timelines, rows = [], []
-    about: dict[tuple, list[dict]] = {}  # events by the pod they are about (not a scan of all per attempt)
-    for e in events:
-        inv = e.get("involvedObject") or e.get("regarding") or {}
-        about.setdefault((inv.get("namespace") or (e.get("metadata") or {}).get("namespace"), inv.get("name")),
-                         []).append(e)
+    timelines, rows, pods = [], [], []
+    about = _events_by_pod(events)
     for a in attempts:
         item = items.get(a.item)
         if item is None:
@@ -132,37 +127,50 @@ def attempt_runs(plan, test_class: str, attempts: list[Attempt], release_rows: l
             "final_attempt": a.final, "submitted_by": a.submitted_by, "requeued_by_platform": a.requeued_by_platform,
             "preempted_by_higher": None, "gang": item.gang,
             "task_outcome": by_pod.get((a.namespace, a.pod_name)) if a.pod_name else refused.get(a.item),
-            "gang_min_available": item.min_available if item.gang else None})
-    by_key = {f"{r['namespace']}/{r['pod']}": r for r in rows}
-    by_node: dict[str, list[dict]] = {}  # a victim's preemptor is looked for on its node only (not every row)
-    for r in rows:
-        if r["node"] and r["scheduled_at"] is not None:
-            by_node.setdefault(r["node"], []).append(r)
-    for r in rows:
-        if r["outcome"] != "preempted":
-            continue
-        named = r["outcome_by"] and ("/" in r["outcome_by"] or r["outcome_by"].startswith("uid "))
-        preemptor = by_key.get(r["outcome_by"]) if named else placed_after(r, by_node.get(r["node"] or "", []))
-        if preemptor is not None:
-            if within_queue and preemptor["tenant"] != r["tenant"]:
-                continue  # another queue's reclaim or fair share: queue policy, not priority (left unknown)
-            r["preempted_by_higher"] = preemptor["priority"] > r["priority"]
+            "gang_min_available": item.min_available if item.gang else None, "preemptor": None,
+            "preemptor_priority": None, "preemptor_named_by": None, "preemption_judged": None})
+        if a.pod_name:  # the wave's pods, among which a preemptor is looked for first
+            pods.append(KnownPod(f"{a.namespace}/{name}", priority, mo.get("node"),
+                                 (pod.get("metadata") or {}).get("uid")))
+    _judge_preemptions(plan, rows, pods, about, facts)
     return timelines, rows
 
 
-def placed_after(victim: dict, rows: list[dict]) -> dict | None:
-    """The preemptor of a victim whose platform named no pod (Volcano's "Pod is evicted, because of
-    preempt", or only the deleting scheduler's identity): of the pods waiting when the victim was stopped,
-    the highest-priority one placed on the victim's node within a minute after. A wrongful preemption still
-    shows, since then no such pod outranks the victim. ``rows`` may be only the rows placed on the victim's
-    node (``attempt_runs`` indexes them by node, so a wave of 10,000 pods is not compared pairwise)."""
-    at, node = victim["outcome_at"], victim["node"]
-    if at is None or not node:
-        return None
-    waiting = [r for r in rows if r is not victim and r["node"] == node and r["scheduled_at"] is not None
-               and r["submitted_at"] is not None and r["submitted_at"] <= at <= r["scheduled_at"]
-               and (r["scheduled_at"] - at).total_seconds() <= _PLACED_WITHIN_SECONDS]
-    return max(waiting, key=lambda r: r["priority"] or 0, default=None)
+def _judge_preemptions(plan, rows: list[dict], pods: list[KnownPod], about: dict[tuple, list[dict]],
+                       facts: Facts | None) -> None:
+    """Each preempted row's preemptor and QC-13's judgement of it (``pipeline/preemptors.py``): the wave's pods
+    are known beside ``facts``' (replicas, bindings, queues), and each victim's statements are read from the
+    index of events by pod (``about``), pod group events included, so the work grows with the wave."""
+    facts = facts or Facts()
+    if not facts.queues:
+        facts.queues = priority_queues(plan)
+    for known in pods:
+        facts.add(known, first=True)
+    facts.with_bindings()
+    within_queue = priority_within_queue(adapter_name(plan))
+    for r in rows:
+        if r["outcome"] != "preempted":
+            continue
+        key = (r["namespace"], r["pod"])
+        said = event_statements(about.get(key, []), *key) + \
+            group_event_statements(about.get(("PodGroup",) + key, []), *key)
+        p = judge(r, said, facts, within_queue)
+        r.update(preempted_by_higher=p.by_higher, preemptor=p.preemptor, preemptor_priority=p.priority,
+                 preemptor_named_by=p.named_by, preemption_judged=p.judgement.value)
+
+
+def _events_by_pod(events) -> dict[tuple, list[dict]]:
+    """Events by the pod they are about, and (under ``("PodGroup", ns, pod)``) the pod group events that name
+    a pod: built once, not a scan of all events per attempt."""
+    about: dict[tuple, list[dict]] = {}
+    for e in events:
+        inv = e.get("involvedObject") or e.get("regarding") or {}
+        about.setdefault((inv.get("namespace") or (e.get("metadata") or {}).get("namespace"), inv.get("name")),
+                         []).append(e)
+        in_group = named_pod(e)
+        if in_group is not None:
+            about.setdefault(("PodGroup",) + in_group, []).append(e)
+    return about
 
 
 def _ended_at(a: Attempt):

@@ -70,6 +70,40 @@ def kueue_queue(plan, namespace: str) -> str | None:
     return getattr(lq, "value", lq)
 
 
+def kueue_cluster_queues(caller: KubeCaller, plan) -> dict[str, str]:
+    """namespace -> the ClusterQueue its tenant's LocalQueue feeds (``spec.clusterQueue``), as the cluster
+    says; a LocalQueue that cannot be read is left out (its tenant's preemptions are then told apart by
+    LocalQueue)."""
+    out = {}
+    for t in plan.tenants:
+        lq = kueue_queue(plan, t.namespace)
+        if not lq:
+            continue
+        r = caller.call("GET", f"{KUEUE_API}/namespaces/{t.namespace}/localqueues/{lq}")
+        cq = ((r.body or {}).get("spec") or {}).get("clusterQueue") if r.ok and isinstance(r.body, dict) else None
+        if cq:
+            out[t.namespace] = cq
+    return out
+
+
+def priority_queues(plan, cluster_queues: dict[str, str] | None = None) -> dict[str, str]:
+    """namespace -> the queue inside which its workloads' priorities are compared: under Kueue the ClusterQueue
+    of its LocalQueue (``cluster_queues``, read from the cluster by ``kueue_cluster_queues``), else the
+    LocalQueue itself; under Volcano and KAI the tenant's queue (cluster-scoped: tenants naming one share it);
+    otherwise the tenant."""
+    adapter = _adapter(plan)
+    out = {}
+    for t in plan.tenants:
+        q = (t.queues or {}).get(adapter) if adapter in ("kueue", "volcano", "kai") else None
+        q = getattr(q, "value", q)
+        if adapter == "kueue":
+            out[t.namespace] = f"ClusterQueue {cluster_queues[t.namespace]}" if t.namespace in (cluster_queues or {}) \
+                else (f"LocalQueue {t.namespace}/{q}" if q else f"tenant {t.name}")
+        else:
+            out[t.namespace] = f"queue {q}" if q else f"tenant {t.name}"
+    return out
+
+
 def kueue_workloads(caller: KubeCaller, namespaces: Iterable[str]) -> list[dict]:
     out: list[dict] = []
     for ns in sorted(set(namespaces)):

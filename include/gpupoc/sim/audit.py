@@ -40,6 +40,7 @@ class AuditRecord(RequestAttributes):
     reason: str = ""
     request_object: object = None
     response_object: object = None
+    object_uid: str = ""  # the objectRef's uid: a binding's names the bound pod
     audit_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
 
 
@@ -85,6 +86,8 @@ def event_for(rec: AuditRecord, level: str) -> dict:
         if rec.api_group:
             ref["apiGroup"] = rec.api_group
         ref["apiVersion"] = rec.api_version
+        if rec.object_uid:
+            ref["uid"] = rec.object_uid
         if rec.subresource:
             ref["subresource"] = rec.subresource
         ev["objectRef"] = ref

@@ -12,8 +12,11 @@ from gpupoc.monitoring.intake_count import intake_refusals, receiver_records
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.attempts import gather
 from gpupoc.pipeline.audit import Ledger
+from gpupoc.pipeline.audit_deletes import pod_bindings
 from gpupoc.pipeline.k8s import service_account_actor
+from gpupoc.pipeline.preemptors import Facts, KnownPod, known_pod
 from gpupoc.pipeline.runs import attempt_runs
+from gpupoc.pipeline.scheduler_objects import kueue_cluster_queues, priority_queues
 from gpupoc.plan import class_items, plan_hash
 from gpupoc.plan.platforms import identity
 from gpupoc.podspec import labels as L
@@ -67,7 +70,7 @@ def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict]:
     probes = {i.name: ctx.plan.tenant(i.tenant).namespace for i in class_items(ctx.plan, ctx.test_class)}
     attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
     timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events,
-                                   decisions(ctx))
+                                   decisions(ctx), preemption_facts(ctx, records))
     for r in runs:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
@@ -81,6 +84,35 @@ def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict]:
                "release_spread_seconds": release.get("release_spread_seconds"),
                "arrival_spread_seconds": release.get("arrival_spread_seconds"), **startup_summary}
     return timelines, runs, summary
+
+
+def preemption_facts(ctx: RunContext, records) -> Facts:
+    """Where a preemptor is looked for beyond the wave (``pipeline/preemptors.py``): the services' replicas the
+    observer saw, the owners' uids and the audit log's deletes (``records``), the audit log's bindings in any
+    namespace, any other pod as the administrator reads it now, and each namespace's queue as the cluster
+    says (under Kueue, the ClusterQueue of the tenant's LocalQueue)."""
+    from gpupoc.monitoring.audit_source import plan_audit_source
+    from gpupoc.pipeline.service_history import Replica
+    from gpupoc.steps.service_observer import REPLICAS_FILE
+
+    reader = ctx.reader()
+    facts = Facts(uids=dict(records.uids), deletions=records.deletions, lookup=lambda key: _read_pod(reader, key))
+    for r in ctx.read_file(REPLICAS_FILE, []) or []:
+        facts.add(known_pod(Replica.from_dict(r).pod))
+    source = plan_audit_source(ctx.plan)
+    if source is not None:
+        started = parse_time((ctx.read_file("run_params", {}) or {}).get("started_at"))
+        facts.bindings = pod_bindings(source, None, since=started)
+    shared = kueue_cluster_queues(reader, ctx.plan) if W.adapter_name(ctx.plan) == "kueue" else None
+    facts.queues = priority_queues(ctx.plan, shared)
+    return facts
+
+
+def _read_pod(reader, key: str) -> KnownPod | None:
+    """The pod ``ns/name`` as the API serves it now (None when gone or unreadable)."""
+    ns, name = key.split("/", 1)
+    r = reader.call("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+    return known_pod(r.body) if r.ok and isinstance(r.body, dict) else None
 
 
 def _read_table(ctx: RunContext, table: str) -> list[dict]:

@@ -37,3 +37,24 @@ def test_every_way_a_delete_request_is_written_is_a_line_read():
 
 def test_an_unreadable_log_gives_no_deletes(tmp_path):
     assert pod_deletions(tmp_path / "missing.log", ["team-a"]) == {}
+
+
+def test_a_binding_names_the_bound_pods_uid_from_its_object_ref_or_its_request(tmp_path):
+    from gpupoc.pipeline.audit_deletes import pod_bindings
+
+    path = tmp_path / "audit.log"
+    lines = [event("create", "svc-1", "2026-12-01T08:00:31Z", sub="binding", ns="team-serving",
+                   user={"username": "system:kube-scheduler"}, objectRef={"resource": "pods", "subresource": "binding",
+                                                                          "namespace": "team-serving", "name": "svc-1",
+                                                                          "uid": "039f34ac"}),
+             event("create", "p2", "2026-12-01T08:00:20Z", sub="binding",
+                   requestObject={"metadata": {"uid": "u-2"}, "target": {"kind": "Node", "name": "node-2"}}),
+             event("create", "p3", "2026-12-01T08:00:21Z", sub="binding", code=409),
+             event("create", "p4", "2026-12-01T08:00:22Z")]
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    found = pod_bindings(path)
+    assert [(b.key, b.uid, b.node, b.username) for b in found] == [
+        ("team-a/p2", "u-2", "node-2", "u"), ("team-serving/svc-1", "039f34ac", None, "system:kube-scheduler")], \
+        "oldest first; a refused binding and a plain create are not bindings"
+    assert [b.key for b in pod_bindings(path, ["team-a"])] == ["team-a/p2"]
+    assert pod_bindings(tmp_path / "missing.log") == []

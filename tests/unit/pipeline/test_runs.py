@@ -152,18 +152,47 @@ def _preempted_rows(by, message_source="event"):
     ]
 
 
-def test_an_unnamed_preemptor_is_the_highest_priority_pod_placed_next_on_the_victims_node():
+def test_an_unnamed_preemptor_is_not_inferred_from_a_higher_pod_placed_next_on_the_victims_node():
     _, rows = runs.attempt_runs(PLAN, "queue_congestion", _preempted_rows(None), [])
-    assert {r["pod"]: r["preempted_by_higher"] for r in rows}["low-1"] is True
+    low = {r["pod"]: r for r in rows}["low-1"]
+    assert (low["preempted_by_higher"], low["preemption_judged"]) == (None, "unresolved"), \
+        "a placement after a preemption names no preemptor: QC-13 is not verified for it, never passed"
 
 
-def test_a_preemption_whose_node_went_to_no_higher_pod_is_not_by_a_higher_one():
+def test_a_uid_named_only_in_the_victims_event_is_resolved_to_an_observed_service_replica():
+    from gpupoc.pipeline.preemptors import Facts, known_pod
+
     attempts = _preempted_rows(None)
-    attempts[1].pod["spec"]["priority"] = 50
-    _, rows = runs.attempt_runs(PLAN, "queue_congestion", attempts, [])
-    assert {r["pod"]: r["preempted_by_higher"] for r in rows}["low-1"] is False
+    attempts[0].outcome = OutcomeRecord(O.PREEMPTED, T0 + timedelta(seconds=8), None, "PreemptionByScheduler",
+                                        "default-scheduler: preempting to accommodate a higher priority pod",
+                                        "condition DisruptionTarget")
+    ns = attempts[0].namespace
+    uid = "039f34ac-5d2e-4b7a-9c1e-2f6a8b9d0e11"
+    event = {"metadata": {"namespace": ns}, "involvedObject": {"kind": "Pod", "namespace": ns, "name": "low-1"},
+             "reason": "Preempted", "message": f"Preempted by pod {uid} on node training-node-1",
+             "lastTimestamp": "2026-11-30T09:00:08Z"}
+    facts = Facts()
+    facts.add(known_pod({"metadata": {"namespace": "team-serving", "name": "svc-infer-1", "uid": uid},
+                         "spec": {"priority": 1_000_000, "nodeName": "training-node-1"}}))
+    _, rows = runs.attempt_runs(PLAN, "queue_congestion", attempts, [], [event], facts=facts)
+    low = {r["pod"]: r for r in rows}["low-1"]
+    assert (low["preempted_by_higher"], low["preemptor"], low["preemptor_priority"]) == \
+        (True, "team-serving/svc-infer-1", 1_000_000)
+    _, alone = runs.attempt_runs(PLAN, "queue_congestion", attempts, [], [event])
+    assert {r["pod"]: r for r in alone}["low-1"]["preempted_by_higher"] is None, "an unknown uid is not a failure"
 
 
 def test_a_preemptor_named_outside_the_wave_is_left_unknown_not_guessed():
     _, rows = runs.attempt_runs(PLAN, "queue_congestion", _preempted_rows("uid 1234"), [])
     assert {r["pod"]: r["preempted_by_higher"] for r in rows}["low-1"] is None
+
+
+def test_an_attempt_recorded_only_by_its_submission_is_known_by_name_without_a_node():
+    attempts = _preempted_rows("team-x/p-9")
+    items = wave.prepare_wave(PLAN, "queue_congestion")
+    attempts.append(Attempt(items[0]["workload_key"], 1, "team-x", "p-9", None, False, "pipeline",
+                            OutcomeRecord(O.LOST), final=True))
+    _, rows = runs.attempt_runs(PLAN, "queue_congestion", attempts, [])
+    low = {r["pod"]: r for r in rows}["low-1"]
+    assert (low["preemptor"], low["preemption_judged"]) == ("team-x/p-9", "judged"), \
+        "a pod the operator submitted is named by the platform as any other, with its item's priority"

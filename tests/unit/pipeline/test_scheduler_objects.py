@@ -121,3 +121,37 @@ def test_podgroup_events_that_name_a_pod_are_statements_about_it():
          "lastTimestamp": "2026-11-30T09:00:05Z"}
     said = S.podgroup_statements([e])
     assert [s.reason for s in said[("team-nlp", "p-1")]] == ["Evict"]
+
+
+class LocalQueues:
+    """GET of one LocalQueue -> its object (everything else 404)."""
+
+    def __init__(self, cluster_queues: dict[str, str]):
+        self.cluster_queues = cluster_queues
+
+    def call(self, method, path, **_):
+        ns = path.split("/namespaces/")[1].split("/")[0]
+        if method == "GET" and "/localqueues/" in path and ns in self.cluster_queues:
+            return Response(200, {"kind": "LocalQueue", "spec": {"clusterQueue": self.cluster_queues[ns]}})
+        return Response(404, {"message": "not found"})
+
+
+def test_tenants_whose_local_queues_feed_one_cluster_queue_share_one_priority_queue():
+    plan = plan_with("kueue")
+    training = [t.namespace for t in plan.tenants if t.queues.get("kueue") == "training"]
+    assert len(training) == 2, "the default plan's two training tenants each have a LocalQueue named training"
+    shared = S.kueue_cluster_queues(LocalQueues({ns: "training-cq" for ns in training}), plan)
+    assert shared == {ns: "training-cq" for ns in training}
+    queues = S.priority_queues(plan, shared)
+    assert queues[training[0]] == queues[training[1]] == "ClusterQueue training-cq"
+    unread = S.priority_queues(plan, {})
+    assert unread[training[0]] != unread[training[1]], \
+        "a LocalQueue the cluster did not show is its namespace's own: tenants are told apart as before"
+
+
+def test_under_volcano_tenants_naming_one_queue_share_it_and_without_queues_each_tenant_is_its_own():
+    plan = plan_with("volcano")
+    queues = S.priority_queues(plan)
+    assert len(set(queues.values())) == len({t.queues.get("volcano") for t in plan.tenants})
+    kube = S.priority_queues(PLAN)
+    assert sorted(kube.values()) == sorted(f"tenant {t.name}" for t in PLAN.tenants)

@@ -70,3 +70,30 @@ def test_a_pod_lost_with_its_node_is_audited_as_the_node_controller(tmp_path):
                                       "system:authenticated"]
     assert [p["metadata"]["name"] for p in state.store.list("pods", "team-vision")] == ["lost"], \
         "without a recreating profile nothing replaces the pod"
+
+
+def test_under_volcano_the_audit_log_names_the_preemptor_by_its_schedulers_delete_and_next_bind(tmp_path):
+    from gpupoc.pipeline.audit_deletes import bindings_from_events, deletions_from_events
+    from gpupoc.pipeline.preemptors import Facts, Judgement, judge, known_pod
+
+    from .behaviour_helpers import audit_events
+
+    state = make_state(tmp_path, behaviours=["volcano-wording"])
+    victim, preemptor = preemption(state)
+    node = pod(state, victim)["spec"]["nodeName"]
+    state.inventory.release(("team-vision", victim))  # its grace period over, the kubelet lets it go
+    state.store.delete("pods", "team-vision", victim)
+    state.scheduler.run_pass()
+    high = pod(state, preemptor)
+    [bind] = audited(state, "create", preemptor, "binding")
+    assert bind["user"]["username"] == "system:serviceaccount:volcano-system:volcano-scheduler"
+    assert bind["objectRef"]["uid"] == high["metadata"]["uid"] and bind["responseStatus"]["code"] == 201
+    assert high["spec"]["nodeName"] == node
+    log = audit_events(state)
+    facts = Facts(bindings=bindings_from_events(log), deletions=deletions_from_events(log, ["team-vision"]))
+    for p in state.store.list("pods", "team-vision"):
+        facts.add(known_pod(p))
+    row = {"namespace": "team-vision", "pod": victim, "priority": 10, "node": node, "outcome_by": None,
+           "outcome_source": "event", "outcome_reason": "Evict"}
+    p = judge(row, [], facts, within_queue=True)
+    assert (p.judgement, p.preemptor, p.by_higher) == (Judgement.JUDGED, f"team-vision/{preemptor}", True)

@@ -74,3 +74,31 @@ def test_the_manifest_counts_what_the_evidence_receivers_refused_during_the_run(
     collect.collect(ctx, "2020-01-01T00:00:00Z")
     manifest = json.loads((ctx.run_dir / MANIFEST).read_text())
     assert manifest["intake"] == {"alert_receiver": {"record": str(record), "refused": 1, "authenticated": True}}
+
+
+UID = "039f34ac-5d2e-4b7a-9c1e-2f6a8b9d0e11"
+
+
+def test_a_wave_pod_preempted_by_a_service_replica_named_by_uid_alone_is_judged_preempted_by_a_higher_one(make_ctx):
+    ctx = finished(make_ctx(task="collect_evidence"))
+    api, item = ctx.factory.api, ctx.items[0]
+    victim = api.pods[(item["namespace"], f"{item['workload_key']}-x1")]
+    victim["metadata"]["deletionTimestamp"] = "2026-11-30T09:00:40Z"
+    victim["spec"].update(priority=1000, nodeName="inference-node-1")
+    victim["status"] = {"phase": "Running", "conditions": [{
+        "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+        "message": "default-scheduler: preempting to accommodate a higher priority pod",
+        "lastTransitionTime": "2026-11-30T09:00:10Z"}]}
+    name = victim["metadata"]["name"]
+    api.events.append({"metadata": {"namespace": item["namespace"]}, "reason": "Preempted",
+                       "involvedObject": {"kind": "Pod", "namespace": item["namespace"], "name": name},
+                       "message": f"Preempted by pod {UID} on node inference-node-1",
+                       "lastTimestamp": "2026-11-30T09:00:10Z"})
+    replica = {"metadata": {"namespace": "team-serving", "name": "svc-infer-7d9f-abcde", "uid": UID},
+               "spec": {"priority": 1_000_000, "nodeName": "inference-node-1"}}
+    ctx.writer.write_json("service_replicas", [{"pod": replica, "first_seen": "2026-11-30T09:00:00+00:00"}])
+    collect.collect(ctx, None)
+    rows = pq.read_table(ctx.writer.table_path("workload_runs")).to_pylist()
+    row = next(r for r in rows if r["pod"] == name)
+    assert (row["outcome"], row["preempted_by_higher"], row["preemptor"], row["preemption_judged"]) == \
+        ("preempted", True, "team-serving/svc-infer-7d9f-abcde", "judged")

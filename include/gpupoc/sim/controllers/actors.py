@@ -70,7 +70,7 @@ def audit_write(state: ClusterState, actor: Actor, verb: str, pod: dict, *, subr
     now = clock.rfc3339_micro()
     user = {"username": actor.username, "groups": list(actor.groups)}
     agent = f"{actor.agent}/{state.config.kubernetes_version} (linux/amd64) kubernetes/sim"
-    uri = _pod_path(ns, "" if verb == "create" else name, subresource)
+    uri = _pod_path(ns, "" if verb == "create" and not subresource else name, subresource)
     if resource != "pods":
         uri = uri.replace("/api/v1/", f"{api_path}/", 1).replace("/pods", f"/{resource}", 1)
     rec = AuditRecord(request_uri=uri, verb=verb, user=user, source_ip="127.0.0.1", user_agent=agent, received=now,
@@ -78,5 +78,18 @@ def audit_write(state: ClusterState, actor: Actor, verb: str, pod: dict, *, subr
                       api_version=api_path.rsplit("/", 1)[-1], subresource=subresource, namespace=ns, name=name,
                       code=code,
                       decision="allow", reason=f'RBAC: allowed by ClusterRoleBinding "{actor.binding}" of ClusterRole '
-                      f'"{actor.binding}" to {actor.subject}', request_object=request_object, response_object=pod)
+                      f'"{actor.binding}" to {actor.subject}', request_object=request_object, response_object=pod,
+                      object_uid=meta.get("uid", "") if subresource == "binding" else "")
     return state.audit.record(rec)
+
+
+def audit_binding(state: ClusterState, actor: Actor, pod: dict, node: str) -> dict | None:
+    """Record ``actor``'s bind of ``pod`` to ``node`` (a ``pods/binding`` create): the API server fills the
+    record's ``objectRef.uid`` from the Binding, which names the pod's uid."""
+    if state.audit is None:
+        return None
+    meta = pod["metadata"]
+    binding = {"kind": "Binding", "apiVersion": "v1",
+               "metadata": {"name": meta["name"], "namespace": meta.get("namespace", ""), "uid": meta.get("uid", "")},
+               "target": {"kind": "Node", "name": node}}
+    return audit_write(state, actor, "create", pod, subresource="binding", request_object=binding, code=201)

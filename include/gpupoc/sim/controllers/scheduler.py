@@ -18,18 +18,21 @@ from collections import Counter, defaultdict
 
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.cluster import ClusterState
+from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers import scheduling as S
 from gpupoc.sim.controllers.placement import PlacementMixin
 from gpupoc.sim.controllers.preemption import PreemptionMixin
 from gpupoc.sim.controllers.release import StaggeredRelease
 from gpupoc.sim.controllers.scheduling import Failure, NodeClass, set_condition
-from gpupoc.sim.controllers.wording import KUBE_WORDING, Wording, opaque_fit_error, wordings_for
+from gpupoc.sim.controllers.wording import KAI, KUBE_WORDING, VOLCANO, Wording, opaque_fit_error, wordings_for
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault, hides_reasons
 from gpupoc.sim.store import Change
 
 Key = tuple[str, str]
 TERMINAL = ("Succeeded", "Failed")
+# Who binds a pod, by the scheduler's dialect: Volcano and KAI bind as their own service accounts.
+BINDERS = {VOLCANO: actors.VOLCANO, KAI: actors.KAI}
 
 
 def scheduler_for(state: ClusterState) -> "Scheduler":
@@ -341,6 +344,7 @@ class Scheduler(PreemptionMixin, PlacementMixin):
         self.store.update("pods", pod)
         self.state.events.record(pod, "Scheduled", wording.scheduled(key[0], key[1], node), NORMAL,
                                  component=wording.component)
+        actors.audit_binding(self.state, BINDERS.get(wording.dialect, actors.KUBE_SCHEDULER), pod, node)
 
     def _fail(self, key: Key, pod: dict, need: int, prio: int, reasons: Failure, now: float) -> None:
         post, nominated = self._preempt(key, pod, need, prio, reasons)
