@@ -123,6 +123,25 @@ class ServiceLoadOperator(KubernetesPodOperator):
             self.__dict__.pop(cached, None)
         return manifest["metadata"]["name"]
 
+    def execute(self, context: Any) -> Any:
+        """The provider's run of the pod; a failure before its deferral (the pod refused) is recorded for the
+        services' observer (``steps.services.record_load_failure``), and a new try clears an old record."""
+        self._record(context, None)
+        try:
+            return super().execute(context)
+        except Exception as exc:
+            self._record(context, exc)
+            raise
+
+    def _record(self, context: Any, error: BaseException | None) -> None:
+        from gpupoc.pipeline.common import plan_path
+        from gpupoc.steps.context import RunContext
+        from gpupoc.steps.services import record_load_failure
+
+        dag_id = getattr(context.get("ti"), "dag_id", None) or f"poc_{self.test_class}"
+        ctx = RunContext(str(plan_path(self.plan_path)), dag_id, context["run_id"], self.test_class)
+        record_load_failure(ctx, self.service, error)
+
     def build_pod_request_obj(self, context: Any = None, *, dry_run: bool = False):
         """The plan's load pod of this service, with the tenant's identity."""
         self.name = self._set_name(self._from_plan(context))
@@ -132,4 +151,8 @@ class ServiceLoadOperator(KubernetesPodOperator):
         """A task resumed after its deferral is a fresh operator: the tenant's identity comes from the plan again
         before it reads the pod and its log."""
         self._from_plan(context)
-        return super().trigger_reentry(context, event)
+        try:
+            return super().trigger_reentry(context, event)
+        except Exception as exc:  # the pod never started, or failed: recorded for the services' observer
+            self._record(context, exc)
+            raise

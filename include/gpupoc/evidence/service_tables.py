@@ -98,7 +98,10 @@ class ServiceReplicaRow:
     end_message: str | None = None
     preemptor: str | None = None
     preemptor_priority: int | None = None
-    preempted_by_higher: bool | None = None  # preempted by a named workload of higher priority (empty: not preempted)
+    preempted_by_higher: bool | None = None  # preempted by a named workload of higher priority (empty: not preempted
+    #                                          or, with preemption_judged "unresolved", no record names a known pod)
+    preemptor_named_by: str | None = None    # the record that named the preemptor, or why none did
+    preemption_judged: str | None = None     # preempted: judged or unresolved (pipeline/preemptors.py)
 
 
 @dataclass

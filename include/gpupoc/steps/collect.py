@@ -38,10 +38,10 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     missing = missing_prerequisites(ctx)
     if missing:
         return collect_not_run(ctx, started_at, missing)
-    timelines, runs, summary = _attempts(ctx)  # the wave's pods, events and records are let go of here
+    timelines, runs, summary, facts = _attempts(ctx)  # the wave's pods, events and records are let go of here
     prof = profile(ctx.test_class)
     summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
-    summary.update(collect_services(ctx, runs))
+    summary.update(collect_services(ctx, runs, facts))  # a replica's preemptor: as QC-13's
     replayed = is_replay(ctx)
     if replayed:  # the history's waits beside the platform's, and the capacity question
         summary.update(collect_replay(ctx, runs))
@@ -57,10 +57,11 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 
 
-def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict]:
+def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict, Facts]:
     """Every attempt read back with its outcome: the ``workload_runs``, ``startup_latency`` and ledger rows, the
-    attempts' timelines for the class's collector, and the summary so far. The pods, events and records it reads
-    (10,000 pods and their events are hundreds of MiB) are gone once it returns, before the class's collector."""
+    attempts' timelines for the class's collector, the summary so far and the facts preemptors were resolved on
+    (the services' replicas are judged on them too). The pods, events and records it reads (10,000 pods and their
+    events are hundreds of MiB) are gone once it returns, before the class's collector."""
     admin = ctx.admin("collect evidence")
     pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
     ctx.writer.write_json("pods", pods)
@@ -69,8 +70,9 @@ def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict]:
     records = ctx.platform_records()
     probes = {i.name: ctx.plan.tenant(i.tenant).namespace for i in class_items(ctx.plan, ctx.test_class)}
     attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
+    facts = preemption_facts(ctx, records)
     timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events,
-                                   decisions(ctx), preemption_facts(ctx, records))
+                                   decisions(ctx), facts)
     for r in runs:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
@@ -83,7 +85,7 @@ def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict]:
                "resubmitted": sum(1 for a in attempts if a.number > 1),
                "release_spread_seconds": release.get("release_spread_seconds"),
                "arrival_spread_seconds": release.get("arrival_spread_seconds"), **startup_summary}
-    return timelines, runs, summary
+    return timelines, runs, summary, facts
 
 
 def preemption_facts(ctx: RunContext, records) -> Facts:

@@ -10,9 +10,12 @@ from gpupoc.common.timefmt import parse_time
 from gpupoc.evidence.service_tables import (ServiceHistoryRow, ServiceProbeRow, ServiceRecoveryRow,
                                             ServiceReplicaRow, ServiceSloRow)
 from gpupoc.pipeline.k8s import pod_gpus
+from gpupoc.pipeline.preemptors import Facts, KnownPod, Preemption, judge, known_pod
 from gpupoc.pipeline.service_history import (Replica, Snapshot, endpoint_dropped_at, replacement_ready_at,
                                              replica_end)
-from gpupoc.pipeline.service_slo import ProbeRow, judge, parse_rows
+from gpupoc.pipeline.service_slo import ProbeRow, parse_rows
+from gpupoc.pipeline.service_slo import judge as judge_slo
+from gpupoc.pipeline.workload_outcome import event_statements
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.service import service_selector
 from gpupoc.steps.context import RunContext
@@ -30,8 +33,9 @@ def expected_tables(ctx: RunContext) -> tuple[str, ...]:
     return SERVICE_TABLE_NAMES + (("service_recovery",) if getattr(ctx.spec, "service_failures", None) else ())
 
 
-def collect_services(ctx: RunContext, runs: list[dict]) -> dict:
-    """Every service table of the run; a summary for the manifest."""
+def collect_services(ctx: RunContext, runs: list[dict], facts: Facts | None = None) -> dict:
+    """Every service table of the run; a summary for the manifest. ``facts``: where a replica's preemptor is
+    looked for (``steps.collect.preemption_facts`` with the wave's pods), else the wave's rows alone."""
     services = deployed(ctx)
     if not services:
         return {}
@@ -43,7 +47,8 @@ def collect_services(ctx: RunContext, runs: list[dict]) -> dict:
                      source="load pod log (gpupoc/workload load)")
     ctx.writer.write("service_slo", slo, source="pipeline (service_probes against the plan's SLO)")
     ctx.writer.write("service_history", [_history_row(s) for s in history], source=SOURCE)
-    ctx.writer.write("service_replicas", _replica_rows(ctx, services, replicas, runs), source=SOURCE)
+    ctx.writer.write("service_replicas", _replica_rows(ctx, services, replicas, runs, facts),
+                     source=SOURCE)
     summary = {"services": len(services), "slo_held": sum(1 for r in slo if r.held),
                "slo_harness_lag": sum(1 for r in slo if r.harness_lag)}
     if getattr(ctx.spec, "service_failures", None):
@@ -85,7 +90,7 @@ def _probe_table_row(d: Deployed, r: ProbeRow) -> ServiceProbeRow:
 
 def _slo_row(ctx: RunContext, d: Deployed, rows: list[ProbeRow]) -> ServiceSloRow:
     slo = ctx.plan.workload(d.entry.workload).service.slo
-    result = judge(rows, slo, d.name)
+    result = judge_slo(rows, slo, d.name)
     times = [parse_time(r.ts) for r in rows if parse_time(r.ts) is not None]
     return ServiceSloRow(
         service=d.name, workload=d.entry.workload, tenant=d.tenant.name, traffic_started_at=min(times, default=None),
@@ -105,39 +110,58 @@ def _history_row(s: Snapshot) -> ServiceHistoryRow:
                              ready_endpoint_pods=",".join(s.ready_endpoints) or None)
 
 
-def _replica_rows(ctx: RunContext, services: list[Deployed], replicas: list[Replica],
-                  runs: list[dict]) -> list[ServiceReplicaRow]:
-    """Each replica's life and end; a preemption is ``preempted_by_higher`` only when the platform named a
-    preemptor of higher priority (an unnamed one proves nothing)."""
+def _replica_rows(ctx: RunContext, services: list[Deployed], replicas: list[Replica], runs: list[dict],
+                  facts: Facts | None = None) -> list[ServiceReplicaRow]:
+    """Each replica's life and end; a preemption is judged as QC-13 judges one (``pipeline/preemptors.py``):
+    ``preempted_by_higher`` only for a preemptor the platform's records resolve to a pod of higher priority,
+    None (``preemption_judged`` unresolved: SVC-04 not verified) when none does. Priorities alone decide,
+    whatever the queues."""
     tenants = {d.name: d.tenant.name for d in services}
     records = ctx.platform_records(sorted({d.namespace for d in services}))
-    priorities = {f"{r.get('namespace')}/{r.get('pod')}": r.get("priority") for r in runs}
+    facts = _facts(runs, replicas, records, facts)
     rows = []
     for r in sorted(replicas, key=lambda r: r.first_seen):
         meta, spec = r.pod["metadata"], r.pod.get("spec") or {}
         service = (meta.get("labels") or {}).get(L.SERVICE, "")
         end = replica_end(r, records.events, records.deletions.get((meta["namespace"], r.name), []))
-        mine = spec.get("priority")
-        preempted = end.outcome == "preempted"
-        theirs = _priority(ctx, end.by, priorities) if preempted else None
+        p = _preemption(r, end, records.events, facts) if end.outcome == "preempted" else None
         rows.append(ServiceReplicaRow(
             service=service, tenant=tenants.get(service, meta["namespace"]), pod=r.name, node=spec.get("nodeName"),
-            gpus=pod_gpus(r.pod), priority=mine, created_at=parse_time(meta.get("creationTimestamp")), ready_at=r.ready_at,
-            ended_at=end.at, end=end.outcome, end_reason=end.reason, end_message=end.message,
-            preemptor=end.by if preempted else None, preemptor_priority=theirs,
-            preempted_by_higher=(theirs is not None and mine is not None and theirs > mine) if preempted else None))
+            gpus=pod_gpus(r.pod), priority=spec.get("priority"), created_at=parse_time(meta.get("creationTimestamp")),
+            ready_at=r.ready_at, ended_at=end.at, end=end.outcome, end_reason=end.reason, end_message=end.message,
+            **_preemption_columns(p)))
     return rows
 
 
-def _priority(ctx: RunContext, preemptor: str | None, known: dict[str, int | None]) -> int | None:
-    """The preemptor's priority: from the wave's rows, else its pod as the administrator reads it now."""
-    if not preemptor or "/" not in preemptor:
-        return None
-    if known.get(preemptor) is not None:
-        return known[preemptor]
-    ns, name = preemptor.split("/", 1)
-    r = ctx.reader().call("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
-    return ((r.body or {}).get("spec") or {}).get("priority") if r.ok else None
+def _preemption_columns(p: Preemption | None) -> dict:
+    if p is None:
+        return {}
+    return {"preemptor": p.preemptor, "preemptor_priority": p.priority, "preempted_by_higher": p.by_higher,
+            "preemptor_named_by": p.named_by, "preemption_judged": p.judgement.value}
+
+
+def _facts(runs: list[dict], replicas: list[Replica], records, facts: Facts | None) -> Facts:
+    """Where preemptors are looked for: ``facts`` (else the wave's rows), the replicas, the services' records."""
+    if facts is None:
+        facts = Facts()
+        for r in runs:
+            facts.add(KnownPod(f"{r.get('namespace')}/{r.get('pod')}", r.get("priority"), r.get("node")))
+    for r in replicas:
+        facts.add(known_pod(r.pod))
+    for uid, key in (getattr(records, "uids", None) or {}).items():
+        facts.uids.setdefault(uid, key)
+    for key, deletes in (records.deletions or {}).items():
+        facts.deletions.setdefault(key, deletes)
+    return facts.with_bindings()
+
+
+def _preemption(r: Replica, end, events: list[dict], facts: Facts) -> Preemption:
+    """SVC-04 on one preempted replica: its end as a ``workload_runs`` row, judged on the platform's records."""
+    meta, spec = r.pod["metadata"], r.pod.get("spec") or {}
+    victim = {"namespace": meta["namespace"], "pod": r.name, "priority": spec.get("priority"),
+              "node": spec.get("nodeName"), "outcome": "preempted", "outcome_by": end.by,
+              "outcome_source": "replica end", "outcome_reason": end.reason, "outcome_message": end.message}
+    return judge(victim, event_statements(events, meta["namespace"], r.name), facts, within_queue=False)
 
 
 def _recovery_rows(ctx: RunContext, services: list[Deployed], history: list[Snapshot], replicas: list[Replica],

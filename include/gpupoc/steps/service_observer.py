@@ -1,6 +1,8 @@
 """The ``observe_services`` task: every second, each service's Deployment, EndpointSlices and replicas, from
 before the wave's release until the traffic has ended and every wave item is decided (``steps.wave_end``;
-docs/services.md). A class whose preflight refused it deployed nothing: the task ends at once."""
+docs/services.md). A class whose preflight refused it deployed nothing: the task ends at once. A load nobody will
+create is not waited for: its traffic task recorded a failure, or the wave's observer ended (the wave is over) and
+no load pod of the service exists."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from gpupoc.pipeline import waits
 from gpupoc.pipeline.service_history import ReplicaTracker, Snapshot, snapshots
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.service import service_selector
-from gpupoc.steps.services import LOAD_ROLE, deployed
+from gpupoc.steps.markers import OBSERVER_END
+from gpupoc.steps.services import LOAD_ROLE, Deployed, deployed, load_failed
 from gpupoc.steps.wave_end import WaveEnd, preflight_refused
 
 HISTORY_FILE = "service_history"        # files/service_history.json: the snapshots
@@ -32,7 +35,6 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
         return {"services": len(services), "snapshots": 0, "complete": True,
                 "skipped": "prerequisites missing (preflight): nothing was deployed nor submitted"}
     names = [d.name for d in services]
-    loads_expected = sum(1 for d in services if d.entry.traffic)
     traffic = max((d.entry.traffic_seconds or ctx.plan.workload(d.entry.workload).service.traffic.duration_seconds
                    for d in services), default=0)
     budget = ctx.observe_timeout_s() + traffic
@@ -45,8 +47,8 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
                      "wave to end", budget)
     try:
         while True:
-            ended = _look(ctx, names, history, tracker)
-            done = ended >= loads_expected and end.over(ctx)
+            loads = _look(ctx, names, history, tracker)
+            done = _loads_over(ctx, services, loads) and end.over(ctx)
             if done or time.monotonic() >= deadline:
                 break
             if time.monotonic() - saved > CHECKPOINT_SECONDS:
@@ -60,8 +62,8 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
             "complete": done, "wave": end.why or "not decided when the budget ran out"}
 
 
-def _look(ctx, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> int:
-    """One snapshot of every service; the number of load pods that have ended."""
+def _look(ctx, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> list[dict]:
+    """One snapshot of every service; the load pods seen."""
     reader = ctx.reader()
     selector = service_selector(ctx.run_id, ctx.test_class)
     namespaces = sorted({d.namespace for d in deployed(ctx)})
@@ -74,7 +76,22 @@ def _look(ctx, names: list[str], history: list[Snapshot], tracker: ReplicaTracke
     loads = [p for p in pods if (p["metadata"].get("labels") or {}).get(L.ROLE) == LOAD_ROLE]
     history.extend(snapshots(at, names, deps, slices))
     tracker.see(at, [p for p in pods if p not in loads])
-    return sum(1 for p in loads if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"))
+    return loads
+
+
+def _loads_over(ctx, services: list[Deployed], loads: list[dict]) -> bool:
+    """Every service with traffic has its load over: its load pods ended, its traffic task recorded a failure
+    (``steps.services.load_failed``), or it has no load pod once the wave's observer ended (``files/observer_end``):
+    its task ended without creating one."""
+    observer_ended = ctx.files(OBSERVER_END).is_file()
+    for d in services:
+        if not d.entry.traffic:
+            continue
+        mine = [p for p in loads if (p["metadata"].get("labels") or {}).get(L.SERVICE) == d.name]
+        ended = bool(mine) and all((p.get("status") or {}).get("phase") in ("Succeeded", "Failed") for p in mine)
+        if not (ended or load_failed(ctx, d.entry.workload) or (not mine and observer_ended)):
+            return False
+    return True
 
 
 def _items(reader, path: str, selector: str) -> list[dict]:

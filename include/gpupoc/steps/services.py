@@ -27,6 +27,9 @@ from gpupoc.podspec.kpo import identity_kwargs
 from gpupoc.podspec.service import ServiceObjects, service_objects, service_selector
 
 SERVICES_READY = "services_ready"   # files/services_ready.json: each service's rollout, written by services_ready
+# files/service_load_failed-<workload>.json: the service's ``service_traffic`` task failed (its load pod refused,
+# never started or failed); the observer waits no longer for that load
+LOAD_FAILED_PREFIX = "service_load_failed-"
 LOAD_ROLE = "service-load"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 # How long a rollout may take beyond its replicas' warm-up: image pull, scheduling, the first readiness probes.
@@ -101,6 +104,22 @@ def load_pod(ctx, workload: str) -> tuple[dict, Tenant]:
                         {"key": HOSTNAME_LABEL, "operator": "NotIn", "values": sorted(avoid)}]}]}}}
             return pod, d.tenant
     raise KeyError(f"test_classes.{ctx.test_class}.services has no service of workload {workload!r}")
+
+
+def record_load_failure(ctx, workload: str, error: BaseException | None) -> None:
+    """The ``service_traffic`` task of ``workload`` failed with ``error`` (its kind and HTTP status are kept, not
+    its text); None: a new try began, and no past failure counts."""
+    if error is None:
+        ctx.files(f"{LOAD_FAILED_PREFIX}{workload}").unlink(missing_ok=True)
+        return
+    ctx.writer.write_json(f"{LOAD_FAILED_PREFIX}{workload}", {
+        "service": workload, "at": rfc3339(utcnow()), "error": type(error).__name__,
+        "status": getattr(error, "status", None)})
+
+
+def load_failed(ctx, workload: str) -> bool:
+    """Whether the ``service_traffic`` task of ``workload`` recorded a failure (``record_load_failure``)."""
+    return ctx.files(f"{LOAD_FAILED_PREFIX}{workload}").is_file()
 
 
 def replica_nodes(ctx, d: Deployed) -> set[str]:
