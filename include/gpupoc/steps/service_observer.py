@@ -13,7 +13,6 @@ from gpupoc.pipeline import waits
 from gpupoc.pipeline.service_history import ReplicaTracker, Snapshot, snapshots
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.service import service_selector
-from gpupoc.steps.markers import OBSERVER_END
 from gpupoc.steps.services import LOAD_ROLE, Deployed, deployed, load_failed
 from gpupoc.steps.wave_end import WaveEnd, preflight_refused
 
@@ -80,16 +79,15 @@ def _look(ctx, names: list[str], history: list[Snapshot], tracker: ReplicaTracke
 
 
 def _loads_over(ctx, services: list[Deployed], loads: list[dict]) -> bool:
-    """Every service with traffic has its load over: its load pods ended, its traffic task recorded a failure
-    (``steps.services.load_failed``), or it has no load pod once the wave's observer ended (``files/observer_end``):
-    its task ended without creating one."""
-    observer_ended = ctx.files(OBSERVER_END).is_file()
+    """Every service with traffic has its load over: its load pods ended, or its traffic task recorded a failure
+    (``steps.services.load_failed``). A load pod not created yet is waited for, even once the wave's observer
+    ended: its task may still be queued, and the traffic it sends is what SVC-01 judges."""
     for d in services:
         if not d.entry.traffic:
             continue
         mine = [p for p in loads if (p["metadata"].get("labels") or {}).get(L.SERVICE) == d.name]
         ended = bool(mine) and all((p.get("status") or {}).get("phase") in ("Succeeded", "Failed") for p in mine)
-        if not (ended or load_failed(ctx, d.entry.workload) or (not mine and observer_ended)):
+        if not (ended or load_failed(ctx, d.entry.workload)):
             return False
     return True
 
