@@ -15,16 +15,14 @@ Run: ``python -m gpupoc.monitoring.audit_webhook --port 9096 --record var/audit/
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from gpupoc.exceptions import ConfigError
-from gpupoc.monitoring.intake_auth import IntakeAuth, RefusalLog, add_auth_args, auth_from_args
-from gpupoc.monitoring.receiver import HEALTH_PATHS, ReceiverHandler, listen, listening_line, serve_until_stopped
+from gpupoc.monitoring.intake_auth import IntakeAuth, RefusalLog
+from gpupoc.monitoring.receiver import HEALTH_PATHS, ReceiverHandler, listen, run_main
 
 ACCEPTED_VERSIONS = ("audit.k8s.io/v1",)
 MAX_BODY = 64 * 1024 * 1024  # a 400-event batch of RequestResponse events stays well below
@@ -119,20 +117,8 @@ def serve(host: str, port: int, record_path: Path, auth: IntakeAuth | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpupoc.monitoring.audit_webhook", description=__doc__.split("\n")[0])
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=0)
-    p.add_argument("--record", type=Path, required=True, help="JSON-lines file the audit events are appended to")
-    add_auth_args(p)
-    args = p.parse_args(argv)
-    try:
-        auth = auth_from_args(args, args.record.resolve().parent, "audit webhook")
-        httpd = serve(args.host, args.port, args.record, auth)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return serve_until_stopped(httpd, listening_line("audit webhook", args.host, httpd, args.record, auth))
-
+    return run_main(argv, "gpupoc.monitoring.audit_webhook", __doc__, "the audit events", "audit webhook",
+                    "audit webhook", serve)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -61,7 +61,7 @@ def check_bind(host: str, auth: IntakeAuth, what: str) -> None:
     """Refuse to listen on ``host`` beyond loopback without both the token and TLS."""
     if is_loopback(host) or (auth.token and auth.tls):
         return
-    missing = " and ".join(m for m, off in (("a bearer token", not auth.token), ("TLS", not auth.tls)) if off)
+    missing = " and ".join(m for m, off in (("bearer token", not auth.token), ("TLS", not auth.tls)) if off)
     raise ConfigError("--host", [
         f"{host!r}: the {what} listens beyond loopback only with a bearer token and TLS, and it has no {missing}; "
         "drop --no-token/--no-tls (by default it generates both and writes them into its sender's config), or "

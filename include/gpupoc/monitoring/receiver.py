@@ -21,6 +21,7 @@ import threading
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Callable
 
 from gpupoc.exceptions import ConfigError
 from gpupoc.monitoring.intake_auth import (IntakeAuth, RefusalLog, add_auth_args, auth_from_args, bearer_refusal,
@@ -169,19 +170,30 @@ def listening_line(what: str, host: str, httpd: ThreadingHTTPServer, record: Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gpupoc.monitoring.receiver", description=__doc__.split("\n")[0])
+    return run_main(argv, "gpupoc.monitoring.receiver", __doc__, "the notifications", "alert receiver", "receiver",
+                    serve)
+
+
+Serve = Callable[[str, int, Path, IntakeAuth], ThreadingHTTPServer]
+
+
+def run_main(argv: list[str] | None, module: str, doc: str | None, records: str, what: str, banner: str,
+             serve_fn: Serve) -> int:
+    """``python -m <module>`` of an evidence receiver: its flags, its token and TLS, serve until stopped; a bad
+    flag is one line on stderr and exit 2."""
+    p = argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").split("\n")[0])
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0)
-    p.add_argument("--record", type=Path, required=True, help="JSON-lines file the notifications are appended to")
+    p.add_argument("--record", type=Path, required=True, help=f"JSON-lines file {records} are appended to")
     add_auth_args(p)
     args = p.parse_args(argv)
     try:
-        auth = auth_from_args(args, args.record.resolve().parent, "alert receiver")
-        httpd = serve(args.host, args.port, args.record, auth)
+        auth = auth_from_args(args, args.record.resolve().parent, what)
+        httpd = serve_fn(args.host, args.port, args.record, auth)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return serve_until_stopped(httpd, listening_line("receiver", args.host, httpd, args.record, auth))
+    return serve_until_stopped(httpd, listening_line(banner, args.host, httpd, args.record, auth))
 
 
 def serve_until_stopped(httpd: ThreadingHTTPServer, banner: str) -> int:

@@ -101,7 +101,8 @@ def test_an_item_whose_pod_nobody_created_nor_refused_keeps_the_wave_open_until_
     assert end.over(ctx) is True and end.why == "the observer ended"
 
 
-def test_a_preempted_attempt_the_task_resubmits_is_awaited_until_its_successor_ends(make_ctx):
+def preempted_and_resubmitted(make_ctx):
+    """A wave whose first item's attempt was preempted and its task said it resubmits; a waiter on a fake clock."""
     ctx = make_ctx()
     item = ctx.items[0]
     key, ns = item["workload_key"], item["namespace"]
@@ -109,7 +110,11 @@ def test_a_preempted_attempt_the_task_resubmits_is_awaited_until_its_successor_e
     ctx.writer.write_json(f"decision-{key}-try1", TaskDecision(
         key, ns, f"{key}-x1", 1, O.PREEMPTED, "preempted", NextAttempt.RESUBMIT, AT).to_dict())
     clock = Clock()
-    end = WaveEnd(clock=clock)
+    return ctx, item, key, ns, clock, WaveEnd(clock=clock)
+
+
+def test_a_preempted_attempt_the_task_resubmits_is_awaited_until_its_successor_ends(make_ctx):
+    ctx, item, key, ns, clock, end = preempted_and_resubmitted(make_ctx)
     assert end.over(ctx) is False and end.open[0].after == f"{key}-x1"
     again = wave_pod(ctx, item, suffix="x2", gates=(), created=AT + timedelta(seconds=10), phase="Running")
     ctx.factory.api.pods[(ns, f"{key}-x2")] = again
@@ -120,14 +125,7 @@ def test_a_preempted_attempt_the_task_resubmits_is_awaited_until_its_successor_e
 
 
 def test_a_resubmission_that_never_comes_is_awaited_at_most_the_plans_wait(make_ctx):
-    ctx = make_ctx()
-    item = ctx.items[0]
-    key, ns = item["workload_key"], item["namespace"]
-    wave(ctx, skip=(key,))
-    ctx.writer.write_json(f"decision-{key}-try1", TaskDecision(
-        key, ns, f"{key}-x1", 1, O.PREEMPTED, "preempted", NextAttempt.RESUBMIT, AT).to_dict())
-    clock = Clock()
-    end = WaveEnd(clock=clock)
+    ctx, item, key, ns, clock, end = preempted_and_resubmitted(make_ctx)
     assert end.over(ctx) is False
     clock.now = ctx.spec.resubmission.wait_seconds + 1
     assert end.over(ctx) is True
