@@ -2,15 +2,16 @@
 
 The report names the platform (the plan's name for it), the plan and the window's time zone from these rows,
 and tells the simulated cluster from a real one by what the cluster itself says: the simulated cluster
-annotates each of its nodes ``gpupoc.io/simulated: "true"`` (``gpupoc.sim.bootstrap``), a real node never
-carries it. A plan flag alone would be the plan's word against the cluster's.
+annotates each of its nodes ``gpupoc.io/simulated: "true"`` (``gpupoc.kube.labels.SIMULATED_ANNOTATION``), a
+real node never carries it. A plan flag alone would be the plan's word against the cluster's.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-SIMULATED_ANNOTATION = "gpupoc.io/simulated"
+from gpupoc.kube.labels import SIMULATED_ANNOTATION
+
 PLATFORM_NAME = "platform.name"
 PLAN_NAME = "plan.name"
 TIMEZONE = "window.timezone"

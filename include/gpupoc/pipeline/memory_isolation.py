@@ -21,12 +21,9 @@ from datetime import datetime
 
 from gpupoc.evidence.sharing_tables import MemoryIsolationRow
 from gpupoc.evidence.subject import HAMI_REGISTER, sharing_of
+from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
 
 P1 = "P1"
-GPU = "nvidia.com/gpu"
-GPUMEM = "nvidia.com/gpumem"                # HAMi: MiB per vGPU (Project-HAMi/HAMi docs/config.md)
-GPUMEM_PERCENTAGE = "nvidia.com/gpumem-percentage"
-GPUCORES = "nvidia.com/gpucores"
 USE_GPUUUID = "nvidia.com/use-gpuuuid"      # HAMi: the cards a pod may use (pkg/device/nvidia/device.go)
 HOSTNAME = "kubernetes.io/hostname"
 SHARING_STRATEGIES = ("hami", "time-slicing", "mps")  # where a card's UUID is the same in every pod on it

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpupoc.common.constants import GPU_QUOTA_KEY
+from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.model import CheckResult, failed, not_applicable, ok
 from gpupoc.preflight.queue_match import kai_differences, kueue_differences, volcano_differences

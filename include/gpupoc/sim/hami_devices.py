@@ -26,11 +26,9 @@ import json
 from dataclasses import dataclass, field
 from enum import Enum
 
+from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
+
 SCHEDULER_NAME = "hami-scheduler"
-GPU = "nvidia.com/gpu"
-GPUMEM = "nvidia.com/gpumem"
-GPUMEM_PERCENTAGE = "nvidia.com/gpumem-percentage"
-GPUCORES = "nvidia.com/gpucores"
 DEVICE_TYPE = "NVIDIA"
 
 # annotations HAMi writes on the pod

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gpupoc.exceptions import ConfigError
+from gpupoc.kube.schedulers import SchedulerMode, parse_mode
 from gpupoc.sim.api.discovery import resource_list
 from gpupoc.sim.api.registry import group_versions, lookup
-from gpupoc.sim.modes import SchedulerMode, parse_mode
 
 from .gang_helpers import mode_state
 
