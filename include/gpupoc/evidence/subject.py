@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from gpupoc.kube.hami import NODE_REGISTER  # HAMi's device plugin registers the node's cards here
 from gpupoc.kube.labels import SIMULATED_ANNOTATION
 
 PLATFORM_NAME = "platform.name"
@@ -19,7 +20,6 @@ SIMULATED_NODES = "nodes.simulated"
 KUBERNETES_VERSION = "kubernetes.gitVersion"
 ADAPTER = "adapter"
 GPU_SHARING = "nodes.gpu_sharing"
-HAMI_REGISTER = "hami.io/node-nvidia-register"  # HAMi's device plugin registers the node's cards here
 
 
 def simulated_nodes(nodes: Iterable[dict[str, Any]]) -> int:
@@ -34,7 +34,7 @@ def sharing_of(node: dict[str, Any]) -> str:
     (``nvidia.com/mig.strategy`` single or mixed), else ``none``."""
     meta = node.get("metadata") or {}
     labels = meta.get("labels") or {}
-    if HAMI_REGISTER in (meta.get("annotations") or {}):
+    if NODE_REGISTER in (meta.get("annotations") or {}):
         return "hami"
     strategy = labels.get("nvidia.com/gpu.sharing-strategy", "none")
     if strategy in ("time-slicing", "mps"):
