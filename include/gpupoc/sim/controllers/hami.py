@@ -26,9 +26,9 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 
-from gpupoc.sim import clock
 from gpupoc.kube import hami as HAMI
 from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
+from gpupoc.sim import clock
 from gpupoc.sim import hami_devices as H
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import scheduling as S
