@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.config import emptied, load_cluster_config, shipped_config
-from gpupoc.sim.modes import SchedulerMode
 
 from .conftest import SimServer, launch, wait_for
 

@@ -32,9 +32,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.pipeline.common import repo_root
 from gpupoc.sim.config import shipped_config
-from gpupoc.sim.modes import SchedulerMode
 
 from .class_runner import run_class
 from .test_sim_api import gpu_pod

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.config import CLUSTERS_DIR, shipped_config
-from gpupoc.sim.modes import SchedulerMode
 
 from .class_runner import run_class
 from .plans import plan_on_cluster

@@ -12,7 +12,7 @@ import sys
 import pytest
 import yaml
 
-from gpupoc.sim.modes import SchedulerMode
+from gpupoc.kube.schedulers import SchedulerMode
 
 from .conftest import wait_for
 from .real_cluster import REPO, lines, prepare

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.config import shipped_config
-from gpupoc.sim.modes import SchedulerMode
 
 from .conftest import launch, wait_for
 

@@ -12,11 +12,11 @@ from datetime import datetime, timezone
 
 import pytest
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.monitoring import slices as S
 from gpupoc.monitoring.promclient import PrometheusClient
 from gpupoc.monitoring.results import Window
 from gpupoc.sim.config import shipped_config
-from gpupoc.sim.modes import SchedulerMode
 
 from .conftest import launch, wait_for
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.config import shipped_config
-from gpupoc.sim.modes import SchedulerMode
 
 from .class_runner import run_class
 from .test_memory_isolation import I, small_plan

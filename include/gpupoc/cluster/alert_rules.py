@@ -5,6 +5,7 @@ Prometheus Operator ``PrometheusRule`` (``monitoring.coreos.com/v1``) or as the 
 from __future__ import annotations
 
 from gpupoc.cluster.yamldoc import Doc, render
+from gpupoc.kube.labels import PART_OF
 from gpupoc.monitoring.config import monitoring_dir, render_rules
 
 RULES_FILE = "rules/gpupoc.rules.yml"
@@ -19,7 +20,7 @@ def render_prometheus_rule(plan, namespace: str | None = None, labels: dict[str,
                            rule_for: dict[str, str] | None = None) -> str:
     """The PrometheusRule; ``labels`` must match your Prometheus's ``ruleSelector`` (often ``release: <name>``)."""
     meta = {"name": "gpupoc", "namespace": namespace or plan.platform.namespace,
-            "labels": {"app.kubernetes.io/part-of": "gpupoc", **(labels or {})}}
+            "labels": {**PART_OF, **(labels or {})}}
     doc = Doc({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": meta,
                "spec": rule_groups(rule_for)},
               "gpupoc's alert rules for the Prometheus Operator (kube-prometheus-stack): kubectl apply -f this file.\n"

@@ -3,7 +3,7 @@
 In apply order: Namespaces, PriorityClasses, ServiceAccounts, RBAC (``cluster.rbac``), ResourceQuotas, the
 artifact index ConfigMaps of the audit class, and the adapter's queues when ``cluster.queues`` declares them
 (Kueue ResourceFlavors, ClusterQueues with their cohorts and LocalQueues; Volcano Queues; KAI Queues, after
-each project's own types: ``gpupoc.sim.queue_objects`` builds the same objects for the simulated cluster).
+each project's own types: ``gpupoc.kube.queue_objects`` builds them, for the simulated cluster too).
 The audit policy and the alert rules go to other files (``audit_policy``, ``alert_rules``): the API server
 and Prometheus read those, not ``kubectl apply``.
 """
@@ -12,15 +12,11 @@ from __future__ import annotations
 
 from gpupoc.cluster.rbac import rbac_documents
 from gpupoc.cluster.yamldoc import Doc, render
-from gpupoc.common.constants import GPU, GPU_QUOTA_KEY
+from gpupoc.kube.labels import PART_OF, TENANT_LABEL
+from gpupoc.kube.queue_objects import cluster_queue, kai_queue, volcano_queue
+from gpupoc.kube.resources import GPU, GPU_QUOTA_KEY
+from gpupoc.kube.schedulers import KAI_QUEUE_VERSION, KUEUE_VERSION, VOLCANO_VERSION
 from gpupoc.pipeline.audit import ARTIFACT_INDEX
-from gpupoc.sim.queue_objects import cluster_queue, kai_queue, volcano_queue
-
-PART_OF = {"app.kubernetes.io/part-of": "gpupoc"}
-TENANT_LABEL = "gpupoc.io/tenant"
-KUEUE_V = "kueue.x-k8s.io/v1beta1"
-VOLCANO_V = "scheduling.volcano.sh/v1beta1"
-KAI_V = "scheduling.run.ai/v2"
 
 
 def quota_name(namespace: str) -> str:
@@ -91,13 +87,14 @@ def queues(plan) -> list[Doc]:
     if adapter == "kueue" and q.kueue is not None:
         return _kueue(plan, q.kueue)
     if adapter == "volcano" and q.volcano is not None:
-        return [Doc(_obj(VOLCANO_V, "Queue", volcano_queue(v)), f"Volcano queue {v.name}") for v in q.volcano.queues]
+        return [Doc(_obj(VOLCANO_VERSION, "Queue", volcano_queue(v)), f"Volcano queue {v.name}")
+                for v in q.volcano.queues]
     if adapter == "kai" and q.kai is not None:
         children: dict[str, list[str]] = {}
         for k in q.kai.queues:
             if k.parent:
                 children.setdefault(k.parent, []).append(k.name)
-        return [Doc(_obj(KAI_V, "Queue", kai_queue(k, children.get(k.name, []))),
+        return [Doc(_obj(KAI_QUEUE_VERSION, "Queue", kai_queue(k, children.get(k.name, []))),
                     f"KAI queue {k.name}" + (f" under {k.parent}" if k.parent else " (top level)"))
                 for k in q.kai.queues]
     return []
@@ -107,15 +104,15 @@ def _kueue(plan, kq) -> list[Doc]:
     out = []
     for flavor in sorted({cq.flavor for cq in kq.cluster_queues}):
         pool = plan.pool(flavor)
-        out.append(Doc({"apiVersion": KUEUE_V, "kind": "ResourceFlavor", "metadata": _meta(flavor),
+        out.append(Doc({"apiVersion": KUEUE_VERSION, "kind": "ResourceFlavor", "metadata": _meta(flavor),
                         "spec": {"nodeLabels": dict(pool.node_selector)}},
                        f"Kueue flavor of pool {flavor}: its nodes by pools[].node_selector"))
     for cq in kq.cluster_queues:
         cohort = f", cohort {cq.cohort} (Kueue forms the cohort from the name)" if cq.cohort else ""
-        out.append(Doc(_obj(KUEUE_V, "ClusterQueue", cluster_queue(cq)),
+        out.append(Doc(_obj(KUEUE_VERSION, "ClusterQueue", cluster_queue(cq)),
                        f"Kueue ClusterQueue {cq.name}: {cq.nominal_gpus} {GPU} of flavor {cq.flavor}{cohort}"))
     for lq in kq.local_queues:
-        out.append(Doc({"apiVersion": KUEUE_V, "kind": "LocalQueue", "metadata": _meta(lq.name, lq.namespace),
+        out.append(Doc({"apiVersion": KUEUE_VERSION, "kind": "LocalQueue", "metadata": _meta(lq.name, lq.namespace),
                         "spec": {"clusterQueue": lq.cluster_queue}}, f"Kueue LocalQueue of {lq.namespace}"))
     return out
 

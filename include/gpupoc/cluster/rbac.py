@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from gpupoc.cluster.access import ALL_CLASSES, Need, Scope, Who, needs_for
 from gpupoc.cluster.yamldoc import Doc
+from gpupoc.kube.labels import PART_OF, TENANT_ROLE
 
 RBAC_API = "rbac.authorization.k8s.io"
-TENANT_ROLE = "gpupoc-tenant"
 RUNNER_ROLE = "gpupoc-runner"
 RUNNER_TENANTS_ROLE = "gpupoc-runner-tenants"
 VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
@@ -57,7 +57,7 @@ def rules_of(needs: list[Need]) -> list[Rule]:
 
 def role(kind: str, name: str, namespace: str | None, rules: list[Rule], header: str) -> Doc:
     """A Role or ClusterRole whose rules carry their comments."""
-    meta: dict = {"name": name, "labels": {"app.kubernetes.io/part-of": "gpupoc"}}
+    meta: dict = {"name": name, "labels": dict(PART_OF)}
     if namespace:
         meta["namespace"] = namespace
     obj = {"apiVersion": f"{RBAC_API}/v1", "kind": kind, "metadata": meta, "rules": [r.as_dict() for r in rules]}
@@ -66,7 +66,7 @@ def role(kind: str, name: str, namespace: str | None, rules: list[Rule], header:
 
 def binding(kind: str, name: str, namespace: str | None, role_kind: str, role_name: str, sa: str,
             sa_ns: str, header: str = "") -> Doc:
-    meta: dict = {"name": name, "labels": {"app.kubernetes.io/part-of": "gpupoc"}}
+    meta: dict = {"name": name, "labels": dict(PART_OF)}
     if namespace:
         meta["namespace"] = namespace
     return Doc({"apiVersion": f"{RBAC_API}/v1", "kind": kind, "metadata": meta,

@@ -1,12 +1,12 @@
-"""Names the pipeline, the pod builder and the probes share."""
+"""Names the pipeline, the pod builder and the probes share (the GPU resource names: ``gpupoc.kube.resources``)."""
 
-GPU = "nvidia.com/gpu"
-GPUMEM = "nvidia.com/gpumem"  # HAMi: MiB of each vGPU (Project-HAMi/HAMi chart values.yaml)
-GPUMEM_PERCENTAGE = "nvidia.com/gpumem-percentage"  # HAMi: percent of the card's memory
-GPUCORES = "nvidia.com/gpucores"  # HAMi: percent of the card's SMs
-# The ResourceQuota key that limits a namespace's GPUs (requests of pending and running pods count).
-GPU_QUOTA_KEY = f"requests.{GPU}"
+from pathlib import Path
+
 # The scheduling gate the pipeline owns: pods are created held by it, the release task lifts it for all.
 PIPELINE_GATE = "gpupoc.io/wave-release"
 # Annotation the release task writes on each pod: when its gate was lifted (kept across task reruns).
 RELEASED_AT = "gpupoc.io/released-at"
+# Where ``gpupoc sim serve`` keeps its state unless told otherwise (kubeconfigs, sim.json, audit log), and what
+# a data directory it has used holds (sim.json only while it runs): a plan's kubeconfig there appears later.
+SIM_DATA_DIR = Path("var/sim")
+SIM_STATE_ENTRIES = ("sim.json", "pki")

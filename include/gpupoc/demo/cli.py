@@ -16,11 +16,9 @@ def _repo() -> Path:
 
 def _demo(args: argparse.Namespace) -> int:
     from gpupoc.demo.runner import DemoOptions, main_demo, plan_classes, select_classes
-    from gpupoc.sim.behaviours import parse_behaviours
-    from gpupoc.sim.faults import parse_faults
+    from gpupoc.demo.services import check_sim_profiles
 
-    parse_faults(args.faults or "")  # an unknown profile or class is refused before anything starts
-    parse_behaviours(args.behaviour or "")
+    check_sim_profiles(args.faults or "", args.behaviour or "")  # an unknown profile or class is refused first
     select_classes(args.classes)  # an unknown class is refused before anything starts
     repo = _repo()
     plan = Path(args.plan) if args.plan else repo / "plans" / "default.yaml"

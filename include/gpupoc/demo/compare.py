@@ -38,17 +38,16 @@ def _run(args: argparse.Namespace) -> int:
     from gpupoc.compare import compare
     from gpupoc.demo.candidates import candidates_for, run_candidates
     from gpupoc.demo.runner import select_classes
-    from gpupoc.demo.services import DemoPaths
+    from gpupoc.demo.services import DemoPaths, check_sim_profiles
     from gpupoc.pipeline.common import repo_root
     from gpupoc.plan import load_plan
-    from gpupoc.sim.faults import parse_faults
 
     paths = DemoPaths(repo_root())
     plan = Path(args.plan).resolve() if args.plan else paths.repo / "plans" / COMPARE_PLAN
     platforms = tuple(p.strip() for p in args.platforms.split(",") if p.strip())
     planted = parse_planted(args.faults, platforms)
     for profile in planted.values():
-        parse_faults(profile)  # an unknown profile is refused before anything starts
+        check_sim_profiles(profile)  # an unknown profile is refused before anything starts
     for name in platforms:
         load_plan(f"{plan}#{name}", kubeconfig_later=True)  # an unknown platform is refused before anything starts
     if len(platforms) < 2:

@@ -21,6 +21,8 @@ import yaml
 
 from gpupoc.demo.pids import PidFile, stop
 from gpupoc.exceptions import ConfigError, GpupocError
+from gpupoc.sim.behaviours import parse_behaviours
+from gpupoc.sim.faults import parse_faults
 
 SIM_MARK = "sim serve"
 AIRFLOW_PREFIX = "airflow-"
@@ -117,6 +119,13 @@ def sim_mode_for(plan_file: Path, platform: str = "") -> str:
         raise ConfigError(str(plan_file), [f"platform.adapter: unknown adapter {adapter!r}; one of "
                                            f"{', '.join(SIM_MODE)}"])
     return SIM_MODE[adapter]
+
+
+def check_sim_profiles(faults: str = "", behaviours: str = "") -> None:
+    """Refuse an unknown fault or behaviour profile (or class) before anything starts, with the parsers
+    ``gpupoc sim serve`` reads them with."""
+    parse_faults(faults)
+    parse_behaviours(behaviours)
 
 
 def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path | None = None,

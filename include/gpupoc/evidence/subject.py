@@ -2,15 +2,17 @@
 
 The report names the platform (the plan's name for it), the plan and the window's time zone from these rows,
 and tells the simulated cluster from a real one by what the cluster itself says: the simulated cluster
-annotates each of its nodes ``gpupoc.io/simulated: "true"`` (``gpupoc.sim.bootstrap``), a real node never
-carries it. A plan flag alone would be the plan's word against the cluster's.
+annotates each of its nodes ``gpupoc.io/simulated: "true"`` (``gpupoc.kube.labels.SIMULATED_ANNOTATION``), a
+real node never carries it. A plan flag alone would be the plan's word against the cluster's.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-SIMULATED_ANNOTATION = "gpupoc.io/simulated"
+from gpupoc.kube.hami import NODE_REGISTER  # HAMi's device plugin registers the node's cards here
+from gpupoc.kube.labels import SIMULATED_ANNOTATION
+
 PLATFORM_NAME = "platform.name"
 PLAN_NAME = "plan.name"
 TIMEZONE = "window.timezone"
@@ -18,7 +20,6 @@ SIMULATED_NODES = "nodes.simulated"
 KUBERNETES_VERSION = "kubernetes.gitVersion"
 ADAPTER = "adapter"
 GPU_SHARING = "nodes.gpu_sharing"
-HAMI_REGISTER = "hami.io/node-nvidia-register"  # HAMi's device plugin registers the node's cards here
 
 
 def simulated_nodes(nodes: Iterable[dict[str, Any]]) -> int:
@@ -33,7 +34,7 @@ def sharing_of(node: dict[str, Any]) -> str:
     (``nvidia.com/mig.strategy`` single or mixed), else ``none``."""
     meta = node.get("metadata") or {}
     labels = meta.get("labels") or {}
-    if HAMI_REGISTER in (meta.get("annotations") or {}):
+    if NODE_REGISTER in (meta.get("annotations") or {}):
         return "hami"
     strategy = labels.get("nvidia.com/gpu.sharing-strategy", "none")
     if strategy in ("time-slicing", "mps"):

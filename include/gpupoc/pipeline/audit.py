@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.common.constants import GPU_QUOTA_KEY  # noqa: F401  (quota changes name it)
+from gpupoc.kube.resources import GPU_QUOTA_KEY  # noqa: F401  (quota changes name it)
 from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.exceptions import SourceUnavailable

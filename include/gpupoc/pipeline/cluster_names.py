@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Iterable
 
+from gpupoc.kube.schedulers import KUEUE_VERSION
 from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.pipeline.readable import ClusterNames, ExplainContext, PodRefs
 from gpupoc.pipeline.wave import adapter_name
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.gangs import KAI_PODGROUPS, VOLCANO_PODGROUPS
 
-KUEUE = "/apis/kueue.x-k8s.io/v1beta1"
+KUEUE = f"/apis/{KUEUE_VERSION}"
 # Cluster-scoped and namespaced lists of queue-like objects, per adapter.
 _QUEUES = {
     "kueue": ([f"{KUEUE}/clusterqueues", f"{KUEUE}/resourceflavors", "/apis/kueue.x-k8s.io/v1alpha1/cohorts",

@@ -11,7 +11,7 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from gpupoc.common.constants import GPU_QUOTA_KEY
+from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.evidence import tables as t
 from gpupoc.pipeline.artifacts import ArtifactRecord as Artifact
 from gpupoc.pipeline.audit import AuditMatch as Match

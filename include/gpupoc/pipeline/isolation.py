@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.common.constants import GPU_QUOTA_KEY
+from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.audit import find_audit_event
 from gpupoc.pipeline.k8s import Actor, KubeCaller, Response, request_info

@@ -20,14 +20,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gpupoc.evidence.sharing_tables import MemoryIsolationRow
-from gpupoc.evidence.subject import HAMI_REGISTER, sharing_of
+from gpupoc.evidence.subject import sharing_of
+from gpupoc.kube.hami import NODE_REGISTER, USE_GPUUUID
+from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
 
 P1 = "P1"
-GPU = "nvidia.com/gpu"
-GPUMEM = "nvidia.com/gpumem"                # HAMi: MiB per vGPU (Project-HAMi/HAMi docs/config.md)
-GPUMEM_PERCENTAGE = "nvidia.com/gpumem-percentage"
-GPUCORES = "nvidia.com/gpucores"
-USE_GPUUUID = "nvidia.com/use-gpuuuid"      # HAMi: the cards a pod may use (pkg/device/nvidia/device.go)
 HOSTNAME = "kubernetes.io/hostname"
 SHARING_STRATEGIES = ("hami", "time-slicing", "mps")  # where a card's UUID is the same in every pod on it
 STEP_MIB = 256                              # the workload's allocation step (workload/gpumem.py)
@@ -70,7 +67,7 @@ def card_memory_mib(node: dict) -> int | None:
     value = (meta.get("labels") or {}).get("nvidia.com/gpu.memory")
     if value and str(value).isdigit():
         return int(value)
-    register = (meta.get("annotations") or {}).get(HAMI_REGISTER) or ""
+    register = (meta.get("annotations") or {}).get(NODE_REGISTER) or ""
     found = re.search(r'"devmem"\s*:\s*(\d+)', register)
     return int(found.group(1)) if found else None
 

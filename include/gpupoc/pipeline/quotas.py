@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from gpupoc.common.constants import GPU_QUOTA_KEY
+from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.k8s import KubeCaller, holds_gpus, pod_gpus
 

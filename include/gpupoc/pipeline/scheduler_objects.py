@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
+from gpupoc.kube.schedulers import KUEUE_VERSION
 from gpupoc.pipeline.cluster_names import contexts
 from gpupoc.pipeline.k8s import KubeCaller
 from gpupoc.pipeline.readable import ClusterNames, ExplainContext, explains
@@ -31,7 +32,7 @@ from gpupoc.podspec import labels as L
 from gpupoc.podspec.gangs import KAI_GROUP, KAI_PODGROUPS, VOLCANO_GROUP, VOLCANO_PODGROUPS
 
 KUEUE_VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
-KUEUE_API = "/apis/kueue.x-k8s.io/v1beta1"
+KUEUE_API = f"/apis/{KUEUE_VERSION}"
 VOLCANO_GROUP_KEYS = (VOLCANO_GROUP, "scheduling.volcano.sh/group-name")
 Key = tuple[str, str]
 

@@ -24,9 +24,9 @@ from datetime import datetime
 
 from gpupoc.common.timefmt import parse_time
 from gpupoc.evidence.sharing_tables import VgpuSliceRow
-from gpupoc.evidence.subject import HAMI_REGISTER, sharing_of
+from gpupoc.evidence.subject import sharing_of
+from gpupoc.kube.hami import ALLOCATED, NODE_REGISTER  # a bound pod's grants; the node's registered cards
 
-ALLOCATED = "hami.io/vgpu-devices-allocated"  # pkg/device/nvidia/device.go (the grants of a bound pod)
 SHARE = 0.6          # each probe pod asks this share of the card's memory: two of them do not fit
 TERMINAL = ("Succeeded", "Failed")
 NOT_SLICED = "no node gives pods slices of a GPU's memory (no HAMi registration on any node)"
@@ -62,7 +62,7 @@ def decode_grants(value: str | None) -> list[Grant]:
 def registered_cards(node: dict) -> dict[str, int]:
     """Card UUID -> its memory (MiB) from HAMi's registration: the JSON list (``id``, ``devmem``) of the current
     device plugin, or the older ``UUID,count,devmem,devcore,type,numa,health:`` list."""
-    raw = ((node.get("metadata") or {}).get("annotations") or {}).get(HAMI_REGISTER) or ""
+    raw = ((node.get("metadata") or {}).get("annotations") or {}).get(NODE_REGISTER) or ""
     try:
         listed = json.loads(raw)
     except ValueError:

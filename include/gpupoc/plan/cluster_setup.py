@@ -4,7 +4,7 @@
 adapter's queues), ``gpupoc cluster kubeconfig`` mints the identities' tokens for the window, and
 ``gpupoc preflight`` checks it before the first run. The queue setup is the platform's own (the thing under
 test): it is rendered only when the plan declares it, in the field names of each project's objects
-(``gpupoc.sim.queue_config``, the same models the simulated cluster is configured with).
+(``gpupoc.kube.queues``, the same models the simulated cluster is configured with).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from gpupoc.common.fields import DnsLabel, NonNegativeNumber, PositiveInt, PositiveNumber, StrictModel
-from gpupoc.sim.queue_config import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
+from gpupoc.kube.queues import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
 
 
 class QueueSetup(StrictModel):

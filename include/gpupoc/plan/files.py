@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpupoc.common.constants import SIM_DATA_DIR, SIM_STATE_ENTRIES
 from gpupoc.plan.document import Plan
-
-# What `gpupoc sim serve` leaves in a data directory it has used (sim.json only while it runs).
-SIM_STATE_ENTRIES = ("sim.json", "pki")
 
 
 @dataclass
@@ -25,10 +23,8 @@ class FileFindings:
 def in_sim_data_dir(path: Path) -> bool:
     """True when ``path`` lies in the simulated cluster's data directory: the default one (``var/sim``, from
     whichever directory the cluster is started) or one that already holds the cluster's state."""
-    from gpupoc.sim.config import DEFAULT_DATA_DIR  # here: the simulator's modules stay out of DAG parsing
-
     parent = path.parent
-    return (parent.parts[-len(DEFAULT_DATA_DIR.parts):] == DEFAULT_DATA_DIR.parts
+    return (parent.parts[-len(SIM_DATA_DIR.parts):] == SIM_DATA_DIR.parts
             or any((parent / entry).exists() for entry in SIM_STATE_ENTRIES))
 
 

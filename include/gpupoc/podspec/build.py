@@ -19,7 +19,8 @@ from kubernetes.client import (
 )
 
 from gpupoc.plan.document import Plan
-from gpupoc.common.constants import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE, PIPELINE_GATE
+from gpupoc.common.constants import PIPELINE_GATE
+from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
 from gpupoc.plan.model import Tenant, Workload
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.adapters import decorate

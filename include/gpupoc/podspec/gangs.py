@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from gpupoc.common.constants import GPU
+from gpupoc.kube.resources import GPU
 from gpupoc.plan.model import Adapter, Tenant, Workload
 from gpupoc.podspec import labels as L
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from gpupoc.common.constants import GPU_QUOTA_KEY
+from gpupoc.kube.resources import GPU_QUOTA_KEY
+from gpupoc.kube.schedulers import KAI_QUEUE_VERSION, KUEUE_VERSION, VOLCANO_VERSION
 from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.model import CheckResult, failed, not_applicable, ok
 from gpupoc.preflight.queue_match import kai_differences, kueue_differences, volcano_differences
 from gpupoc.preflight.registry import check
 
-KUEUE = "/apis/kueue.x-k8s.io/v1beta1"
-VOLCANO = "/apis/scheduling.volcano.sh/v1beta1"
-KAI = "/apis/scheduling.run.ai/v2"
+KUEUE = f"/apis/{KUEUE_VERSION}"
+VOLCANO = f"/apis/{VOLCANO_VERSION}"
+KAI = f"/apis/{KAI_QUEUE_VERSION}"
 
 
 def _get(ctx: PreflightContext, path: str) -> tuple[int, dict | None, str]:

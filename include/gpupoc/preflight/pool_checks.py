@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gpupoc.common.constants import GPU
+from gpupoc.kube.resources import GPU
 from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.model import CheckResult, failed, ok
 from gpupoc.preflight.registry import check

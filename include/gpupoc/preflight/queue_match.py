@@ -1,14 +1,14 @@
 """How a queue the cluster holds differs from the one ``cluster.queues`` declares: one phrase per difference.
 
-The expected objects are the ones ``gpupoc cluster manifests`` renders (``gpupoc.sim.queue_objects``), so
+The expected objects are the ones ``gpupoc cluster manifests`` renders (``gpupoc.kube.queue_objects``), so
 "matches" means "is what the manifests would have created", field by field where the scheduler decides
 with it (quotas, limits, cohort, preemption, weights); an undeclared queue only has to exist.
 """
 
 from __future__ import annotations
 
-from gpupoc.common.constants import GPU
-from gpupoc.sim.queue_objects import cluster_queue, kai_queue, volcano_queue
+from gpupoc.kube.resources import GPU
+from gpupoc.kube.queue_objects import cluster_queue, kai_queue, volcano_queue
 
 
 def _differ(what: str, got: object, want: object) -> list[str]:

@@ -10,10 +10,11 @@ import re
 import uuid
 from decimal import Decimal
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock, quota
 from gpupoc.sim.api import shapes
 from gpupoc.sim.api.status import StatusError, forbidden, invalid
-from gpupoc.sim.cluster import GPU, ClusterState
+from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.faults import Fault
 
 log = logging.getLogger(__name__)

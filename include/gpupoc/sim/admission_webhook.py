@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import quota
 from gpupoc.sim.api.status import StatusError
-from gpupoc.sim.cluster import GPU, ClusterState
+from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.faults import Fault
 
 WEBHOOK = "validate.gpu-policy.platform.local"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 import secrets
 
+from gpupoc.kube.labels import SIMULATED_ANNOTATION, TENANT_LABEL, TENANT_ROLE
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock
-from gpupoc.sim.cluster import ADMIN_USER, GPU, TENANT_ROLE, ClusterState
+from gpupoc.sim.cluster import ADMIN_USER, ClusterState
 from gpupoc.sim.config import ClusterConfig, Pool
 from gpupoc.sim.controllers.loop import build_controllers
 from gpupoc.sim.queue_objects import create_queues
@@ -35,7 +37,7 @@ def bootstrap(state: ClusterState) -> None:
     for t in cfg.tenants:
         s.create("serviceaccounts", {"metadata": {"name": t.service_account, "namespace": t.namespace}})
         s.create("resourcequotas", {
-            "metadata": {"name": t.quota_name, "namespace": t.namespace, "labels": {"gpupoc.io/tenant": t.name}},
+            "metadata": {"name": t.quota_name, "namespace": t.namespace, "labels": {TENANT_LABEL: t.name}},
             "spec": {"hard": {f"requests.{GPU}": str(t.quota.gpus), "pods": str(t.quota.pods)}},
             "status": {
                 "hard": {f"requests.{GPU}": str(t.quota.gpus), "pods": str(t.quota.pods)},
@@ -59,7 +61,7 @@ def bootstrap(state: ClusterState) -> None:
 def namespace_obj(name: str, tenant: bool) -> dict:
     labels = {"kubernetes.io/metadata.name": name}
     if tenant:
-        labels["gpupoc.io/tenant"] = name
+        labels[TENANT_LABEL] = name
     return {"metadata": {"name": name, "labels": labels}, "spec": {"finalizers": ["kubernetes"]},
             "status": {"phase": "Active"}}
 
@@ -93,7 +95,7 @@ def node_obj(cfg: ClusterConfig, pool: Pool, name: str, address: str) -> dict:
 
     return {
         "metadata": {"name": name, "labels": labels,
-                     "annotations": {"node.alpha.kubernetes.io/ttl": "0", "gpupoc.io/simulated": "true"}},
+                     "annotations": {"node.alpha.kubernetes.io/ttl": "0", SIMULATED_ANNOTATION: "true"}},
         "spec": {"podCIDR": "10.244.0.0/24",
                  "taints": [t.model_dump() for t in pool.taints] or None},
         "status": {

@@ -10,8 +10,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from gpupoc.common.constants import SIM_DATA_DIR
 from gpupoc.exceptions import ApiError, SourceUnavailable
-from gpupoc.sim.config import DEFAULT_DATA_DIR
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "(release-staggered, kueue-requeue, ...; default: none)")
     serve.add_argument("--behaviour-seed", type=int, default=0,
                        help="seed of the seeded behaviours (release order, throttling, latency; default 0)")
-    serve.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="state directory (default var/sim)")
+    serve.add_argument("--data-dir", type=Path, default=SIM_DATA_DIR, help="state directory (default var/sim)")
     serve.add_argument("--audit-webhook-config-file", type=Path, default=None,
                        help="also post audit events to this webhook (kubeconfig format, as kube-apiserver's flag)")
     serve.add_argument("--audit-webhook-batch-max-size", type=int, default=400,
@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          ("start-kubelet", "start NODE's kubelet again")):
         p = node_sub.add_parser(action, help=text)
         p.add_argument("node")
-        p.add_argument("--kubeconfig", type=Path, default=DEFAULT_DATA_DIR / "kubeconfig")
+        p.add_argument("--kubeconfig", type=Path, default=SIM_DATA_DIR / "kubeconfig")
         p.set_defaults(func=cmd_node, action=action)
 
     config = sub.add_parser("config", help="cluster config files")
@@ -66,7 +66,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gpupoc.sim.behaviours import parse_behaviours
     from gpupoc.sim.config import emptied, load_cluster_config, shipped_config, with_scheduler
     from gpupoc.sim.faults import parse_faults
-    from gpupoc.sim.modes import parse_mode
+    from gpupoc.kube.schedulers import parse_mode
     from gpupoc.sim.server import serve
 
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.INFO),

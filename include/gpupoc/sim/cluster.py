@@ -9,6 +9,8 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpupoc.kube.resources import GPU
+from gpupoc.kube.schedulers import KINDS, SchedulerMode
 from gpupoc.sim.api_pressure import ApiPressure
 from gpupoc.sim.audit import AuditLog
 from gpupoc.sim.behaviours import Behaviour
@@ -17,7 +19,6 @@ from gpupoc.sim.events import EventRecorder
 from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Inventory
 from gpupoc.sim.logs import LogStore
-from gpupoc.sim.modes import KINDS, SchedulerMode
 from gpupoc.sim.pod_network import Network
 from gpupoc.sim.ports import (
     DevicePlugin, EventLookup, Hooks, NodeAgent, NodeFailure, PodReplacer, PodScheduler, QuotaUsage, Reconciler, WorkloadIndex)
@@ -25,8 +26,6 @@ from gpupoc.sim.store import Store
 
 ADMIN_USER = "kubernetes-admin"
 ADMIN_GROUPS = ["kubeadm:cluster-admins", "system:authenticated"]
-TENANT_ROLE = "gpupoc-tenant"
-GPU = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Typed model of the simulated cluster's configuration (pools, tenants, priorities, images, scheduler mode and
-its queues: Kueue, Volcano or KAI, in ``queue_config``)."""
+its queues: Kueue, Volcano or KAI, in ``gpupoc.kube.queues``)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
 
 from gpupoc.common.validation import load_yaml_model
+from gpupoc.kube.queues import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.hami_config import HamiConfig
-from gpupoc.sim.modes import SchedulerMode
 from gpupoc.sim.sharing_config import Sharing
-from gpupoc.sim.queue_config import KaiConfig, KueueConfig, VolcanoConfig, check_queue_references
 
 DEFAULT_CONFIG = Path(__file__).with_name("default_cluster.yaml")
-DEFAULT_DATA_DIR = Path("var/sim")  # where `gpupoc sim serve` keeps its state: kubeconfigs, sim.json, audit log
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 

@@ -26,47 +26,11 @@ import json
 from dataclasses import dataclass, field
 from enum import Enum
 
-SCHEDULER_NAME = "hami-scheduler"
-GPU = "nvidia.com/gpu"
-GPUMEM = "nvidia.com/gpumem"
-GPUMEM_PERCENTAGE = "nvidia.com/gpumem-percentage"
-GPUCORES = "nvidia.com/gpucores"
-DEVICE_TYPE = "NVIDIA"
-
-# annotations HAMi writes on the pod
-ASSIGNED_NODE = "hami.io/vgpu-node"
-ASSIGNED_TIME = "hami.io/vgpu-time"
-TO_ALLOCATE = "hami.io/vgpu-devices-to-allocate"
-ALLOCATED = "hami.io/vgpu-devices-allocated"
-BIND_TIME = "hami.io/bind-time"
-BIND_PHASE = "hami.io/bind-phase"
-# annotations a user sets
-USE_GPUTYPE = "nvidia.com/use-gputype"
-NOUSE_GPUTYPE = "nvidia.com/nouse-gputype"
-USE_GPUUUID = "nvidia.com/use-gpuuuid"
-NOUSE_GPUUUID = "nvidia.com/nouse-gpuuuid"
-GPU_POLICY = "hami.io/gpu-scheduler-policy"
-NODE_POLICY = "hami.io/node-scheduler-policy"
-# node registration
-NODE_REGISTER = "hami.io/node-nvidia-register"
-NODE_HANDSHAKE = "hami.io/node-handshake"
-
-# reason words (pkg/device/common/common.go)
-CARD_TYPE_MISMATCH = "CardTypeMismatch"
-CARD_UUID_MISMATCH = "CardUuidMismatch"
-CARD_TIME_SLICING_EXHAUSTED = "CardTimeSlicingExhausted"
-CARD_COMPUTE_UNITS_EXHAUSTED = "CardComputeUnitsExhausted"
-CARD_INSUFFICIENT_MEMORY = "CardInsufficientMemory"
-CARD_INSUFFICIENT_CORE = "CardInsufficientCore"
-CARD_NOT_HEALTH = "CardNotHealth"
-EXCLUSIVE_CONFLICT = "ExclusiveDeviceAllocateConflict"
-NODE_INSUFFICIENT_DEVICE = "NodeInsufficientDevice"
-ALLOCATED_CARDS_INSUFFICIENT = "AllocatedCardsInsufficientRequest"
-
-FILTERING_FAILED = "FilteringFailed"
-FILTERING_SUCCEED = "FilteringSucceed"
-BINDING_FAILED = "BindingFailed"
-BINDING_SUCCEED = "BindingSucceed"
+from gpupoc.kube.hami import (
+    ALLOCATED_CARDS_INSUFFICIENT, CARD_COMPUTE_UNITS_EXHAUSTED, CARD_INSUFFICIENT_CORE, CARD_INSUFFICIENT_MEMORY,
+    CARD_NOT_HEALTH, CARD_TIME_SLICING_EXHAUSTED, CARD_TYPE_MISMATCH, CARD_UUID_MISMATCH, DEVICE_TYPE,
+    EXCLUSIVE_CONFLICT, NODE_INSUFFICIENT_DEVICE, NOUSE_GPUTYPE, NOUSE_GPUUUID, USE_GPUTYPE, USE_GPUUUID)
+from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
 
 
 class Policy(str, Enum):

@@ -17,6 +17,7 @@ what the pod's workload claims.
 
 from __future__ import annotations
 
+from gpupoc.kube import hami as HAMI
 from gpupoc.sim import hami_devices as H
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers.gpu_driver import ledger_dir
@@ -60,7 +61,7 @@ def slice_holders(state: ClusterState) -> dict[str, tuple[tuple[str, str], str]]
         meta = pod["metadata"]
         if not pod.get("spec", {}).get("nodeName") or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
             continue
-        devices = H.decode_pod_devices((meta.get("annotations") or {}).get(H.ALLOCATED))
+        devices = H.decode_pod_devices((meta.get("annotations") or {}).get(HAMI.ALLOCATED))
         for req, grants in zip(H.requests_of(pod), devices):
             for g in grants:
                 out.setdefault(g.uuid, ((meta.get("namespace", ""), meta["name"]), req.container))
@@ -96,7 +97,7 @@ def _allocated(state: ClusterState, exp: Exposition) -> None:
         if not hami.holds_slice(pod, leak):
             continue
         meta = pod["metadata"]
-        for index, grants in enumerate(H.decode_pod_devices(meta["annotations"].get(H.ALLOCATED))):
+        for index, grants in enumerate(H.decode_pod_devices(meta["annotations"].get(HAMI.ALLOCATED))):
             for g in grants:
                 labels = [("namespace", meta.get("namespace", "")), ("node", pod["spec"]["nodeName"]),
                           ("pod", meta["name"]), ("container_index", str(index)), ("device_uuid", g.uuid)]
@@ -109,7 +110,7 @@ def _containers(state: ClusterState, exp: Exposition, books: dict[str, dict[str,
         meta = pod["metadata"]
         if not pod.get("spec", {}).get("nodeName") or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
             continue
-        devices = H.decode_pod_devices((meta.get("annotations") or {}).get(H.ALLOCATED))
+        devices = H.decode_pod_devices((meta.get("annotations") or {}).get(HAMI.ALLOCATED))
         owner = f"{meta.get('namespace', '')}/{meta['name']}"
         tel = state.inventory.telemetry.get((meta.get("namespace", ""), meta["name"]))
         for req, grants in zip(H.requests_of(pod), devices):

@@ -7,8 +7,9 @@ import re
 import weakref
 from functools import lru_cache
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock
-from gpupoc.sim.cluster import GPU, ClusterState
+from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.exposition import Exposition, Sink, label_str
 
 # Store -> {(namespace, pod): ((uid, resourceVersion, host ip), sink)}: unchanged pods are not re-rendered.

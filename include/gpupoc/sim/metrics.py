@@ -11,10 +11,10 @@ import time
 import weakref
 from dataclasses import dataclass, replace
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.exposition import Exposition, label_str
 from gpupoc.sim.inventory import Gpu
-from gpupoc.sim.modes import SchedulerMode
 
 # Framebuffer the driver keeps for itself (H100 80GB HBM3: 555 of 81559 MiB).
 RESERVED_FRACTION = 0.0068

@@ -1,15 +1,16 @@
-"""The queue objects a cluster starts with, as each project's API returns them after defaulting: Kueue's
-ResourceFlavors, ClusterQueues and LocalQueues; Volcano's Queues (with its ``default`` queue); KAI's Queues;
-and the RBAC that lets tenants use them (PodGroups in their namespace, reading the cluster's queues)."""
+"""The queue objects a simulated cluster starts with: Kueue's ResourceFlavors, ClusterQueues and LocalQueues;
+Volcano's Queues (with its ``default`` queue); KAI's Queues (each built by ``gpupoc.kube.queue_objects``, as a
+real cluster's manifests are); and the RBAC that lets tenants use them (PodGroups in their namespace, reading
+the cluster's queues)."""
 
 from __future__ import annotations
 
-from gpupoc.sim.cluster import GPU, TENANT_ROLE, ClusterState
-from gpupoc.sim.modes import KAI_GROUP, VOLCANO_GROUP, SchedulerMode
-from gpupoc.sim.queue_config import UNLIMITED, ClusterQueue, KaiQueue, VolcanoQueue
+from gpupoc.kube.labels import QUEUE_READER, TENANT_ROLE
+from gpupoc.kube.queue_objects import VOLCANO_DEFAULT_QUEUE, cluster_queue, kai_queue, volcano_queue
+from gpupoc.kube.queues import VolcanoQueue
+from gpupoc.kube.schedulers import KAI_GROUP, VOLCANO_GROUP, SchedulerMode
+from gpupoc.sim.cluster import ClusterState
 
-VOLCANO_DEFAULT_QUEUE = "default"
-QUEUE_READER = "gpupoc-tenant-queues"
 TENANT_GROUP_VERBS = ["get", "list", "watch", "create", "delete", "patch", "update"]
 
 
@@ -34,32 +35,6 @@ def create_queues(state: ClusterState) -> None:
     _tenant_access(state)
 
 
-def cluster_queue(cq: ClusterQueue) -> dict:
-    res: dict = {"name": GPU, "nominalQuota": str(cq.nominal_gpus)}
-    if cq.borrowing_limit_gpus is not None:
-        res["borrowingLimit"] = str(cq.borrowing_limit_gpus)
-    if cq.lending_limit_gpus is not None:
-        res["lendingLimit"] = str(cq.lending_limit_gpus)
-    p = cq.preemption
-    borrow: dict = {"policy": p.borrow_within_cohort}
-    if p.max_priority_threshold is not None:
-        borrow["maxPriorityThreshold"] = p.max_priority_threshold
-    spec: dict = {
-        "namespaceSelector": {},
-        "queueingStrategy": cq.queueing_strategy,
-        "resourceGroups": [{"coveredResources": [GPU], "flavors": [{"name": cq.flavor, "resources": [res]}]}],
-        "preemption": {"withinClusterQueue": p.within_cluster_queue, "reclaimWithinCohort": p.reclaim_within_cohort,
-                       "borrowWithinCohort": borrow},
-        "flavorFungibility": {"whenCanBorrow": "Borrow", "whenCanPreempt": "TryNextFlavor"},
-        "fairSharing": {"weight": _quantity(cq.fair_sharing_weight)},
-        "stopPolicy": "None",
-    }
-    if cq.cohort:
-        spec["cohort"] = cq.cohort
-    usage = [{"name": cq.flavor, "resources": [{"name": GPU, "total": "0", "borrowed": "0"}]}]
-    return {"metadata": {"name": cq.name}, "spec": spec,
-            "status": {"pendingWorkloads": 0, "reservingWorkloads": 0, "admittedWorkloads": 0,
-                       "flavorsReservation": usage, "flavorsUsage": usage}}
 
 
 def _kueue(state: ClusterState) -> None:
@@ -76,35 +51,8 @@ def _kueue(state: ClusterState) -> None:
                                  "status": {"pendingWorkloads": 0, "reservingWorkloads": 0, "admittedWorkloads": 0}})
 
 
-def volcano_queue(q: VolcanoQueue) -> dict:
-    spec: dict = {"weight": q.weight, "reclaimable": q.reclaimable}
-    if q.capability_gpus is not None:
-        spec["capability"] = {GPU: str(q.capability_gpus)}
-    if q.deserved_gpus is not None:
-        spec["deserved"] = {GPU: str(q.deserved_gpus)}
-    if q.guarantee_gpus:
-        spec["guarantee"] = {"resource": {GPU: str(q.guarantee_gpus)}}
-    if q.priority:
-        spec["priority"] = q.priority
-    return {"metadata": {"name": q.name}, "spec": spec,
-            "status": {"state": "Open", "allocated": {GPU: "0"}, "pending": 0, "running": 0, "inqueue": 0,
-                       "unknown": 0, "completed": 0}}
 
 
-def kai_queue(q: KaiQueue, children: list[str]) -> dict:
-    unlimited = {"quota": UNLIMITED, "overQuotaWeight": 1, "limit": UNLIMITED}
-    spec: dict = {"priority": q.priority, "resources": {
-        "gpu": {"quota": _number(q.quota_gpus), "overQuotaWeight": _number(q.over_quota_weight),
-                "limit": _number(q.limit_gpus)},
-        "cpu": dict(unlimited), "memory": dict(unlimited)}}
-    if q.display_name:
-        spec["displayName"] = q.display_name
-    if q.parent:
-        spec["parentQueue"] = q.parent
-    status: dict = {"allocated": {GPU: "0"}, "allocatedNonPreemptible": {GPU: "0"}, "requested": {GPU: "0"}}
-    if children:
-        status["childQueues"] = sorted(children)
-    return {"metadata": {"name": q.name}, "spec": spec, "status": status}
 
 
 def _tenant_access(state: ClusterState) -> None:
@@ -127,11 +75,3 @@ def _tenant_access(state: ClusterState) -> None:
         "subjects": [{"kind": "ServiceAccount", "name": t.service_account, "namespace": t.namespace}
                      for t in state.config.tenants],
     })
-
-
-def _number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value
-
-
-def _quantity(value: float) -> str:
-    return str(_number(value))

@@ -3,10 +3,10 @@
 import yaml
 
 from gpupoc.cluster.manifests import manifest_documents, quota_name, render_manifests
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.plan import load_plan
 from gpupoc.plan.loader import DEFAULT_PLAN
 from gpupoc.sim.config import load_cluster_config, shipped_config
-from gpupoc.sim.modes import SchedulerMode
 
 PLANS = DEFAULT_PLAN.parent
 

@@ -5,7 +5,7 @@ from gpupoc.plan.loader import DEFAULT_PLAN
 from gpupoc.plan.model import Toleration
 from gpupoc.preflight.pool_checks import pool_nodes, pool_problems, tolerated
 from gpupoc.preflight.queue_match import kai_differences, kueue_differences, volcano_differences
-from gpupoc.sim.queue_objects import cluster_queue, kai_queue, volcano_queue
+from gpupoc.kube.queue_objects import cluster_queue, kai_queue, volcano_queue
 
 PLANS = DEFAULT_PLAN.parent
 

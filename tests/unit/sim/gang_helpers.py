@@ -7,13 +7,13 @@ from typing import Callable
 
 import yaml
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.admission import admit_pod, after_pod_created
 from gpupoc.sim.bootstrap import bootstrap
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.config import ClusterConfig, shipped_config
 from gpupoc.sim.controllers.loop import gang_scheduler
 from gpupoc.sim.faults import Fault
-from gpupoc.sim.modes import SchedulerMode
 
 TOLERATE_GPU = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 VISION, NLP, SERVING = "team-vision", "team-nlp", "team-serving"

@@ -4,9 +4,9 @@ import pytest
 
 from gpupoc.exceptions import ConfigError
 from gpupoc.common.validation import parse_model
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.api.defaults import on_create
 from gpupoc.sim.config import ClusterConfig, emptied, load_cluster_config, shipped_config
-from gpupoc.sim.modes import SchedulerMode
 from gpupoc.sim.server import make_state
 
 

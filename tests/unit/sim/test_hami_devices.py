@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from gpupoc.kube import hami as HAMI
+from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
 from gpupoc.sim import hami_devices as H
 
 
@@ -14,9 +16,9 @@ def card(index: int = 0, **kw) -> H.Card:
 
 def test_requests_read_limits_and_default_to_the_whole_card():
     pod = {"spec": {"containers": [
-        {"name": "a", "resources": {"limits": {H.GPU: "1", H.GPUMEM: "3000", H.GPUCORES: "30"}}},
+        {"name": "a", "resources": {"limits": {GPU: "1", GPUMEM: "3000", GPUCORES: "30"}}},
         {"name": "cpu", "resources": {"limits": {"cpu": "1"}}},
-        {"name": "b", "resources": {"requests": {H.GPU: "2"}, "limits": {H.GPUMEM_PERCENTAGE: "25"}}}]}}
+        {"name": "b", "resources": {"requests": {GPU: "2"}, "limits": {GPUMEM_PERCENTAGE: "25"}}}]}}
     a, b = H.requests_of(pod)
     assert (a.container, a.nums, a.memory_on(46068), a.cores) == ("a", 1, 3000, 30)
     assert (b.container, b.nums, b.memory_on(46068)) == ("b", 2, 11517)
@@ -26,14 +28,14 @@ def test_requests_read_limits_and_default_to_the_whole_card():
 def test_card_reasons_follow_hamis_fit_order():
     req = H.Request("a", 1, mem_mib=3000, cores=20)
     assert H.card_reason(card(), req, {}) is None
-    assert H.card_reason(card(), req, {H.USE_GPUTYPE: "A100"}) == H.CARD_TYPE_MISMATCH
-    assert H.card_reason(card(), req, {H.NOUSE_GPUTYPE: "L40S"}) == H.CARD_TYPE_MISMATCH
-    assert H.card_reason(card(), req, {H.USE_GPUUUID: "GPU-9"}) == H.CARD_UUID_MISMATCH
-    assert H.card_reason(card(healthy=False), req, {}) == H.CARD_NOT_HEALTH
-    assert H.card_reason(card(used=10), req, {}) == H.CARD_TIME_SLICING_EXHAUSTED
-    assert H.card_reason(card(used_mem=44000), req, {}) == H.CARD_INSUFFICIENT_MEMORY
-    assert H.card_reason(card(used=1, used_cores=90), req, {}) == H.CARD_INSUFFICIENT_CORE
-    assert H.card_reason(card(used=1), H.Request("a", 1, 1000, cores=100), {}) == H.EXCLUSIVE_CONFLICT
+    assert H.card_reason(card(), req, {HAMI.USE_GPUTYPE: "A100"}) == HAMI.CARD_TYPE_MISMATCH
+    assert H.card_reason(card(), req, {HAMI.NOUSE_GPUTYPE: "L40S"}) == HAMI.CARD_TYPE_MISMATCH
+    assert H.card_reason(card(), req, {HAMI.USE_GPUUUID: "GPU-9"}) == HAMI.CARD_UUID_MISMATCH
+    assert H.card_reason(card(healthy=False), req, {}) == HAMI.CARD_NOT_HEALTH
+    assert H.card_reason(card(used=10), req, {}) == HAMI.CARD_TIME_SLICING_EXHAUSTED
+    assert H.card_reason(card(used_mem=44000), req, {}) == HAMI.CARD_INSUFFICIENT_MEMORY
+    assert H.card_reason(card(used=1, used_cores=90), req, {}) == HAMI.CARD_INSUFFICIENT_CORE
+    assert H.card_reason(card(used=1), H.Request("a", 1, 1000, cores=100), {}) == HAMI.EXCLUSIVE_CONFLICT
 
 
 def test_fit_node_says_why_with_gen_reason_counts():
@@ -43,7 +45,7 @@ def test_fit_node_says_why_with_gen_reason_counts():
     assert fit.reason == "1/2 CardInsufficientMemory, 1/2 CardTimeSlicingExhausted"
     assert H.reason_words(fit) == ["CardInsufficientMemory", "CardTimeSlicingExhausted"]
     many = H.fit_node("n", cards, [H.Request("a", 3)], {}, H.Policy.SPREAD, H.Policy.BINPACK)
-    assert many.reason == H.NODE_INSUFFICIENT_DEVICE
+    assert many.reason == HAMI.NODE_INSUFFICIENT_DEVICE
     assert cards[0].used_mem == 45000  # the node's cards are not consumed by a trial fit
 
 
@@ -88,5 +90,5 @@ def test_register_annotation_is_the_device_plugins_json():
 
 
 def test_an_unknown_policy_annotation_keeps_the_default():
-    assert H.policy_of({H.GPU_POLICY: "binpack"}, H.GPU_POLICY, H.Policy.SPREAD) == H.Policy.BINPACK
-    assert H.policy_of({H.GPU_POLICY: "densest"}, H.GPU_POLICY, H.Policy.SPREAD) == H.Policy.SPREAD
+    assert H.policy_of({HAMI.GPU_POLICY: "binpack"}, HAMI.GPU_POLICY, H.Policy.SPREAD) == H.Policy.BINPACK
+    assert H.policy_of({HAMI.GPU_POLICY: "densest"}, HAMI.GPU_POLICY, H.Policy.SPREAD) == H.Policy.SPREAD

@@ -8,6 +8,8 @@ import asyncio
 
 import pytest
 
+from gpupoc.kube import hami as HAMI
+from gpupoc.kube.resources import GPU, GPUMEM
 from gpupoc.sim import hami_devices as H
 from gpupoc.sim.admission import admit_pod, after_pod_created
 from gpupoc.sim.controllers.gpu_driver import ledger_dir
@@ -26,8 +28,8 @@ def workload_pod(state, name: str, ns: str, alloc_mib: int, uuid: str | None = N
            {"name": "WORKLOAD_DURATION_SECONDS", "value": "600"}]
     spec = {"tolerations": TOLERATE_GPU, "nodeSelector": {"gpupoc.io/pool": "inference"}, "restartPolicy": "Never",
             "containers": [{"name": "main", "image": "gpupoc/workload:1.0", "env": env,
-                            "resources": {"limits": {H.GPU: "1", H.GPUMEM: "3000"}}}]}
-    annotations = {H.GPU_POLICY: "binpack"} if uuid is None else {H.USE_GPUUUID: uuid}
+                            "resources": {"limits": {GPU: "1", GPUMEM: "3000"}}}]}
+    annotations = {HAMI.GPU_POLICY: "binpack"} if uuid is None else {HAMI.USE_GPUUUID: uuid}
     pod = admit_pod(state, {"metadata": {"name": name, "annotations": annotations}, "spec": spec}, ns)
     state.store.create("pods", pod)
     after_pod_created(state, pod)
@@ -35,7 +37,7 @@ def workload_pod(state, name: str, ns: str, alloc_mib: int, uuid: str | None = N
 
 
 def card_of(state, ns: str, name: str) -> str:
-    return H.decode_pod_devices(state.store.get("pods", ns, name)["metadata"]["annotations"][H.ALLOCATED])[0][0].uuid
+    return H.decode_pod_devices(state.store.get("pods", ns, name)["metadata"]["annotations"][HAMI.ALLOCATED])[0][0].uuid
 
 
 def phase(state, ns: str, name: str) -> str:

@@ -1,22 +1,14 @@
-"""Scheduler modes: parsing, what each serves in discovery, what its store's queues and podgroups are."""
+"""Scheduler modes in the simulated cluster: what each serves in discovery, what its store's queues and podgroups are."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpupoc.exceptions import ConfigError
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.api.discovery import resource_list
 from gpupoc.sim.api.registry import group_versions, lookup
-from gpupoc.sim.modes import SchedulerMode, parse_mode
 
 from .gang_helpers import mode_state
-
-
-def test_parse_mode_names_the_known_modes():
-    assert parse_mode("volcano") == SchedulerMode.VOLCANO and parse_mode("") is None
-    with pytest.raises(ConfigError) as err:
-        parse_mode("yunikorn")
-    assert "kube, kueue, volcano, kai" in str(err.value)
 
 
 @pytest.mark.parametrize("mode, served, absent", [

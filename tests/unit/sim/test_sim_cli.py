@@ -63,7 +63,7 @@ def test_demo_refuses_an_unknown_behaviour_before_starting_anything(capsys):
 
 def test_validate_names_the_scheduler_of_each_shipped_mode(capsys):
     from gpupoc.sim.config import shipped_config
-    from gpupoc.sim.modes import SchedulerMode
+    from gpupoc.kube.schedulers import SchedulerMode
 
     for mode in SchedulerMode:
         assert main(["sim", "config", "validate", str(shipped_config(mode))]) == 0

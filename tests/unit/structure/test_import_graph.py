@@ -22,6 +22,7 @@ LAYERS = [
     {"plan"},
     {"history"},  # a plan's replay reads its job history
     {"evidence", "sim", "workload"},
+    {"kube"},  # the Kubernetes domain both the simulated cluster and the real-cluster code speak
     {"common", "exceptions"},
 ]
 # Each area's command-line module (``<area>/cli.py``, ``report/bundle_cli.py``) registers its sub-commands with

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim.api import service_defaults
-from gpupoc.sim.cluster import GPU, ClusterState
+from gpupoc.sim.cluster import ClusterState
 
 
 def _namespace(state: ClusterState, obj: dict) -> None:
@@ -53,7 +54,7 @@ def _local_queue(state: ClusterState, obj: dict) -> None:
 
 def _queue(state: ClusterState, obj: dict) -> None:
     """Volcano's or KAI's Queue, whichever the cluster's scheduler mode serves as ``queues``."""
-    from gpupoc.sim.modes import SchedulerMode
+    from gpupoc.kube.schedulers import SchedulerMode
 
     if state.mode == SchedulerMode.VOLCANO:
         spec = obj.setdefault("spec", {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpupoc.sim.modes import KAI_GROUP, VOLCANO_GROUP, SchedulerMode
+from gpupoc.kube.schedulers import KAI_GROUP, VOLCANO_GROUP, SchedulerMode
 
 READ = ("get", "list", "watch")
 ALL = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")

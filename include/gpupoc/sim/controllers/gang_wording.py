@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-GPU = "nvidia.com/gpu"
+from gpupoc.kube.resources import GPU
+
 
 # -- Volcano -----------------------------------------------------------------------------------------
 NOT_ENOUGH_RESOURCES = "NotEnoughResources"

@@ -26,6 +26,8 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 
+from gpupoc.kube import hami as HAMI
+from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
 from gpupoc.sim import clock
 from gpupoc.sim import hami_devices as H
 from gpupoc.sim.cluster import ClusterState
@@ -57,14 +59,14 @@ class HamiWebhook:
         if not H.asks_for_vgpu(pod):
             return
         spec = pod.setdefault("spec", {})
-        if spec.get("schedulerName") not in (None, "", S.DEFAULT_SCHEDULER, H.SCHEDULER_NAME):
+        if spec.get("schedulerName") not in (None, "", S.DEFAULT_SCHEDULER, HAMI.SCHEDULER_NAME):
             return  # a pod naming another scheduler keeps it
         for c in spec.get("containers") or []:
             res = c.setdefault("resources", {})
             named = set(res.get("requests") or {}) | set(res.get("limits") or {})
-            if named & {H.GPUMEM, H.GPUMEM_PERCENTAGE, H.GPUCORES} and H.GPU not in named:
-                res.setdefault("limits", {})[H.GPU] = "1"
-        spec["schedulerName"] = H.SCHEDULER_NAME
+            if named & {GPUMEM, GPUMEM_PERCENTAGE, GPUCORES} and GPU not in named:
+                res.setdefault("limits", {})[GPU] = "1"
+        spec["schedulerName"] = HAMI.SCHEDULER_NAME
 
     def created(self, pod: dict) -> None:
         return None
@@ -98,13 +100,13 @@ class HamiScheduler:
             name = node["metadata"]["name"]
             cards = self.base_cards(name)
             annotations = node["metadata"].setdefault("annotations", {})
-            if not cards or H.NODE_REGISTER in annotations:
+            if not cards or HAMI.NODE_REGISTER in annotations:
                 continue
-            annotations[H.NODE_REGISTER] = H.register_annotation(cards)
-            annotations[H.NODE_HANDSHAKE] = f"Reported {clock.rfc3339()}"
+            annotations[HAMI.NODE_REGISTER] = H.register_annotation(cards)
+            annotations[HAMI.NODE_HANDSHAKE] = f"Reported {clock.rfc3339()}"
             status = node.setdefault("status", {})
             for field in ("capacity", "allocatable"):
-                status.setdefault(field, {})[H.GPU] = str(len(cards) * self.split)
+                status.setdefault(field, {})[GPU] = str(len(cards) * self.split)
             self.store.update("nodes", node)
             done += 1
         return done
@@ -123,7 +125,7 @@ class HamiScheduler:
         for pod in self.store.list("pods"):
             if not self.holds_slice(pod, leak):
                 continue
-            for grants in H.decode_pod_devices(pod["metadata"].get("annotations", {}).get(H.ALLOCATED)):
+            for grants in H.decode_pod_devices(pod["metadata"].get("annotations", {}).get(HAMI.ALLOCATED)):
                 for g in grants:
                     if g.uuid in by_uuid:
                         by_uuid[g.uuid].take(g.mem_mib, g.cores)
@@ -132,7 +134,7 @@ class HamiScheduler:
     @staticmethod
     def holds_slice(pod: dict, leak: bool) -> bool:
         """The scheduler counts the pod's grants: bound and not ended (``leak``: ended too, fault slice-leak)."""
-        if not pod.get("spec", {}).get("nodeName") or H.ALLOCATED not in pod["metadata"].get("annotations", {}):
+        if not pod.get("spec", {}).get("nodeName") or HAMI.ALLOCATED not in pod["metadata"].get("annotations", {}):
             return False
         return leak or pod.get("status", {}).get("phase") not in TERMINAL
 
@@ -141,7 +143,7 @@ class HamiScheduler:
         out = []
         for pod in self.store.list("pods"):
             meta, spec = pod["metadata"], pod.get("spec", {})
-            if (spec.get("schedulerName") == H.SCHEDULER_NAME and not spec.get("nodeName")
+            if (spec.get("schedulerName") == HAMI.SCHEDULER_NAME and not spec.get("nodeName")
                     and pod.get("status", {}).get("phase", "Pending") == "Pending"
                     and not spec.get("schedulingGates") and not meta.get("deletionTimestamp")):
                 out.append(pod)
@@ -171,8 +173,8 @@ class HamiScheduler:
         """Filter, score and bind one pod; None (with its failure reported) when no node fits."""
         annotations = pod["metadata"].get("annotations") or {}
         reqs = H.requests_of(pod)
-        gpu_policy = H.policy_of(annotations, H.GPU_POLICY, self.gpu_policy)
-        node_policy = H.policy_of(annotations, H.NODE_POLICY, self.node_policy)
+        gpu_policy = H.policy_of(annotations, HAMI.GPU_POLICY, self.gpu_policy)
+        node_policy = H.policy_of(annotations, HAMI.NODE_POLICY, self.node_policy)
         counts: Counter = Counter()
         fits, failed = [], []
         for node in nodes:
@@ -199,18 +201,18 @@ class HamiScheduler:
         encoded = H.encode_pod_devices(fit.devices)
         now = str(int(time.time()))
         meta.setdefault("annotations", {}).update({
-            H.ASSIGNED_NODE: fit.node, H.ASSIGNED_TIME: now, H.TO_ALLOCATE: encoded, H.ALLOCATED: encoded,
-            H.BIND_TIME: now, H.BIND_PHASE: "allocating"})
+            HAMI.ASSIGNED_NODE: fit.node, HAMI.ASSIGNED_TIME: now, HAMI.TO_ALLOCATE: encoded, HAMI.ALLOCATED: encoded,
+            HAMI.BIND_TIME: now, HAMI.BIND_PHASE: "allocating"})
         pod["spec"]["nodeName"] = fit.node
         S.set_condition(pod, "PodScheduled", "True")
         self.store.update("pods", pod)
         self._reported.pop(key, None)
         events = self.state.events
-        events.record(pod, H.FILTERING_SUCCEED, filtered, NORMAL, component=H.SCHEDULER_NAME)
+        events.record(pod, HAMI.FILTERING_SUCCEED, filtered, NORMAL, component=HAMI.SCHEDULER_NAME)
         events.record(pod, "Scheduled", f"Successfully assigned {key[0]}/{key[1]} to {fit.node}", NORMAL,
-                      component=H.SCHEDULER_NAME)
-        events.record(pod, H.BINDING_SUCCEED, H.binding_message(fit.node, key[0], key[1]), NORMAL,
-                      component=H.SCHEDULER_NAME)
+                      component=HAMI.SCHEDULER_NAME)
+        events.record(pod, HAMI.BINDING_SUCCEED, H.binding_message(fit.node, key[0], key[1]), NORMAL,
+                      component=HAMI.SCHEDULER_NAME)
 
     def _fail(self, pod: dict, failed: list[H.NodeFit], total: int, counts: Counter) -> None:
         meta = pod["metadata"]
@@ -226,9 +228,9 @@ class HamiScheduler:
         events = self.state.events
         if failed:
             for text in H.failure_events(failed):
-                events.record(pod, H.FILTERING_FAILED, text, WARNING, component=H.SCHEDULER_NAME)
-            events.record(pod, H.FILTERING_FAILED, H.no_node_message(len(failed)), WARNING, component=H.SCHEDULER_NAME)
-        events.record(pod, "FailedScheduling", message, WARNING, component=H.SCHEDULER_NAME)
+                events.record(pod, HAMI.FILTERING_FAILED, text, WARNING, component=HAMI.SCHEDULER_NAME)
+            events.record(pod, HAMI.FILTERING_FAILED, H.no_node_message(len(failed)), WARNING, component=HAMI.SCHEDULER_NAME)
+        events.record(pod, "FailedScheduling", message, WARNING, component=HAMI.SCHEDULER_NAME)
 
 
 @dataclass
@@ -238,12 +240,12 @@ class HamiDevicePlugin:
     state: ClusterState
 
     def claims(self, pod: dict) -> bool:
-        return (pod.get("spec", {}).get("schedulerName") == H.SCHEDULER_NAME
-                and H.ALLOCATED in (pod["metadata"].get("annotations") or {}))
+        return (pod.get("spec", {}).get("schedulerName") == HAMI.SCHEDULER_NAME
+                and HAMI.ALLOCATED in (pod["metadata"].get("annotations") or {}))
 
     def grants_of(self, pod: dict, container: str) -> list[H.Grant]:
         """The container's grants: the allocated lists follow the vGPU-asking containers in order."""
-        devices = H.decode_pod_devices(pod["metadata"]["annotations"].get(H.ALLOCATED))
+        devices = H.decode_pod_devices(pod["metadata"]["annotations"].get(HAMI.ALLOCATED))
         asking = [r.container for r in H.requests_of(pod)]
         return devices[asking.index(container)] if container in asking and asking.index(container) < len(
             devices) else []
@@ -258,7 +260,7 @@ class HamiDevicePlugin:
             for i, g in enumerate(grants):
                 env[f"CUDA_DEVICE_MEMORY_LIMIT_{i}"] = f"{g.mem_mib}m"
         annotations = pod["metadata"]["annotations"]
-        if annotations.get(H.BIND_PHASE) != "success":
-            annotations[H.BIND_PHASE] = "success"
+        if annotations.get(HAMI.BIND_PHASE) != "success":
+            annotations[HAMI.BIND_PHASE] = "success"
             self.state.store.update("pods", pod)
         return ",".join(g.uuid for g in grants), env

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gpupoc.kube.queues import UNLIMITED
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers import gang_wording as T
@@ -34,7 +35,6 @@ from gpupoc.sim.controllers.kai_status import QueueInfo, gpus, write_job_status,
 from gpupoc.sim.controllers.shares import INF, KaiQueueShare, kai_fair_shares, saturation
 from gpupoc.sim.controllers.wording import KAI_WORDING
 from gpupoc.sim.ports import Placer, Reconciler
-from gpupoc.sim.queue_config import UNLIMITED
 
 QUEUE_LABEL = "kai.scheduler/queue"
 LEGACY_QUEUE_LABEL = "runai/queue"

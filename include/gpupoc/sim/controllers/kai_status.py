@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock
-from gpupoc.sim.cluster import GPU
 from gpupoc.sim.controllers import gang_wording as T
 from gpupoc.sim.controllers.gang_jobs import GangView, Job
 from gpupoc.sim.controllers.wording import KAI_POOL

@@ -6,9 +6,9 @@ import hashlib
 import re
 import secrets
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock
 
-GPU = "nvidia.com/gpu"
 TERMINAL = ("Succeeded", "Failed")
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
 _RANK = {t: i for i, t in enumerate(KUBELET_CONDITIONS + ("PodScheduled",))}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers.kueue_admit import admit_cycle, update_status
@@ -36,7 +37,6 @@ from gpupoc.sim.controllers.kueue_types import (  # noqa: F401  (re-exported: th
     pending_message, podset_gpus, set_condition, template_spec, workload_name)
 from gpupoc.sim.controllers.scheduling import priority_of
 from gpupoc.sim.events import NORMAL
-from gpupoc.sim.modes import SchedulerMode
 from gpupoc.sim.store import Change, Conflict
 
 log = logging.getLogger(__name__)

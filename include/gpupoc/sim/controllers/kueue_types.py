@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock
 from gpupoc.sim.controllers.scheduling import gpu_request
 
-GPU = "nvidia.com/gpu"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"

@@ -22,6 +22,7 @@ import logging
 import time
 from typing import Any, Callable
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim import admission_webhook, quota
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.cluster import ClusterState
@@ -32,7 +33,6 @@ from gpupoc.sim.controllers.kubelet import kubelet_for
 from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
 from gpupoc.sim.controllers.scheduler import scheduler_for
-from gpupoc.sim.modes import SchedulerMode
 from gpupoc.sim.ports import Reconciler
 from gpupoc.sim.store import Change
 

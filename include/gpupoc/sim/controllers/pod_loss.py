@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock, quota
-from gpupoc.sim.cluster import GPU, ClusterState
+from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.faults import Fault
 
 log = logging.getLogger(__name__)

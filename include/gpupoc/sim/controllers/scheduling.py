@@ -12,9 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock
 
-GPU = "nvidia.com/gpu"
 DEFAULT_SCHEDULER = "default-scheduler"
 
 # Filter reasons, as the plugins word them.

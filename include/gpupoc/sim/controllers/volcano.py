@@ -28,7 +28,8 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 
-from gpupoc.sim.cluster import GPU, ClusterState
+from gpupoc.kube.resources import GPU
+from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers import gang_wording as T
 from gpupoc.sim.controllers.gang import GangScheduler

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.controllers import scheduling as S
 from gpupoc.sim.controllers import zh_wording
 from gpupoc.sim.faults import Fault
-from gpupoc.sim.modes import SchedulerMode
 
 KUBE, VOLCANO, KAI, ZH = "kube-scheduler", "volcano", "kai", "zh"
 VAGUE = "Pod is pending."  # what the scheduler says of every unschedulable pod under ``vague-reasons``

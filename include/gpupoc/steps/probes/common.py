@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-from gpupoc.common.constants import GPU_QUOTA_KEY
+from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.steps.markers import RELEASE_FILE
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from gpupoc.common.constants import GPU_QUOTA_KEY
+from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.common.timefmt import parse_time
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.steps.probes.common import (
