@@ -15,7 +15,7 @@ import asyncio
 import os
 import time
 from datetime import timedelta
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from airflow.sdk import BaseOperator
 from airflow.triggers.base import (
@@ -26,6 +26,11 @@ from airflow.triggers.base import (
 )
 
 from gpupoc.steps.markers import DONE_FILE, LEASE_FILE, RELEASE_FILE
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from gpupoc.steps.context import RunContext
 
 # What a sensor waiting for each marker waits for, in the words of the demo's progress line.
 MARKER_WAITS = {LEASE_FILE: "the cluster lease (another test class may hold the GPUs)",
@@ -97,11 +102,10 @@ class ClusterLeaseOperator(BaseOperator):
         self.test_class = test_class
         self.max_hold_seconds = max_hold_seconds
 
-    def _ctx(self, context):
-        from gpupoc.pipeline.common import plan_path
-        from gpupoc.steps.context import RunContext
+    def _ctx(self, context: Context) -> RunContext:
+        from gpupoc.steps.context import run_context
 
-        return RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
+        return run_context(self.plan_path, context["dag"].dag_id, context["run_id"], self.test_class)
 
     def execute(self, context):
         from gpupoc.common.timefmt import rfc3339, utcnow
@@ -152,10 +156,9 @@ class MarkerFileSensor(BaseOperator):
 
     def execute(self, context):
         from gpupoc.pipeline import waits
-        from gpupoc.pipeline.common import plan_path
-        from gpupoc.steps.context import RunContext
+        from gpupoc.steps.context import run_context
 
-        ctx = RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
+        ctx = run_context(self.plan_path, context["dag"].dag_id, context["run_id"], self.test_class)
         path = ctx.files(self.marker)
         if appeared(path, self.inline_seconds):
             return {"marker": self.marker, "status": "done"}
