@@ -36,7 +36,7 @@ from airflow.sdk import DAG, Param
 
 from gpupoc.dags import tasks as T
 from gpupoc.dags.assets import evidence_asset
-from gpupoc.dags.lease import ClusterLeaseOperator, MarkerFileSensor
+from gpupoc.dags.lease import GpuLeaseOperator, MarkerFileSensor
 from gpupoc.dags.operator import GpuWorkloadOperator
 from gpupoc.dags.service_operators import (
     ServiceLoadOperator,
@@ -45,7 +45,7 @@ from gpupoc.dags.service_operators import (
 )
 from gpupoc.pipeline.common import cluster_pool, default_plan_path
 from gpupoc.steps.markers import LEASE_FILE, RELEASE_FILE
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 
 log = logging.getLogger(__name__)
 # How long observers and probes may wait (rescheduled, holding no worker) for this class's turn on the cluster.
@@ -111,7 +111,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
     """The DAG ``poc_<test_class>``: the shared steps plus the class's probes, built from ``TASKS`` and wired
     by ``AFTER``."""
     s = parse_settings(test_class)
-    prof = profile(test_class)
+    class_def = definition(test_class)
     doc = doc_md + (f"\n\n**Plan problem at parse time:** {s.problem}" if s.problem else "")
     with DAG(
         dag_id=f"poc_{test_class}",
@@ -121,7 +121,7 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         end_date=s.end,
         catchup=False,
         max_active_runs=1,
-        tags=["gpupoc", "poc", *prof.tags],
+        tags=["gpupoc", "poc", *class_def.tags],
         default_args={"owner": "gpupoc", "retries": 1, "retry_delay": timedelta(seconds=10)},
         params=_params(s),
     ) as dag:
@@ -160,7 +160,7 @@ def _operator_args(b: Built) -> dict[str, Any]:
 
 
 def _hold_cluster(b: Built) -> Any:
-    return ClusterLeaseOperator(task_id="hold_cluster", pool=cluster_pool(b.settings.gpu_group), pool_slots=1,
+    return GpuLeaseOperator(task_id="hold_cluster", pool=cluster_pool(b.settings.gpu_group), pool_slots=1,
                                 retries=1, **_operator_args(b))
 
 
@@ -219,7 +219,7 @@ TASKS: tuple[tuple[str, Callable[[Built], Any]], ...] = (
     ("delete_service", _service_operator(TenantDeleteResourceOperator, "delete_service", "prepare_services",
                                          trigger_rule="all_done")),
     ("observe", lambda b: T.observe(b.v)),
-    ("probes", lambda b: [T.probe_task(task_id, step)(b.v) for task_id, step in profile(b.test_class).probes]),
+    ("probes", lambda b: [T.probe_task(task_id, step)(b.v) for task_id, step in definition(b.test_class).probes]),
     ("collect_evidence", lambda b: T.collect_evidence(b.v)),
     ("validate", lambda b: T.validate(b.v, b.tasks["collect_evidence"])),
     ("publish_evidence", _publish_evidence),

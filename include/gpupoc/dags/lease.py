@@ -1,6 +1,6 @@
-"""The cluster lease: a test class holds the GPUs of its group from before its wave exists until cleanup.
+"""The GPU lease: a test class holds the GPUs of its group from before its wave exists until cleanup.
 
-``ClusterLeaseOperator`` runs in the group's pool of ONE slot with ``include_deferred``: it records that it
+``GpuLeaseOperator`` runs in the group's pool of ONE slot with ``include_deferred``: it records that it
 holds the lease, then defers (holding the pool slot, but no worker) until the run's ``cleanup`` writes its
 done marker. Gated pods count against ResourceQuota when they are created, so the wave of one class must not
 even be submitted while another class runs: ``prepare_wave`` waits for the lease (``MarkerFileSensor``).
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from gpupoc.steps.context import RunContext
 
 # What a sensor waiting for each marker waits for, in the words of the demo's progress line.
-MARKER_WAITS = {LEASE_FILE: "the cluster lease (another test class may hold the GPUs)",
+MARKER_WAITS = {LEASE_FILE: "the GPU lease (another test class may hold the GPUs)",
                 RELEASE_FILE: "the wave's release (every pod created, the observer ready)"}
 
 
@@ -90,7 +90,7 @@ def appeared(path, within_s: float, step_s: float = 0.1) -> bool:
     return True
 
 
-class ClusterLeaseOperator(BaseOperator):
+class GpuLeaseOperator(BaseOperator):
     """Holds the group's pool slot (deferred) from the start of a class's wave until its cleanup."""
 
     template_fields = ("plan_path",)
@@ -128,7 +128,7 @@ class ClusterLeaseOperator(BaseOperator):
         lease.update(released_at=rfc3339(utcnow()), status=(event or {}).get("status"))
         ctx.writer.write_json(LEASE_FILE, lease)
         if (event or {}).get("status") == "timeout":
-            self.log.warning("cluster lease released after %.0f s without the run's cleanup", self.max_hold_seconds)
+            self.log.warning("GPU lease released after %.0f s without the run's cleanup", self.max_hold_seconds)
         return lease
 
 

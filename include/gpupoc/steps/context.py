@@ -92,9 +92,9 @@ class RunContext:
 
     @cached_property
     def items(self) -> list[dict]:
-        from gpupoc.steps.profiles import profile
+        from gpupoc.steps.class_definitions import definition
 
-        return W.prepare_wave(self.plan, self.test_class, profile(self.test_class).roles)
+        return W.prepare_wave(self.plan, self.test_class, definition(self.test_class).roles)
 
     @property
     def namespaces(self) -> list[str]:
