@@ -201,25 +201,25 @@ TASKS: tuple[tuple[str, Callable[[Built], Any]], ...] = (
     ("check_access", lambda b: T.check_access(b.v)),
     ("hold_cluster", _hold_cluster),
     ("cluster_acquired", _marker_sensor("cluster_acquired", LEASE_FILE, inline_seconds=LEASE_INLINE_SECONDS)),
+    # the class's services, as users deploy them: created by the provider's KubernetesCreateResourceOperator
+    # as their tenant once the lease is held, rolled out before the wave's release, loaded by a
+    # KubernetesPodOperator each, observed every second, and deleted by KubernetesDeleteResourceOperator before
+    # the evidence is collected (the audit class judges that delete); they are up before the wave is submitted
+    ("prepare_services", lambda b: T.prepare_services(b.v)),
+    ("deploy_service", _service_operator(TenantCreateResourceOperator, "deploy_service", "prepare_services")),
+    ("services_ready", lambda b: T.services_ready(b.v)),
+    ("service_traffic", _service_operator(ServiceLoadOperator, "service_traffic", "services_ready", retries=0)),
+    ("observe_services", lambda b: T.observe_services(b.v)),
     ("prepare_wave", lambda b: T.prepare_wave(b.v)),
     ("wave", _wave),
     # shards cut from the plan, beside the checks
     ("bulk_shard", lambda b: T.bulk_shard.partial(v=b.v).expand(shard=T.bulk_shards(b.v))),
     ("release_gate", lambda b: T.release_gate(b.v)),
     ("wave_released", _marker_sensor("wave_released", RELEASE_FILE, poll_seconds=1.0)),
-    # the class's services, as users deploy them: created by the provider's KubernetesCreateResourceOperator
-    # as their tenant once the lease is held, rolled out before the wave's release, loaded by a
-    # KubernetesPodOperator each, observed every second, and deleted by KubernetesDeleteResourceOperator before
-    # the evidence is collected (the audit class judges that delete)
-    ("prepare_services", lambda b: T.prepare_services(b.v)),
-    ("deploy_service", _service_operator(TenantCreateResourceOperator, "deploy_service", "prepare_services")),
-    ("services_ready", lambda b: T.services_ready(b.v)),
-    ("service_traffic", _service_operator(ServiceLoadOperator, "service_traffic", "services_ready", retries=0)),
-    ("observe_services", lambda b: T.observe_services(b.v)),
-    ("delete_service", _service_operator(TenantDeleteResourceOperator, "delete_service", "prepare_services",
-                                         trigger_rule="all_done")),
     ("observe", lambda b: T.observe(b.v)),
     ("probes", lambda b: [T.probe_task(task_id, step)(b.v) for task_id, step in definition(b.test_class).probes]),
+    ("delete_service", _service_operator(TenantDeleteResourceOperator, "delete_service", "prepare_services",
+                                         trigger_rule="all_done")),
     ("collect_evidence", lambda b: T.collect_evidence(b.v)),
     ("validate", lambda b: T.validate(b.v, b.tasks["collect_evidence"])),
     ("publish_evidence", _publish_evidence),
@@ -227,20 +227,20 @@ TASKS: tuple[tuple[str, Callable[[Built], Any]], ...] = (
     ("verdict", lambda b: T.verdict(b.tasks["validate"])),
 )
 
-# (before, after): the order beyond the data each task reads.
+# (before, after): the order beyond the data each task reads, in the table's order.
 AFTER: tuple[tuple[str | tuple[str, ...], str | tuple[str, ...]], ...] = (
+    ("validate_plan", ("cluster_acquired", "wave_released")),
     ("preflight", "check_access"),  # a missing prerequisite fails before anything is submitted
     ("check_access", ("hold_cluster", "cluster_acquired")),
-    ("validate_plan", ("cluster_acquired", "wave_released")),
-    ("cluster_acquired", ("prepare_wave", "release_gate", "deploy_service", "observe", "wave_released")),
-    ("prepare_wave", "bulk_shard"),  # the shard tasks start once the gangs exist
+    ("cluster_acquired", ("deploy_service", "prepare_wave", "release_gate", "wave_released", "observe")),
+    ("deploy_service", ("services_ready", "observe_services")),
     # the services are up (and their traffic starting) before the wave is submitted: a queue that admits gated
     # pods (Kueue) would otherwise hand their quota to the wave and preempt it for the services
     ("services_ready", ("prepare_wave", "release_gate")),
-    ("deploy_service", ("services_ready", "observe_services")),
-    (("observe_services", "service_traffic"), "delete_service"),
+    (("service_traffic", "observe_services"), "delete_service"),
+    ("prepare_wave", "bulk_shard"),  # the shard tasks start once the gangs exist
     ("wave_released", "probes"),
     (("wave", "bulk_shard", "release_gate", "observe", "probes", "delete_service"), "collect_evidence"),
     ("publish_evidence", "cleanup"),
-    (("cleanup", "hold_cluster"), "verdict"),
+    (("hold_cluster", "cleanup"), "verdict"),
 )
