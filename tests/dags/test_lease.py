@@ -1,4 +1,4 @@
-"""The cluster lease's trigger: fires when cleanup's marker appears, or at its timeout."""
+"""The GPU lease's trigger: fires when cleanup's marker appears, or at its timeout."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps import wave as wave_steps
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.gangs import create_pod_groups
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 from gpupoc.steps.markers import RELEASE_FILE
 from kubernetes.client import ApiClient
 
@@ -198,7 +198,7 @@ def run_class(plan_file: Path, test_class: str, run_id: str, probes: tuple[str, 
     observe = (lambda c: wave_steps.observe(c, shard_states)) if shards else wave_steps.observe
     observer = threading.Thread(target=run, args=(observe, "observe"))
     retries = threading.Thread(target=wave.retry_loop, args=(stop,))
-    side = [threading.Thread(target=run, args=(step, task_id)) for task_id, step in profile(test_class).probes
+    side = [threading.Thread(target=run, args=(step, task_id)) for task_id, step in definition(test_class).probes
             if task_id in probes]
     observer.start()
     retries.start()

@@ -73,7 +73,7 @@ def recorded(tmp_path_factory, monkeypatch_module):
     from gpupoc.preflight.runner import run_preflight
     from gpupoc.steps import finish
     from gpupoc.steps.context import RunContext
-    from gpupoc.steps.profiles import profile
+    from gpupoc.steps.class_definitions import definition
 
     plan = load_plan(cluster.plan)
     try:
@@ -81,7 +81,7 @@ def recorded(tmp_path_factory, monkeypatch_module):
                                        stack_dir=tmp / "no-stack"))
         runs = {}
         for tc in ("queue_congestion", "tenant_isolation", "utilization", "fault_recovery", "audit_trail"):
-            runs[tc] = run_class(cluster.plan, tc, f"access__{tc}", probes=tuple(t for t, _ in profile(tc).probes))
+            runs[tc] = run_class(cluster.plan, tc, f"access__{tc}", probes=tuple(t for t, _ in definition(tc).probes))
             finish.cleanup(RunContext(str(cluster.plan), f"poc_{tc}", f"access__{tc}", tc, task="cleanup"))
     finally:
         cluster.stop()

@@ -33,7 +33,7 @@ from gpupoc.airflow_runtime.processes import down, kill_component, start_compone
 from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, free_port
 from gpupoc.airflow_runtime.topology import Role, components
 from gpupoc.airflow_runtime.workers import active, wait_workers
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 from gpupoc.evidence.reader import RunEvidence
 from tests.waiting import wait_for
 
@@ -305,7 +305,7 @@ def test_celery_topology_survives_a_worker_and_a_scheduler_killed_mid_wave(celer
     # the evidence is complete: every expected table written and verified, hashes intact, no check failed
     run = RunEvidence.open(rd)
     assert run.problems() == []
-    for table in profile("queue_congestion").tables:
+    for table in definition("queue_congestion").tables:
         st = run.status(table)
         assert st.verified, f"{table}: not verified ({st.code} {st.args})"
     assert run.load("workload_runs")["pod"].nunique() == WAVE

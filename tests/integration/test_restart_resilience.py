@@ -28,7 +28,7 @@ from gpupoc.exceptions import SourceUnavailable
 from gpupoc.airflow_runtime.topology import component_alive
 from gpupoc.airflow_runtime.processes import down, kill_component, start_component, up
 from gpupoc.airflow_runtime.settings import RuntimeSettings, config_sections, free_port
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 
 from tests.waiting import wait_for
 
@@ -191,8 +191,8 @@ def test_killing_scheduler_and_triggerer_mid_wave_loses_and_duplicates_nothing(a
     assert len(run_dirs) == 1
     rd = run_dirs[0]
     manifest = json.loads((rd / "manifest.json").read_text())
-    assert set(profile("queue_congestion").tables) <= set(manifest["tables"]), manifest["tables"]
-    for table in profile("queue_congestion").tables:
+    assert set(definition("queue_congestion").tables) <= set(manifest["tables"]), manifest["tables"]
+    for table in definition("queue_congestion").tables:
         assert (rd / "tables" / f"{table}.parquet").is_file(), table
     runs = pq.read_table(rd / "tables" / "workload_runs.parquet").to_pylist()
     assert len(runs) == WAVE and {r["pod"] for r in runs} == {c["name"] for c in creates}, runs

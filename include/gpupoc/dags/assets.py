@@ -1,14 +1,14 @@
-"""The pipeline's Assets, declared once from the class profiles: each test class publishes its evidence; the
+"""The pipeline's Assets, declared once from the class definitions: each test class publishes its evidence; the
 report consumes them."""
 
 from __future__ import annotations
 
 from airflow.sdk import Asset
 
-from gpupoc.steps.profiles import PROFILES
+from gpupoc.steps.class_definitions import DEFINITIONS
 
 EVIDENCE: dict[str, Asset] = {
-    tc.value: Asset(name=p.asset_name, uri=p.asset_uri, group="gpupoc-evidence") for tc, p in PROFILES.items()
+    tc.value: Asset(name=p.asset_name, uri=p.asset_uri, group="gpupoc-evidence") for tc, p in DEFINITIONS.items()
 }
 
 

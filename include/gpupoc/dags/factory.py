@@ -30,15 +30,22 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
 
-from airflow.sdk import DAG, Param, get_current_context, task
+from airflow.sdk import DAG, Param
 
+from gpupoc.dags import tasks as T
 from gpupoc.dags.assets import evidence_asset
-from gpupoc.dags.lease import ClusterLeaseOperator, MarkerFileSensor
+from gpupoc.dags.lease import GpuLeaseOperator, MarkerFileSensor
 from gpupoc.dags.operator import GpuWorkloadOperator
+from gpupoc.dags.service_operators import (
+    ServiceLoadOperator,
+    TenantCreateResourceOperator,
+    TenantDeleteResourceOperator,
+)
 from gpupoc.pipeline.common import cluster_pool, default_plan_path
 from gpupoc.steps.markers import LEASE_FILE, RELEASE_FILE
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 
 log = logging.getLogger(__name__)
 # How long observers and probes may wait (rescheduled, holding no worker) for this class's turn on the cluster.
@@ -50,6 +57,8 @@ FALLBACK_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 WAVE_RETRY_DELAY_SECONDS = 5
 # The plan every task reads: the run's plan file with its chosen platform (gpupoc.plan.platforms.plan_ref).
 PLAN_REF = "{{ params.plan }}{% if params.platform %}#{{ params.platform }}{% endif %}"
+
+
 @dataclass(frozen=True)
 class ParseSettings:
     """What a DAG needs from the plan at parse time; defaults when the plan cannot be read."""
@@ -83,13 +92,6 @@ def parse_settings(test_class: str) -> ParseSettings:
         return ParseSettings(path, None, FALLBACK_START, None, problem=first)
 
 
-def _ctx(v: dict, task_id: str):
-    from gpupoc.steps.context import RunContext
-
-    c = get_current_context()
-    return RunContext(v["plan"], c["dag"].dag_id, c["run_id"], c["dag"].dag_id.removeprefix("poc_"), task=task_id)
-
-
 def _params(s: ParseSettings) -> dict[str, Param]:
     """The trigger form of a class DAG: the plan, a note on faults, the reviewers, free notes."""
     return {
@@ -106,11 +108,10 @@ def _params(s: ParseSettings) -> dict[str, Param]:
 
 
 def build_dag(test_class: str, doc_md: str) -> DAG:
-    """The DAG ``poc_<test_class>``: the shared steps plus the class's probes."""
+    """The DAG ``poc_<test_class>``: the shared steps plus the class's probes, built from ``TASKS`` and wired
+    by ``AFTER``."""
     s = parse_settings(test_class)
-    pool = cluster_pool(s.gpu_group)
-    asset = evidence_asset(test_class)
-    prof = profile(test_class)
+    class_def = definition(test_class)
     doc = doc_md + (f"\n\n**Plan problem at parse time:** {s.problem}" if s.problem else "")
     with DAG(
         dag_id=f"poc_{test_class}",
@@ -120,212 +121,126 @@ def build_dag(test_class: str, doc_md: str) -> DAG:
         end_date=s.end,
         catchup=False,
         max_active_runs=1,
-        tags=["gpupoc", "poc", *prof.tags],
+        tags=["gpupoc", "poc", *class_def.tags],
         default_args={"owner": "gpupoc", "retries": 1, "retry_delay": timedelta(seconds=10)},
         params=_params(s),
     ) as dag:
-
-        @task
-        def validate_plan() -> dict:
-            from gpupoc.steps import setup
-
-            c = get_current_context()
-            return setup.validate_plan(c["params"].get("plan"), c["dag"].dag_id, c["run_id"], test_class,
-                                       dict(c["params"]), platform=c["params"].get("platform"))
-
-        @task(retries=0)
-        def preflight(v: dict) -> dict:
-            from gpupoc.steps import preflight as preflight_steps
-
-            return preflight_steps.preflight(_ctx(v, "preflight"))
-
-        @task
-        def check_access(v: dict) -> dict:
-            from gpupoc.steps import setup
-
-            return setup.check_access(_ctx(v, "check_access"))
-
-        @task
-        def prepare_wave(v: dict) -> list[dict]:
-            from gpupoc.steps.gangs import create_pod_groups
-
-            from gpupoc.steps.bulk import operator_items
-
-            ctx = _ctx(v, "prepare_wave")
-            create_pod_groups(ctx)  # Volcano and KAI gangs need their PodGroup before their pods
-            return operator_items(ctx)  # none when the wave goes in bulk shards
-
-        @task
-        def bulk_shards(v: dict) -> list[dict]:
-            from airflow.configuration import conf
-
-            from gpupoc.steps.bulk import shards
-
-            slots = min(conf.getint("core", "parallelism"), conf.getint("core", "max_active_tasks_per_dag"))
-            return shards(_ctx(v, "bulk_shards"), slots)  # none when the operator submits the wave
-
-        @task(retries=0)  # a retry would submit the shard's items a second time
-        def bulk_shard(v: dict, shard: dict) -> dict:
-            from gpupoc.steps.bulk import submit_shard
-
-            return submit_shard(_ctx(v, "bulk_shard"), shard)
-
-        @task(retries=2)
-        def release_gate(v: dict) -> dict:
-            from gpupoc.dags.task_states import bulk_task_states, wave_task_states
-            from gpupoc.steps import bulk as bulk_steps
-            from gpupoc.steps import wave as wave_steps
-
-            ctx = _ctx(v, "release_gate")  # an item whose wave (or shard) task ended is never waited for
-            shards = bulk_steps.shards(ctx)
-            states = (bulk_task_states(shards) if shards
-                      else wave_task_states([i["workload_key"] for i in ctx.items]))
-            return wave_steps.release_gate(ctx, task_states=states)
-
-        @task(retries=2)
-        def observe(v: dict) -> dict:
-            from gpupoc.dags.task_states import bulk_task_states, wave_task_states
-            from gpupoc.steps import bulk as bulk_steps
-            from gpupoc.steps import wave as wave_steps
-
-            ctx = _ctx(v, "observe")  # an item whose wave (or shard) task ended is never waited for
-            shards = bulk_steps.shards(ctx)
-            states = (bulk_task_states(shards) if shards
-                      else wave_task_states([i["workload_key"] for i in ctx.items]))
-            return wave_steps.observe(ctx, states)
-
-        @task
-        def prepare_services(v: dict) -> list[dict]:
-            from gpupoc.steps.services import resource_kwargs
-
-            return resource_kwargs(_ctx(v, "prepare_services"))  # none when the class deploys no service
-
-        # never fails, and runs after a skipped or failed create: a service that did not roll out is recorded
-        # and judged, and the wave's release (downstream) goes ahead
-        @task(retries=0, trigger_rule="all_done")
-        def services_ready(v: dict) -> list[dict]:
-            from gpupoc.steps.services import await_rollout, load_kwargs
-            from gpupoc.steps.wave_end import preflight_refused
-
-            ctx = _ctx(v, "services_ready")
-            if preflight_refused(ctx):
-                return []  # nothing was deployed: no rollout to await, no traffic to send
-            await_rollout(ctx)
-            return load_kwargs(ctx)
-
-        @task(retries=2, trigger_rule="all_done")
-        def observe_services(v: dict) -> dict:
-            from gpupoc.steps.service_observer import observe_services as observe
-
-            return observe(_ctx(v, "observe_services"))
-
-        @task(trigger_rule="all_done")
-        def collect_evidence(v: dict) -> dict:
-            from gpupoc.steps import collect
-
-            return collect.collect(_ctx(v, "collect_evidence"), v.get("started_at"))
-
-        @task
-        def validate(v: dict, collected: dict) -> dict:
-            from gpupoc.steps import finish
-
-            return finish.validate(_ctx(v, "validate"), collected["run_dir"])
-
-        @task(outlets=[asset])
-        def publish_evidence(collected: dict, validation: dict) -> dict:
-            c = get_current_context()
-            extra = {"run_dir": collected["run_dir"], "dag_id": c["dag"].dag_id, "run_id": c["run_id"],
-                     "success": bool(validation.get("success")), "failed_checks": validation.get("failed_checks", [])}
-            c["outlet_events"][asset].extra = extra
-            return extra
-
-        @task(trigger_rule="all_done")
-        def cleanup(v: dict) -> dict:
-            from gpupoc.steps import finish
-
-            return finish.cleanup(_ctx(v, "cleanup"))
-
-        @task(retries=0)
-        def verdict(validation: dict) -> None:
-            from gpupoc.steps import finish
-
-            finish.verdict(validation)
-
-        v = validate_plan()
-        pre = preflight(v)
-        access = check_access(v)
-        pre >> access
-        hold = ClusterLeaseOperator(task_id="hold_cluster", plan_path=PLAN_REF, test_class=test_class,
-                                    pool=pool, pool_slots=1, retries=1)
-        acquired = MarkerFileSensor(task_id="cluster_acquired", plan_path=PLAN_REF, test_class=test_class,
-                                    marker=LEASE_FILE, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS,
-                                    inline_seconds=LEASE_INLINE_SECONDS)
-        v >> acquired
-        access >> [hold, acquired]
-        items = prepare_wave(v)
-        wave = GpuWorkloadOperator.partial(
-            task_id="wave", plan_path=PLAN_REF, test_class=test_class, wave_gate=True,
-            retries=s.wave_retries, retry_delay=timedelta(seconds=WAVE_RETRY_DELAY_SECONDS),
-        ).expand_kwargs(items)
-        bulk = bulk_shard.partial(v=v).expand(shard=bulk_shards(v))  # shards cut from the plan, beside the checks
-        acquired >> items >> bulk  # the shard tasks start once the gangs exist
-        rel = release_gate(v)
-        acquired >> rel
-        released = MarkerFileSensor(task_id="wave_released", plan_path=PLAN_REF, test_class=test_class,
-                                    marker=RELEASE_FILE, poll_seconds=1.0, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS)
-        v >> released
-        svc_docs, svc_ready, svc_done = _service_tasks(v, acquired, prepare_services, services_ready,
-                                                       observe_services, test_class)
-        # the services are up (and their traffic starting) before the wave is submitted: a queue that admits
-        # gated pods (Kueue) would otherwise hand their quota to the wave and preempt it for the services
-        svc_ready >> [items, rel]
-        obs = observe(v)
-        acquired >> obs  # observing starts before the release: no wait goes unseen
-        probes = [_probe_task(task_id, step)(v) for task_id, step in prof.probes]
-        acquired >> released
-        released >> probes
-        side = [rel, obs, *probes]
-        collected = collect_evidence(v)
-        [wave, bulk, *side, *svc_done] >> collected
-        val = validate(v, collected)
-        pub = publish_evidence(collected, val)
-        clean = cleanup(v)
-        pub >> clean
-        [clean, hold] >> verdict(val)
+        built = Built(s, test_class, {})
+        for name, builder in TASKS:
+            built.tasks[name] = builder(built)
+        for before, after in AFTER:
+            for upstream in built.many(before):
+                upstream >> built.many(after)
     return dag
 
 
-def _service_tasks(v, acquired, prepare_services, services_ready, observe_services, test_class: str):
-    """The class's services, as users deploy them: created by the provider's KubernetesCreateResourceOperator
-    (mapped, one per service, as its tenant), rolled out before the wave's release, loaded by a
-    KubernetesPodOperator each, observed every second, and deleted by KubernetesDeleteResourceOperator before
-    the evidence is collected (the audit class judges that delete). Every mapped task maps over nothing when
-    the class deploys no service. Returns (the manifests task, the rollout task, the tasks the collection
-    follows)."""
-    from gpupoc.dags.service_operators import (ServiceLoadOperator, TenantCreateResourceOperator,
-                                               TenantDeleteResourceOperator)
+@dataclass
+class Built:
+    """The tasks of one class DAG built so far, by name (a name may stand for several tasks: the probes)."""
 
-    docs = prepare_services(v)  # from the plan alone, beside the checks; deployed once the lease is held
-    deploy = TenantCreateResourceOperator.partial(task_id="deploy_service", plan_path=PLAN_REF,
-                                                  test_class=test_class).expand_kwargs(docs)
-    acquired >> deploy
-    ready = services_ready(v)
-    deploy >> ready
-    load = ServiceLoadOperator.partial(task_id="service_traffic", plan_path=PLAN_REF, test_class=test_class,
-                                       retries=0).expand_kwargs(ready)
-    watched = observe_services(v)
-    deploy >> watched
-    delete = TenantDeleteResourceOperator.partial(task_id="delete_service", plan_path=PLAN_REF, test_class=test_class,
-                                                  trigger_rule="all_done").expand_kwargs(docs)
-    [watched, load] >> delete
-    return docs, ready, [delete]
+    settings: ParseSettings
+    test_class: str
+    tasks: dict[str, Any]
+
+    @property
+    def v(self) -> Any:
+        """``validate_plan``'s result, which every task reads."""
+        return self.tasks["validate_plan"]
+
+    def many(self, names: str | tuple[str, ...]) -> list[Any]:
+        out: list[Any] = []
+        for name in (names,) if isinstance(names, str) else names:
+            task_or_tasks = self.tasks[name]
+            out += task_or_tasks if isinstance(task_or_tasks, list) else [task_or_tasks]
+        return out
 
 
-def _probe_task(task_id: str, step):
-    """A task that runs one class probe step with the run's context."""
+def _operator_args(b: Built) -> dict[str, Any]:
+    return {"plan_path": PLAN_REF, "test_class": b.test_class}
 
-    @task(task_id=task_id)
-    def probe(v: dict) -> dict:
-        return step(_ctx(v, task_id))
 
-    return probe
+def _hold_cluster(b: Built) -> Any:
+    return GpuLeaseOperator(task_id="hold_cluster", pool=cluster_pool(b.settings.gpu_group), pool_slots=1,
+                                retries=1, **_operator_args(b))
+
+
+def _marker_sensor(task_id: str, marker: str, **timing: float) -> Callable[[Built], Any]:
+    def build(b: Built) -> Any:
+        return MarkerFileSensor(task_id=task_id, marker=marker, timeout_seconds=WAIT_FOR_CLUSTER_SECONDS,
+                                **timing, **_operator_args(b))
+
+    return build
+
+
+def _wave(b: Built) -> Any:
+    return GpuWorkloadOperator.partial(
+        task_id="wave", wave_gate=True, retries=b.settings.wave_retries,
+        retry_delay=timedelta(seconds=WAVE_RETRY_DELAY_SECONDS), **_operator_args(b),
+    ).expand_kwargs(b.tasks["prepare_wave"])
+
+
+def _service_operator(operator: type, task_id: str, over: str, **kwargs: Any) -> Callable[[Built], Any]:
+    """A mapped service task (one per service, mapped over nothing when the class deploys none)."""
+
+    def build(b: Built) -> Any:
+        return operator.partial(task_id=task_id, **kwargs, **_operator_args(b)).expand_kwargs(b.tasks[over])
+
+    return build
+
+
+def _publish_evidence(b: Built) -> Any:
+    return T.publish_evidence.override(outlets=[evidence_asset(b.test_class)])(
+        b.tasks["collect_evidence"], b.tasks["validate"])
+
+
+# Every task of a class DAG, in the order they are built: (task id, builder). A task's data (``v``, the wave's
+# items, the services' manifests) is its builder's argument; the order it needs beyond its data is in AFTER.
+TASKS: tuple[tuple[str, Callable[[Built], Any]], ...] = (
+    ("validate_plan", lambda b: T.validate_plan()),
+    ("preflight", lambda b: T.preflight(b.v)),
+    ("check_access", lambda b: T.check_access(b.v)),
+    ("hold_cluster", _hold_cluster),
+    ("cluster_acquired", _marker_sensor("cluster_acquired", LEASE_FILE, inline_seconds=LEASE_INLINE_SECONDS)),
+    # the class's services, as users deploy them: created by the provider's KubernetesCreateResourceOperator
+    # as their tenant once the lease is held, rolled out before the wave's release, loaded by a
+    # KubernetesPodOperator each, observed every second, and deleted by KubernetesDeleteResourceOperator before
+    # the evidence is collected (the audit class judges that delete); they are up before the wave is submitted
+    ("prepare_services", lambda b: T.prepare_services(b.v)),
+    ("deploy_service", _service_operator(TenantCreateResourceOperator, "deploy_service", "prepare_services")),
+    ("services_ready", lambda b: T.services_ready(b.v)),
+    ("service_traffic", _service_operator(ServiceLoadOperator, "service_traffic", "services_ready", retries=0)),
+    ("observe_services", lambda b: T.observe_services(b.v)),
+    ("prepare_wave", lambda b: T.prepare_wave(b.v)),
+    ("wave", _wave),
+    # shards cut from the plan, beside the checks
+    ("bulk_shard", lambda b: T.bulk_shard.partial(v=b.v).expand(shard=T.bulk_shards(b.v))),
+    ("release_gate", lambda b: T.release_gate(b.v)),
+    ("wave_released", _marker_sensor("wave_released", RELEASE_FILE, poll_seconds=1.0)),
+    ("observe", lambda b: T.observe(b.v)),
+    ("probes", lambda b: [T.probe_task(task_id, step)(b.v) for task_id, step in definition(b.test_class).probes]),
+    ("delete_service", _service_operator(TenantDeleteResourceOperator, "delete_service", "prepare_services",
+                                         trigger_rule="all_done")),
+    ("collect_evidence", lambda b: T.collect_evidence(b.v)),
+    ("validate", lambda b: T.validate(b.v, b.tasks["collect_evidence"])),
+    ("publish_evidence", _publish_evidence),
+    ("cleanup", lambda b: T.cleanup(b.v)),
+    ("verdict", lambda b: T.verdict(b.tasks["validate"])),
+)
+
+# (before, after): the order beyond the data each task reads, in the table's order.
+AFTER: tuple[tuple[str | tuple[str, ...], str | tuple[str, ...]], ...] = (
+    ("validate_plan", ("cluster_acquired", "wave_released")),
+    ("preflight", "check_access"),  # a missing prerequisite fails before anything is submitted
+    ("check_access", ("hold_cluster", "cluster_acquired")),
+    ("cluster_acquired", ("deploy_service", "prepare_wave", "release_gate", "wave_released", "observe")),
+    ("deploy_service", ("services_ready", "observe_services")),
+    # the services are up (and their traffic starting) before the wave is submitted: a queue that admits gated
+    # pods (Kueue) would otherwise hand their quota to the wave and preempt it for the services
+    ("services_ready", ("prepare_wave", "release_gate")),
+    (("service_traffic", "observe_services"), "delete_service"),
+    ("prepare_wave", "bulk_shard"),  # the shard tasks start once the gangs exist
+    ("wave_released", "probes"),
+    (("wave", "bulk_shard", "release_gate", "observe", "probes", "delete_service"), "collect_evidence"),
+    ("publish_evidence", "cleanup"),
+    (("hold_cluster", "cleanup"), "verdict"),
+)

@@ -1,6 +1,6 @@
-"""The cluster lease: a test class holds the GPUs of its group from before its wave exists until cleanup.
+"""The GPU lease: a test class holds the GPUs of its group from before its wave exists until cleanup.
 
-``ClusterLeaseOperator`` runs in the group's pool of ONE slot with ``include_deferred``: it records that it
+``GpuLeaseOperator`` runs in the group's pool of ONE slot with ``include_deferred``: it records that it
 holds the lease, then defers (holding the pool slot, but no worker) until the run's ``cleanup`` writes its
 done marker. Gated pods count against ResourceQuota when they are created, so the wave of one class must not
 even be submitted while another class runs: ``prepare_wave`` waits for the lease (``MarkerFileSensor``).
@@ -15,7 +15,7 @@ import asyncio
 import os
 import time
 from datetime import timedelta
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from airflow.sdk import BaseOperator
 from airflow.triggers.base import (
@@ -27,8 +27,13 @@ from airflow.triggers.base import (
 
 from gpupoc.steps.markers import DONE_FILE, LEASE_FILE, RELEASE_FILE
 
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from gpupoc.steps.context import RunContext
+
 # What a sensor waiting for each marker waits for, in the words of the demo's progress line.
-MARKER_WAITS = {LEASE_FILE: "the cluster lease (another test class may hold the GPUs)",
+MARKER_WAITS = {LEASE_FILE: "the GPU lease (another test class may hold the GPUs)",
                 RELEASE_FILE: "the wave's release (every pod created, the observer ready)"}
 
 
@@ -85,7 +90,7 @@ def appeared(path, within_s: float, step_s: float = 0.1) -> bool:
     return True
 
 
-class ClusterLeaseOperator(BaseOperator):
+class GpuLeaseOperator(BaseOperator):
     """Holds the group's pool slot (deferred) from the start of a class's wave until its cleanup."""
 
     template_fields = ("plan_path",)
@@ -97,11 +102,10 @@ class ClusterLeaseOperator(BaseOperator):
         self.test_class = test_class
         self.max_hold_seconds = max_hold_seconds
 
-    def _ctx(self, context):
-        from gpupoc.pipeline.common import plan_path
-        from gpupoc.steps.context import RunContext
+    def _ctx(self, context: Context) -> RunContext:
+        from gpupoc.steps.context import run_context
 
-        return RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
+        return run_context(self.plan_path, context["dag"].dag_id, context["run_id"], self.test_class)
 
     def execute(self, context):
         from gpupoc.common.timefmt import rfc3339, utcnow
@@ -124,7 +128,7 @@ class ClusterLeaseOperator(BaseOperator):
         lease.update(released_at=rfc3339(utcnow()), status=(event or {}).get("status"))
         ctx.writer.write_json(LEASE_FILE, lease)
         if (event or {}).get("status") == "timeout":
-            self.log.warning("cluster lease released after %.0f s without the run's cleanup", self.max_hold_seconds)
+            self.log.warning("GPU lease released after %.0f s without the run's cleanup", self.max_hold_seconds)
         return lease
 
 
@@ -152,10 +156,9 @@ class MarkerFileSensor(BaseOperator):
 
     def execute(self, context):
         from gpupoc.pipeline import waits
-        from gpupoc.pipeline.common import plan_path
-        from gpupoc.steps.context import RunContext
+        from gpupoc.steps.context import run_context
 
-        ctx = RunContext(str(plan_path(self.plan_path)), context["dag"].dag_id, context["run_id"], self.test_class)
+        ctx = run_context(self.plan_path, context["dag"].dag_id, context["run_id"], self.test_class)
         path = ctx.files(self.marker)
         if appeared(path, self.inline_seconds):
             return {"marker": self.marker, "status": "done"}

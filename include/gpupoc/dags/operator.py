@@ -11,9 +11,7 @@ the pod, its logs and its events.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
-
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
 from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
@@ -22,6 +20,9 @@ from airflow.triggers.base import TaskSuccessEvent
 
 from gpupoc.plan import find_item, load_plan_file
 from gpupoc.podspec.kpo import KPO_DEFAULTS
+
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
 # Attributes of the operator that kpo_kwargs() decides per workload.
 _POD_FIELDS = ("namespace", "image", "cmds", "arguments", "labels", "annotations", "node_selector",
@@ -300,12 +301,10 @@ class GpuWorkloadOperator(KubernetesPodOperator):
         self.log.warning("%s; %s", message, follows)
         raise AttemptEnded(f"{message}; {follows}") from None
 
-    def _run_context(self, context: Any):
-        from gpupoc.pipeline.common import plan_path
-        from gpupoc.steps.context import RunContext
+    def _run_context(self, context: Any) -> RunContext:
+        from gpupoc.steps.context import run_context
 
-        return RunContext(str(plan_path(self.plan_path)), context["ti"].dag_id, context["run_id"], self.test_class,
-                          task="wave")
+        return run_context(self.plan_path, context["ti"].dag_id, context["run_id"], self.test_class, task="wave")
 
     def _decide(self, context: Any, event: dict[str, Any]):
         """How the pod ended and what follows, from the records the evidence reads: the pod now or as the

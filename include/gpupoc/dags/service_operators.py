@@ -68,12 +68,10 @@ class TenantResourceOperator(KubernetesResourceBaseOperator):
         self._ledger(context, at, status)
 
     def _ledger(self, context: Any, at: datetime, status: int) -> None:
-        from gpupoc.pipeline.common import plan_path
-        from gpupoc.steps.context import RunContext
+        from gpupoc.steps.context import run_context
         from gpupoc.steps.services import ledger_writes
 
-        ctx = RunContext(str(plan_path(self.plan_path)), context["ti"].dag_id, context["run_id"], self.test_class,
-                         task=self.task_id)
+        ctx = run_context(self.plan_path, context["ti"].dag_id, context["run_id"], self.test_class, task=self.task_id)
         ledger_writes(ctx, self.verb, self.yaml_conf or "", at, status,
                       f"{self.verb} the class's service (cncf.kubernetes {self.provider})")
 
@@ -107,13 +105,12 @@ class ServiceLoadOperator(KubernetesPodOperator):
     def _from_plan(self, context: Any) -> str:
         """The load pod's fields and the tenant's identity from the plan (clients built before are dropped); the
         pod's name."""
-        from gpupoc.pipeline.common import plan_path
         from gpupoc.podspec.kpo import pod_kwargs
-        from gpupoc.steps.context import RunContext
+        from gpupoc.steps.context import run_context
         from gpupoc.steps.services import load_pod
 
         run_id = context["run_id"] if context else "dry-run"
-        ctx = RunContext(str(plan_path(self.plan_path)), f"poc_{self.test_class}", run_id, self.test_class)
+        ctx = run_context(self.plan_path, f"poc_{self.test_class}", run_id, self.test_class)
         manifest, tenant = load_pod(ctx, self.service)
         for key, value in pod_kwargs(manifest, ctx.plan, tenant).items():
             if key != "name":
@@ -134,12 +131,11 @@ class ServiceLoadOperator(KubernetesPodOperator):
             raise
 
     def _record(self, context: Any, error: BaseException | None) -> None:
-        from gpupoc.pipeline.common import plan_path
-        from gpupoc.steps.context import RunContext
+        from gpupoc.steps.context import run_context
         from gpupoc.steps.services import record_load_failure
 
         dag_id = getattr(context.get("ti"), "dag_id", None) or f"poc_{self.test_class}"
-        ctx = RunContext(str(plan_path(self.plan_path)), dag_id, context["run_id"], self.test_class)
+        ctx = run_context(self.plan_path, dag_id, context["run_id"], self.test_class)
         record_load_failure(ctx, self.service, error)
 
     def build_pod_request_obj(self, context: Any = None, *, dry_run: bool = False):

@@ -60,7 +60,7 @@ def register(subparsers) -> None:
                    "tenant_isolation; default: the classes the plan enables); the report takes the latest "
                    "earlier evidence of the others")
     p.add_argument("--together", action="store_true",
-                   help="trigger the five test classes at once and let their cluster lease order them "
+                   help="trigger the five test classes at once and let their GPU lease order them "
                    "(default: each after the previous one ended, which is faster on 2 cores)")
     p.add_argument("--cluster-from-manifests", action="store_true",
                    help="start the cluster empty and give it the plan as a real cluster: gpupoc cluster manifests "

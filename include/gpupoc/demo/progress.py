@@ -9,7 +9,7 @@ from typing import Mapping
 # Task states in the order a reader follows a run: done, working, waiting, not started, bad.
 STATE_ORDER = ("success", "running", "deferred", "waiting", "queued", "scheduled", "up_for_reschedule",
                "up_for_retry", "restarting", "none", "skipped", "upstream_failed", "failed", "removed")
-# The sensors waiting for the cluster lease or the wave's release (deferred; older runs rescheduled at every
+# The sensors waiting for the GPU lease or the wave's release (deferred; older runs rescheduled at every
 # poke) pass through scheduled, queued and running before they wait: all of that is "waiting", not a change.
 RESCHEDULING_SENSORS = frozenset({"cluster_acquired", "wave_released"})
 _SENSOR_WAIT = frozenset({"up_for_reschedule", "scheduled", "queued", "running"})

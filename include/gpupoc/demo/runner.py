@@ -1,7 +1,7 @@
 """``gpupoc demo``: cluster, monitoring, Airflow; the five test classes; the report; the decision.
 
 The five DAGs run one after the other: each is triggered when the previous one ended. Measured on 2 cores
-(full default plan), that is no slower than triggering all five and letting their cluster lease (a one-slot
+(full default plan), that is no slower than triggering all five and letting their GPU lease (a one-slot
 pool) order them: 574 s for the five against 540 s for a together-run in which two classes died early,
 because the waiting classes' rescheduling sensors take the CPU the running class needs, each hand-over of
 the lease waits for a sensor's next poke (up to 30 s), and many rescheduling sensors make Airflow's
@@ -147,7 +147,7 @@ class Monitor:
 
 
 def stop_stale_runs(client, dag_ids, out) -> None:
-    """Runs left active by an interrupted demo would hold the cluster lease: mark them failed."""
+    """Runs left active by an interrupted demo would hold the GPU lease: mark them failed."""
     for dag_id in dag_ids:
         payload = client.request("GET", f"/api/v2/dags/{dag_id}/dagRuns", params={"state": list(ACTIVE), "limit": 50})
         for run in (payload or {}).get("dag_runs", []):
@@ -287,7 +287,7 @@ def _run_classes(client, monitor: Monitor, opts: DemoOptions, plan: Path, t_runs
     conf = {"plan": str(plan), "faults_note": opts.faults or "none"}
     which = "the five test classes" if set(opts.classes) == set(CLASS_DAGS) else ", ".join(opts.classes)
     opts.out(f"[{elapsed(t_runs - t0):>5}] triggering {which} "
-             f"({'one after the other' if opts.sequential else 'together; the cluster lease orders them'})")
+             f"({'one after the other' if opts.sequential else 'together; the GPU lease orders them'})")
     if not opts.sequential:
         runs = {dag_id: client.trigger(dag_id, conf)["dag_run_id"] for dag_id in opts.classes}
         return monitor.wait(runs, opts.timeout)

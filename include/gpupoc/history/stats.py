@@ -51,7 +51,7 @@ def figures(records: list[JobRecord]) -> Figures:
 
 
 def comparison(reached: dict, published: dict) -> list[str]:
-    """Lines setting a history's figures (``Figures.to_dict()``) beside the published ones (``profiles.yaml``)."""
+    """Lines setting a history's figures (``Figures.to_dict()``) beside the published ones (``traces.yaml``)."""
     lines = []
     for label, key, pub in (("GPUs per job", "gpus", published["gpus"]),
                             ("run time (s)", "run", published["run_seconds"]),

@@ -1,6 +1,6 @@
 """``gpupoc history synth``: a synthetic job history shaped after a published GPU-cluster trace.
 
-The targets are the published figures in ``profiles.yaml`` (InternLM/AcmeTrace data/cluster_summary.csv;
+The targets are the published figures in ``traces.yaml`` (InternLM/AcmeTrace data/cluster_summary.csv;
 Acme: Shanghai AI Lab, Helios: SenseTime; both CC BY 4.0). How each is followed:
 
 - GPUs, run times and queue times: fitted as ``fit.py`` states (powers of two with the published median,
@@ -37,7 +37,7 @@ from gpupoc.history.model import JobRecord, JobState
 from gpupoc.history.stats import figures
 from gpupoc.history.table import History
 
-PROFILES_FILE = Path(__file__).with_name("profiles.yaml")
+TRACES_FILE = Path(__file__).with_name("traces.yaml")
 BURST_GAP_S = 20.0
 CPUS_PER_GPU = 16
 DIURNAL_AMPLITUDE = 0.5
@@ -60,35 +60,36 @@ class SynthParams:
     start: str | None = None
 
 
-def load_profiles(path: Path = PROFILES_FILE) -> dict[str, dict]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))["profiles"]
+def load_traces(path: Path = TRACES_FILE) -> dict[str, dict]:
+    """Each published trace's figures, by name (``--like``)."""
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["traces"]
 
 
-def profile(name: str) -> dict:
-    profiles = load_profiles()
-    if name not in profiles:
-        raise ConfigError("--like", [f"--like: unknown trace {name!r}; one of {', '.join(profiles)}"])
-    return profiles[name]
+def trace(name: str) -> dict:
+    traces = load_traces()
+    if name not in traces:
+        raise ConfigError("--like", [f"--like: unknown trace {name!r}; one of {', '.join(traces)}"])
+    return traces[name]
 
 
 def synthesize(params: SynthParams) -> History:
     """A history of ``params.jobs`` GPU jobs like ``params.like``, reproducible from ``params.seed``."""
     _check(params)
-    prof = profile(params.like)
+    pub = trace(params.like)
     rng = np.random.default_rng(params.seed)
     n = params.jobs
-    gpus_fit = PowersOfTwo.fit(prof["gpus"]["mean"], prof["gpus"]["max"], params.single_gpu_share)
+    gpus_fit = PowersOfTwo.fit(pub["gpus"]["mean"], pub["gpus"]["max"], params.single_gpu_share)
     gpus_dist = gpus_fit.capped(params.max_gpus)
-    run = LogNormal.from_median_mean(prof["run_seconds"]["median"], prof["run_seconds"]["mean"],
-                                     cap=prof["run_seconds"]["max"])
-    queue = LogNormal.from_median_mean(prof["queue_seconds"]["median"], prof["queue_seconds"]["mean"])
-    shares = np.array([prof["states"][s.value] for s in _STATE_ORDER], dtype=float)
+    run = LogNormal.from_median_mean(pub["run_seconds"]["median"], pub["run_seconds"]["mean"],
+                                     cap=pub["run_seconds"]["max"])
+    queue = LogNormal.from_median_mean(pub["queue_seconds"]["median"], pub["queue_seconds"]["mean"])
+    shares = np.array([pub["states"][s.value] for s in _STATE_ORDER], dtype=float)
     shares /= shares.sum()
 
-    zone = parse_zone(prof["timezone"])
-    start = datetime.fromisoformat(params.start or prof["period"]["start"])
+    zone = parse_zone(pub["timezone"])
+    start = datetime.fromisoformat(params.start or pub["period"]["start"])
     start = start if start.tzinfo else start.replace(tzinfo=zone)
-    rate_per_day = prof["gpu_jobs"] / prof["period"]["days"]
+    rate_per_day = pub["gpu_jobs"] / pub["period"]["days"]
     offsets, user_index = _arrivals(rng, n, rate_per_day, params, start)
     gpus = gpus_dist.sample(rng, n)
     runs = np.maximum(np.rint(run.sample(rng, n)), 1)
@@ -96,7 +97,7 @@ def synthesize(params: SynthParams) -> History:
     states = rng.choice(len(_STATE_ORDER), size=n, p=shares)
 
     users = [_hashed("u", params, i) for i in range(params.users)]
-    vcs = [_hashed("vc", params, i) for i in range(params.vcs)] if prof["format"] == "helios" else None
+    vcs = [_hashed("vc", params, i) for i in range(params.vcs)] if pub["format"] == "helios" else None
     records = []
     for i in range(n):
         submit = (start + timedelta(seconds=float(offsets[i]))).astimezone(zone).replace(microsecond=0)
@@ -111,8 +112,8 @@ def synthesize(params: SynthParams) -> History:
             cpu_num=g * CPUS_PER_GPU, start_time=begin, end_time=end, duration_s=float(runs[i]),
             queue_s=float(waits[i]),
         ))
-    history = History(records=records, timezone=prof["timezone"])
-    history.metadata = _metadata(params, prof, gpus_fit, gpus_dist, run, queue, shares, rate_per_day, history)
+    history = History(records=records, timezone=pub["timezone"])
+    history.metadata = _metadata(params, pub, gpus_fit, gpus_dist, run, queue, shares, rate_per_day, history)
     return history
 
 
@@ -173,7 +174,7 @@ def command(p: SynthParams) -> str:
     return " ".join(parts)
 
 
-def _metadata(p, prof, gpus_fit, gpus_dist, run, queue, shares, rate_per_day, history) -> dict:
+def _metadata(p, pub, gpus_fit, gpus_dist, run, queue, shares, rate_per_day, history) -> dict:
     assumptions = [
         f"one-GPU jobs: {p.single_gpu_share:.0%} (the published median of 1 GPU only says at least 50%)",
         "GPUs, run time, queue time and end state are drawn independently of each other",
@@ -183,9 +184,9 @@ def _metadata(p, prof, gpus_fit, gpus_dist, run, queue, shares, rate_per_day, hi
         f"users: {p.users} with Zipf shares (exponent {p.zipf})",
     ]
     if gpus_dist is not gpus_fit:
-        assumptions.append(f"GPUs capped at {p.max_gpus} (published maximum {prof['gpus']['max']}): the fitted shape "
+        assumptions.append(f"GPUs capped at {p.max_gpus} (published maximum {pub['gpus']['max']}): the fitted shape "
                            f"below the cap, renormalised; the mean falls to {gpus_dist.mean:.2f}")
-    if prof["queue_seconds"]["median"] == 0:
+    if pub["queue_seconds"]["median"] == 0:
         assumptions.append("a published median queue of 0 s is fitted as 0.25 s, so most waits round to 0")
     return {
         "kind": "gpupoc job history",
@@ -195,8 +196,8 @@ def _metadata(p, prof, gpus_fit, gpus_dist, run, queue, shares, rate_per_day, hi
         "parameters": asdict(p),
         "seed": p.seed,
         "like": p.like,
-        "figures": {k: prof[k] for k in ("gpu_jobs", "gpus", "run_seconds", "queue_seconds", "states", "period")},
-        "figures_source": prof["source"],
+        "figures": {k: pub[k] for k in ("gpu_jobs", "gpus", "run_seconds", "queue_seconds", "states", "period")},
+        "figures_source": pub["source"],
         "licence": "CC BY 4.0",
         "fit": {
             "gpus": gpus_dist.to_dict() | {"fitted_before_cap": gpus_fit.to_dict()},
@@ -206,9 +207,9 @@ def _metadata(p, prof, gpus_fit, gpus_dist, run, queue, shares, rate_per_day, hi
             "arrivals": {"jobs_per_day": round(rate_per_day, 3), "burst_mean": p.burst_mean,
                          "burst_gap_seconds": BURST_GAP_S, "diurnal_amplitude": DIURNAL_AMPLITUDE,
                          "peak_hour": PEAK_HOUR},
-            "users": {"count": p.users, "zipf_exponent": p.zipf, "vcs": p.vcs if prof["format"] == "helios" else None},
+            "users": {"count": p.users, "zipf_exponent": p.zipf, "vcs": p.vcs if pub["format"] == "helios" else None},
         },
         "assumptions": assumptions,
         "reached": figures(history.records).to_dict(),
-        "format": prof["format"],
+        "format": pub["format"],
     }

@@ -1,6 +1,6 @@
 """Every wait in the pipeline says what it waits for, since when and until when.
 
-A task that waits (for the cluster lease, for the wave's pods, for outcomes, for an alert) writes a note to
+A task that waits (for the GPU lease, for the wave's pods, for outcomes, for an alert) writes a note to
 its run's ``waits/<task>.json`` (beside the evidence, not part of it) and removes it when it stops waiting;
 ``gpupoc demo`` prints the notes of the running class when nothing else has changed for a while.
 """

@@ -258,6 +258,6 @@ def delete_pods(caller: KubeCaller, pods: list[dict]) -> list[str]:
 
 
 def adapter_name(plan) -> str:
-    """The plan's scheduler adapter as a plain string (``kube-scheduler``, ``kueue``, ``volcano``, ``kai``)."""
+    """The plan's scheduler adapter as a plain string (``kube-scheduler``, ``kueue``, ``volcano``, ``kai``, ``hami``)."""
     a = plan.platform.adapter
     return getattr(a, "value", str(a))

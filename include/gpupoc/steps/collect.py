@@ -23,7 +23,7 @@ from gpupoc.podspec import labels as L
 from gpupoc.steps.attempt_decision import decisions
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_FILE
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 from gpupoc.steps.startup import startup_rows
 from gpupoc.steps.replay import REPLAY_TABLES, collect_replay, is_replay
 from gpupoc.steps.wave import SNAPSHOT_SOURCE
@@ -39,8 +39,8 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     if missing:
         return collect_not_run(ctx, started_at, missing)
     timelines, runs, summary, facts = _attempts(ctx)  # the wave's pods, events and records are let go of here
-    prof = profile(ctx.test_class)
-    summary.update((prof.collector(ctx, timelines, runs) if prof.collector else None) or {})
+    class_def = definition(ctx.test_class)
+    summary.update((class_def.collector(ctx, timelines, runs) if class_def.collector else None) or {})
     summary.update(collect_services(ctx, runs, facts))  # a replica's preemptor: as QC-13's
     replayed = is_replay(ctx)
     if replayed:  # the history's waits beside the platform's, and the capacity question
@@ -50,7 +50,7 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     intake = intake_refusals(receiver_records(ctx.plan), parse_time(started_at), end)
     ctx.writer.write_manifest(window_start=started_at or end, window_end=end, plan_hash=plan_hash(ctx.plan),
                               platform=platform,
-                              expected_tables=(*prof.tables, *(REPLAY_TABLES if replayed else ()),
+                              expected_tables=(*class_def.tables, *(REPLAY_TABLES if replayed else ()),
                                                *expected_tables(ctx)),
                               extra={"test_class": ctx.test_class, "summary": summary, "intake": intake,
                                      **identity(ctx.plan)})
@@ -128,7 +128,7 @@ def _ledger_submissions(ctx: RunContext, pods: list[dict]) -> None:
     """The operator's pod creations, as each tenant, into the ledger (the operator calls the API itself)."""
     ledger = Ledger(ctx.run_dir / "ledger" / "wave.jsonl", task="wave")
     by_ns = {t.namespace: t for t in ctx.plan.tenants}
-    operator_roles = {L.safe_label_value(r) for r in profile(ctx.test_class).roles}
+    operator_roles = {L.safe_label_value(r) for r in definition(ctx.test_class).roles}
     for p in sorted(pods, key=lambda p: p["metadata"].get("creationTimestamp") or ""):
         m = p["metadata"]
         t = by_ns.get(m["namespace"])

@@ -92,9 +92,9 @@ class RunContext:
 
     @cached_property
     def items(self) -> list[dict]:
-        from gpupoc.steps.profiles import profile
+        from gpupoc.steps.class_definitions import definition
 
-        return W.prepare_wave(self.plan, self.test_class, profile(self.test_class).roles)
+        return W.prepare_wave(self.plan, self.test_class, definition(self.test_class).roles)
 
     @property
     def namespaces(self) -> list[str]:
@@ -167,3 +167,16 @@ class RunContext:
     def read_file(self, name: str, default: Any = None) -> Any:
         p = self.files(name)
         return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else default
+
+
+def run_context(plan: str | Path | None, dag_id: str, run_id: str, test_class: str = "", task: str = "",
+                factory: Any = None) -> RunContext:
+    """The one place a run's context is built, for every task and operator of a class DAG.
+
+    ``plan`` is the plan as a task holds it (the trigger form's path, a plan reference ``file#platform``, or
+    nothing for the default plan; relative paths resolve against the repository). ``test_class`` defaults to
+    the class of the DAG ``poc_<class>``."""
+    from gpupoc.pipeline.common import plan_path
+
+    return RunContext(str(plan_path(str(plan) if plan else None)), dag_id, run_id,
+                      test_class or dag_id.removeprefix("poc_"), task=task, _factory=factory)

@@ -67,7 +67,7 @@ def cleanup(ctx: RunContext) -> dict:
         pods = list({(p["metadata"]["namespace"], p["metadata"]["name"]): p for group in listed for p in group}.values())
         errors += W.delete_pods(admin, pods) + delete_pod_groups(ctx)
     finally:
-        ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's cluster lease
+        ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's GPU lease
     if errors:
         raise GpupocError(f"{len(errors)} pod(s) of {ctx.dag_id}/{ctx.run_id} could not be deleted: {errors[:3]}; "
                           "delete them with kubectl and rerun cleanup")

@@ -1,7 +1,7 @@
 """Names of the run's marker files (under its evidence ``files/``) that tasks of one run wait on."""
 
 PREFLIGHT_FILE = "preflight"        # the class's preflight checks (a missing prerequisite: nothing is submitted)
-LEASE_FILE = "lease"                # hold_cluster holds the class's cluster lease
+LEASE_FILE = "lease"                # hold_cluster holds the class's GPU lease
 DONE_FILE = "cluster_done"          # cleanup ended the lease
 RELEASE_FILE = "release"            # release_gate lifted the wave's gate
 RELEASING_FILE = "releasing"        # release_gate began lifting it: a resubmission from now on goes ungated

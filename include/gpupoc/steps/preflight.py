@@ -18,7 +18,7 @@ from gpupoc.preflight.model import PreflightReport
 from gpupoc.preflight.runner import run_preflight
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import DONE_FILE, PREFLIGHT_FILE
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 
 
 def preflight(ctx: RunContext) -> dict:
@@ -43,12 +43,12 @@ def not_run_reason(missing: list[str]) -> str:
 def collect_not_run(ctx: RunContext, started_at: str | None, missing: list[str]) -> dict:
     """The evidence of a class that did not run: every table not verified, naming the missing pieces."""
     reason = not_run_reason(missing)
-    prof = profile(ctx.test_class)
-    for table in prof.tables:
+    class_def = definition(ctx.test_class)
+    for table in class_def.tables:
         ctx.writer.mark_not_verified(table, reason, source="preflight")
     summary = {"prerequisites_missing": missing}
     ctx.writer.write_manifest(window_start=started_at or utcnow(), window_end=utcnow(), plan_hash=plan_hash(ctx.plan),
-                              expected_tables=prof.tables, extra={"test_class": ctx.test_class, "summary": summary,
+                              expected_tables=class_def.tables, extra={"test_class": ctx.test_class, "summary": summary,
                                                                             **identity(ctx.plan)})
     return {"run_dir": str(ctx.run_dir), "prerequisites_missing": len(missing)}
 

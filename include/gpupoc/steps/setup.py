@@ -8,7 +8,7 @@ from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.common import plan_path
 from gpupoc.pipeline.k8s import Actor, KubeCaller, whoami
 from gpupoc.pipeline.wave import adapter_name
-from gpupoc.steps.context import DEFAULT_ADMIN_USER, RunContext
+from gpupoc.steps.context import DEFAULT_ADMIN_USER, RunContext, run_context
 from gpupoc.steps.markers import STALE_MARKERS
 from gpupoc.steps.shard_files import clear_created
 
@@ -36,7 +36,7 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
     if not spec.enabled:
         raise ConfigError(str(path), [f"test_classes.{test_class}.enabled: false; enable the class in the plan "
                                       "or pause this DAG"])
-    ctx = RunContext(str(path), dag_id, run_id, test_class)
+    ctx = run_context(path, dag_id, run_id, test_class)
     for marker in STALE_MARKERS:  # a cleared run starts over: no lease, release or done marker of a past try
         ctx.files(marker).unlink(missing_ok=True)
     clear_created(ctx.writer.files_dir)  # nor a shard's "all created"

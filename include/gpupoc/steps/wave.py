@@ -1,4 +1,4 @@
-"""The wave's steps under the class's cluster lease: lift the gate of the whole wave at once, and observe it
+"""The wave's steps under the class's GPU lease: lift the gate of the whole wave at once, and observe it
 from before the release until every item has an outcome."""
 
 from __future__ import annotations

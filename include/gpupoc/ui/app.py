@@ -102,6 +102,13 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
     """The application; ``authenticate`` (a FastAPI dependency) guards every route when given."""
     deps = [Depends(authenticate)] if authenticate else []
     app = FastAPI(title="GPU POC reports", docs_url=None, redoc_url=None, openapi_url=None, dependencies=deps)
+    for register in REGISTRATIONS:
+        register(app, paths, serve_evidence)
+    return app
+
+
+def _errors(app: FastAPI, paths: Callable[[], UiPaths], serve_evidence: bool) -> None:
+    """Each refusal as a page (or a 401 for an API client) saying what failed and the fix."""
 
     @app.exception_handler(NotAuthenticated)
     async def _unauthenticated(request: Request, exc: NotAuthenticated) -> Response:
@@ -123,6 +130,10 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
     async def _refused(request: Request, exc: Refused) -> Response:
         return _message(403, "Refused", f"refused: {exc}", "only report, Data Docs and evidence files are served")
 
+
+def _index(app: FastAPI, paths: Callable[[], UiPaths], serve_evidence: bool) -> None:
+    """``/``: every report, comparison and suite; ``/api/reports``: the same as JSON."""
+
     @app.get("/", response_class=HTMLResponse)
     async def index(request: Request) -> Response:
         if not request.url.path.endswith("/"):
@@ -142,6 +153,10 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
                              "suites": [{"name": s.name, "page": s.page, "latest": s.latest}
                                         for s in list_suites(p.data_docs_dir)]}, headers=HEADERS)
 
+
+def _comparisons(app: FastAPI, paths: Callable[[], UiPaths], serve_evidence: bool) -> None:
+    """``/comparisons/{id}/``: a comparison's page and its candidates' reports."""
+
     @app.get("/comparisons/{cid}/{rel:path}")
     async def comparison_file(cid: str, rel: str) -> Response:
         """A comparison's page and files (its candidates' own reports under platforms/)."""
@@ -151,6 +166,10 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
         except FileNotFoundError:
             return _message(404, "Not found", f"comparison {cid!r} has no file {rel or 'comparison.html'!r}",
                             home="../" * (rel.count("/") + 2))
+
+
+def _reports(app: FastAPI, paths: Callable[[], UiPaths], serve_evidence: bool) -> None:
+    """``/reports/latest/``, ``/reports/{id}/`` (its links rewritten to the routes here) and its files."""
 
     @app.get("/reports/latest/")
     async def latest() -> Response:
@@ -193,6 +212,10 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
             return _message(404, "Not found", f"report {run_id!r} has no file {rel!r}",
                             home="../" * (rel.count("/") + 2))
 
+
+def _runs(app: FastAPI, paths: Callable[[], UiPaths], serve_evidence: bool) -> None:
+    """``/runs/{dag}/{run}``: what one DAG run left (the DAG run tab)."""
+
     @app.get("/runs/{dag_id}/{run_id}")
     async def run_page(dag_id: str, run_id: str) -> Response:
         p = paths()
@@ -210,6 +233,10 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
                             "DAGs write none", home="../../")
         return _page("run.html.j2", run=view, home="../../")
 
+
+def _data_docs(app: FastAPI, paths: Callable[[], UiPaths], serve_evidence: bool) -> None:
+    """``/data-docs/``: the Great Expectations site."""
+
     @app.get("/data-docs")
     async def data_docs_noslash() -> Response:
         return RedirectResponse("data-docs/", status_code=307)
@@ -225,6 +252,10 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
         except FileNotFoundError:
             return _message(404, "Not found", f"the Data Docs site has no page {rel!r}", home=_home(rel))
 
+
+def _evidence(app: FastAPI, paths: Callable[[], UiPaths], serve_evidence: bool) -> None:
+    """A run's manifest, tables and validation results, when ``serve_evidence``; nothing else."""
+
     @app.get("/evidence/{rel:path}")
     async def evidence(rel: str) -> Response:
         p = paths()
@@ -235,7 +266,10 @@ def create_app(paths: Callable[[], UiPaths] = resolve_paths,
         except FileNotFoundError:
             return _message(404, "Not found", f"no evidence file {rel!r}", home=_home(rel))
 
-    return app
+
+# The application's parts, registered in this order (``/reports/latest/`` before ``/reports/{run_id}/``).
+REGISTRATIONS: tuple[Callable[[FastAPI, Callable[[], UiPaths], bool], None], ...] = (
+    _errors, _index, _comparisons, _reports, _runs, _data_docs, _evidence)
 
 
 def _home(rel: str) -> str:

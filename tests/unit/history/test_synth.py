@@ -17,7 +17,7 @@ from gpupoc.exceptions import ConfigError
 from gpupoc.history.fit import LogNormal, PowersOfTwo
 from gpupoc.history.model import JobState
 from gpupoc.history.stats import figures
-from gpupoc.history.synth import SynthParams, command, load_profiles, synthesize
+from gpupoc.history.synth import SynthParams, command, load_traces, synthesize
 
 
 @pytest.fixture(scope="module", params=["kalos", "seren", "helios"])
@@ -31,7 +31,7 @@ def big(like):
 
 
 def test_medians_follow_the_published_figures(like, big):
-    pub = load_profiles()[like]
+    pub = load_traces()[like]
     got = figures(big.records)
     assert got.gpus_median == pub["gpus"]["median"]
     assert got.run_median == pytest.approx(pub["run_seconds"]["median"], rel=0.10)
@@ -42,7 +42,7 @@ def test_medians_follow_the_published_figures(like, big):
 
 
 def test_state_shares_follow_the_published_shares(like, big):
-    pub = load_profiles()[like]["states"]
+    pub = load_traces()[like]["states"]
     total = sum(pub.values())
     got = figures(big.records)
     for state in ("completed", "cancelled", "failed"):
@@ -50,7 +50,7 @@ def test_state_shares_follow_the_published_shares(like, big):
 
 
 def test_means_of_gpus_and_run_time_follow_the_published_means(like, big):
-    pub = load_profiles()[like]
+    pub = load_traces()[like]
     got = figures(big.records)
     n = len(big.records)
     gpus = PowersOfTwo.fit(pub["gpus"]["mean"], pub["gpus"]["max"], 0.6)

@@ -11,7 +11,7 @@ from gpupoc.evidence.writer import MANIFEST
 from gpupoc.plan import plan_hash
 from gpupoc.podspec import labels as L
 from gpupoc.steps import collect
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 
 from .conftest import wave_pod
 
@@ -44,7 +44,7 @@ def test_the_manifest_carries_the_plan_hash_and_lists_a_table_nobody_wrote(make_
     collect.collect(ctx, None)
     manifest = json.loads((ctx.run_dir / MANIFEST).read_text())
     assert manifest["plan_hash"] == plan_hash(ctx.plan)
-    expected = set(profile(ctx.test_class).tables)
+    expected = set(definition(ctx.test_class).tables)
     assert expected <= set(manifest["tables"])
     unwritten = {n for n, t in manifest["tables"].items() if not t["path"]}
     assert unwritten and unwritten <= set(manifest["not_verified"]), "a table no task wrote is not verified"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from gpupoc.plan.overrides import planned_seconds
-from gpupoc.steps.context import DEFAULT_ADMIN_USER, RunContext
+from gpupoc.steps.context import DEFAULT_ADMIN_USER, RunContext, run_context
 
 from .conftest import RUN_ID, TC, write_plan
 
@@ -16,6 +16,16 @@ def test_two_tasks_of_one_run_find_the_same_run_directory(make_ctx, tmp_path):
     assert a.run_dir == b.run_dir and a.run_dir.is_relative_to(tmp_path / "evidence")
     assert a.run_dir != RunContext(a.plan_file, a.dag_id, "another-run", TC).run_dir
     assert a.files("release") == a.run_dir / "files" / "release.json"
+
+
+def test_a_task_s_context_takes_its_class_from_the_dag_and_its_plan_as_the_form_gave_it(make_ctx, monkeypatch):
+    a = make_ctx(task="observe")
+    b = run_context(a.plan_file, a.dag_id, a.run_id, task="observe")
+    assert (b.test_class, b.task, b.run_dir) == (TC, "observe", a.run_dir)
+    ref = run_context(f"{a.plan_file}#kueue", a.dag_id, a.run_id)
+    assert ref.plan_file == f"{a.plan_file}#kueue", "a plan reference keeps its platform"
+    monkeypatch.setenv("GPUPOC_PLAN", a.plan_file)
+    assert run_context(None, a.dag_id, a.run_id).plan_file == a.plan_file, "no plan given: the default plan"
 
 
 def test_a_file_one_task_writes_another_reads_and_a_missing_one_reads_as_the_default(make_ctx):

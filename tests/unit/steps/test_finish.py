@@ -1,4 +1,4 @@
-"""The last steps: the suites' parameters say which cases the plan provokes and are stored with the run, cleanup ends the cluster lease even
+"""The last steps: the suites' parameters say which cases the plan provokes and are stored with the run, cleanup ends the GPU lease even
 when a delete fails (and names the fix), and the verdict fails the run on a failed check or a missing validation."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from gpupoc.preflight.model import PreflightReport, failed, ok
 from gpupoc.steps import finish
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.preflight import PREFLIGHT_FILE, collect_not_run, missing_prerequisites
-from gpupoc.steps.profiles import profile
+from gpupoc.steps.class_definitions import definition
 from gpupoc.validation.reasons import word
 
 TC = "utilization"
@@ -48,7 +48,7 @@ def test_every_table_of_a_class_not_run_names_the_missing_piece_in_english_and_c
     assert missing == ["prometheus.series: training: no DCGM_FI_DEV_GPU_UTIL series — fix: install dcgm-exporter"]
     collect_not_run(ctx, None, missing)
     ev = RunEvidence.open(ctx.run_dir)
-    for table in profile(TC).tables:
+    for table in definition(TC).tables:
         st = ev.status(table)
         assert not st.verified and st.code == "table.prerequisite", (table, st)
         assert word(st.code, st.args) == f"not run: a prerequisite is missing (preflight): {missing[0]}"

@@ -1,7 +1,8 @@
 """Sizes the package keeps: no module over 400 lines, no function over 80.
 
-A function's length is its own lines, from its ``def`` to its last line, less the functions defined inside it:
-each of those is measured on its own (a DAG factory's tasks, an app factory's routes).
+A function's length is all its lines, from its first decorator or ``def`` to its last line, the functions
+defined inside it included (a DAG factory's tasks, an app factory's routes): a reader reads them all. Each nested
+function is also measured on its own.
 """
 
 from __future__ import annotations
@@ -21,20 +22,15 @@ def sources() -> list[Path]:
 
 
 def function_lengths(text: str) -> dict[str, int]:
-    """``name`` (``Outer.name`` for methods and nested functions) -> own lines, for every function in ``text``."""
+    """``name`` (``Outer.name`` for methods and nested functions) -> lines counted whole, for every function in
+    ``text``."""
     out: dict[str, int] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                inner = [n for n in ast.walk(child) if n is not child
-                         and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-                outermost = [n for n in inner if not any(o is not n and o.lineno <= n.lineno <= o.end_lineno
-                                                         for o in inner)]
-                nested = sum(n.end_lineno - min([n.lineno] + [d.lineno for d in n.decorator_list]) + 1
-                             for n in outermost)
-                out[prefix + child.name] = child.end_lineno - start + 1 - nested
+                out[prefix + child.name] = child.end_lineno - start + 1
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.")
@@ -61,9 +57,15 @@ def test_no_function_is_over_80_lines():
     assert long == {}, f"functions over {MAX_FUNCTION_LINES} lines (split them into named steps): {long}"
 
 
-def test_a_nested_function_counts_on_its_own():
-    text = "def outer():\n" + "    x = 1\n" * 3 + "    def inner():\n" + "        y = 2\n" * 90 + "    return x\n"
-    assert function_lengths(text) == {"outer": 5, "outer.inner": 91}
+def test_a_nested_function_counts_in_its_outer_function_and_on_its_own():
+    text = ("def outer():\n" + "    x = 1\n" * 3 + "    @task\n    def inner():\n" + "        y = 2\n" * 90
+            + "    return x\n")
+    assert function_lengths(text) == {"outer": 97, "outer.inner": 92}
+
+
+def test_a_decorated_function_counts_from_its_first_decorator():
+    text = "@a\n@b(\n    1,\n)\ndef f():\n    return 1\n"
+    assert function_lengths(text) == {"f": 6}
 
 
 def test_the_allowed_long_functions_still_exist_and_are_long():

@@ -38,7 +38,7 @@ def node_injector(ctx, spec, admin=None):
 
 
 def inject_faults(ctx) -> dict:
-    """Provoke each planned failure once and record its evidence chain (under the class's cluster lease)."""
+    """Provoke each planned failure once and record its evidence chain (under the class's GPU lease)."""
     from gpupoc.pipeline import faults as F
     from gpupoc.pipeline.gpus import api_probe, prometheus_probe
 
