@@ -13,7 +13,7 @@ from gpupoc.demo.services import SIM_MODE
 from gpupoc.plan.model import Adapter
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.faults import Fault
-from gpupoc.sim.modes import SchedulerMode
+from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.validation.suites import load_suites
 
 GLOSSARY = Path(__file__).resolve().parents[3] / "docs" / "glossary.md"
@@ -76,7 +76,7 @@ def test_the_glossary_gives_each_adapter_the_scheduler_mode_that_serves_it(gloss
 def test_the_glossary_lists_every_scheduler_mode_of_the_simulated_cluster_and_no_other(glossary):
     listed = listed_names(glossary, "Scheduler mode")
     assert not (d := drift("scheduler modes", listed, {m.value for m in SchedulerMode},
-                           "sim/modes.py SchedulerMode")), d
+                           "kube/schedulers.py SchedulerMode")), d
 
 
 def test_the_glossary_lists_every_fault_profile_and_no_other(glossary):
