@@ -130,3 +130,15 @@ def test_a_second_start_resumes_and_a_stop_leaves_no_process(cp):
         == "Running"
     stopped = again.stop()
     assert sorted(stopped) == sorted(pids) and not any(process_running(p) for p in pids.values())
+
+
+def test_a_stopped_control_plane_starts_again_on_its_data(cp):
+    restarted = start_control_plane(cp.root, pools=POOLS, plan=PLAN)
+    try:
+        assert restarted.server == cp.server
+        assert json.loads(restarted.run_kubectl("get", "pod", "hangs", "-n", NS, "-o", "json").stdout)["metadata"][
+            "name"] == "hangs"
+    finally:
+        pids = restarted.pids()
+        restarted.stop()
+    assert all(pids.values()) and not any(process_running(p) for p in pids.values())
