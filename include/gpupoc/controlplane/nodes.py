@@ -5,7 +5,7 @@ carry (system tolerations under ``node.kubernetes.io/`` excepted: the node lifec
 
 from __future__ import annotations
 
-from gpupoc.common.constants import GPU
+from gpupoc.kube.resources import GPU
 
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 PRODUCT_LABEL = "nvidia.com/gpu.product"  # GPU feature discovery's label: the model with '-' for spaces
