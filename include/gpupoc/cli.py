@@ -21,6 +21,7 @@ _AREAS = {
     "demo": "gpupoc.demo.cli",
     "down": "gpupoc.demo.down",
     "cluster": "gpupoc.cluster.cli",
+    "controlplane": "gpupoc.controlplane.cli",
     "preflight": "gpupoc.preflight.cli",
     "compare": "gpupoc.compare.cli",
     "compare-demo": "gpupoc.demo.compare",

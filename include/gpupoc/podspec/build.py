@@ -24,6 +24,7 @@ from gpupoc.plan.model import Tenant, Workload
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.adapters import decorate
 from gpupoc.podspec.gangs import gang_of
+from gpupoc.podspec.lifecycle import lifecycle_annotations
 
 BASE_CONTAINER = "base"  # KubernetesPodOperator reads logs and exit codes of this container
 # One configuration for every model built here: a model given none deep-copies the client's default, which
@@ -53,7 +54,7 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
         L.PRIORITY_CLASS: pc,
         L.ROLE: L.safe_label_value(role.replace(":", ".")),
     }
-    annotations = {L.RUN_ID_RAW: run_id}
+    annotations = {L.RUN_ID_RAW: run_id, **lifecycle_annotations(workload)}
     if workload.expected_exit_code is not None:
         annotations[L.EXPECTED_EXIT] = str(workload.expected_exit_code)
     if workload.expected_reason:

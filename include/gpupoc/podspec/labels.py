@@ -24,6 +24,10 @@ EXPECTED_EXIT = "gpupoc.io/expected-exit-code"
 EXPECTED_REASON = "gpupoc.io/expected-reason"
 ITEM = "gpupoc.io/item"
 GANG_KEY = "gpupoc.io/gang-key"      # the gang as the plan names it (class_items)
+# how a virtual pod ends on KWOK nodes (the real control plane's Stages read these: controlplane/kwok_stages.yaml)
+VIRTUAL_END = "gpupoc.io/virtual-end"          # exit | oom | image-pull | hang
+VIRTUAL_RUN = "gpupoc.io/virtual-run"          # run time once started, a Go duration ("15s")
+VIRTUAL_EXIT = "gpupoc.io/virtual-exit-code"   # exit code when it ends by itself
 
 MAX_LABEL_LEN = 63
 _VALID = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

@@ -15,7 +15,8 @@ LAYERS = [
     {"airflow_runtime", "ui"},
     {"dags"},
     {"steps"},
-    {"pipeline", "monitoring", "cluster", "preflight"},  # cluster: manifests, kubeconfig; preflight: its checks
+    # cluster: manifests, kubeconfig; preflight: its checks; controlplane: a real control plane with KWOK nodes
+    {"pipeline", "monitoring", "cluster", "preflight", "controlplane"},
     {"compare"},  # candidates' reports side by side
     {"report"},
     {"validation", "podspec"},

@@ -1,0 +1,67 @@
+"""Each component's command line, as pure functions of the layout, ports and keys (all on loopback).
+The flags are the ones seen working on this kind of machine (docs/real-cluster.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpupoc.controlplane.keys import Keys
+from gpupoc.controlplane.layout import Layout, Ports
+
+LOOPBACK = "127.0.0.1"
+SERVICE_CIDR = "10.96.0.0/16"  # KWOK gives pods 10.0.0.0/24: no overlap
+KWOK_NODE_SELECTOR = "kwok.x-k8s.io/node=fake"
+
+
+def etcd_argv(binary: Path, layout: Layout, ports: Ports) -> list[str]:
+    client, peer = f"http://{LOOPBACK}:{ports.etcd_client}", f"http://{LOOPBACK}:{ports.etcd_peer}"
+    return [str(binary), "--name", "n0", "--data-dir", str(layout.etcd_data),
+            "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", f"n0={peer}", "--auto-compaction-retention=1", "--unsafe-no-fsync"]
+
+
+def apiserver_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, audit_policy: Path,
+                   audit_webhook_config: Path | None = None) -> list[str]:
+    argv = [str(binary), f"--etcd-servers=http://{LOOPBACK}:{ports.etcd_client}",
+            f"--bind-address={LOOPBACK}", f"--advertise-address={LOOPBACK}", f"--secure-port={ports.apiserver}",
+            f"--tls-cert-file={keys.pki.cert}", f"--tls-private-key-file={keys.pki.key}",
+            f"--client-ca-file={keys.pki.ca_cert}", f"--token-auth-file={keys.token_file}",
+            "--authorization-mode=Node,RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            f"--service-account-key-file={keys.sa_public}", f"--service-account-signing-key-file={keys.sa_private}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}", "--allow-privileged=true",
+            "--endpoint-reconciler-type=none",
+            f"--audit-policy-file={audit_policy}", f"--audit-log-path={layout.audit_log}",
+            "--audit-log-format=json", "--audit-log-maxsize=200", "--audit-log-maxbackup=2"]
+    if audit_webhook_config is not None:
+        argv += [f"--audit-webhook-config-file={audit_webhook_config}", "--audit-webhook-mode=batch"]
+    return argv
+
+
+def _kubeconfig_flags(kubeconfig: Path) -> list[str]:
+    return [f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}"]
+
+
+def controller_manager_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys) -> list[str]:
+    return [str(binary), *_kubeconfig_flags(layout.component_kubeconfig("kube-controller-manager")),
+            f"--bind-address={LOOPBACK}", f"--secure-port={ports.controller_manager}", "--leader-elect=false",
+            f"--root-ca-file={keys.pki.ca_cert}", f"--service-account-private-key-file={keys.sa_private}",
+            "--use-service-account-credentials=true", f"--service-cluster-ip-range={SERVICE_CIDR}",
+            f"--cluster-signing-cert-file={keys.pki.ca_cert}", f"--cluster-signing-key-file={keys.ca_key}"]
+
+
+def scheduler_argv(binary: Path, layout: Layout, ports: Ports) -> list[str]:
+    return [str(binary), *_kubeconfig_flags(layout.component_kubeconfig("kube-scheduler")),
+            f"--bind-address={LOOPBACK}", f"--secure-port={ports.scheduler}", "--leader-elect=false"]
+
+
+def kwok_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, config: Path) -> list[str]:
+    """kwok manages the nodes annotated ``kwok.x-k8s.io/node: fake`` and serves the kubelet API on loopback
+    (logs through ``pods/log``); ``Logs`` objects are its CRD (one per pod, ``pod_logs.py``)."""
+    return [str(binary), f"--kubeconfig={layout.component_kubeconfig('kwok')}", f"--config={config}",
+            "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_NODE_SELECTOR}",
+            "--node-lease-duration-seconds=40", f"--tls-cert-file={keys.pki.cert}",
+            f"--tls-private-key-file={keys.pki.key}", f"--node-ip={LOOPBACK}", f"--node-port={ports.kwok}",
+            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs"]
