@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from gpupoc.exceptions import ConfigError
-from gpupoc.fidelity.model import NOT_RUN, Difference, ScenarioResult
+from gpupoc.fidelity.model import NOT_RUN, Difference, ScenarioResult, StepRecord
 
 ACCEPTED = Path(__file__).with_name("accepted.yaml")
 ABSENT = "absent"
@@ -20,13 +20,8 @@ def differences(simulated: ScenarioResult, real: ScenarioResult) -> list[Differe
     out: list[Difference] = []
     for step in sorted(set(simulated.steps) | set(real.steps)):
         sim, rl = simulated.steps.get(step), real.steps.get(step)
-        sim_why = f"{NOT_RUN}: {sim.not_run}" if sim is None or sim.not_run else ""
-        real_why = f"{NOT_RUN}: {rl.not_run}" if rl is None or rl.not_run else ""
-        if sim is None:
-            sim_why = f"{NOT_RUN}: the step is not in this run"
-        if rl is None:
-            real_why = f"{NOT_RUN}: the step is not in this run"
-        if sim_why or real_why:
+        sim_why, real_why = _why_not_run(sim), _why_not_run(rl)
+        if sim is None or rl is None or sim_why or real_why:
             out.append(Difference(step, "(step)", sim_why or "run", real_why or "run"))
             continue
         for name in sorted(set(sim.observations) | set(rl.observations)):
@@ -34,6 +29,12 @@ def differences(simulated: ScenarioResult, real: ScenarioResult) -> list[Differe
             if a != b:
                 out.append(Difference(step, name, a, b))
     return out
+
+
+def _why_not_run(rec: StepRecord | None) -> str:
+    if rec is None:
+        return f"{NOT_RUN}: the step is not in this run"
+    return f"{NOT_RUN}: {rec.not_run}" if rec.not_run else ""
 
 
 @dataclass(frozen=True)
@@ -59,13 +60,14 @@ def load_accepted(path: Path = ACCEPTED) -> list[Accepted]:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read the accepted differences ({exc})") from None
+        raise ConfigError(str(path), [f"cannot read the accepted differences ({exc})"]) from None
     out = []
     for i, entry in enumerate(data.get("accepted") or []):
         missing = [k for k in ("step", "field", "why", "test") if not entry.get(k)]
         if missing:
-            raise ConfigError(f"{path}: accepted[{i}]: missing {', '.join(missing)}; fix: every accepted "
-                              "difference names its step, field, why it is a known limit and the test showing it")
+            raise ConfigError(str(path), [f"accepted[{i}]: missing {', '.join(missing)}; fix: every accepted "
+                                          "difference names its step, field, why it is a known limit and the "
+                                          "test showing it"])
         out.append(Accepted(str(entry["step"]), str(entry["field"]), str(entry["why"]), str(entry["test"]),
                             _opt(entry.get("simulated")), _opt(entry.get("real"))))
     return out

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 UID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?")
 IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
-JTI = re.compile(r"JTI=[^\s\"\]]+")
+JTI = re.compile(r"JTI=[^\s\"\]),]+")
 GENERATED = re.compile(r"-[bcdfghjklmnpqrstvwxz2-9]{6,10}(?:-[bcdfghjklmnpqrstvwxz2-9]{5})?\b")
 DIGITS = re.compile(r"\d+")
 

@@ -30,7 +30,7 @@ STEP_NAMES = tuple(name for name, _ in STEPS)
 
 
 def tenant_of(admin: Kube) -> Kube:
-    """The tenant's client: a token for fid-a's ServiceAccount by TokenRequest (never written anywhere)."""
+    """The tenant's client: a token for the tenant's ServiceAccount by TokenRequest (never written anywhere)."""
     answer = token_request(admin)
     token = (answer.body.get("status") or {}).get("token")
     if not answer.ok or not token:

@@ -8,15 +8,16 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from gpupoc.fidelity.client import Answer, Kube
+from gpupoc.podspec import labels as L
 
-TENANT_NS, OTHER_NS, QUOTA_NS = "fid-a", "fid-b", "fid-q"
+# the default plan's tenant namespaces and ServiceAccount: the audit policy rendered from the plan (which the
+# real control plane runs with) logs their requests
+TENANT_NS, OTHER_NS, QUOTA_NS = "team-nlp", "team-vision", "team-serving"
 RUNNER = "runner"
 GPU = "nvidia.com/gpu"
 VIRTUAL_IMAGE = "gpupoc/virtual:1.0"
 MISSING_IMAGE = "registry.invalid/fid/does-not-exist:1.0"
 LOW, HIGH = "fid-low", "fid-high"
-# a workload's behaviour: the simulated kubelet reads the env (WORKLOAD_*), KWOK's stages the annotations
-BEHAVIOUR_ANNOTATION = "gpupoc.io/workload-"
 
 
 @dataclass
@@ -56,7 +57,8 @@ def ensure(kube: Kube, path: str, body: dict) -> Answer:
 
 
 def make_tenancy(admin: Kube) -> None:
-    """Three namespaces, a ServiceAccount in two, a Role on pods (not secrets) bound in fid-a, two priorities."""
+    """Three namespaces, a ServiceAccount in two, a Role on pods (not secrets) bound in the tenant's, two
+    priorities."""
     for ns in (TENANT_NS, OTHER_NS, QUOTA_NS):
         ensure(admin, "/api/v1/namespaces", {"metadata": {"name": ns}})
     for ns in (TENANT_NS, OTHER_NS):
@@ -85,8 +87,11 @@ def token_request(admin: Kube, namespace: str = TENANT_NS, audiences: list[str] 
 
 def pod(name: str, target: Target, gpus: int = 0, priority: str | None = None, image: str = VIRTUAL_IMAGE,
         mode: str = "long", seconds: int = 3600, grace: int = 1) -> dict:
-    """A pod pinned to the target node (by its hostname label), tolerating that node's own taints."""
-    behaviour = {"mode": mode, "duration-seconds": str(seconds)}
+    """A pod pinned to the target node (by its hostname label), tolerating that node's own taints. How it
+    ends (``mode``: long, oom, image-pull) is said twice: the simulated kubelet's virtual image reads the env
+    (WORKLOAD_*), the real control plane's KWOK stages the ``gpupoc.io/virtual-*`` annotations."""
+    ends = {"oom": {L.VIRTUAL_END: "oom", L.VIRTUAL_RUN: f"{seconds}s", L.VIRTUAL_EXIT: "137"},
+            "image-pull": {L.VIRTUAL_END: "image-pull", L.VIRTUAL_RUN: f"{seconds}s"}}.get(mode, {})
     resources = {"cpu": "100m", "memory": "64Mi"}
     limits = {"memory": "128Mi", **({GPU: str(gpus)} if gpus else {})}
     spec: dict = {
@@ -102,7 +107,7 @@ def pod(name: str, target: Target, gpus: int = 0, priority: str | None = None, i
         spec["priorityClassName"] = priority
     return {"apiVersion": "v1", "kind": "Pod", "spec": spec, "metadata": {
         "name": name, "labels": {"app.kubernetes.io/part-of": "gpupoc-fidelity"},
-        "annotations": {BEHAVIOUR_ANNOTATION + k: v for k, v in behaviour.items()}}}
+        "annotations": ends}}
 
 
 def until(fetch: Callable[[], object], done: Callable[[object], bool], seconds: float = 90.0,

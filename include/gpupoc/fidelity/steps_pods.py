@@ -76,7 +76,7 @@ def preemption(run: Run) -> None:
 def missing_image(run: Run) -> None:
     """A pod whose image no registry has."""
     rec, name = run.rec("missing_image"), "fid-missing-image"
-    _create(run, pod(name, run.target, image=MISSING_IMAGE))
+    _create(run, pod(name, run.target, image=MISSING_IMAGE, mode="image-pull"))
     p, _ = until(lambda: _get(run, name), lambda p: _waiting(p) in ("ErrImagePull", "ImagePullBackOff"), run.wait)
     observe.container(rec, "pod", p)
     rec.see("pod.container.waiting_reason_seen", _waiting(p))
