@@ -38,6 +38,21 @@ def _create(run: Run, body: dict) -> None:
         raise RuntimeError(f"the pod {body['metadata']['name']} was refused: {answer.code} {answer.body}")
 
 
+def _version(run: Run, name: str) -> str:
+    return str((_get(run, name).get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _versions(run: Run, name: str, since: str, enough=None) -> list[dict]:
+    """The pod's versions from a watch since ``since``, up to its deletion (or the first ``enough`` holds of);
+    the deleted one is marked ``deleted``. A short grace period loses none of them, as polling would."""
+    def stop(event: dict) -> bool:
+        return event.get("type") in ("DELETED", "ERROR") or bool(enough and enough(event.get("object") or {}))
+
+    seen = run.admin.watch(PODS, since, seconds=int(run.wait), field_selector=f"metadata.name={name}", stop=stop)
+    return [{**(e.get("object") or {}), **({"deleted": True} if e.get("type") == "DELETED" else {})}
+            for e in seen if e.get("type") in ("MODIFIED", "DELETED")]
+
+
 def unschedulable(run: Run) -> None:
     """A pod asking one GPU more than the target node has."""
     rec, name = run.rec("unschedulable"), "fid-unschedulable"
@@ -56,10 +71,11 @@ def preemption(run: Run) -> None:
     _create(run, pod("fid-victim", run.target, gpus=gpus, priority=LOW))
     _, running = until(lambda: _phase(_get(run, "fid-victim")), lambda ph: ph == "Running", run.wait)
     rec.see("victim.running_before", running)
+    version = _version(run, "fid-victim")
     _create(run, pod("fid-preemptor", run.target, gpus=gpus, priority=HIGH))
-    victim, _ = until(lambda: _get(run, "fid-victim"),
-                      lambda v: bool(_cond(v, "DisruptionTarget")) or v.get("code") == 404, run.wait)
-    observe.conditions(rec, "victim", victim, ["DisruptionTarget"], run.nodes)
+    versions = _versions(run, "fid-victim", version, lambda v: bool(_cond(v, "DisruptionTarget")))
+    marked = next((v for v in versions if _cond(v, "DisruptionTarget")), {})
+    observe.conditions(rec, "victim", marked, ["DisruptionTarget"], run.nodes)
     until(lambda: observe.events(rec, "victim", run.admin, TENANT_NS, "fid-victim", ["Preempted"], run.nodes),
           lambda ev: "Preempted" in ev, run.wait)
     preemptor = _get(run, "fid-preemptor")
@@ -101,24 +117,22 @@ def oom(run: Run) -> None:
 
 def taint_eviction(run: Run) -> None:
     """A pod on a node given a NoExecute taint it does not tolerate is evicted; the taint is then removed.
-    The pod's versions are read from a watch, so a short grace period loses none of them."""
+    The pod's versions are read from a watch."""
     rec, name, node = run.rec("taint_eviction"), "fid-evictee", run.target.node
     _create(run, pod(name, run.target, grace=5))
     until(lambda: _phase(_get(run, name)), lambda ph: ph == "Running", run.wait)
-    version = str((_get(run, name).get("metadata") or {}).get("resourceVersion") or "")
+    version = _version(run, name)
     taint = {"key": "gpupoc.io/fidelity", "value": "evict", "effect": "NoExecute"}
     patch = run.admin.call("PATCH", f"/api/v1/nodes/{node}", {"spec": {"taints": [*run.target.taints, taint]}},
                            content_type="application/merge-patch+json")
     rec.see("taint.code", patch.code)
     try:
-        seen = run.admin.watch(PODS, version, seconds=int(run.wait), field_selector=f"metadata.name={name}",
-                               stop=lambda e: e.get("type") in ("DELETED", "ERROR"))
-        versions = [e.get("object") or {} for e in seen if e.get("type") in ("MODIFIED", "DELETED")]
+        versions = _versions(run, name, version)
         marked = next((v for v in versions if _cond(v, "DisruptionTarget")), {})
         observe.conditions(rec, "pod", marked, ["DisruptionTarget"], run.nodes)
         rec.see("pod.deletionTimestamp", "present" if any((v.get("metadata") or {}).get("deletionTimestamp")
                                                           for v in versions) else None)
-        rec.see("pod.deleted", any(e.get("type") == "DELETED" for e in seen))
+        rec.see("pod.deleted", bool(versions) and versions[-1].get("deleted") is True)
         until(lambda: observe.events(rec, "pod", run.admin, TENANT_NS, name, ["TaintManagerEviction"], run.nodes),
               lambda ev: "TaintManagerEviction" in ev, run.wait)
     finally:
