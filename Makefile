@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: help venv docs-assets system-deps browser test-deps test unit integration demo compare down sim stack-up stack-down bench clean
+.PHONY: help venv docs-assets system-deps browser test-deps control-plane test unit integration demo compare down sim stack-up stack-down bench clean
 
 help:
 	@echo "make demo    - install what is needed, run the whole POC on the simulated cluster, write the report"
@@ -22,6 +22,7 @@ help:
 	@echo "make compare - run plans/compare.yaml (the default plan with a gang) on the four simulated platforms and compare them side by side"
 	@echo "make down    - stop every process the demo started"
 	@echo "make bench   - run the benchmarks under bench/"
+	@echo "make control-plane - build the real control plane's binaries (Kubernetes, etcd, kwok) from the Go module proxy, once"
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,13 +51,19 @@ test-deps: browser
 	@bash scripts/install-postgres.sh
 	@bash scripts/install-redis.sh
 
-test: venv docs-assets system-deps test-deps
+# The real control plane's binaries: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok
+# from the Go module proxy, pinned in scripts/control-plane/pins.env, into a cache keyed by the pins (cold about
+# 15 minutes on 2 cores, then seconds). `gpupoc controlplane up` starts them (docs/real-cluster.md).
+control-plane:
+	@bash scripts/control-plane/build.sh
+
+test: venv docs-assets system-deps test-deps control-plane
 	$(BIN)/pytest $(XDIST) $(PYTEST_ARGS)
 
 unit: venv docs-assets
 	$(BIN)/pytest -n 2 --dist loadgroup -m "not integration" $(PYTEST_ARGS)
 
-integration: venv docs-assets system-deps test-deps
+integration: venv docs-assets system-deps test-deps control-plane
 	$(BIN)/pytest $(XDIST) -m integration $(PYTEST_ARGS)
 
 sim: venv

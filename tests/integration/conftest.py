@@ -22,6 +22,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpupoc.controlplane.binaries import kubectl_path
+
+
+def kubectl_bin() -> str:
+    """The built kubectl (the real control plane's version); fails naming ``make control-plane`` when absent."""
+    return str(kubectl_path())
+
 
 @pytest.fixture(autouse=True)
 def _own_kubectl_cache(tmp_path_factory, monkeypatch):
@@ -70,7 +77,7 @@ class SimServer:
 
     def kubectl(self, *args: str, context: str = "admin", timeout: float = 60, check: bool = False,
                 input: str | None = None) -> subprocess.CompletedProcess:
-        cmd = ["kubectl", f"--kubeconfig={self.kubeconfig}", f"--context={context}",
+        cmd = [kubectl_bin(), f"--kubeconfig={self.kubeconfig}", f"--context={context}",
                f"--cache-dir={self.data_dir / 'kubectl-cache'}", *args]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
         if check and res.returncode != 0:

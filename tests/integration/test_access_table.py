@@ -10,7 +10,6 @@ the rendered RBAC; every request the package's own clients send is recorded on i
 
 from __future__ import annotations
 
-import shutil
 import threading
 
 import pytest
@@ -25,7 +24,6 @@ from .real_cluster import prepare
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
     pytest.mark.timeout(1500),
 ]
 SENT: list[tuple[str, k8s.RequestInfo, int, str]] = []  # (context, request, status, message)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 
 import pytest
 import yaml
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
+pytestmark = [pytest.mark.integration]
 
 POD = """
 apiVersion: v1

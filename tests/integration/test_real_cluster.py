@@ -14,12 +14,11 @@ import yaml
 
 from gpupoc.sim.modes import SchedulerMode
 
-from .conftest import wait_for
+from .conftest import kubectl_bin, wait_for
 from .real_cluster import REPO, lines, prepare
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
     pytest.mark.skipif(not os.access("/usr/bin/prometheus", os.X_OK), reason="Prometheus is not installed: run "
                        "scripts/install-monitoring.sh"),
     pytest.mark.timeout(600),
@@ -44,11 +43,11 @@ def test_an_empty_cluster_given_the_manifests_passes_every_preflight_check(ready
 
 
 def test_the_minted_identities_are_the_plans_service_accounts_with_only_their_rights(ready):
-    who = subprocess.run(["kubectl", f"--kubeconfig={ready.kubeconfig}", "--context=team-nlp", "auth", "whoami",
+    who = subprocess.run([kubectl_bin(), f"--kubeconfig={ready.kubeconfig}", "--context=team-nlp", "auth", "whoami",
                           "-o", "jsonpath={.status.userInfo.username}"], capture_output=True, text=True, timeout=60)
     assert who.stdout == "system:serviceaccount:team-nlp:runner", who.stderr
     def can(context: str, *args: str) -> str:
-        return subprocess.run(["kubectl", f"--kubeconfig={ready.kubeconfig}", f"--context={context}", "auth",
+        return subprocess.run([kubectl_bin(), f"--kubeconfig={ready.kubeconfig}", f"--context={context}", "auth",
                                "can-i", *args], capture_output=True, text=True, timeout=60).stdout.strip()
     assert can("team-nlp", "get", "pods", "--subresource=log", "-n", "team-nlp") == "yes"
     assert can("team-nlp", "list", "pods", "-n", "team-vision") == "no"
@@ -240,7 +239,7 @@ def _submit(cluster, workload: str, tenant: str) -> str:
         plan.workload(workload), plan.tenant(tenant), plan, run_id="queues-from-api", test_class="queue_congestion",
         wave_gate=False, name="through-api-queue"))
     pod["metadata"]["name"] = "through-api-queue"
-    created = subprocess.run(["kubectl", f"--kubeconfig={cluster.kubeconfig}", f"--context={tenant}", "create",
+    created = subprocess.run([kubectl_bin(), f"--kubeconfig={cluster.kubeconfig}", f"--context={tenant}", "create",
                               "-f", "-"], input=yaml.safe_dump(pod), capture_output=True, text=True, timeout=60)
     assert created.returncode == 0, created.stderr
     return pod["metadata"]["name"]

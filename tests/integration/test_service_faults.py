@@ -5,7 +5,6 @@ scaled up while its new replicas still load keeps its SLO (traffic reaches ready
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -15,8 +14,7 @@ from gpupoc.pipeline.service_slo import judge, parse_rows
 from gpupoc.plan.service_spec import Slo
 from tests.integration.conftest import wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("service-faults"),
-              pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("service-faults")]
 
 NS = CONTEXT = "team-serving"
 WARMUP_SECONDS = 12

@@ -4,7 +4,6 @@ of Volcano's, KAI's and Kueue's objects, gangs submitted the way each scheduler 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
@@ -14,10 +13,10 @@ import pytest
 from gpupoc.sim.config import shipped_config
 from gpupoc.sim.modes import SchedulerMode
 
-from .conftest import launch, wait_for
+from .conftest import kubectl_bin, launch, wait_for
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")]
+
+pytestmark = [pytest.mark.integration]
 
 POD = """
 apiVersion: v1
@@ -206,7 +205,7 @@ def test_serve_mode_picks_the_shipped_config_of_the_mode(tmp_path):
         info = wait_for("sim.json", lambda: (data / "sim.json").exists() and json.loads((data / "sim.json")
                                                                                         .read_text()), timeout=60)
         assert info["mode"] == "kai"
-        out = subprocess.run(["kubectl", f"--kubeconfig={info['kubeconfig']}", "--context=admin", "get",
+        out = subprocess.run([kubectl_bin(), f"--kubeconfig={info['kubeconfig']}", "--context=admin", "get",
                               "queues.scheduling.run.ai", "-o", "name"], capture_output=True, text=True, timeout=60)
         assert "queue.scheduling.run.ai/team-serving" in out.stdout
     finally:

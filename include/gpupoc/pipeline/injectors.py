@@ -16,6 +16,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from gpupoc.common.timefmt import rfc3339, utcnow
+from gpupoc.controlplane.binaries import kubectl_command
 from gpupoc.evidence.scrub import scrub_text
 from gpupoc.pipeline.k8s import KubeCaller
 
@@ -118,8 +119,9 @@ class CommandInjector:
 def kubectl_drain_injector(kubeconfig: str | None, context: str | None, by: str = "operator",
                            grace_period_s: int | None = None, timeout_s: int = 120) -> CommandInjector:
     """``kubectl cordon`` + ``drain`` (evictions through the Eviction API: planned maintenance, not a failure),
-    ``uncordon`` to recover. Without a kubeconfig kubectl uses its in-cluster service account."""
-    k = "kubectl" + (f" --kubeconfig {shlex.quote(kubeconfig)}" if kubeconfig else "") + \
+    ``uncordon`` to recover. Without a kubeconfig kubectl uses its in-cluster service account. The kubectl is the
+    one ``make control-plane`` built when present (the real control plane's version), else the machine's."""
+    k = shlex.quote(kubectl_command()) + (f" --kubeconfig {shlex.quote(kubeconfig)}" if kubeconfig else "") + \
         (f" --context {shlex.quote(context)}" if context and kubeconfig else "")
     grace = f" --grace-period={grace_period_s}" if grace_period_s is not None else ""
     return CommandInjector(

@@ -32,7 +32,8 @@ def test_a_failing_or_missing_command_is_recorded_as_not_ok_and_tokens_are_redac
     assert not missing.ok and missing.detail == "no recover command configured"
 
 
-def test_each_method_is_built_from_its_spec(tmp_path):
+def test_each_method_is_built_from_its_spec(tmp_path, monkeypatch):
+    monkeypatch.setattr("gpupoc.pipeline.injectors.kubectl_command", lambda: "kubectl")
     admin = object()
     assert isinstance(build_injector(SimInjector(), admin, kubeconfig=None, context=None), SimNodeInjector)
     taint = build_injector(TaintSpec(method="taint", key="example.com/down", value="yes"), admin, kubeconfig=None,
@@ -49,7 +50,15 @@ def test_each_method_is_built_from_its_spec(tmp_path):
     assert cmd.cwd == str(tmp_path) and cmd.recover_command == ""
 
 
-def test_drain_without_a_kubeconfig_uses_kubectls_in_cluster_account():
+def test_drain_without_a_kubeconfig_uses_kubectls_in_cluster_account(monkeypatch):
+    monkeypatch.setattr("gpupoc.pipeline.injectors.kubectl_command", lambda: "kubectl")
     inj = kubectl_drain_injector(None, "admin")
     assert inj.fail_command.startswith("kubectl cordon {node} && kubectl drain {node} ")
     assert inj.recover_command == "kubectl uncordon {node}"
+
+
+def test_drain_runs_the_built_kubectl_when_there_is_one(monkeypatch):
+    monkeypatch.setattr("gpupoc.pipeline.injectors.kubectl_command", lambda: "/cache/bin dir/kubectl")
+    inj = kubectl_drain_injector("/k/config", "admin")
+    assert inj.fail_command.startswith("'/cache/bin dir/kubectl' --kubeconfig /k/config --context admin cordon {node}")
+    assert inj.recover_command.startswith("'/cache/bin dir/kubectl' ")
