@@ -165,7 +165,7 @@ def test_failed_scheduling_message_matches_kube_scheduler(tmp_path):
     make_pod(state, "huge", gpus=9, pc="gpupoc-high")
     schedule_pass(state)
     expected = (FIVE_NODES_AFFINITY + " preemption: 0/5 nodes are available: 2 Preemption is not helpful for "
-                "scheduling, 3 No preemption victims found for incoming pod..")
+                "scheduling, 3 No preemption victims found for incoming pod.")
     p = pod(state, "huge")
     cond = condition(p, "PodScheduled")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", expected)
@@ -178,7 +178,7 @@ def test_preemption_policy_never_says_not_eligible(tmp_path):
     make_pod(state, "huge", gpus=9, pc="gpupoc-normal")
     schedule_pass(state)
     assert condition(pod(state, "huge"), "PodScheduled")["message"] == (
-        FIVE_NODES_AFFINITY + " preemption: not eligible due to preemptionPolicy=Never..")
+        FIVE_NODES_AFFINITY + " preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_untolerated_taint_is_reported_with_key_and_value(tmp_path):
@@ -187,7 +187,7 @@ def test_untolerated_taint_is_reported_with_key_and_value(tmp_path):
     schedule_pass(state)
     assert condition(pod(state, "no-toleration"), "PodScheduled")["message"] == (
         "0/5 nodes are available: 5 node(s) had untolerated taint {nvidia.com/gpu: present}. "
-        "preemption: not eligible due to preemptionPolicy=Never..")
+        "preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_cordoned_and_unreachable_nodes_are_filtered(tmp_path):
@@ -210,7 +210,7 @@ def test_cordoned_and_unreachable_nodes_are_filtered(tmp_path):
     assert condition(pod(state, "q"), "PodScheduled")["message"] == (
         "0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
         "{node.kubernetes.io/unreachable: }, 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node "
-        "affinity/selector. preemption: not eligible due to preemptionPolicy=Never..")
+        "affinity/selector. preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_pod_count_capacity_is_a_filter(tmp_path):
@@ -272,7 +272,7 @@ def test_preemption_evicts_the_least_important_victims_and_nominates_the_node(tm
     scheduler_for(state)._capacity_freed = True
     schedule_pass(state)
     assert condition(pod(state, "urgent"), "PodScheduled")["message"].endswith(
-        "preemption: not eligible due to a terminating pod on the nominated node..")
+        "preemption: not eligible due to a terminating pod on the nominated node.")
     assert condition(pod(state, "normal-job"), "DisruptionTarget") is None
 
     # the kubelet finishes the victim: the preemptor lands on the nominated node
@@ -304,7 +304,7 @@ def test_policy_never_does_not_preempt(tmp_path):
     assert "deletionTimestamp" not in pod(state, "low-job")["metadata"]
     assert condition(pod(state, "polite"), "PodScheduled")["message"] == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
-        "preemption: not eligible due to preemptionPolicy=Never..")
+        "preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_preemption_that_cannot_free_enough_reports_the_filter_reason(tmp_path):
@@ -316,7 +316,7 @@ def test_preemption_that_cannot_free_enough_reports_the_filter_reason(tmp_path):
     assert "deletionTimestamp" not in pod(state, "low-job")["metadata"]
     assert condition(pod(state, "urgent"), "PodScheduled")["message"] == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: "
-        "1 Insufficient nvidia.com/gpu..")
+        "1 Insufficient nvidia.com/gpu.")
 
 
 # -- pure helpers ---------------------------------------------------------------------------------
