@@ -160,12 +160,24 @@ def test_gated_pod_waits_until_its_gates_are_removed(tmp_path):
 
 
 # -- filters and messages -------------------------------------------------------------------------
+def test_a_pod_that_fits_a_node_whose_gpus_are_held_by_its_peers_finds_no_victims(tmp_path):
+    state = make_state(tmp_path)
+    for i in range(3):
+        make_pod(state, f"peer-{i}", gpus=8, pc="gpupoc-high")
+    schedule_pass(state)
+    make_pod(state, "late", gpus=8, pc="gpupoc-high")
+    schedule_pass(state)
+    assert condition(pod(state, "late"), "PodScheduled")["message"] == (
+        FIVE_NODES_AFFINITY + " preemption: 0/5 nodes are available: 2 Preemption is not helpful for scheduling, "
+        "3 No preemption victims found for incoming pod.")
+
+
 def test_failed_scheduling_message_matches_kube_scheduler(tmp_path):
     state = make_state(tmp_path)
     make_pod(state, "huge", gpus=9, pc="gpupoc-high")
     schedule_pass(state)
-    expected = (FIVE_NODES_AFFINITY + " preemption: 0/5 nodes are available: 2 Preemption is not helpful for "
-                "scheduling, 3 No preemption victims found for incoming pod.")
+    # nine GPUs are more than any node has: NodeResourcesFit says no preemption can help on any of the five
+    expected = FIVE_NODES_AFFINITY + " preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
     p = pod(state, "huge")
     cond = condition(p, "PodScheduled")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", expected)
