@@ -270,7 +270,9 @@ def test_preemption_evicts_the_least_important_victims_and_nominates_the_node(tm
     schedule_pass(state)
     urgent = pod(state, "urgent")
     assert urgent["status"]["nominatedNodeName"] == "training-node-2"
-    assert condition(urgent, "PodScheduled")["message"] == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    assert condition(urgent, "PodScheduled")["message"] == (
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: found a potential placement for pod on "
+        "node training-node-2, preempting 1 victims")
     victim = pod(state, "low-job")
     cond = condition(victim, "DisruptionTarget")
     assert (cond["status"], cond["reason"], cond["message"]) == (

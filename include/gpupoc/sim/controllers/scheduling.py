@@ -218,6 +218,11 @@ def preemption_message(num_nodes: int, reasons: Counter) -> str:
     return "preemption: " + fit_error(num_nodes, reasons)
 
 
+def placement_message(node: str, victims: int) -> str:
+    """The post-filter message when victims were chosen (``preemption.go``'s success status)."""
+    return f"preemption: found a potential placement for pod on node {node}, preempting {victims} victims"
+
+
 # -- preemption ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Victim:
