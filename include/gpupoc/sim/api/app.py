@@ -85,7 +85,7 @@ def authenticate(ctx: Ctx) -> Caller:
     ident = ctx.state.identities.get(token) or tokens.authenticate(ctx.state, token)
     if ident is None:
         raise unauthorized()
-    caller = Caller(ident.username, tuple(ident.groups), ident.uid, ident.namespace)
+    caller = Caller(ident.username, tuple(ident.groups), ident.uid, ident.namespace, extra=ident.extra)
     ctx.audit.user = caller.as_user_info()
     imp_user = ctx.request.headers.get("Impersonate-User")
     imp_groups = ctx.request.headers.getall("Impersonate-Group", [])
