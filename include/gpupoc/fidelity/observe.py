@@ -63,16 +63,27 @@ def container(rec: StepRecord, prefix: str, pod: dict) -> None:
                                                                "message", "signal")))
 
 
+# what plays the kubelet: a real kubelet, the simulated one, or KWOK's controller (no containers, no images)
+NODE_AGENTS = ("kubelet", "kwok_controller")
+
+
+def _by(event: dict) -> str:
+    return str(event.get("reportingController") or event.get("reportingComponent")
+               or (event.get("deprecatedSource") or event.get("source") or {}).get("component") or "")
+
+
 def events(rec: StepRecord, prefix: str, kube: Kube, namespace: str, name: str, reasons: Iterable[str] = (),
-           nodes: Iterable[str] = ()) -> dict[str, dict]:
-    """An object's events, core and events.k8s.io/v1: the reasons of each API, and for each of ``reasons``
-    the message shape, the reporting component and the fields the events.k8s.io/v1 event carries."""
+           nodes: Iterable[str] = ()) -> set[str]:
+    """An object's events, core and events.k8s.io/v1: the reasons each API lists, the control plane's apart
+    from the node agent's; for each of ``reasons`` the events.k8s.io/v1 event's type and action, message shape
+    and reporting component. Returns the reasons both APIs list."""
     core = kube.get(f"/api/v1/namespaces/{namespace}/events",
                     fieldSelector=f"involvedObject.name={name}").body.get("items") or []
     new = kube.get(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
                    fieldSelector=f"regarding.name={name}").body.get("items") or []
-    rec.see(f"{prefix}.events.core", {e.get("reason") for e in core})
-    rec.see(f"{prefix}.events.v1", {e.get("reason") for e in new})
+    for api, items in (("core", core), ("v1", new)):
+        rec.see(f"{prefix}.events.{api}", {e.get("reason") for e in items if _by(e) not in NODE_AGENTS})
+        rec.see(f"{prefix}.events.{api}.node_agent", {e.get("reason") for e in items if _by(e) in NODE_AGENTS})
     by_reason = {e.get("reason"): e for e in new}
     for reason in reasons:
         event = by_reason.get(reason)
@@ -82,4 +93,4 @@ def events(rec: StepRecord, prefix: str, kube: Kube, namespace: str, name: str, 
         rec.see(f"{prefix}.event.{reason}", f"{event.get('type')} {event.get('action') or '-'}")
         rec.see(f"{prefix}.event.{reason}.note", shape(event.get("note"), nodes))
         rec.see(f"{prefix}.event.{reason}.by", event.get("reportingController"))
-    return by_reason
+    return {e.get("reason") for e in core} & set(by_reason)

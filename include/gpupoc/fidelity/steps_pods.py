@@ -49,8 +49,10 @@ def _versions(run: Run, name: str, since: str, enough=None) -> list[dict]:
         return event.get("type") in ("DELETED", "ERROR") or bool(enough and enough(event.get("object") or {}))
 
     seen = run.admin.watch(PODS, since, seconds=int(run.wait), field_selector=f"metadata.name={name}", stop=stop)
-    return [{**(e.get("object") or {}), **({"deleted": True} if e.get("type") == "DELETED" else {})}
-            for e in seen if e.get("type") in ("MODIFIED", "DELETED")]
+    out = [{**(e.get("object") or {}), **({"deleted": True} if e.get("type") == "DELETED" else {})}
+           for e in seen if e.get("type") in ("ADDED", "MODIFIED", "DELETED")]
+    last = _get(run, name)  # what the pod is now, if it still is
+    return out + ([last] if last.get("kind") == "Pod" else [])
 
 
 def unschedulable(run: Run) -> None:
@@ -81,9 +83,10 @@ def preemption(run: Run) -> None:
     preemptor = _get(run, "fid-preemptor")
     rec.see("preemptor.nominatedNodeName", shape((preemptor.get("status") or {}).get("nominatedNodeName"),
                                                  run.nodes))
-    observe.events(rec, "preemptor", run.admin, TENANT_NS, "fid-preemptor", ["FailedScheduling"], run.nodes)
     after, _ = until(lambda: _phase(_get(run, "fid-preemptor")), lambda ph: ph == "Running", run.wait)
     rec.see("preemptor.phase", after)
+    until(lambda: observe.events(rec, "preemptor", run.admin, TENANT_NS, "fid-preemptor", ["FailedScheduling"],
+                                 run.nodes), lambda ev: {"FailedScheduling", "Scheduled"} <= ev, run.wait)
     run.mark("preemption", "victim_status", "patch", "pods", TENANT_NS, "fid-victim", "status")
     for name in ("fid-preemptor", "fid-victim"):
         _delete(run, name)
@@ -96,7 +99,8 @@ def missing_image(run: Run) -> None:
     p, _ = until(lambda: _get(run, name), lambda p: _waiting(p) in ("ErrImagePull", "ImagePullBackOff"), run.wait)
     observe.container(rec, "pod", p)
     rec.see("pod.container.waiting_reason_seen", _waiting(p))
-    observe.events(rec, "pod", run.admin, TENANT_NS, name, ["Failed"], run.nodes)
+    until(lambda: observe.events(rec, "pod", run.admin, TENANT_NS, name, ["Failed"], run.nodes),
+          lambda ev: "Failed" in ev, run.wait)
     _delete(run, name)
 
 
@@ -132,7 +136,7 @@ def taint_eviction(run: Run) -> None:
         observe.conditions(rec, "pod", marked, ["DisruptionTarget"], run.nodes)
         rec.see("pod.deletionTimestamp", "present" if any((v.get("metadata") or {}).get("deletionTimestamp")
                                                           for v in versions) else None)
-        rec.see("pod.deleted", bool(versions) and versions[-1].get("deleted") is True)
+        rec.see("pod.deleted", any(v.get("deleted") is True for v in versions))
         until(lambda: observe.events(rec, "pod", run.admin, TENANT_NS, name, ["TaintManagerEviction"], run.nodes),
               lambda ev: "TaintManagerEviction" in ev, run.wait)
     finally:

@@ -12,22 +12,30 @@ STATUS_FIELDS = ("observedGeneration", "replicas", "updatedReplicas", "readyRepl
                  "unavailableReplicas", "conditions")
 
 
+def _status(obj: dict) -> dict:
+    st = obj.get("status")
+    return st if isinstance(st, dict) else {}  # a Status answer's ``status`` is a string
+
+
 def _available(run: Run, want: int) -> dict:
     d, _ = until(lambda: run.admin.get(f"{DEPLOY}/fid-web").body,
-                 lambda d: (d.get("status") or {}).get("availableReplicas") == want, run.wait)
+                 lambda d: _status(d).get("availableReplicas") == want, run.wait)
     return d
 
 
 def deployment(run: Run) -> None:
-    """A Deployment of one replica rolled out, then scaled to two through its scale subresource."""
+    """A Deployment whose pods would not restart is refused; one of one replica is rolled out, then scaled
+    to two through its scale subresource."""
     rec = run.rec("deployment")
     template = pod("fid-web", run.target)
     template["metadata"] = {"labels": {"app": "fid-web"}}
     body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "fid-web"},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "fid-web"}}, "template": template}}
+    observe.status(rec, "never_restarts", run.admin.post(DEPLOY, body), run.nodes)
+    template["spec"]["restartPolicy"] = "Always"
     observe.status(rec, "create", run.admin.post(DEPLOY, body), run.nodes)
     first = _available(run, 1)
-    rec.see("rolled_out.status.fields", present(first.get("status"), STATUS_FIELDS))
+    rec.see("rolled_out.status.fields", present(_status(first), STATUS_FIELDS))
     observe.conditions(rec, "rolled_out", first, ["Available", "Progressing"], run.nodes)
     scale = run.admin.call("PATCH", f"{DEPLOY}/fid-web/scale", {"spec": {"replicas": 2}},
                            content_type="application/merge-patch+json")
@@ -35,7 +43,7 @@ def deployment(run: Run) -> None:
     rec.see("scale.kind", scale.body.get("kind"))
     rec.see("scale.fields", present(scale.body, ("spec.replicas", "status.replicas", "status.selector")))
     scaled = _available(run, 2)
-    rec.see("scaled.status.availableReplicas", (scaled.get("status") or {}).get("availableReplicas"))
+    rec.see("scaled.status.availableReplicas", _status(scaled).get("availableReplicas"))
     observe.conditions(rec, "scaled", scaled, ["Available", "Progressing"], run.nodes)
     observe.events(rec, "deployment", run.admin, TENANT_NS, "fid-web", ["ScalingReplicaSet"], run.nodes)
     run.mark("deployment", "scale", "patch", "deployments", TENANT_NS, "fid-web", "scale")
