@@ -30,9 +30,20 @@ subjects: [{kind: ServiceAccount, name: runner, namespace: team-vision}]
 """
 
 
+def _no_sim_injectors(data: dict) -> None:
+    """The simulated cluster's own node-failure endpoint (the default injector) does not exist here: node
+    failures and service failures are injected as taints."""
+    fault = data["test_classes"]["fault_recovery"]
+    for entry in [i for i in fault.get("injections") or [] if i.get("kind") == "node_failure"] + list(
+            fault.get("service_failures") or []):
+        entry["injector"] = {"method": "taint"}
+
+
 def _plan(tmp, cp) -> object:
-    """plans/default.yaml pointed at the real control plane: the minted kubeconfig, its audit log."""
+    """plans/default.yaml pointed at the real control plane: the minted kubeconfig, its audit log, taint
+    injectors."""
     data = yaml.safe_load((REPO / "plans" / "default.yaml").read_text(encoding="utf-8"))
+    _no_sim_injectors(data)
     data["platform"]["kubeconfig"] = str(tmp / "kubeconfig")
     data["platform"]["simulated"] = False
     data["evidence_root"] = str(tmp / "evidence")
