@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
@@ -31,9 +33,33 @@ STEP = 60.0  # one step of a start or of a pod's lifecycle on a loaded machine
 RUN_SECONDS = 4
 
 
+class Hook(BaseHTTPRequestHandler):
+    """The audit webhook backend's receiver: keeps every EventList posted."""
+
+    batches: list[dict] = []
+
+    def do_POST(self):  # noqa: N802
+        Hook.batches.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
 @pytest.fixture(scope="module")
-def cp(tmp_path_factory):
-    plane = start_control_plane(tmp_path_factory.mktemp("control-plane"), pools=POOLS, plan=PLAN)
+def hook():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/audit"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def cp(tmp_path_factory, hook):
+    plane = start_control_plane(tmp_path_factory.mktemp("control-plane"), pools=POOLS, plan=PLAN,
+                                audit_webhook_url=hook)
     try:
         plane.run_kubectl("create", "namespace", NS)
         plane.run_kubectl("create", "priorityclass", "gpupoc-normal", "--value=1000")
@@ -121,6 +147,21 @@ def test_kubectl_logs_reads_the_workloads_lines(cp):
     assert out.stdout.splitlines() == ["virtual workload: mode=train", "step=100 loss=0.8333"]
 
 
+def pod_creates(events) -> list[dict]:
+    return [e for e in events if e.get("verb") == "create" and (e.get("objectRef") or {}).get("resource") == "pods"
+            and (e.get("objectRef") or {}).get("namespace") == NS and e.get("stage") == "ResponseComplete"
+            and not e["objectRef"].get("subresource")]  # a binding is a pods/binding create
+
+
+def test_the_plans_audit_policy_logs_pod_writes_to_the_log_and_the_webhook(cp):
+    logged = pod_creates(json.loads(line) for line in cp.audit_log.read_text().splitlines() if line.strip())
+    assert logged and all(e["level"] == "RequestResponse" for e in logged)
+    hooked = wait_for("the audit webhook's batches", lambda: pod_creates(
+        e for b in list(Hook.batches) for e in b.get("items", [])), lambda es: len(es) >= len(logged),
+        step_seconds=STEP, describe=lambda es: f"{len(es)} pod creates of {len(logged)}")
+    assert {e["auditID"] for e in logged} <= {e["auditID"] for e in hooked}
+
+
 def test_a_second_start_resumes_and_a_stop_leaves_no_process(cp):
     pids = cp.pids()
     again = start_control_plane(cp.root, pools=POOLS, plan=PLAN)
@@ -130,3 +171,15 @@ def test_a_second_start_resumes_and_a_stop_leaves_no_process(cp):
         == "Running"
     stopped = again.stop()
     assert sorted(stopped) == sorted(pids) and not any(process_running(p) for p in pids.values())
+
+
+def test_a_stopped_control_plane_starts_again_on_its_data(cp):
+    restarted = start_control_plane(cp.root, pools=POOLS, plan=PLAN)
+    try:
+        assert restarted.server == cp.server
+        assert json.loads(restarted.run_kubectl("get", "pod", "hangs", "-n", NS, "-o", "json").stdout)["metadata"][
+            "name"] == "hangs"
+    finally:
+        pids = restarted.pids()
+        restarted.stop()
+    assert all(pids.values()) and not any(process_running(p) for p in pids.values())

@@ -89,7 +89,10 @@ def free_port() -> int:
 
 
 def port_free(port: int) -> bool:
+    """Whether a listener could bind ``port`` now (as the components' Go listeners bind, with SO_REUSEADDR: a
+    port left in TIME_WAIT by the last stop is free)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

@@ -18,6 +18,7 @@ from gpupoc.controlplane.binaries import Binaries, control_plane_binaries
 from gpupoc.controlplane.keys import ADMIN, Keys, ensure_keys, read_tokens, write_kubeconfigs
 from gpupoc.controlplane.layout import COMPONENTS, Layout, Ports, load_or_choose_ports, port_free
 from gpupoc.controlplane.nodes import node_objects
+from gpupoc.controlplane.pod_logs import logs_crd
 from gpupoc.controlplane.readiness import ComponentNotReady, etcd_ready, exactly_ok, wait_until
 from gpupoc.controlplane.stages import write_kwok_config
 from gpupoc.controlplane.webhook import write_webhook_config
@@ -151,6 +152,8 @@ def _start_kwok(cp: ControlPlane, keys: Keys, pools) -> None:
     nodes_file.write_text(yaml.safe_dump_all(nodes, sort_keys=False), encoding="utf-8")
     t0 = time.monotonic()
     cp.run_kubectl("apply", "-f", str(nodes_file))
+    cp.run_kubectl("apply", "-f", "-", input=yaml.safe_dump(logs_crd()))
+    cp.run_kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd/logs.kwok.x-k8s.io", timeout=150)
     cp.timings["nodes applied"] = time.monotonic() - t0
     names = {n["metadata"]["name"] for n in nodes}
     _ensure(cp, "kwok", flags.kwok_argv(cp.binaries.kwok, cp.layout, cp.ports, keys, config),

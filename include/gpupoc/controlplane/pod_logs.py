@@ -7,12 +7,37 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable, Protocol
 
 import yaml
 
-if TYPE_CHECKING:
-    from gpupoc.controlplane.plane import ControlPlane
+from gpupoc.controlplane.layout import Layout
+
+
+class Plane(Protocol):
+    """What writing a pod's log needs of a ``ControlPlane``."""
+
+    layout: Layout
+
+    def run_kubectl(self, *args: str, input: str | None = None, timeout: float = 60, check: bool = True): ...
+
+
+def logs_crd() -> dict:
+    """The CustomResourceDefinition of kwok's namespaced ``Logs`` (kwok reads them with ``--enable-crds=Logs``
+    but does not define them): ``spec.logs[]`` of ``containers``, ``logsFile``, ``previousLogsFile``, ``follow``."""
+    log = {"type": "object", "properties": {"containers": {"type": "array", "items": {"type": "string"}},
+                                            "logsFile": {"type": "string"}, "previousLogsFile": {"type": "string"},
+                                            "follow": {"type": "boolean"}}}
+    schema = {"type": "object", "properties": {
+        "spec": {"type": "object", "required": ["logs"],
+                 "properties": {"logs": {"type": "array", "items": log}}},
+        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "logs.kwok.x-k8s.io"},
+            "spec": {"group": "kwok.x-k8s.io", "scope": "Namespaced",
+                     "names": {"kind": "Logs", "listKind": "LogsList", "plural": "logs", "singular": "logs"},
+                     "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                                   "subresources": {"status": {}}, "schema": {"openAPIV3Schema": schema}}]}}
 
 
 def cri_line(at: dt.datetime, text: str, stream: str = "stdout") -> str:
@@ -41,7 +66,7 @@ def append_log(directory: Path, namespace: str, pod: str, lines: Iterable[str], 
     return path
 
 
-def write_pod_log(cp: "ControlPlane", namespace: str, pod: str, lines: Iterable[str], *, container: str = "base",
+def write_pod_log(cp: Plane, namespace: str, pod: str, lines: Iterable[str], *, container: str = "base",
                   at: dt.datetime | None = None) -> Path:
     """Append the workload's lines to its log and make kwok serve every container log of the pod."""
     path = append_log(cp.layout.pod_logs, namespace, pod, lines, container=container, at=at)

@@ -25,3 +25,14 @@ def test_the_logs_object_names_each_containers_file(tmp_path):
     assert obj["kind"] == "Logs" and obj["metadata"] == {"name": "p1", "namespace": "team-a"}
     assert [(entry["containers"], entry["logsFile"]) for entry in obj["spec"]["logs"]] == [
         (["base"], str(tmp_path / "base.log")), (["side"], str(tmp_path / "side.log"))]
+
+
+def test_the_logs_crd_serves_the_kind_kwok_reads():
+    from gpupoc.controlplane.pod_logs import logs_crd
+
+    crd = logs_crd()
+    assert crd["metadata"]["name"] == "logs.kwok.x-k8s.io" and crd["spec"]["scope"] == "Namespaced"
+    version = crd["spec"]["versions"][0]
+    assert (crd["spec"]["names"]["kind"], version["name"], version["served"]) == ("Logs", "v1alpha1", True)
+    assert set(version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["logs"]["items"]
+               ["properties"]) == {"containers", "logsFile", "previousLogsFile", "follow"}

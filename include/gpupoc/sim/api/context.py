@@ -11,6 +11,7 @@ from pydantic import Field
 
 from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.common import fastjson
+from gpupoc.sim.api.protobuf import decode_review
 from gpupoc.sim.api.status import StatusError, bad_request
 from gpupoc.sim.audit import AuditRecord
 from gpupoc.sim.cluster import ClusterState
@@ -155,6 +156,9 @@ class Ctx:
                 ct = self.request.headers.get("Content-Type", "")
                 if "protobuf" in ct or "cbor" in ct:
                     self._protobuf = True
+                    self._body = decode_review(raw) if "protobuf" in ct else None
+                    if self._body is not None:  # a review kubectl sends in protobuf
+                        return self._body
                     raise StatusError(415, f"the body of the request was in an unknown format - accepted media "
                                            f"types include: application/json, application/yaml (got {ct})",
                                       "UnsupportedMediaType")
