@@ -37,6 +37,7 @@ class Identity:
     groups: tuple[str, ...]
     uid: str
     namespace: str | None = None  # the tenant namespace, None for the admin
+    extra: dict[str, list[str]] | None = None  # user.extra (a service-account token's credential id)
 
 
 @dataclass

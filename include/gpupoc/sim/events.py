@@ -9,6 +9,9 @@ from gpupoc.sim.store import Store
 
 WARNING = "Warning"
 NORMAL = "Normal"
+# the ``action`` of the events kube-scheduler writes through events.k8s.io/v1 (schedule_one.go, preemption.go)
+ACTIONS = {("default-scheduler", "FailedScheduling"): "Scheduling", ("default-scheduler", "Scheduled"): "Binding",
+           ("default-scheduler", "Preempted"): "Preempting"}
 
 
 class EventRecorder:
@@ -86,6 +89,9 @@ class EventRecorder:
             "reportingComponent": component,
             "reportingInstance": host or "",
         }
+        action = ACTIONS.get((component, reason))
+        if action:
+            ev["action"] = action
         self.store.create("events", ev)
         self._series[series_key] = (namespace, name)
         return ev

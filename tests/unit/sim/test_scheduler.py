@@ -160,12 +160,24 @@ def test_gated_pod_waits_until_its_gates_are_removed(tmp_path):
 
 
 # -- filters and messages -------------------------------------------------------------------------
+def test_a_pod_that_fits_a_node_whose_gpus_are_held_by_its_peers_finds_no_victims(tmp_path):
+    state = make_state(tmp_path)
+    for i in range(3):
+        make_pod(state, f"peer-{i}", gpus=8, pc="gpupoc-high")
+    schedule_pass(state)
+    make_pod(state, "late", gpus=8, pc="gpupoc-high")
+    schedule_pass(state)
+    assert condition(pod(state, "late"), "PodScheduled")["message"] == (
+        FIVE_NODES_AFFINITY + " preemption: 0/5 nodes are available: 2 Preemption is not helpful for scheduling, "
+        "3 No preemption victims found for incoming pod.")
+
+
 def test_failed_scheduling_message_matches_kube_scheduler(tmp_path):
     state = make_state(tmp_path)
     make_pod(state, "huge", gpus=9, pc="gpupoc-high")
     schedule_pass(state)
-    expected = (FIVE_NODES_AFFINITY + " preemption: 0/5 nodes are available: 2 Preemption is not helpful for "
-                "scheduling, 3 No preemption victims found for incoming pod..")
+    # nine GPUs are more than any node has: NodeResourcesFit says no preemption can help on any of the five
+    expected = FIVE_NODES_AFFINITY + " preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
     p = pod(state, "huge")
     cond = condition(p, "PodScheduled")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", expected)
@@ -178,7 +190,7 @@ def test_preemption_policy_never_says_not_eligible(tmp_path):
     make_pod(state, "huge", gpus=9, pc="gpupoc-normal")
     schedule_pass(state)
     assert condition(pod(state, "huge"), "PodScheduled")["message"] == (
-        FIVE_NODES_AFFINITY + " preemption: not eligible due to preemptionPolicy=Never..")
+        FIVE_NODES_AFFINITY + " preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_untolerated_taint_is_reported_with_key_and_value(tmp_path):
@@ -187,7 +199,7 @@ def test_untolerated_taint_is_reported_with_key_and_value(tmp_path):
     schedule_pass(state)
     assert condition(pod(state, "no-toleration"), "PodScheduled")["message"] == (
         "0/5 nodes are available: 5 node(s) had untolerated taint {nvidia.com/gpu: present}. "
-        "preemption: not eligible due to preemptionPolicy=Never..")
+        "preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_cordoned_and_unreachable_nodes_are_filtered(tmp_path):
@@ -210,7 +222,7 @@ def test_cordoned_and_unreachable_nodes_are_filtered(tmp_path):
     assert condition(pod(state, "q"), "PodScheduled")["message"] == (
         "0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
         "{node.kubernetes.io/unreachable: }, 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node "
-        "affinity/selector. preemption: not eligible due to preemptionPolicy=Never..")
+        "affinity/selector. preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_pod_count_capacity_is_a_filter(tmp_path):
@@ -258,7 +270,9 @@ def test_preemption_evicts_the_least_important_victims_and_nominates_the_node(tm
     schedule_pass(state)
     urgent = pod(state, "urgent")
     assert urgent["status"]["nominatedNodeName"] == "training-node-2"
-    assert condition(urgent, "PodScheduled")["message"] == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    assert condition(urgent, "PodScheduled")["message"] == (
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: found a potential placement for pod on "
+        "node training-node-2, preempting 1 victims")
     victim = pod(state, "low-job")
     cond = condition(victim, "DisruptionTarget")
     assert (cond["status"], cond["reason"], cond["message"]) == (
@@ -272,7 +286,7 @@ def test_preemption_evicts_the_least_important_victims_and_nominates_the_node(tm
     scheduler_for(state)._capacity_freed = True
     schedule_pass(state)
     assert condition(pod(state, "urgent"), "PodScheduled")["message"].endswith(
-        "preemption: not eligible due to a terminating pod on the nominated node..")
+        "preemption: not eligible due to a terminating pod on the nominated node.")
     assert condition(pod(state, "normal-job"), "DisruptionTarget") is None
 
     # the kubelet finishes the victim: the preemptor lands on the nominated node
@@ -304,7 +318,7 @@ def test_policy_never_does_not_preempt(tmp_path):
     assert "deletionTimestamp" not in pod(state, "low-job")["metadata"]
     assert condition(pod(state, "polite"), "PodScheduled")["message"] == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
-        "preemption: not eligible due to preemptionPolicy=Never..")
+        "preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_preemption_that_cannot_free_enough_reports_the_filter_reason(tmp_path):
@@ -316,7 +330,7 @@ def test_preemption_that_cannot_free_enough_reports_the_filter_reason(tmp_path):
     assert "deletionTimestamp" not in pod(state, "low-job")["metadata"]
     assert condition(pod(state, "urgent"), "PodScheduled")["message"] == (
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: "
-        "1 Insufficient nvidia.com/gpu..")
+        "1 Insufficient nvidia.com/gpu.")
 
 
 # -- pure helpers ---------------------------------------------------------------------------------

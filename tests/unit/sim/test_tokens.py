@@ -53,3 +53,12 @@ def test_an_expired_or_altered_token_is_refused(state):
     forged = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
     assert authenticate(state, f"{head}.{forged}.{sig}") is None
     assert authenticate(state, "not-a-token") is None
+
+
+
+def test_a_minted_tokens_identity_carries_its_credential_id(state):
+    from gpupoc.sim.api.tokens import CREDENTIAL_ID
+
+    token, _ = mint(state, "team-a", "runner", _sa(state)["metadata"]["uid"], 600, [])
+    claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+    assert authenticate(state, token).extra == {CREDENTIAL_ID: [f"JTI={claims['jti']}"]}

@@ -19,7 +19,7 @@ GPU_SHORT = Counter({"Insufficient nvidia.com/gpu": 3, "node(s) didn't match Pod
 def test_each_dialect_words_a_pod_that_fits_nowhere_its_own_way():
     assert W.KUBE_WORDING.unschedulable(5, GPU_SHORT, "preemption: x") == (
         "0/5 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, "
-        "3 Insufficient nvidia.com/gpu. preemption: x.")
+        "3 Insufficient nvidia.com/gpu. preemption: x")
     assert W.VOLCANO_WORDING.unschedulable(5, GPU_SHORT, "preemption: x") == (
         "0/5 nodes are unavailable: 2 node(s) didn't match Pod's node affinity/selector, "
         "3 Insufficient nvidia.com/gpu.")
@@ -100,7 +100,7 @@ def test_zh_wording_reports_a_waiting_pod_in_chinese_naming_the_short_resource(t
 def test_zh_wording_renders_the_preemption_note_and_every_filter_reason():
     english = ("0/3 nodes are available: 1 Too many pods, 1 node(s) were unschedulable, 1 node(s) had untolerated "
                "taint {gpu: yes}. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming "
-               "pod..")
+               "pod.")
     assert W.ZH_WORDING.unschedulable(3, Counter(), None).startswith("0/3 个节点可用")
     from gpupoc.sim.controllers import zh_wording
     assert zh_wording.fit_error(english) == (

@@ -17,6 +17,7 @@ LAYERS = [
     {"steps"},
     # cluster: manifests, kubeconfig; preflight: its checks; controlplane: a real control plane with KWOK nodes
     {"pipeline", "monitoring", "cluster", "preflight", "controlplane"},
+    {"fidelity"},  # the simulated cluster measured against a real control plane, through a kubeconfig
     {"compare"},  # candidates' reports side by side
     {"report"},
     {"validation", "podspec"},

@@ -10,10 +10,10 @@ from aiohttp import web
 from gpupoc.common import fastjson
 from gpupoc.sim import clock, rbac
 from gpupoc.sim.api import (
-    admin, discovery, pod_logs, pods, resources, reviews, scale, service_proxy, tokens, visibility, watch)
+    admin, discovery, events_v1, pod_logs, pods, resources, reviews, scale, service_proxy, tokens, visibility, watch)
 from gpupoc.sim.api.context import Caller, Ctx, error_response, json_response, parse_request_info
 from gpupoc.sim.api.manners import MANNERS, ApiManners
-from gpupoc.sim.api.registry import APPS, AUTHN, AUTHZ, SIM, VISIBILITY, ResourceSpec, lookup
+from gpupoc.sim.api.registry import APPS, AUTHN, AUTHZ, EVENTS, SIM, VISIBILITY, ResourceSpec, lookup
 from gpupoc.sim.api.status import StatusError, unauthorized
 from gpupoc.sim.audit import MUTATING, REQUEST_RESPONSE, AuditLog, AuditRecord
 from gpupoc.sim.cluster import ClusterState
@@ -45,6 +45,8 @@ _SPECIAL = {
     (VISIBILITY, "localqueues", "get", "pendingworkloads"): visibility.pending_workloads,
     ("", "serviceaccounts", "create", "token"): tokens.create_token,
     (AUTHN, "selfsubjectreviews", "create", ""): tokens.self_subject_review,
+    (EVENTS, "events", "list", ""): events_v1.list_events,
+    (EVENTS, "events", "get", ""): events_v1.get_event,
     **{(APPS, kind, verb, "scale"): scale.scale for kind in ("deployments", "replicasets")
        for verb in ("get", "update", "patch")},
     **{("", kind, verb, "proxy"): service_proxy.proxy for kind in ("services", "pods")
@@ -83,7 +85,7 @@ def authenticate(ctx: Ctx) -> Caller:
     ident = ctx.state.identities.get(token) or tokens.authenticate(ctx.state, token)
     if ident is None:
         raise unauthorized()
-    caller = Caller(ident.username, tuple(ident.groups), ident.uid, ident.namespace)
+    caller = Caller(ident.username, tuple(ident.groups), ident.uid, ident.namespace, extra=ident.extra)
     ctx.audit.user = caller.as_user_info()
     imp_user = ctx.request.headers.get("Impersonate-User")
     imp_groups = ctx.request.headers.getall("Impersonate-Group", [])

@@ -115,12 +115,15 @@ class Caller:
     uid: str = ""
     namespace: str | None = None
     impersonated_by: dict | None = None
+    extra: dict[str, list[str]] | None = None
 
     def as_user_info(self) -> dict:
         out = {"username": self.username}
         if self.uid:
             out["uid"] = self.uid
         out["groups"] = list(self.groups)
+        if self.extra:
+            out["extra"] = {k: list(v) for k, v in self.extra.items()}
         return out
 
 

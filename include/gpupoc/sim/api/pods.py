@@ -25,6 +25,9 @@ MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "term
 
 async def create_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     body = await ctx.body()
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+        ctx.audit.name = meta["name"]  # the object is decoded before admission: a refusal's event names it too
     pod = admit_pod(ctx.state, body, ctx.info.namespace, dry_run=dry_run(ctx.query))
     ctx.audit.name = pod["metadata"]["name"]
     if dry_run(ctx.query):

@@ -45,6 +45,7 @@ SIM = "sim.gpupoc.io"
 APPS = "apps"
 DISCOVERY = "discovery.k8s.io"
 POLICY = "policy"
+EVENTS = "events.k8s.io"
 STATUS = {"status": ("get", "patch", "update")}
 SCALE = {"status": ("get", "patch", "update"), "scale": ("get", "patch", "update")}
 PROXY = {"proxy": ("create", "delete", "get", "patch", "update")}
@@ -57,6 +58,7 @@ SPECS: list[ResourceSpec] = [
                  {"log": ("get",), "status": ("get", "patch", "update"), "eviction": ("create",), **PROXY},
                  categories=("all",)),
     ResourceSpec("events", CORE, "v1", "Event", True, ALL, "event", ("ev",)),
+    ResourceSpec("events", EVENTS, "v1", "Event", True, ("get", "list"), "event", stored=False),  # api/events_v1
     ResourceSpec("nodes", CORE, "v1", "Node", False, ("create", "delete", "get", "list", "patch", "update", "watch"),
                  "node", ("no",), {"status": ("get", "patch", "update")}),
     ResourceSpec("namespaces", CORE, "v1", "Namespace", False, ("create", "delete", "get", "list", "patch", "update",

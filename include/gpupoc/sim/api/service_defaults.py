@@ -62,6 +62,10 @@ def _check_selector(kind: str, group: str, obj: dict) -> None:
     if not selector_matches(spec["selector"], labels):
         raise invalid(kind, name, [("spec.template.metadata.labels", f"Invalid value: {labels}: `selector` does not "
                                     "match template `labels`")], group)
+    policy = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy")
+    if policy not in (None, "Always"):  # a controller's pods always restart (ValidatePodTemplateSpecForReplicaSet)
+        raise invalid(kind, name, [("spec.template.spec.restartPolicy",
+                                    f'Unsupported value: "{policy}": supported values: "Always"')], group)
 
 
 def _template_defaults(spec: dict) -> None:

@@ -59,15 +59,19 @@ def conflict(resource: str, name: str, group: str = "") -> StatusError:
 
 
 def invalid(kind: str, name: str, causes: list[tuple[str, str]], group: str = "") -> StatusError:
-    """422: ``Pod "x" is invalid: spec.containers[0].image: Required value`` (causes: (field, message))."""
+    """422: ``Pod "x" is invalid: spec.containers[0].image: Required value`` (causes: (field, message)); the
+    kind is qualified by its group (``Deployment.apps "x"``) and an empty name is left out of the details, as
+    apimachinery's ``NewInvalid`` writes them."""
     text = "; ".join(f"{f}: {m}" for f, m in causes)
     if len(causes) > 1:
         text = "[" + ", ".join(f"{f}: {m}" for f, m in causes) + "]"
-    details = {"name": name, "kind": kind,
-               "causes": [{"reason": _cause_reason(m), "message": m, "field": f} for f, m in causes]}
+    details: dict = {"name": name} if name else {}
+    details.update({"kind": kind, "causes": [{"reason": _cause_reason(m), "message": m, "field": f}
+                                             for f, m in causes]})
     if group:
         details["group"] = group
-    return StatusError(422, f'{kind} "{name}" is invalid: {text}', "Invalid", details)
+    qualified = f"{kind}.{group}" if group else kind
+    return StatusError(422, f'{qualified} "{name}" is invalid: {text}', "Invalid", details)
 
 
 def _cause_reason(message: str) -> str:

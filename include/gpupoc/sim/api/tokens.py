@@ -8,7 +8,7 @@
 - A bearer token that is none of the bootstrap identities' is checked here: signature, expiry, and that the
   ServiceAccount still exists with the same uid (a deleted account's tokens stop working). It authenticates as
   the account with the groups ``system:serviceaccounts``, ``system:serviceaccounts:NS``,
-  ``system:authenticated``.
+  ``system:authenticated``, and ``user.extra`` ``authentication.kubernetes.io/credential-id: ["JTI=<jti>"]``.
 - ``POST /apis/authentication.k8s.io/v1/selfsubjectreviews`` (``kubectl auth whoami``) answers the caller's
   user info.
 """
@@ -37,6 +37,7 @@ DEFAULT_SECONDS = 3600
 MIN_SECONDS = 600
 MAX_SECONDS = 1 << 32
 KEY_FILE = "sa-signing.key"
+CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"  # user.extra of a token's identity (its JTI)
 
 
 def _b64(data: bytes) -> str:
@@ -91,7 +92,8 @@ def authenticate(state: ClusterState, token: str) -> Identity | None:
     if sa is None or sa["metadata"].get("uid") != uid:
         return None
     groups = ("system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated")
-    return Identity("", f"system:serviceaccount:{ns}:{name}", groups, uid, ns)
+    extra = {CREDENTIAL_ID: [f"JTI={claims['jti']}"]} if claims.get("jti") else None
+    return Identity("", f"system:serviceaccount:{ns}:{name}", groups, uid, ns, extra)
 
 
 async def create_token(ctx: Ctx, spec: ResourceSpec) -> web.Response:

@@ -23,8 +23,8 @@ class PreemptionMixin:
 
     def _preempt(self, key: Key, pod: dict, need: int, prio: int, reasons: Failure) -> tuple[str | None, bool]:
         """DefaultPreemption post-filter: evict lower-priority pods where that makes room. Returns the
-        post-filter message (None when disabled or when victims were chosen) and whether the pod was
-        nominated to a node."""
+        post-filter message (None when disabled; the placement found when victims were chosen) and whether
+        the pod was nominated to a node."""
         if self.state.has(Fault.PRIORITY_IGNORED):
             return None, False
         if not S.preempts(pod):
@@ -56,7 +56,7 @@ class PreemptionMixin:
         self._evict(pod, choice)
         pod["status"]["nominatedNodeName"] = choice.node
         self._nominated[key] = (choice.node, prio, need)
-        return None, True
+        return S.placement_message(choice.node, len(choice.victims)), True
 
     def _candidates(self, node: str, prio: int) -> list[S.Victim]:
         serving = self.state.has(Fault.SERVING_PREEMPTED)

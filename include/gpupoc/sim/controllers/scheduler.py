@@ -324,8 +324,12 @@ class Scheduler(PreemptionMixin, PlacementMixin):
                     if reason is not None:
                         failure.unresolvable[reason] += 1
                         continue
+                total = len(self.state.inventory.gpus.get(name, ()))
                 for r in self._node_reasons(name, need, prio, key, nominated_nodes):
-                    failure.resolvable.setdefault(r, []).append(name)
+                    if r == S.REASON_INSUFFICIENT_GPU and need > total:
+                        failure.unresolvable[r] += 1  # more than the node has at all: no preemption helps
+                    else:
+                        failure.resolvable.setdefault(r, []).append(name)
         return failure
 
     # -- outcomes ----------------------------------------------------------------------------------

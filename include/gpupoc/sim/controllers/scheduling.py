@@ -203,19 +203,24 @@ def static_filter(node: dict, pod_spec: dict) -> str | None:
 # -- messages -----------------------------------------------------------------------------------
 def fit_error(num_nodes: int, reasons: Counter, post_filter: str | None = None) -> str:
     """kube-scheduler's FitError text: ``0/N nodes are available: <"count reason" sorted>.`` then
-    `` preemption: ...`` followed by the separator's period (hence the well-known ``..``)."""
+    `` preemption: ...`` as DefaultPreemption wrote it (v1.37's ``FitError.Error``: one period, no ``..``)."""
     histogram = sorted(f"{count} {reason}" for reason, count in reasons.items() if count)
     msg = f"0/{num_nodes} nodes are available:"
     if histogram:
         msg += f" {', '.join(histogram)}."
     if post_filter:
-        msg += f" {post_filter}."
+        msg += f" {post_filter}"
     return msg
 
 
 def preemption_message(num_nodes: int, reasons: Counter) -> str:
     """The DefaultPreemption post-filter message when no node can be freed up."""
     return "preemption: " + fit_error(num_nodes, reasons)
+
+
+def placement_message(node: str, victims: int) -> str:
+    """The post-filter message when victims were chosen (``preemption.go``'s success status)."""
+    return f"preemption: found a potential placement for pod on node {node}, preempting {victims} victims"
 
 
 # -- preemption ---------------------------------------------------------------------------------
