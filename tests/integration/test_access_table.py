@@ -47,22 +47,11 @@ class RecordingFactory(k8s.ClientFactory):
         return RecordingCaller(context, self.api_client(context), self.timeout)
 
 
-SHORT_TRAFFIC_SECONDS = 25  # the online service's traffic: every request kind of a service is sent by then
-
-
 def small_plan(path, base) -> None:
-    """Each class with one or two workloads and the online service's traffic and node failure shortened:
-    every request kind, quickly (the kinds, not the durations, are what the table is checked against)."""
+    """Each class with one or two workloads: every request kind, quickly."""
     data = yaml.safe_load(base.read_text())
     tc = data["test_classes"]
     tc["queue_congestion"]["wave"] = [{"workload": "v-train-1g", "tenant": "team-nlp", "count": 1}]
-    for name in ("queue_congestion", "fault_recovery"):
-        for entry in tc[name].get("services", []):
-            if entry.get("traffic", True):
-                entry["traffic_seconds"] = SHORT_TRAFFIC_SECONDS
-    tc["fault_recovery"]["service_failures"] = [
-        {**f, "at_seconds": 3, "recover_after_seconds": 5} for f in tc["fault_recovery"].get("service_failures", [])]
-    tc["fault_recovery"]["thresholds"]["max_replica_replacement_seconds"] = SHORT_TRAFFIC_SECONDS - 3
     tc["tenant_isolation"]["wave"] = [{"workload": "v-train-1g", "tenant": "team-vision", "count": 1},
                                       {"workload": "v-infer-1g", "tenant": "team-serving", "count": 1}]
     tc["utilization"]["wave"] = [{"workload": "v-train-1g", "tenant": "team-vision", "count": 1}]
