@@ -12,3 +12,11 @@ from tests import scheduling
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     scheduling.group_shared_module_fixtures(items)
     scheduling.longest_first(items)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own; a session without xdist never calls it
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup`` with long units kept apart (``scheduling.long_poles_apart``)."""
+    if config.getvalue("dist") == "loadgroup":
+        return scheduling.long_poles_apart(config, log)
+    return None

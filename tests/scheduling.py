@@ -13,6 +13,13 @@ on top of the groups the modules name:
   measured runs in docs/testing.md, longest first), then the other integration tests, then the quick unit
   tests that fill the workers' gaps at the end. An order asserts nothing: a module missing from the list
   only starts later.
+- **A long unit never waits behind another long one.** An xdist worker runs a test only once it holds the
+  next one, so the scheduler hands a worker its next unit while its last test or two still run. Plain
+  ``loadgroup`` hands out the head of the queue then: a long integration unit queued behind a worker's last
+  long test (the demo's second demo, one of the five demo options) waited there for minutes while other
+  workers were free. ``LongPolesApart`` gives a worker still busy with integration tests a quick unit from
+  the tail of the queue instead, so the next long unit goes to a worker that is free for it. When only
+  integration units are left it hands out the head, as ``loadgroup`` does.
 """
 
 from __future__ import annotations
@@ -97,3 +104,26 @@ def longest_first(items: list[pytest.Item], root: Path = TESTS, longest: list[st
         return (1, 0) if module.startswith("integration/") else (2, 0)
 
     items.sort(key=rank)
+
+
+def is_integration(nodeid: str) -> bool:
+    """Whether a test id (``tests/integration/test_x.py::test_y[...]``) is an integration test's."""
+    return "integration" in Path(nodeid.split("::", 1)[0]).parts
+
+
+def long_poles_apart(config: pytest.Config, log):
+    """``loadgroup`` scheduling that hands a worker still running integration tests a quick unit from the
+    tail of the queue rather than the next long unit at its head (the module docstring says why)."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class LongPolesApart(LoadGroupScheduling):
+        def _assign_work_unit(self, node) -> None:
+            busy = any(is_integration(nodeid) and not done
+                       for unit in self.assigned_work.get(node, {}).values() for nodeid, done in unit.items())
+            if busy and self.workqueue:
+                scope, unit = next(reversed(self.workqueue.items()))
+                if not any(is_integration(nodeid) for nodeid in unit):
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return LongPolesApart(config, log)

@@ -80,3 +80,13 @@ def test_a_poll_that_fails_with_a_transient_error_is_polled_again():
     with pytest.raises(AssertionError, match=r"last seen: nothing yet \(then the poll failed: busy\)"):
         wait_for("3", lambda: (_ for _ in ()).throw(TimeoutError("busy")), lambda v: True, step_seconds=2,
                  poll=1, transient=(TimeoutError,), clock=clock, sleep=clock.sleep)
+
+
+def test_first_truthy_returns_the_first_truthy_value_and_a_stall_of_falsy_values_fails():
+    from tests.waiting import first_truthy
+
+    clock, values = Clock(), iter([None, None, [], ["pod-a"]])
+    assert first_truthy("a pod", lambda: next(values), step_seconds=5, poll=1, clock=clock,
+                        sleep=clock.sleep) == ["pod-a"]
+    with pytest.raises(AssertionError, match="still waiting for a pod: nothing changed for 6 s"):
+        first_truthy("a pod", lambda: None, step_seconds=5, poll=1, clock=clock, sleep=clock.sleep)

@@ -47,6 +47,13 @@ def wait_for(what: str, observe: Callable[[], T], done: Callable[[T], bool], *, 
         sleep(poll)
 
 
+def first_truthy(what: str, predicate: Callable[[], T], *, step_seconds: float, poll: float = 0.3,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> T:
+    """``predicate()``'s first truthy value: ``wait_for`` with ``bool`` as its end, so a stall fails once the
+    falsy values seen have not changed for ``step_seconds``."""
+    return wait_for(what, predicate, bool, step_seconds=step_seconds, poll=poll, clock=clock, sleep=sleep)
+
+
 async def until(what: str, holds: Callable[[], object], *, step_seconds: float,
                 seen: Callable[[], Hashable] = lambda: None, poll: float = 0.05,
                 clock: Callable[[], float] = time.monotonic) -> None:

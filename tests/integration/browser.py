@@ -25,6 +25,8 @@ import pytest
 from gpupoc.common.chromium import chromium_binary, headless_command
 from gpupoc.exceptions import ToolMissing
 
+from tests.waiting import first_truthy
+
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "var" / "screenshots"
 
@@ -69,18 +71,18 @@ class Page:
         return res["result"].get("value")
 
     def wait(self, expression: str, what: str, timeout: float = 30.0):
-        deadline = time.monotonic() + timeout
-        value = None
-        while time.monotonic() < deadline:
+        """The expression's first truthy value; ``timeout`` is a stall guard (``tests/waiting.py``)."""
+        def value():
             try:  # a DOM node comes back as {}: report it as found
-                value = self.js(f"(() => {{ const v = ({expression}); return v && v.nodeType ? true : v; }})()")
+                return self.js(f"(() => {{ const v = ({expression}); return v && v.nodeType ? true : v; }})()")
             except AssertionError:
-                value = None
-            if value:
-                return value
-            time.sleep(0.25)
-        raise AssertionError(f"timed out after {timeout} s waiting for {what}; page {self.js('location.href')}:\n"
-                             f"{(self.js('document.body && document.body.innerText') or '')[:1500]}")
+                return None
+
+        try:
+            return first_truthy(what, value, step_seconds=timeout, poll=0.25)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; page {self.js('location.href')}:\n"
+                                 f"{(self.js('document.body && document.body.innerText') or '')[:1500]}") from None
 
     def goto(self, url: str) -> None:
         self.call("Page.navigate", url=url)

@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 import yaml
 
 from gpupoc.controlplane.binaries import kubectl_path
+from tests.waiting import first_truthy
 
 
 def kubectl_bin() -> str:
@@ -116,20 +116,21 @@ def launch(data_dir: Path, faults: str = "", config: str | Path | None = None, p
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     info_path = data_dir / "sim.json"
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
+
+    def written() -> dict | None:
         if proc.poll() is not None:
             raise RuntimeError(f"gpupoc sim serve exited {proc.returncode}: {(data_dir / 'server.log').read_text()}")
-        if info_path.exists():
-            try:
-                info = json.loads(info_path.read_text())
-                break
-            except ValueError:
-                pass
-        time.sleep(0.1)
-    else:
+        try:
+            return json.loads(info_path.read_text()) if info_path.exists() else None
+        except ValueError:  # written but not yet whole
+            return None
+
+    try:
+        info = first_truthy(f"gpupoc sim serve to write {info_path}", written, step_seconds=STARTUP_TIMEOUT,
+                            poll=0.1)
+    except AssertionError as exc:
         proc.kill()
-        raise RuntimeError(f"gpupoc sim serve did not write {info_path} within {STARTUP_TIMEOUT}s")
+        raise RuntimeError(str(exc)) from None
     kc = yaml.safe_load(Path(info["kubeconfig"]).read_text())
     users = {u["name"]: u["user"]["token"] for u in kc["users"]}
     tokens = {c["name"]: users[c["context"]["user"]] for c in kc["contexts"]}
@@ -170,15 +171,5 @@ def wait_for(what: str, predicate, timeout: float = 120.0, poll: float = 0.3):
 
     ``timeout`` is the budget of one step of what is awaited (seconds, more on a loaded machine): it starts
     again whenever ``predicate()`` returns something new, so a slow machine that keeps making progress is
-    waited for, and the wait ends as soon as it holds (``tests/waiting.py`` says why)."""
-    last = None
-    changed_at = time.monotonic()
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if value != last:
-            last, changed_at = value, time.monotonic()
-        elif time.monotonic() - changed_at > timeout:
-            raise AssertionError(f"still waiting for {what}: nothing changed for {timeout:g}s; last: {last!r}")
-        time.sleep(poll)
+    waited for, and the wait ends as soon as it holds (``tests/waiting.py`` ``first_truthy``)."""
+    return first_truthy(what, predicate, step_seconds=timeout, poll=poll)

@@ -11,10 +11,11 @@ import secrets
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -135,16 +136,12 @@ class RedisServer:
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         import redis
 
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1).ping():
-                    return
-            except redis.ConnectionError:
-                pass
+        def answers() -> bool:
             assert self.proc.poll() is None, f"redis-server exited: {(self.dir / 'redis.log').read_text()}"
-            assert time.monotonic() < deadline, f"redis-server not answering on {self.port} after {timeout:.0f} s"
-            time.sleep(0.1)
+            return bool(redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1).ping())
+
+        wait_for(f"redis-server to answer on {self.port}", answers, bool, step_seconds=timeout, poll=0.1,
+                 transient=(redis.ConnectionError,))
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -17,7 +17,11 @@ A fault of one class is paired with a fault of the other class on one cluster (e
 own fault), and a plain kube-scheduler cluster records the partial placement of the same gangs as the
 finding it is: another team's pod holds a GPU of the training pool until the gang's first pod is placed, so
 the gang cannot find the whole pool free at once whatever order its gates are lifted in. Clusters run side
-by side, three at a time: the runs mostly wait for their waves.
+by side: the runs mostly wait for their waves.
+
+Each mode is its own ``xdist_group`` (``adapter-plans-<mode>``): a mode's correct and faulty clusters run
+together on one worker, in processes side by side, and the modes run on different workers at once. Every
+test reads only the clusters of its own mode, started the first time a test of that mode asks.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from .class_runner import run_class
 from .test_sim_api import gpu_pod
 from .test_verdict_stability import item_verdicts
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("adapter-plans")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 C, I = "queue_congestion", "tenant_isolation"
 # Virtual run times short enough for the suite; the reclaim probe's pods are deleted when it has its answer.
@@ -161,14 +165,44 @@ CLUSTERS = {  # (mode, faults) -> runs
 }
 
 
+def in_mode(mode: str):
+    """The mark that keeps the tests of one mode's clusters on one worker (the clusters run once there)."""
+    return pytest.mark.xdist_group(f"adapter-plans-{mode}")
+
+
+def of_mode(mode: str, *args):
+    """A parameter set of a test of ``mode``'s clusters."""
+    return pytest.param(mode, *args, marks=in_mode(mode), id="-".join([mode, *(a for a in args if a)]))
+
+
+class ModeRuns(dict):
+    """(mode, faults) -> {(adapter, class): ClassRun}; a mode's clusters run, all at once in processes, the
+    first time one of them is asked for."""
+
+    def __init__(self, tmp_path_factory):
+        super().__init__()
+        self.tmp = tmp_path_factory
+
+    def __missing__(self, key: tuple[str, str]) -> dict:
+        mode = key[0]
+        clusters = {k: v for k, v in CLUSTERS.items() if k[0] == mode}
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=len(clusters), mp_context=ctx) as pool:
+            futures = {k: pool.submit(run_cluster, self.tmp.mktemp(f"{k[0]}-{k[1] or 'ok'}"), k[0], k[1], plan_runs)
+                       for k, plan_runs in clusters.items()}
+            self.update({k: f.result() for k, f in futures.items()})
+        return self[key]
+
+    def of(self, mode: str) -> dict:
+        """The runs of ``mode``'s clusters: (faults) -> {(adapter, class): ClassRun}."""
+        self[(mode, "")]
+        return {faults: by_run for (m, faults), by_run in self.items() if m == mode}
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict:
-    """(mode, faults) -> {(adapter, class): ClassRun}, the clusters three at a time in processes."""
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=3, mp_context=ctx) as pool:
-        futures = {key: pool.submit(run_cluster, tmp_path_factory.mktemp(f"{key[0]}-{key[1] or 'ok'}"), key[0],
-                                    key[1], plan_runs) for key, plan_runs in CLUSTERS.items()}
-        return {key: f.result() for key, f in futures.items()}
+def runs(tmp_path_factory) -> ModeRuns:
+    """The clusters' runs, each mode's on first use (one worker holds the tests of one mode)."""
+    return ModeRuns(tmp_path_factory)
 
 
 def verdicts(runs, mode: str, faults: str, adapter: str, tc: str):
@@ -188,7 +222,7 @@ def unjudged(runs, mode: str, faults: str, adapter: str, tc: str) -> frozenset[s
     return runs[(mode, faults)][(adapter, tc)].unseen
 
 
-@pytest.mark.parametrize("adapter", ["kueue", "volcano", "kai"])
+@pytest.mark.parametrize("adapter", [of_mode(m) for m in ("kueue", "volcano", "kai")])
 def test_each_adapter_plan_passes_its_new_checks_on_the_correct_cluster(runs, adapter):
     congestion = verdicts(runs, adapter, "", adapter, C)
     isolation = verdicts(runs, adapter, "", adapter, I)
@@ -211,21 +245,24 @@ def changed(runs, mode: str, faults: str, tc: str, adapter: str | None = None) -
     return {c: (ok.get(c), bad.get(c)) for c in NEW_CHECKS if ok.get(c) != bad.get(c) and c not in left_out}
 
 
+@in_mode("kueue")
 def test_gang_partial_fails_gang_atomicity_and_nothing_else_new_on_kueue(runs):
     assert changed(runs, "kueue", "gang-partial,borrow-not-reclaimed", C) == {"GNG-01": ("pass", "fail")}
 
 
+@in_mode("kueue")
 def test_borrow_not_reclaimed_fails_the_reclaim_and_nothing_else_new(runs):
     assert changed(runs, "kueue", "gang-partial,borrow-not-reclaimed", I) == {"RCL-02": ("pass", "fail")}
 
 
+@in_mode("kueue")
 def test_fairshare_ignored_fails_the_fair_share_and_nothing_else_new(runs):
     assert changed(runs, "kueue", "reasons-opaque,fairshare-ignored", I) == {"FS-01": ("pass", "fail")}
 
 
-@pytest.mark.parametrize("mode, faults", [("kueue", "reasons-opaque,fairshare-ignored"),
-                                          ("volcano", "reasons-opaque,gang-partial"),
-                                          ("kai", "reasons-opaque,gang-partial")])
+@pytest.mark.parametrize("mode, faults", [of_mode("kueue", "reasons-opaque,fairshare-ignored"),
+                                          of_mode("volcano", "reasons-opaque,gang-partial"),
+                                          of_mode("kai", "reasons-opaque,gang-partial")])
 def test_opaque_reasons_fail_queue_explainability_for_every_adapter(runs, mode, faults):
     diff = changed(runs, mode, faults, C)
     left_out = unjudged(runs, mode, "", mode, C) | unjudged(runs, mode, faults, mode, C)
@@ -250,6 +287,7 @@ def _partly_placed_too_long(run) -> bool:
     return arose
 
 
+@in_mode("kube")
 def test_plain_kube_scheduler_records_the_partial_placement_of_gangs_as_a_finding(runs):
     kube = verdicts(runs, "kube", "", "kube-scheduler", C)
     assert kube["GNG-01"] == "fail", kube
@@ -281,6 +319,7 @@ def report_with_run(tmp: Path, run, good_root: Path) -> object:
     return build_report(root, out_dir=tmp / "report", scorecard=SCORES).report
 
 
+@in_mode("volcano")
 def test_the_faults_reach_the_report_and_the_decision_follows_their_tiers(runs, tmp_path, good_root):
     from gpupoc.report.models import Decision
     from gpupoc.validation.models import Verdict
@@ -302,14 +341,17 @@ def failing_checks(report) -> dict[str, str]:
     return {c.check_id: i.id for i in report.items for c in i.checks if c.verdict is Verdict.FAIL}
 
 
-def test_each_faulty_run_fails_a_check_in_the_report_that_the_correct_run_passes(runs, tmp_path, good_root):
-    correct: dict[tuple[str, str], object] = {}
-    for (mode, faults), by_run in runs.items():
+@pytest.mark.parametrize("mode", [of_mode(m) for m in ("kueue", "volcano", "kai")])
+def test_each_faulty_run_fails_a_check_in_the_report_that_the_correct_run_passes(runs, mode, tmp_path, good_root):
+    """Every faulty cluster of the mode (the kube-scheduler cluster has none)."""
+    correct: dict[str, object] = {}
+    by_faults = runs.of(mode)
+    assert set(by_faults) - {""}, f"{mode} has faulty clusters"
+    for faults, by_run in by_faults.items():
         for (adapter, tc), run in by_run.items() if faults else ():
-            if (mode, tc) not in correct:
-                correct[(mode, tc)] = report_with_run(tmp_path / f"{mode}-ok-{tc}", runs[(mode, "")][(adapter, tc)],
-                                                      good_root)
-            ok = correct[(mode, tc)]
+            if tc not in correct:
+                correct[tc] = report_with_run(tmp_path / f"{mode}-ok-{tc}", by_faults[""][(adapter, tc)], good_root)
+            ok = correct[tc]
             bad = report_with_run(tmp_path / f"{mode}-{faults}-{tc}".replace(",", "+"), run, good_root)
             was = failing_checks(ok)
             flipped = {c: item for c, item in failing_checks(bad).items() if c not in was}

@@ -9,13 +9,13 @@ font and the pages' scripts must take effect.
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
 from tests.integration.browser import Page, launch
+from tests.waiting import first_truthy
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900), pytest.mark.xdist_group("browser")]
 
@@ -52,10 +52,7 @@ def ui_url(site):
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert server.started, "uvicorn did not start the UI application"
+    first_truthy("uvicorn to start the UI application", lambda: server.started, step_seconds=30, poll=0.1)
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)

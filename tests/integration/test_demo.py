@@ -24,6 +24,8 @@ from gpupoc.demo.runner import CLASS_DAGS, DemoOptions, run_demo
 from gpupoc.demo.services import DemoPaths, stop_everything
 from gpupoc.pipeline.common import repo_root
 
+from tests.waiting import wait_for
+
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow-demo")]
 OVERRIDES = Path(__file__).parent / "data" / "demo_small.yaml"
 SCORES = {"reviewer": "Wang Fang", "reviewer_role": "business", "ui_usability": 4,
@@ -272,7 +274,5 @@ def test_the_demo_on_a_cluster_leaking_logs_across_tenants_ends_in_postpone_and_
     recorded = list(after.entries.values())
     stop_everything(paths)
     assert PidFile.load(paths.pids).entries == {}
-    deadline = time.monotonic() + 30
-    while any(pid_alive(e.pid, e.mark) for e in recorded) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not [e.name for e in recorded if pid_alive(e.pid, e.mark)], "every recorded process stopped"
+    wait_for("every recorded process to stop", lambda: [e.name for e in recorded if pid_alive(e.pid, e.mark)],
+             lambda alive: not alive, step_seconds=30, poll=0.2)

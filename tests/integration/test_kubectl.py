@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import yaml
+
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.integration]
 
@@ -34,15 +35,9 @@ def create_pod(sim, name, seconds=2, gpus=1, ns="team-vision"):
 
 
 def wait_phase(sim, name, phases, ns="team-vision", timeout=120):  # a stall guard; ends when it holds
-    deadline = time.monotonic() + timeout
-    phase = None
-    while time.monotonic() < deadline:
-        res = sim.kubectl("get", "pod", name, "-n", ns, "-o", "jsonpath={.status.phase}")
-        phase = res.stdout.strip()
-        if phase in phases:
-            return phase
-        time.sleep(0.3)
-    raise AssertionError(f"pod {name} stayed {phase!r}, expected one of {phases}")
+    return wait_for(f"pod {name} to be one of {phases}",
+                    lambda: sim.kubectl("get", "pod", name, "-n", ns, "-o", "jsonpath={.status.phase}").stdout.strip(),
+                    lambda phase: phase in phases, step_seconds=timeout, poll=0.3)
 
 
 @pytest.fixture(scope="module")

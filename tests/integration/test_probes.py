@@ -21,6 +21,8 @@ from gpupoc.pipeline.isolation import (
 )
 from gpupoc.pipeline.k8s import Actor, ClientFactory, service_account_actor
 
+from tests.waiting import wait_for as progressive_wait
+
 from .conftest import wait_for
 
 pytestmark = pytest.mark.integration
@@ -44,13 +46,10 @@ def run_pod(factory: ClientFactory, ns: str, manifest: dict, phase: str = "Runni
     c = factory(ns)
     r = c.call("POST", f"/api/v1/namespaces/{ns}/pods", body=manifest)
     assert r.status == 201, r.message
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        p = c.call("GET", f"/api/v1/namespaces/{ns}/pods/{manifest['metadata']['name']}").body
-        if p["status"].get("phase") in (phase, "Failed" if phase != "Failed" else phase):
-            return p
-        time.sleep(0.3)
-    raise AssertionError(f"pod {ns}/{manifest['metadata']['name']} not {phase} within {timeout}s: {p['status']}")
+    name = manifest["metadata"]["name"]
+    return progressive_wait(f"pod {ns}/{name} to be {phase}", lambda: c.call("GET", f"/api/v1/namespaces/{ns}/pods/{name}").body,
+                            lambda p: p["status"].get("phase") in (phase, "Failed"), step_seconds=timeout, poll=0.3,
+                            describe=lambda p: repr(p["status"]), progress=lambda p: p["status"].get("phase"))
 
 
 def audit_events(sim, wait: float = 0.5) -> list[dict]:

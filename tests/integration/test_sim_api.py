@@ -58,13 +58,9 @@ def read_log(api, name, ns, **kw) -> str:
 
 def wait_phase(api, ns, name, phases=("Succeeded", "Failed"), timeout=120):
     """Until the pod's phase is one of ``phases``; the timeout guards a stall (pods here run seconds)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        pod = api.read_namespaced_pod(name, ns)
-        if pod.status.phase in phases:
-            return pod
-        time.sleep(0.2)
-    raise AssertionError(f"pod {ns}/{name} did not reach {phases} in {timeout}s (phase {pod.status.phase})")
+    return wait_for(f"pod {ns}/{name} to reach {phases}", lambda: api.read_namespaced_pod(name, ns),
+                    lambda pod: pod.status.phase in phases, step_seconds=timeout, poll=0.2,
+                    describe=lambda pod: f"phase {pod.status.phase}")
 
 
 def test_admin_crud_on_configmaps(sim_server):
@@ -197,13 +193,10 @@ def test_quota_exceeded_is_403(sim_server):
         assert body["message"] == ('pods "q-more" is forbidden: exceeded quota: team-serving-gpu, requested: '
                                    f"requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu={hard}, limited: "
                                    f"requests.nvidia.com/gpu={hard}")
-        deadline = time.monotonic() + 60  # the quota controller's next pass; a stall guard
-        while time.monotonic() < deadline:
-            rq = api.read_namespaced_resource_quota("team-serving-gpu", "team-serving")
-            if rq.status.used.get("requests.nvidia.com/gpu") == str(hard):
-                break
-            time.sleep(0.2)
-        assert rq.status.used["requests.nvidia.com/gpu"] == str(hard), f"quota used never showed q-big: {rq.status}"
+        # the quota controller's next pass; a stall guard
+        wait_for("the quota's used GPUs to show q-big",
+                 lambda: api.read_namespaced_resource_quota("team-serving-gpu", "team-serving").status,
+                 lambda st: st.used.get("requests.nvidia.com/gpu") == str(hard), step_seconds=60, poll=0.2)
     finally:
         core(sim_server).delete_namespaced_pod("q-big", "team-serving", grace_period_seconds=0)
 
@@ -566,11 +559,10 @@ def test_delete_collection_of_pods_by_label(sim_server):
     for i in range(3):
         api.create_namespaced_pod("team-nlp", gpu_pod(f"coll-{i}", seconds=60, labels={"batch": "coll"}))
     api.delete_collection_namespaced_pod("team-nlp", label_selector="batch=coll")
-    deadline = time.monotonic() + 120  # a stall guard: the pods go within their grace period
-    while time.monotonic() < deadline and api.list_namespaced_pod("team-nlp", label_selector="batch=coll").items:
-        time.sleep(0.3)
-    left = [p.metadata.name for p in api.list_namespaced_pod("team-nlp", label_selector="batch=coll").items]
-    assert not left, f"still there 120 s after the delete: {left}"
+    # a stall guard: the pods go within their grace period
+    wait_for("the collection's pods to go",
+             lambda: [p.metadata.name for p in api.list_namespaced_pod("team-nlp", label_selector="batch=coll").items],
+             lambda left: not left, step_seconds=120, poll=0.3)
 
 
 def test_watch_with_label_selector_reports_leaving_the_selection_as_deleted(sim_server):
@@ -604,10 +596,10 @@ def test_deleting_a_namespace_deletes_its_objects(sim_server):
     wait_phase(api, "scratch", "p", phases=("Running",))
     gone = json.loads(api.delete_namespace("scratch", _preload_content=False).data)
     assert gone["kind"] == "Namespace" and gone["status"]["phase"] == "Terminating"
-    deadline = time.monotonic() + 120  # a stall guard: the namespace's pods go within their grace period
-    while time.monotonic() < deadline and api.list_namespaced_pod("scratch").items:
-        time.sleep(0.3)
-    assert not api.list_namespaced_pod("scratch").items, "pods of the deleted namespace still there after 120 s"
+    # a stall guard: the namespace's pods go within their grace period
+    wait_for("the deleted namespace's pods to go",
+             lambda: [p.metadata.name for p in api.list_namespaced_pod("scratch").items], lambda left: not left,
+             step_seconds=120, poll=0.3)
     assert not api.list_namespaced_config_map("scratch").items
     with pytest.raises(ApiException) as exc:
         api.read_namespace("scratch")

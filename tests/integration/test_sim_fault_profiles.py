@@ -12,6 +12,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from tests.waiting import first_truthy
+
 pytestmark = pytest.mark.integration
 
 TRAINING = {"gpupoc.io/pool": "training"}
@@ -37,13 +39,7 @@ def _pod(name: str, namespace: str, image: str, gpus: int, *, priority_class: st
 
 
 def _wait(predicate, timeout: float = 120.0, what: str = "condition"):  # a stall guard; ends when it holds
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    return first_truthy(what, predicate, step_seconds=timeout, poll=0.2)
 
 
 def _core(sim, context: str = "admin") -> client.CoreV1Api:

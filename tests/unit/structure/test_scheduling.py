@@ -76,3 +76,74 @@ def test_tests_sharing_a_module_fixture_run_on_one_worker_the_fixture_once_and_l
                                 "--rootdir", str(tmp_path), str(tmp_path)], cwd=tmp_path, capture_output=True,
                                text=True, timeout=300, env=ENV)
     assert collected.stdout.splitlines()[0].endswith("test_z_listed.py::test_listed_first"), collected.stdout
+
+
+APART_CONFTEST = '''
+import pytest
+from tests import scheduling
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    return scheduling.long_poles_apart(config, log)
+'''
+
+LONG_UNITS = '''
+import os, pathlib, pytest
+from tests.waiting import wait_for
+
+HERE = pathlib.Path(__file__).parent
+
+def ran(name):
+    (HERE / f"{name}.worker").write_text(os.environ["PYTEST_XDIST_WORKER"])
+
+@pytest.mark.xdist_group("a")
+def test_a_first():
+    ran("a0")
+
+@pytest.mark.xdist_group("a")
+def test_a_last_waits_for_c():
+    ran("a1")
+    # a stall guard: c runs at once unless it was queued behind this test
+    wait_for("c, unless it was queued behind a's last test", lambda: (HERE / "c.worker").exists(), bool,
+             step_seconds=60, poll=0.05)
+
+@pytest.mark.xdist_group("b")
+def test_b():
+    ran("b")
+
+@pytest.mark.xdist_group("c")
+def test_c():
+    ran("c")
+'''
+
+QUICK_UNITS = '''
+import pytest
+
+@pytest.mark.parametrize("i", range(6))
+def test_quick(i):
+    pass
+'''
+
+
+def test_a_long_unit_is_not_queued_behind_a_workers_last_long_test(tmp_path: Path):
+    """Two workers: ``a`` and ``b`` start; plain ``loadgroup`` queues ``c`` behind ``a``'s last test, which
+    waits for ``c``. Kept apart, ``a``'s worker gets quick tests and ``c`` runs once ``b`` is done."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(APART_CONFTEST, encoding="utf-8")
+    (tmp_path / "integration").mkdir()
+    (tmp_path / "integration" / "test_long.py").write_text(LONG_UNITS, encoding="utf-8")
+    (tmp_path / "unit").mkdir()
+    (tmp_path / "unit" / "test_quick.py").write_text(QUICK_UNITS, encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+                          "--no-loadscope-reorder", "-q", "--rootdir", str(tmp_path), str(tmp_path / "integration"),
+                          str(tmp_path / "unit")], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=ENV)
+    assert out.returncode == 0, out.stdout + out.stderr
+    worker = {name: (tmp_path / "integration" / f"{name}.worker").read_text() for name in ("a0", "a1", "b", "c")}
+    assert worker["a0"] == worker["a1"] != worker["c"] == worker["b"], worker
+
+
+def test_only_integration_tests_count_as_long():
+    from tests.scheduling import is_integration
+
+    assert is_integration("tests/integration/test_demo.py::test_x[a::b]")
+    assert not is_integration("tests/unit/report/test_items.py::test_integration_of_x")
