@@ -76,8 +76,8 @@ def cost_details(runs: Runs) -> Details:
     st = ev.status("cost_allocation")
     if not st.verified:  # the step's reason names what is missing (no prices, the unpriced model)
         why = st.args.get("detail")
-        return [Figure(label="cost_not_verified", value=str(why)) if why else Figure(label="cost_not_collected",
-                                                                                    value=0)], []
+        return [Figure(label="cost_not_verified", value=str(why)) if why else
+                Figure(label="cost_not_collected", value=None)], []
     ca = load(runs, "utilization", "cost_allocation")
     if ca.empty:
         return [Figure(label="cost_not_verified", value="cost_allocation has no rows")], []

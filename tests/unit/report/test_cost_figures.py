@@ -72,3 +72,10 @@ def test_an_unpriced_model_leaves_the_cost_not_verified_naming_it(tmp_path):
     assert "NVIDIA L40S" in by["cost_not_verified"] and "cost_total" not in by
     assert not {x.title for x in t} & {"cost_by_team", "top_waste"}
     assert "allocated_gpu_hours" in by  # the GPU-hours are still shown
+
+
+def test_a_run_written_before_costs_were_priced_says_so_without_a_money_figure(tmp_path):
+    d = syn.write_run(tmp_path / "evidence", "utilization", "r1", syn.good_tables("utilization"))
+    f, _ = figures.cost_attribution({"utilization": RunEvidence.open(d)})
+    labels = {x.label for x in f}
+    assert "cost_not_collected" in labels and not labels & {"cost_total", "cost_idle"}
