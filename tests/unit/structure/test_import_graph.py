@@ -20,7 +20,7 @@ LAYERS = [
     {"report"},
     {"validation", "podspec"},
     {"plan"},
-    {"history"},  # a plan's replay reads its job history
+    {"history", "costing"},  # a plan's replay reads its job history; its prices are typed in costing
     {"evidence", "sim", "workload"},
     {"common", "exceptions"},
 ]
