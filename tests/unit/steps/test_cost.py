@@ -76,3 +76,24 @@ def test_a_failure_while_pricing_is_not_verified_and_names_it():
     ctx = SimpleNamespace(plan=plan(PRICES), writer=Writer())
     out = write_cost(ctx, UTIL.drop(columns=["namespace"]), None, WINDOW, set())
     assert out["cost_reason"].startswith("cost not computed") and "cost_allocation" in ctx.writer.unverified
+
+
+def test_with_the_default_plan_the_cost_and_the_showback_csvs_are_sealed_in_the_runs_manifest(tmp_path):
+    from gpupoc.evidence import EvidenceWriter
+    from gpupoc.evidence.reader import RunEvidence
+    from gpupoc.plan import DEFAULT_PLAN, load_plan
+    from gpupoc.report.cost_figures import cost_details
+    from gpupoc.validation import synthetic as syn
+
+    w = EvidenceWriter(tmp_path, "poc_utilization", "r1")
+    util = syn.utilization()
+    w.write("utilization", util.to_dict("records"), source="synthetic")
+    out = write_cost(SimpleNamespace(plan=load_plan(DEFAULT_PLAN), writer=w), util, None, WINDOW, set())
+    assert out["currency"] == "EUR" and out["cost_total"] > 0, out
+    w.write_manifest(window_start=WINDOW.start, window_end=WINDOW.end, plan_hash="0" * 64)
+    ev = RunEvidence.open(w.run_dir)
+    files = ev.manifest["files"]
+    teams = sorted(k for k in files if k.startswith("showback-") and k != "showback-idle.csv")
+    assert teams and all(len(files[k]["sha256"]) == 64 for k in teams) and "showback-idle.csv" in files
+    f, _ = cost_details({"utilization": ev})
+    assert {x.label: x.value for x in f}["cost_total"] == out["cost_total"]
