@@ -118,6 +118,18 @@ def _max_of(runs: Runs, tc: str, table: str, column: str, where: Callable[[pd.Da
     return _num(df[column].max()) if not df.empty else None
 
 
+def cost_per_success(runs: Runs) -> float | None:
+    """The utilization window's cost (idle included) over the class's workloads that succeeded; None without a
+    verified cost or a success."""
+    ev = runs.get("utilization")
+    if ev is None or not ev.status("cost_allocation").verified:
+        return None
+    ca, wr = load(runs, "utilization", "cost_allocation"), load(runs, "utilization", "workload_runs")
+    done = int((wr["outcome"] == "succeeded").sum()) if "outcome" in wr else 0
+    total = float(ca[ca["kind"].isin(("workload", "shared", "idle"))]["cost"].sum()) if "kind" in ca else 0.0
+    return _num(total / done) if done and total else None
+
+
 # (id, what it measures, unit, source): a report figure ("report", item, label) or a reading of the evidence.
 NAMED: list[tuple[str, str, str, tuple]] = [
     ("makespan", "wave makespan (release to last end)", "s", ("evidence", "queue_congestion/workload_runs",
@@ -141,6 +153,11 @@ NAMED: list[tuple[str, str, str, tuple]] = [
      ("report", "task_records", "audit_matched")),
     ("allocated_gpu_hours", "GPU-hours allocated", "GPU-h", ("report", "cost_attribution", "allocated_gpu_hours")),
     ("used_gpu_hours", "GPU-hours used", "GPU-h", ("report", "cost_attribution", "used_gpu_hours")),
+    ("cost", "cost of the utilization window, every GPU-hour priced (the plan's prices)", "plan currency",
+     ("report", "cost_attribution", "cost_total")),
+    ("cost_idle", "idle cost of the utilization window", "plan currency", ("report", "cost_attribution", "cost_idle")),
+    ("cost_per_success", "cost per successful workload of the utilization class", "plan currency",
+     ("evidence", "utilization/cost_allocation", lambda r: cost_per_success(r))),
     ("serving_slo", "online services that met their SLO through the congestion wave", "",
      ("report", "scheduling_policy", "services_slo_held")),
     ("serving_availability", "lowest availability of an online service through the congestion wave", "%",

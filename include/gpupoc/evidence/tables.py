@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from gpupoc.evidence.cost_tables import COST_TABLES
 from gpupoc.evidence.replay_tables import REPLAY_TABLES
 from gpupoc.evidence.service_tables import SERVICE_TABLES
 from gpupoc.evidence.sharing_tables import SHARING_TABLES
@@ -337,6 +338,7 @@ TABLES: dict[str, type] = {
     **STARTUP_TABLES,
     **SHARING_TABLES,
     **SERVICE_TABLES,
+    **COST_TABLES,
 }
 
 

@@ -178,6 +178,12 @@ class EvidenceWriter:
             _write_atomic(path, _json_bytes(scrub(obj)))
         return path
 
+    def write_csv(self, name: str, text: str) -> Path:
+        """Write CSV text under ``files/`` (replacing an earlier one of the same name); the manifest hashes it."""
+        path = self.files_dir / f"{safe_segment(name.removesuffix('.csv'))}.csv"
+        _write_atomic(path, text.encode("utf-8"))
+        return path
+
     def write_json_items(self, name: str, items: Iterable[Any]) -> Path:
         """``write_json(name, list(items))`` without the list: each item is made, scrubbed and written in turn."""
         path = self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
@@ -217,7 +223,8 @@ class EvidenceWriter:
                 if not p.is_file():
                     rec.update(verified=False, reason=f"file missing: {rec['path']}")
         files = {p.name: {"path": str(p.relative_to(self.run_dir)), "sha256": sha256_file(p)}
-                 for p in sorted(self.files_dir.glob("*.json"))} if self.files_dir.is_dir() else {}
+                 for p in sorted([*self.files_dir.glob("*.json"), *self.files_dir.glob("*.csv")])} \
+            if self.files_dir.is_dir() else {}
         manifest = {
             "schema_version": SCHEMA_VERSION,
             "dag_id": self.dag_id,

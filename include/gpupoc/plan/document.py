@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import Field, PrivateAttr
 
 from gpupoc.common.fields import StrictModel
+from gpupoc.costing.prices import Prices
 from gpupoc.plan.classes import ClassSpec, TestClass, TestClasses
 from gpupoc.plan.cluster_setup import ClusterSetup
 from gpupoc.plan.model import Platform, Pool, PriorityClassRef, Tenant, Workload
@@ -35,6 +36,8 @@ class Plan(StrictModel):
     evidence_root: str = Field(min_length=1, description="relative paths resolve against the plan file")
     platforms: list[PlatformEntry] = Field(default_factory=list, description="candidate platforms; one is "
                                            "chosen at run time with --platform (gpupoc.plan.platforms)")
+    prices: Prices | None = Field(default=None, description="what a GPU-hour costs, per GPU model, in one "
+                                  "currency (gpupoc.costing; the report's cost attribution)")
     platform_choice: str | None = Field(default=None, description="the entry of platforms this plan runs as "
                                         "(set by --platform, not by hand)")
 

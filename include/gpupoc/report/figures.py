@@ -8,7 +8,7 @@ from typing import Callable
 
 import pandas as pd
 
-from gpupoc.report import measures as M, replay_figures, service_figures
+from gpupoc.report import cost_figures, measures as M, replay_figures, service_figures
 from gpupoc.report.frames import Details, Runs, cols as _cols, load, num as _num, table
 from gpupoc.report.models import EvidenceTable, Figure
 from gpupoc.report.security import attempts_table
@@ -151,7 +151,8 @@ def utilization_reports(runs: Runs) -> Details:
 
 
 def cost_attribution(runs: Runs) -> Details:
-    """GPU-hours allocated and used, by team; on vGPU slices also as fractions of the cards the slices hold."""
+    """GPU-hours allocated and used, by team; on vGPU slices also as fractions of the cards the slices hold; their
+    cost in the plan's currency (``cost_figures``)."""
     ut = load(runs, "utilization", "utilization")
     if ut.empty:
         return [], []
@@ -169,7 +170,8 @@ def cost_attribution(runs: Runs) -> Details:
             slices=("pod", "nunique"), allocated_gpu_hours=("allocated_gpu_hours", "sum"),
             used_gpu_hours=("used_gpu_hours", "sum"))
         t.append(table("by_team_slices", teams, source=SLICES))
-    return f, t
+    cf, ct = cost_figures.cost_details(runs)  # the same GPU-hours in money, by the plan's prices
+    return f + cf, t + ct
 
 
 def scheduling_policy(runs: Runs) -> Details:

@@ -22,7 +22,7 @@ LAYERS = [
     {"report"},
     {"validation", "podspec"},
     {"plan"},
-    {"history"},  # a plan's replay reads its job history
+    {"history", "costing"},  # a plan's replay reads its job history; its prices are typed in costing
     {"evidence", "sim", "workload"},
     {"kube"},  # the Kubernetes domain both the simulated cluster and the real-cluster code speak
     {"common", "exceptions"},

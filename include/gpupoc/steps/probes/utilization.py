@@ -8,6 +8,7 @@ def collect_utilization(ctx, timelines, runs) -> dict:
     """GPU samples from Prometheus (dcgm-exporter) over the run, aggregated per bucket, GPU and holder."""
     try:
         from gpupoc.monitoring.collectors import collect_gpu_samples
+        from gpupoc.steps.probes.cost import write_cost
         from gpupoc.monitoring.results import Window
         from gpupoc.monitoring.sources import resolve_sources
         from gpupoc.validation.derived import (
@@ -41,10 +42,13 @@ def collect_utilization(ctx, timelines, runs) -> dict:
                             for tt, p in zip(agg["task_type"], agg["pod"])]
         agg["serving"] = agg["pod"].isin(serving_pods(ctx))
         ctx.writer.write("utilization", agg.to_dict("records"), source="prometheus (dcgm-exporter)")
-        slices = write_vgpu_utilization(ctx, src.prometheus, window, seconds, task_types)
-        return {"utilization_rows": len(agg), "bucket_seconds": seconds, **slices}
+        kept: dict = {}
+        slices = write_vgpu_utilization(ctx, src.prometheus, window, seconds, task_types, kept)
+        cost = write_cost(ctx, agg, kept.get("rows"), window, set(agg.loc[agg["serving"], "pod"]))
+        return {"utilization_rows": len(agg), "bucket_seconds": seconds, **slices, **cost}
     except Exception as exc:  # noqa: BLE001 - a missing source is "not verified", with the reason
         ctx.writer.mark_not_verified("utilization", f"GPU samples not collected: {exc}", "prometheus")
+        ctx.writer.mark_not_verified("cost_allocation", f"no GPU-hours to price: {exc}", "prometheus")
         return {"utilization_rows": 0, "utilization_reason": str(exc)[:200]}
 
 
@@ -55,9 +59,10 @@ def serving_pods(ctx) -> set[str]:
     return {r["pod"]["metadata"]["name"] for r in ctx.read_file(REPLICAS_FILE, []) or []}
 
 
-def write_vgpu_utilization(ctx, prometheus, window, bucket_seconds: int, task_types: dict) -> dict:
+def write_vgpu_utilization(ctx, prometheus, window, bucket_seconds: int, task_types: dict,
+                           kept: dict | None = None) -> dict:
     """``vgpu_utilization`` from HAMi's slice series (``gpupoc.monitoring.slices``); nothing where Prometheus has
-    none (no vGPU slices), not verified where it could not be asked."""
+    none (no vGPU slices), not verified where it could not be asked. ``kept["rows"]``: the rows written."""
     from gpupoc.monitoring.slices import SERIES, collect_slice_samples, slice_rows
 
     try:
@@ -71,5 +76,7 @@ def write_vgpu_utilization(ctx, prometheus, window, bucket_seconds: int, task_ty
     rows["tenant"] = rows["namespace"].map({t.namespace: t.name for t in ctx.plan.tenants})
     rows["task_type"] = rows["pod"].map(task_types)
     ctx.writer.write("vgpu_utilization", rows.to_dict("records"), source=f"prometheus (HAMi: {SERIES})")
+    if kept is not None:
+        kept["rows"] = rows
     return {"vgpu_slices": int(rows[["namespace", "pod", "gpu_uuid"]].drop_duplicates().shape[0]),
             "slice_gpu_hours": round(float(rows["allocated_gpu_hours"].sum()), 4)}
