@@ -19,6 +19,29 @@ from .conftest import SimServer, launch, wait_for
 REPO = Path(__file__).resolve().parents[2]
 
 
+# The planted cross-tenant read of the preflight tests: a RoleBinding letting team-vision's runner read team-nlp's pods.
+CROSS_TENANT_READ = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pod-reader, namespace: team-nlp}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get, list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: vision-reads-nlp, namespace: team-nlp}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
+subjects: [{kind: ServiceAccount, name: runner, namespace: team-vision}]
+"""
+
+
+def tenant_role_without_pods_log(role_yaml: str) -> str:
+    """team-nlp's tenant Role as ``kubectl get -o yaml`` printed it, without its ``pods/log`` rule, for replace."""
+    role = yaml.safe_load(role_yaml)
+    role["rules"] = [r for r in role["rules"] if r["resources"] != ["pods/log"]]
+    role["metadata"] = {"name": "gpupoc-tenant", "namespace": "team-nlp"}
+    return yaml.safe_dump(role)
+
+
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "gpupoc.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=str(REPO))

@@ -15,7 +15,7 @@ import yaml
 from gpupoc.kube.schedulers import SchedulerMode
 
 from .conftest import kubectl_bin, wait_for
-from .real_cluster import REPO, lines, prepare
+from .real_cluster import CROSS_TENANT_READ, REPO, lines, prepare, tenant_role_without_pods_log
 
 pytestmark = [
     pytest.mark.integration,
@@ -128,23 +128,9 @@ def broken(tmp_path_factory):
     cluster = prepare(tmp_path_factory.mktemp("broken"))
     k = cluster.sim.kubectl
     assert k("delete", "namespace", "team-serving").returncode == 0
-    role = yaml.safe_load(k("get", "role", "gpupoc-tenant", "-n", "team-nlp", "-o", "yaml", check=True).stdout)
-    role["rules"] = [r for r in role["rules"] if r["resources"] != ["pods/log"]]
-    role["metadata"] = {"name": "gpupoc-tenant", "namespace": "team-nlp"}
-    assert k("replace", "-f", "-", input=yaml.safe_dump(role)).returncode == 0
-    leak = """
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: pod-reader, namespace: team-nlp}
-rules: [{apiGroups: [""], resources: [pods], verbs: [get, list]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: vision-reads-nlp, namespace: team-nlp}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
-subjects: [{kind: ServiceAccount, name: runner, namespace: team-vision}]
-"""
-    assert k("apply", "-f", "-", input=leak).returncode == 0
+    role = k("get", "role", "gpupoc-tenant", "-n", "team-nlp", "-o", "yaml", check=True).stdout
+    assert k("replace", "-f", "-", input=tenant_role_without_pods_log(role)).returncode == 0
+    assert k("apply", "-f", "-", input=CROSS_TENANT_READ).returncode == 0
     rc, report = cluster.preflight("--no-images")
     yield rc, report
     cluster.stop()

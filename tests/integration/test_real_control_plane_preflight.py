@@ -12,22 +12,9 @@ import yaml
 
 from gpupoc.controlplane import BinariesMissing, control_plane_binaries, start_control_plane
 
-from .real_cluster import REPO, cli, lines
+from .real_cluster import CROSS_TENANT_READ, REPO, cli, lines, tenant_role_without_pods_log
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("control-plane"), pytest.mark.timeout(900)]
-
-LEAK = """
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: pod-reader, namespace: team-nlp}
-rules: [{apiGroups: [""], resources: [pods], verbs: [get, list]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: vision-reads-nlp, namespace: team-nlp}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
-subjects: [{kind: ServiceAccount, name: runner, namespace: team-vision}]
-"""
 
 
 def _no_sim_injectors(data: dict) -> None:
@@ -56,11 +43,9 @@ def _plan(tmp, cp) -> object:
 def _break(cp) -> None:
     k = cp.run_kubectl
     k("delete", "namespace", "team-serving", "--timeout=180s", timeout=200)  # the namespace controller empties it
-    role = yaml.safe_load(k("get", "role", "gpupoc-tenant", "-n", "team-nlp", "-o", "yaml").stdout)
-    role["rules"] = [r for r in role["rules"] if r["resources"] != ["pods/log"]]
-    role["metadata"] = {"name": "gpupoc-tenant", "namespace": "team-nlp"}
-    k("replace", "-f", "-", input=yaml.safe_dump(role))
-    k("apply", "-f", "-", input=LEAK)
+    role = k("get", "role", "gpupoc-tenant", "-n", "team-nlp", "-o", "yaml").stdout
+    k("replace", "-f", "-", input=tenant_role_without_pods_log(role))
+    k("apply", "-f", "-", input=CROSS_TENANT_READ)
 
 
 @pytest.fixture(scope="module")
