@@ -26,6 +26,7 @@ DEFAULT_TIMEOUT = 1800
 BOOKMARK_EVERY = 30.0
 WRITE_BATCH = 500  # events per socket write at most
 Key = tuple[str, str]
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class WatchOptions:
     namespace: str | None
     name: str
     since: int | None  # resourceVersion to resume after; None: start with every matching object
+    initial_events: bool = False  # sendInitialEvents (a watch-list): every object, then the initial-events-end bookmark
 
     @classmethod
     def of(cls, ctx: Ctx, spec: ResourceSpec) -> "WatchOptions":
@@ -47,9 +49,10 @@ class WatchOptions:
         cut = ctx.request.app[MANNERS].watch_cut() if MANNERS in ctx.request.app else None
         if cut is not None:
             timeout = min(timeout, cut)  # watch-cuts: the server ends the stream early
+        initial_events = truthy(q.get("sendInitialEvents"))
         return cls(timeout, truthy(q.get("allowWatchBookmarks")), ctx.wants_table(), q.get("includeObject", "Metadata"),
                    ctx.info.namespace if spec.namespaced and ctx.info.namespace else None, ctx.info.name,
-                   _since(q.get("resourceVersion") or ""))
+                   None if initial_events else _since(q.get("resourceVersion") or ""), initial_events)
 
 
 def _since(raw_rv: str) -> int | None:
@@ -118,6 +121,13 @@ class Watcher:
                 self.inside.add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
             await self.resp.write(b"".join(watch_line("ADDED", self.render(obj)) for obj in part))
 
+    async def send_initial_events_end(self, store: Store) -> None:
+        """A watch-list's end of its initial events: the bookmark client-go's reflector waits for (kubectl v1.35+
+        watches this way), annotated ``k8s.io/initial-events-end``, at the resourceVersion the list reached."""
+        await self.resp.write(watch_line("BOOKMARK", {
+            "kind": self.spec.kind, "apiVersion": self.spec.group_version,
+            "metadata": {"resourceVersion": str(store.rv), "annotations": {INITIAL_EVENTS_END: "true"}}}))
+
     async def send_backlog(self, ctx: Ctx, backlog: list[Change]) -> None:
         """The changes after ``since``; objects matching now are taken as matching then (the store keeps no
         old versions)."""
@@ -178,6 +188,8 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
         await resp.prepare(ctx.request)
         if options.since is None:
             await watcher.send_initial(ctx)
+            if options.initial_events:
+                await watcher.send_initial_events_end(store)
         else:
             await watcher.send_backlog(ctx, backlog)
         await watcher.send_live(w.queue, store)
