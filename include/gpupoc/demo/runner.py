@@ -12,6 +12,7 @@ the lease-ordered variant.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -341,6 +342,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
 
 
 def main_demo(opts: DemoOptions) -> int:
+    # Ctrl-C (SIGINT) stops the demo even when it was started in the background of a shell without job control,
+    # which starts its children with SIGINT ignored (`nohup make demo &`, some CI runners)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         run_demo(opts)
     except KeyboardInterrupt:
