@@ -181,7 +181,7 @@ def start_stack(paths: DemoPaths, table: PidFile, metrics_url: str | None = None
     from gpupoc.monitoring import stack
 
     state = stack.up(stack.StackOptions(data_dir=paths.monitoring, sim_json=paths.sim / "sim.json",
-                                        sim_url=metrics_url))
+                                        metrics_url=metrics_url))
     for name, mark in stack._CMD_MARK.items():  # the marks `stack down` checks too
         table.record(STACK_PREFIX + name, int(state[name]["pid"]), mark)
     return state
