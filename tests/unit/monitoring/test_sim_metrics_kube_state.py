@@ -124,17 +124,6 @@ def test_resourcequota_hard_and_used(state, expo):
         ["namespace", "resourcequota", "resource", "type"]
 
 
-@pytest.mark.parametrize("q,expected", [("8", 8), ("500m", 0.5), ("2048Gi", 2048 * 2**30), ("1k", 1000),
-                                        (3, 3), ("1e3", 1000)])
-def test_parse_quantity(q, expected):
-    assert kube_state.parse_quantity(q) == expected
-
-
-def test_parse_quantity_rejects_garbage_with_the_value():
-    with pytest.raises(ValueError, match="'12 gpus'"):
-        kube_state.parse_quantity("12 gpus")
-
-
 def test_rendering_follows_pod_updates_and_deletions_between_scrapes(state, expo):
     pod = _pod(state, "train-2")
     samples, _, _ = _render(state, expo)
