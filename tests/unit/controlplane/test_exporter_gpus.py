@@ -17,14 +17,16 @@ PLAN = load_plan(DEFAULT_PLAN)
 NODE = node_object(PLAN.pool("training"), "training-node-1")
 
 
-def pod(name: str, gpus: int = 1, node: str = "training-node-1", phase: str = "Running", created: str = "2026-12-01T00:00:01Z",
-        env: dict | None = None, running: bool = True) -> dict:
-    return {"metadata": {"name": name, "namespace": "team-vision", "uid": f"uid-{name}", "creationTimestamp": created},
+def pod(name: str, gpus: int = 1, node: str = "training-node-1", phase: str = "Running",
+        created: str = "2026-12-01T00:00:01Z", env: dict | None = None, running: bool = True) -> dict:
+    meta = {"name": name, "namespace": "team-vision", "uid": f"uid-{name}", "creationTimestamp": created}
+    state = {"running": {}} if running else {"waiting": {"reason": "ContainerCreating"}}
+    return {"metadata": meta,
             "spec": {"nodeName": node, "containers": [{
                 "name": "main", "env": [{"name": k, "value": v} for k, v in (env or {}).items()],
                 "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]},
             "status": {"phase": phase, "containerStatuses": [
-                {"name": "main", "state": {"running": {}} if running else {"waiting": {"reason": "ContainerCreating"}}}]}}
+                {"name": "main", "state": state}]}}
 
 
 def holders(allocator: Allocator, pods: list[dict]) -> dict[int, str | None]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-import pytest
-
 from gpupoc.sim import kube_state
 
 T0 = "2026-11-30T07:00:00Z"
