@@ -149,7 +149,8 @@ def current_context(kubeconfig: Path) -> str:
         doc = yaml.safe_load(Path(kubeconfig).read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise SourceUnavailable(f"kubeconfig {kubeconfig}", f"cannot read it: {exc}",
-                                "pass --kubeconfig the control plane's admin.kubeconfig") from exc
+                                "start the control plane first (`gpupoc controlplane up`), or pass --kubeconfig a "
+                                "readable kubeconfig") from exc
     if not doc.get("current-context"):
         raise SourceUnavailable(f"kubeconfig {kubeconfig}", "no current-context", "pass --context NAME")
     return str(doc["current-context"])
