@@ -26,6 +26,23 @@ def register(subparsers) -> None:
     up.set_defaults(func=cmd_up)
     sub.choices["down"].set_defaults(func=cmd_down)
     sub.choices["status"].set_defaults(func=cmd_status)
+    _register_exporter(sub)
+
+
+def _register_exporter(sub) -> None:
+    ex = sub.add_parser("exporter", help="dcgm-exporter and kube-state-metrics series from the API server's objects",
+                        description="Serve on 127.0.0.1 /metrics (dcgm-exporter) and /metrics/kube-state "
+                        "(kube-state-metrics) computed from the nodes, pods and ResourceQuotas read through a "
+                        "kubeconfig; point the monitoring stack at it with `gpupoc stack up --metrics-url URL`.")
+    verbs = ex.add_subparsers(dest="exporter_command", required=True)
+    ex_up = verbs.add_parser("up", help="start it in the background for the control plane under --dir")
+    ex_down = verbs.add_parser("down", help="stop it by its pid")
+    for s in (ex_up, ex_down):
+        s.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"the control plane's directory ({DEFAULT_DIR})")
+    ex_up.add_argument("--kubeconfig", type=Path, help="default: the control plane's admin.kubeconfig")
+    ex_up.add_argument("--port", type=int, default=0, help="0: a free port")
+    ex_up.set_defaults(func=cmd_exporter_up)
+    ex_down.set_defaults(func=cmd_exporter_down)
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -57,3 +74,22 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines, running = status_lines(args.dir)
     print("\n".join(lines))
     return 0 if running else 1
+
+
+def cmd_exporter_up(args: argparse.Namespace) -> int:
+    from gpupoc.controlplane.exporter_process import spawn_exporter
+
+    ex = spawn_exporter(args.dir, args.kubeconfig, args.port)
+    print(f"exporter {ex.url} (pid {ex.pid}): {ex.url}/metrics (dcgm-exporter), {ex.url}/metrics/kube-state "
+          "(kube-state-metrics)")
+    print(f"log:       {ex.log}")
+    print(f"scrape it: gpupoc stack up --metrics-url {ex.url}")
+    print(f"stop it:   gpupoc controlplane exporter down --dir {args.dir}")
+    return 0
+
+
+def cmd_exporter_down(args: argparse.Namespace) -> int:
+    from gpupoc.controlplane.exporter_process import stop_exporter
+
+    print("stopped the exporter" if stop_exporter(args.dir) else f"no exporter runs under {args.dir}")
+    return 0

@@ -29,14 +29,15 @@ def running_pid(layout: Layout, name: str, binary: Path) -> int | None:
     return pid if pid and pid_alive(pid, str(binary)) else None
 
 
-def start(layout: Layout, name: str, argv: list[str]) -> int:
-    """Start ``argv`` detached (its own session), output appended to its log; returns its pid."""
+def start(layout: Layout, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
+    """Start ``argv`` detached (its own session; ``env``, else this process's environment), output appended to its
+    log; returns its pid."""
     log = layout.log_file(name)
     with open(log, "ab") as out:
         out.write(f"==== {name} starting at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n".encode())
         out.flush()
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                             cwd=layout.root, start_new_session=True, close_fds=True)
+                             cwd=layout.root, env=env, start_new_session=True, close_fds=True)
     _CHILDREN[p.pid] = p
     layout.pid_file(name).write_text(f"{p.pid}\n")
     return p.pid

@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common(u)
     u.add_argument("--sim-url", help="simulated cluster URL (default: url in --sim-json)")
     u.add_argument("--sim-json", type=Path, default=Path("var/sim/sim.json"))
+    u.add_argument("--metrics-url", help="scrape dcgm-exporter (/metrics) and kube-state-metrics (/metrics/kube-state) "
+                   "here instead of the simulated cluster: gpupoc's exporter on a real cluster (`gpupoc controlplane "
+                   "exporter up` prints its URL)")
     u.add_argument("--scrape-interval", default="5s")
     u.add_argument("--evaluation-interval", default="5s")
     u.add_argument("--prometheus-port", type=int, default=0, help="0: a free port")
@@ -45,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     opts = stack.StackOptions(
-        data_dir=args.data_dir, sim_url=args.sim_url, sim_json=args.sim_json, scrape_interval=args.scrape_interval,
+        data_dir=args.data_dir, sim_url=args.sim_url, sim_json=args.sim_json, metrics_url=args.metrics_url,
+        scrape_interval=args.scrape_interval,
         evaluation_interval=args.evaluation_interval, prometheus_port=args.prometheus_port,
         alertmanager_port=args.alertmanager_port, receiver_port=args.receiver_port,
         rule_for=parse_rule_for(args.rule_for), config_dir=args.config_dir)
@@ -56,7 +60,8 @@ def _up(args: argparse.Namespace) -> int:
           f"{state['receiver'].get('record')}")
     print(f"sender auth  token file {state['receiver'].get('token_file') or 'none'}, CA "
           f"{state['receiver'].get('ca_file') or 'none'} (in Alertmanager's http_config)")
-    print(f"scraping     {state['sim_url']} every {state['scrape_interval']}")
+    url = state.get("metrics_url") or state["sim_url"]
+    print(f"scraping     {url} ({state.get('metrics_source', 'simulated cluster')}) every {state['scrape_interval']}")
     return 0
 
 

@@ -52,20 +52,23 @@ def duration(value: str | float) -> str:
     return value
 
 
-def sim_target(sim_url: str) -> tuple[str, str]:
+def sim_target(metrics_url: str) -> tuple[str, str]:
     """``http://127.0.0.1:8080`` -> (scheme, ``127.0.0.1:8080``)."""
-    u = urllib.parse.urlsplit(sim_url)
+    u = urllib.parse.urlsplit(metrics_url)
     if u.scheme not in ("http", "https") or not u.hostname:
-        raise ConfigError("sim url", [f"{sim_url!r}: expected http(s)://host:port of the simulated cluster"])
+        raise ConfigError("metrics url", [f"{metrics_url!r}: expected http(s)://host:port of the simulated cluster, "
+                                          "or of gpupoc's exporter on a real cluster (--metrics-url)"])
     port = u.port or (443 if u.scheme == "https" else 80)
     return u.scheme, f"{u.hostname}:{port}"
 
 
-def render_prometheus(template: Path, sim_url: str, alertmanager_addr: str, rule_files: list[Path],
+def render_prometheus(template: Path, metrics_url: str, alertmanager_addr: str, rule_files: list[Path],
                       scrape_interval: str, evaluation_interval: str) -> dict:
-    """The Prometheus config: sim jobs pointed at ``sim_url``, intervals, rules and Alertmanager set."""
+    """The Prometheus config: the jobs of ``SIM_JOBS`` pointed at ``metrics_url`` (the simulated cluster, or
+    gpupoc's exporter reading a real API server: both serve dcgm-exporter at ``/metrics`` and kube-state-metrics
+    at ``/metrics/kube-state``), intervals, rules and Alertmanager set."""
     cfg = load_yaml(template)
-    scheme, target = sim_target(sim_url)
+    scheme, target = sim_target(metrics_url)
     g = cfg.setdefault("global", {})
     g["scrape_interval"] = duration(scrape_interval)
     g["scrape_timeout"] = duration(min(seconds(scrape_interval), 10.0))

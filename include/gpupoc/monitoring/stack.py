@@ -39,6 +39,9 @@ class StackOptions:
     data_dir: Path = Path("var/monitoring")
     sim_url: str | None = None
     sim_json: Path = Path("var/sim/sim.json")
+    # where the dcgm-exporter and kube-state-metrics series are served instead of the simulated cluster: gpupoc's
+    # exporter reading a real API server (`gpupoc controlplane exporter up` prints its URL)
+    metrics_url: str | None = None
     scrape_interval: str = "5s"
     evaluation_interval: str = "5s"
     prometheus_port: int = 0
@@ -65,6 +68,14 @@ def resolve_sim_url(opts: StackOptions) -> str:
     except (OSError, ValueError, KeyError) as exc:
         raise SourceUnavailable(str(opts.sim_json), f"no simulated cluster URL ({exc.__class__.__name__}: {exc})",
                                 "start the cluster with `gpupoc sim serve` or pass --sim-url URL") from exc
+
+
+def resolve_metrics_url(opts: StackOptions) -> tuple[str, str]:
+    """(URL, source) Prometheus scrapes both jobs from: ``metrics_url`` ("exporter"), else the simulated
+    cluster's ("simulated cluster")."""
+    if opts.metrics_url:
+        return opts.metrics_url.rstrip("/"), "exporter"
+    return resolve_sim_url(opts), "simulated cluster"
 
 
 def http_ok(url: str, timeout: float = 2.0, ca_file: Path | None = None) -> bool:
@@ -118,7 +129,7 @@ def up(opts: StackOptions) -> dict:
     for binary in (PROMETHEUS_BIN, ALERTMANAGER_BIN):
         if not os.access(binary, os.X_OK):
             raise GpupocError(f"{binary} not found; {INSTALL_HINT}")
-    sim_url = resolve_sim_url(opts)
+    metrics_url, source = resolve_metrics_url(opts)
     src = Path(opts.config_dir) if opts.config_dir else mcfg.monitoring_dir()
     etc = data_dir / "config"
     for sub in ("prometheus", "alertmanager", "logs"):
@@ -130,7 +141,7 @@ def up(opts: StackOptions) -> dict:
     rules = mcfg.write_yaml(etc / "rules" / "gpupoc.rules.yml",
                             mcfg.render_rules(src / "rules" / "gpupoc.rules.yml", opts.rule_for))
     prom_cfg = mcfg.write_yaml(etc / "prometheus.yml", mcfg.render_prometheus(
-        src / "prometheus.yml", sim_url, f"127.0.0.1:{ports['alertmanager']}", [rules],
+        src / "prometheus.yml", metrics_url, f"127.0.0.1:{ports['alertmanager']}", [rules],
         opts.scrape_interval, opts.evaluation_interval))
     am_cfg = mcfg.write_yaml(etc / "alertmanager.yml",
                              mcfg.render_alertmanager(src / "alertmanager.yml", f"{urls['receiver']}/alerts",
@@ -147,7 +158,8 @@ def up(opts: StackOptions) -> dict:
                        "--storage.tsdb.retention.time=30d", f"--web.external-url={urls['prometheus']}"],
     }
     health = {"receiver": "/-/healthy", "alertmanager": "/-/ready", "prometheus": "/-/ready"}
-    state = {"data_dir": str(data_dir), "sim_url": sim_url, "scrape_interval": opts.scrape_interval,
+    state = {"data_dir": str(data_dir), "metrics_url": metrics_url, "metrics_source": source,
+             "sim_url": metrics_url if source == "simulated cluster" else None, "scrape_interval": opts.scrape_interval,
              "evaluation_interval": opts.evaluation_interval,
              "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     stack_file = data_dir / "stack.json"
@@ -170,17 +182,18 @@ def up(opts: StackOptions) -> dict:
 
 
 def _retarget(state: dict, opts: StackOptions) -> dict:
-    """A running stack whose cluster moved (new ``sim serve`` port): rewrite the scrape targets and reload."""
+    """A running stack whose cluster moved (new ``sim serve`` port, or another exporter): rewrite the scrape
+    targets and reload."""
     try:
-        sim_url = resolve_sim_url(opts)
+        metrics_url, source = resolve_metrics_url(opts)
     except SourceUnavailable:
         return state
-    if sim_url == state.get("sim_url"):
+    if metrics_url == (state.get("metrics_url") or state.get("sim_url")):
         return state
     src = Path(opts.config_dir) if opts.config_dir else mcfg.monitoring_dir()
     prom_cfg = Path(state["prometheus"]["config"])
     current = mcfg.load_yaml(prom_cfg)
-    cfg = mcfg.render_prometheus(src / "prometheus.yml", sim_url,
+    cfg = mcfg.render_prometheus(src / "prometheus.yml", metrics_url,
                                  current["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"][0],
                                  [Path(p) for p in current.get("rule_files") or []], state["scrape_interval"],
                                  state["evaluation_interval"])
@@ -192,7 +205,8 @@ def _retarget(state: dict, opts: StackOptions) -> dict:
     except (urllib.error.URLError, OSError) as exc:
         raise GpupocError(f"Prometheus at {state['prometheus']['url']} did not reload {prom_cfg}: {exc}; "
                           "run `gpupoc stack down` then `gpupoc stack up`") from exc
-    state["sim_url"] = sim_url
+    state.update(metrics_url=metrics_url, metrics_source=source,
+                 sim_url=metrics_url if source == "simulated cluster" else None)
     (Path(state["data_dir"]) / "stack.json").write_text(json.dumps(state, indent=2))
     return state
 
@@ -253,5 +267,6 @@ def status(data_dir: Path) -> dict:
             pass
     out["record"] = (state.get("receiver") or {}).get("record")
     out["sim_url"] = state.get("sim_url")
+    out["metrics_url"] = state.get("metrics_url") or state.get("sim_url")
     out["healthy"] = out["running"] and all(c["ready"] for c in out["components"].values())
     return out

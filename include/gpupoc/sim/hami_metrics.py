@@ -22,7 +22,7 @@ from gpupoc.sim import hami_devices as H
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers.gpu_driver import ledger_dir
 from gpupoc.sim.controllers.hami import hami_for
-from gpupoc.sim.exposition import Exposition
+from gpupoc.kube.exposition import Exposition
 from gpupoc.sim.faults import Fault
 from gpupoc.workload.cuda import MIB, read_ledger
 

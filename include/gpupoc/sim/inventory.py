@@ -1,44 +1,17 @@
-"""The simulated GPUs: stable UUIDs and bus ids per node, who holds each, and what each reports."""
+"""The simulated GPUs (``gpupoc.kube.dcgm.Gpu``): stable UUIDs and bus ids per node, who holds each, and what
+each reports."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
 
+from gpupoc.kube.dcgm import Gpu, PodKey, Telemetry, pci_bus_id
 from gpupoc.sim.config import ClusterConfig
 
 _UUID_NS = uuid.UUID("6f1c2b1e-9a57-4a59-9d7e-3c1f0b6f0a11")
 
-PodKey = tuple[str, str]  # (namespace, pod name)
-
-
-@dataclass
-class Gpu:
-    """One simulated GPU. ``holder`` is the pod it is allocated to (None when free)."""
-
-    node: str
-    index: int
-    uuid: str
-    pci_bus_id: str
-    model_name: str
-    memory_mib: int
-    max_power_w: int
-    idle_power_w: int
-    pool: str
-    holder: PodKey | None = None
-    container: str | None = None
-    energy_mj: float = 0.0
-    xid: int = 0  # last XID error (0: none)
-    replica: int = 0  # time-slicing: which replica of the card (the same UUID) this is
-    card: int = -1  # the physical card's index on the node (-1: this device's own index)
-
-
-@dataclass
-class Telemetry:
-    """What a running pod's GPUs are doing now: utilization (%) and framebuffer memory used (MiB)."""
-
-    util: float = 0.0
-    mem_mib: float = 0.0
+__all__ = ["Gpu", "Inventory", "PodKey", "Telemetry"]
 
 
 @dataclass
@@ -63,7 +36,7 @@ class Inventory:
                     card = f"GPU-{uuid.uuid5(_UUID_NS, f'{config.name}/{node}/{i}')}"
                     for dev, memory, replica in pool.sharing.devices(card, pool.gpu.memory_mib):
                         gpus.append(Gpu(node=node, index=len(gpus), uuid=dev,
-                                        pci_bus_id=f"00000000:{0x17 + i * 0x10:02X}:00.0",
+                                        pci_bus_id=pci_bus_id(i),
                                         model_name=pool.gpu.model_name, memory_mib=memory,
                                         max_power_w=pool.gpu.max_power_w, idle_power_w=pool.gpu.idle_power_w,
                                         pool=pool.name, replica=replica, card=i))

@@ -55,6 +55,15 @@ def test_prometheus_config_points_both_jobs_at_the_simulated_cluster(tmp_path):
     assert cfg["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == ["127.0.0.1:9093"]
 
 
+def test_an_exporters_url_takes_both_jobs_at_the_same_paths():
+    cfg = mcfg.render_prometheus(SRC / "prometheus.yml", "http://127.0.0.1:40555", "x:1", [], "5s", "5s")
+    jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
+    assert {n: (j["static_configs"], j["metrics_path"]) for n, j in jobs.items()} == {
+        "dcgm-exporter": ([{"targets": ["127.0.0.1:40555"]}], "/metrics"),
+        "kube-state-metrics": ([{"targets": ["127.0.0.1:40555"]}], "/metrics/kube-state")}
+    assert "tls_config" not in jobs["dcgm-exporter"]
+
+
 def test_https_simulated_cluster_gets_scheme_and_tls():
     cfg = mcfg.render_prometheus(SRC / "prometheus.yml", "https://127.0.0.1:6443", "x:1", [], "5s", "5s")
     job = cfg["scrape_configs"][0]

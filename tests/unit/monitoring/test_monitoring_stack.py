@@ -19,6 +19,15 @@ def test_sim_url_comes_from_sim_json_or_the_option(tmp_path):
     assert stack.resolve_sim_url(stack.StackOptions(sim_json=sim, sim_url="http://x:1")) == "http://x:1"
 
 
+def test_an_exporter_url_replaces_the_simulated_cluster_and_needs_no_sim_json(tmp_path):
+    opts = stack.StackOptions(sim_json=tmp_path / "absent.json", metrics_url="http://127.0.0.1:40002/")
+    assert stack.resolve_metrics_url(opts) == ("http://127.0.0.1:40002", "exporter")
+    sim = tmp_path / "sim.json"
+    sim.write_text(json.dumps({"url": "http://127.0.0.1:40001"}))
+    assert stack.resolve_metrics_url(stack.StackOptions(sim_json=sim)) == ("http://127.0.0.1:40001",
+                                                                           "simulated cluster")
+
+
 def test_missing_sim_json_names_the_file_and_the_fix(tmp_path):
     with pytest.raises(SourceUnavailable) as err:
         stack.resolve_sim_url(stack.StackOptions(sim_json=tmp_path / "sim.json"))

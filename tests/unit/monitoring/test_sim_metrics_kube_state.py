@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-import pytest
-
 from gpupoc.sim import kube_state
 
 T0 = "2026-11-30T07:00:00Z"
@@ -122,17 +120,6 @@ def test_resourcequota_hard_and_used(state, expo):
     assert rows == {"hard": hard, "used": 11}
     assert list(expo.series(samples, "kube_resourcequota", namespace="team-nlp")[0][0]) == \
         ["namespace", "resourcequota", "resource", "type"]
-
-
-@pytest.mark.parametrize("q,expected", [("8", 8), ("500m", 0.5), ("2048Gi", 2048 * 2**30), ("1k", 1000),
-                                        (3, 3), ("1e3", 1000)])
-def test_parse_quantity(q, expected):
-    assert kube_state.parse_quantity(q) == expected
-
-
-def test_parse_quantity_rejects_garbage_with_the_value():
-    with pytest.raises(ValueError, match="'12 gpus'"):
-        kube_state.parse_quantity("12 gpus")
 
 
 def test_rendering_follows_pod_updates_and_deletions_between_scrapes(state, expo):

@@ -22,6 +22,7 @@ from typing import Awaitable, Callable
 import psutil
 
 import gpupoc
+from gpupoc.kube.dcgm import virtual_telemetry
 from gpupoc.sim.logs import ContainerLog
 
 MEMORY_POLL_SECONDS = 0.5
@@ -302,10 +303,10 @@ class VirtualSpec:
 
         mode = env.get("WORKLOAD_MODE", "train") or "train"
         default_exit = 1 if mode == "fail" else 0
+        gpu = virtual_telemetry(env)  # as the real-cluster exporter reads a pod's (gpupoc.kube.dcgm)
         return cls(duration=max(0.0, num("WORKLOAD_DURATION_SECONDS", 10.0)),
                    exit_code=int(num("WORKLOAD_EXIT_CODE", default_exit)), mode=mode,
-                   gpu_util=min(100.0, max(0.0, num("WORKLOAD_GPU_UTIL", 0.0))),
-                   gpu_mem_mib=max(0.0, num("WORKLOAD_GPU_MEM_MIB", 0.0)))
+                   gpu_util=gpu.util, gpu_mem_mib=gpu.mem_mib)
 
 
 PROGRESS_SECONDS = 5.0

@@ -1,4 +1,5 @@
-"""The Prometheus text exposition format as the simulated exporters write it: values, labels, families."""
+"""The Prometheus text exposition format as gpupoc's exporters write it (the simulated cluster's and the real-cluster
+exporter's): values, labels, families."""
 
 from __future__ import annotations
 
