@@ -17,6 +17,9 @@ KWOK_NODE_SELECTOR = "kwok.x-k8s.io/node=fake"
 # one late renewal on a loaded machine does not make a node flap (docs/real-cluster.md, "Node failures").
 NODE_LEASE_SECONDS = 20
 NODE_MONITOR_GRACE = "20s"
+# kwok leaves alone the pods carrying this annotation (``node_heartbeat``: those of a node whose heartbeat
+# stopped), as a stopped kubelet leaves its pods: nothing confirms their deletion until the node is back.
+STOPPED_NODE_POD = "gpupoc.io/node-stopped"
 
 
 def etcd_argv(binary: Path, layout: Layout, ports: Ports) -> list[str]:
@@ -71,4 +74,5 @@ def kwok_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, config: Pa
             "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_NODE_SELECTOR}",
             f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--tls-cert-file={keys.pki.cert}",
             f"--tls-private-key-file={keys.pki.key}", f"--node-ip={LOOPBACK}", f"--node-port={ports.kwok}",
-            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs"]
+            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs",
+            f"--disregard-status-with-annotation-selector={STOPPED_NODE_POD}=true"]

@@ -11,10 +11,16 @@ it for every node it manages. Two things stop it for one node:
   it saw renewed, so a Lease edited without a new ``renewTime`` keeps its node Ready for ever;
 - the annotation ``kwok.x-k8s.io/node`` becomes ``stopped``. kwok's ``--manage-nodes-with-annotation-selector``
   then ignores the node, even after a kwok restart. The annotation alone does not stop the heartbeat: kwok
-  gets no event for a node that stopped matching and keeps renewing its Lease.
+  gets no event for a node that stopped matching and keeps renewing its Lease;
+- the node's pods get the annotation ``gpupoc.io/node-stopped: "true"``, which kwok's
+  ``--disregard-status-with-annotation-selector`` skips. kwok's read-only check of a node it does not hold
+  reaches its pod controller only when that controller is built after the lease controller (in map order, so
+  at some kwok starts only); without the annotation an evicted pod would be removed at the end of its grace
+  period, where a real cluster keeps it Terminating until its node is back.
 
-``node-start`` puts the annotation back and deletes the Lease; kwok creates its own again, takes the node back
-and its node-initialize stage marks it Ready. The node lifecycle controller then removes its taints.
+``node-start`` puts the annotation back, deletes the Lease (kwok creates its own again, takes the node back and
+its node-initialize stage marks it Ready; the node lifecycle controller then removes its taints) and takes the
+pods' annotation off, so kwok finishes what happened to them meanwhile (an evicted pod is removed).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 from gpupoc.common.timefmt import utcnow
+from gpupoc.controlplane.flags import STOPPED_NODE_POD
 from gpupoc.controlplane.nodes import KWOK_ANNOTATION
 from gpupoc.exceptions import GpupocError
 
@@ -94,6 +101,15 @@ def _annotate(kubectl: Kubectl, node: str, value: str) -> None:
         raise GpupocError(f"node {node!r}: annotating {KWOK_ANNOTATION}={value} failed: {err.strip()[-300:]}")
 
 
+def _mark_pods(kubectl: Kubectl, node: str, stopped: bool) -> None:
+    """Annotate (or un-annotate) every pod bound to ``node``, in every namespace."""
+    mark = f"{STOPPED_NODE_POD}=true" if stopped else f"{STOPPED_NODE_POD}-"
+    code, _, err = _run(kubectl, "annotate", "pods", "--all-namespaces", "--overwrite",
+                        f"--field-selector=spec.nodeName={node}", mark)
+    if code != 0 and not any(ok in err for ok in ("no objects passed", "NotFound")):  # none, or one gone since
+        raise GpupocError(f"node {node!r}: annotating its pods {mark} failed: {err.strip()[-300:]}")
+
+
 def stop_heartbeat(kubectl: Kubectl, node: str, now: datetime | None = None) -> HeartbeatChange:
     """Stop ``node``'s heartbeat (see the module); the node lifecycle controller marks it unreachable after its
     ``--node-monitor-grace-period``."""
@@ -108,8 +124,9 @@ def stop_heartbeat(kubectl: Kubectl, node: str, now: datetime | None = None) -> 
         raise GpupocError(f"node {node!r}: its Lease {LEASE_NAMESPACE}/{node} could not be taken over "
                           f"({err.strip()[-300:]}); kwok creates it once it manages the node: wait until the "
                           "node is Ready, then stop it")
+    _mark_pods(kubectl, node, True)
     return HeartbeatChange(node, "stopped", f"Lease {LEASE_NAMESPACE}/{node} held by {STOP_HOLDER}, "
-                           f"{KWOK_ANNOTATION}={STOPPED}")
+                           f"{KWOK_ANNOTATION}={STOPPED}, its pods {STOPPED_NODE_POD}=true")
 
 
 def start_heartbeat(kubectl: Kubectl, node: str) -> HeartbeatChange:
@@ -123,7 +140,9 @@ def start_heartbeat(kubectl: Kubectl, node: str) -> HeartbeatChange:
         if code != 0:
             raise GpupocError(f"node {node!r}: its Lease {LEASE_NAMESPACE}/{node} could not be deleted: "
                               f"{err.strip()[-300:]}")
+        _mark_pods(kubectl, node, False)
         return HeartbeatChange(node, "started", f"Lease {LEASE_NAMESPACE}/{node} released to kwok, "
-                               f"{KWOK_ANNOTATION}={MANAGED}")
+                               f"{KWOK_ANNOTATION}={MANAGED}, its pods' {STOPPED_NODE_POD} removed")
+    _mark_pods(kubectl, node, False)
     return HeartbeatChange(node, "started", f"its heartbeat was not stopped (Lease holder {holder or 'none'}); "
                            f"{KWOK_ANNOTATION}={MANAGED}")

@@ -63,3 +63,9 @@ def test_a_node_is_marked_unreachable_after_four_missed_lease_renewals(tmp_path)
     [lease] = [int(a.split("=", 1)[1]) for a in kwok if a.startswith("--node-lease-duration-seconds=")]
     renew_every = lease / 4  # kwok renews a lease every quarter of its duration, as a kubelet does
     assert grace.endswith("s") and float(grace[:-1]) == 4 * renew_every
+
+
+def test_kwok_leaves_alone_the_pods_of_a_stopped_node(tmp_path):
+    layout, keys = setup(tmp_path)
+    argv = flags.kwok_argv(Path("/b/kwok"), layout, PORTS, keys, tmp_path / "kwok.yaml")
+    assert f"--disregard-status-with-annotation-selector={flags.STOPPED_NODE_POD}=true" in argv

@@ -52,6 +52,8 @@ def test_stopping_takes_the_lease_with_a_new_renew_time_and_flips_the_annotation
     spec = json.loads(patch[-1])["spec"]
     assert spec == {"holderIdentity": "gpupoc-node-stop", "leaseDurationSeconds": 86400,
                     "renewTime": "2026-12-06T13:00:00.123456Z"}
+    assert ("annotate", "pods", "--all-namespaces", "--overwrite", "--field-selector=spec.nodeName="
+            "training-node-1", "gpupoc.io/node-stopped=true") == k.calls[-1], "kwok leaves the node's pods alone"
     assert change.action == "stopped" and "training-node-1" in change.line()
 
 
@@ -74,6 +76,7 @@ def test_starting_restores_the_annotation_and_deletes_the_taken_lease():
     change = H.start_heartbeat(k, "training-node-1")
     assert ("annotate", "node", "training-node-1", "kwok.x-k8s.io/node=fake", "--overwrite") in k.calls
     assert ("delete", "lease", "training-node-1", "-n", "kube-node-lease", "--ignore-not-found") in k.calls
+    assert k.calls[-1][-1] == "gpupoc.io/node-stopped-", "kwok plays the node's pods again"
     assert change.action == "started" and "released to kwok" in change.detail
 
 
