@@ -127,3 +127,50 @@ class Backoff:
                   f"({self.waited_s:.0f} s waited as the server asked or backing off)")
         fix = FIXES.get(self.last_status, FIX_UNAVAILABLE)
         return ApiGaveUp(self.endpoint, reason, fix, self.last_status)
+
+
+def _refusal(exc: Exception) -> tuple[int, Any, str] | None:
+    """(status, headers, reason) of a client's HTTP error (``kubernetes``' and ``kubernetes_asyncio``'s
+    ``ApiException``: ``status``, ``headers``, ``reason``); None for anything else."""
+    status = getattr(exc, "status", None)
+    if not isinstance(status, int) or isinstance(status, bool):
+        return None
+    return status, getattr(exc, "headers", None), str(getattr(exc, "reason", "") or "")
+
+
+def call_retrying(fn: Callable[[], Any], endpoint: str, *, policy: RetryPolicy = DEFAULT_POLICY,
+                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Any:
+    """``fn()`` of a client that raises on an HTTP error, sent again while the error is refused for now; the
+    error itself when it is final, ``ApiGaveUp`` when the policy ran out."""
+    backoff = Backoff(endpoint, policy, clock)
+    while True:
+        try:
+            return fn()
+        except Exception as exc:
+            refusal = _refusal(exc)
+            wait = backoff.next_wait(*refusal) if refusal is not None else None
+            if wait is None:
+                if backoff.spent:
+                    raise backoff.error() from None
+                raise
+        sleep(wait)
+
+
+async def acall_retrying(fn: Callable[[], Any], endpoint: str, *, policy: RetryPolicy = DEFAULT_POLICY,
+                         sleep: Callable[[float], Any] | None = None,
+                         clock: Callable[[], float] = time.monotonic) -> Any:
+    """``call_retrying`` for a coroutine function ``fn`` (``sleep``: an async sleep, asyncio's by default)."""
+    import asyncio
+
+    backoff = Backoff(endpoint, policy, clock)
+    while True:
+        try:
+            return await fn()
+        except Exception as exc:
+            refusal = _refusal(exc)
+            wait = backoff.next_wait(*refusal) if refusal is not None else None
+            if wait is None:
+                if backoff.spent:
+                    raise backoff.error() from None
+                raise
+        await (sleep or asyncio.sleep)(wait)
