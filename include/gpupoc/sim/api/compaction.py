@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-COMPACTION_EVERY_SECONDS = 20.0
-WATCH_LIFE_SECONDS = (15.0, 45.0)
+COMPACTION_EVERY_SECONDS = 15.0
+WATCH_LIFE_SECONDS = (10.0, 30.0)
 EXPIRED_WATCH = "The resourceVersion for the provided watch is too old."
 
 
