@@ -19,21 +19,11 @@ from typing import Any, Callable, Protocol
 from urllib.parse import urlsplit
 
 from gpupoc.common import fastjson
-from gpupoc.common.api_retry import DEFAULT_POLICY, Backoff, RetryPolicy, retry_after_seconds
+from gpupoc.common.api_retry import DEFAULT_POLICY, Backoff, RetryPolicy
 from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.exceptions import SourceUnavailable
 
 IN_CLUSTER = "in-cluster"
-MAX_RETRY_AFTER_SECONDS = 10.0
-
-
-def retry_after(status: int, headers: Any) -> float | None:
-    """Seconds the server asked to wait before sending the request again, as client-go reads them: only for
-    429 and 5xx answers whose ``Retry-After`` header holds whole seconds; None otherwise."""
-    if status != 429 and not 500 <= status <= 599:
-        return None
-    seconds = retry_after_seconds(headers)
-    return min(seconds, MAX_RETRY_AFTER_SECONDS) if seconds is not None else None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import yaml
 from gpupoc.common.api_retry import ApiGaveUp, RetryPolicy
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.k8s import (
-    ApiCaller, ClientFactory, Response, holds_gpus, pod_gpus, request_info, retry_after, server_version,
+    ApiCaller, ClientFactory, Response, holds_gpus, pod_gpus, request_info, server_version,
     service_account_actor, service_account_groups,
 )
 
@@ -126,13 +126,6 @@ def test_caller_gives_up_with_an_error_naming_the_endpoint_and_the_fix_never_the
     assert slept == [2.0, 2.0, 2.0], "each wait is the Retry-After the server said; the 4th send is the last"
     assert isinstance(err.value, SourceUnavailable) and TOKEN not in str(err.value)
     _Handler.scripts = {}
-
-
-def test_retry_after_follows_client_go():
-    assert retry_after(429, {"Retry-After": "3"}) == 3.0
-    assert retry_after(503, {"Retry-After": "1000"}) == 10.0, "long waits are capped"
-    assert retry_after(404, {"Retry-After": "1"}) is None
-    assert retry_after(500, {}) is None and retry_after(429, {"Retry-After": "soon"}) is None
 
 
 def test_unauthorized_token_raises_source_unavailable_naming_context_and_fix_without_the_token(tmp_path, api_server):
