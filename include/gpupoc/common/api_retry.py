@@ -62,6 +62,7 @@ class RetryPolicy:
     max_wait_s: float = 10.0    # one wait at most (a longer Retry-After is cut to it)
     max_total_s: float = 90.0   # from the first send to the last
     jitter: float = 0.2         # a back-off is shortened by up to this share, drawn at random
+    always: frozenset[int] = ALWAYS_RETRIED  # statuses sent again without Retry-After
 
     def __post_init__(self) -> None:
         if self.attempts < 1 or self.base_s < 0 or self.max_wait_s < 0 or self.max_total_s < 0 \
@@ -70,7 +71,7 @@ class RetryPolicy:
 
     def retryable(self, status: int, retry_after_s: float | None) -> bool:
         """Whether an answer is refused only for now: 429 and 503 always, another 5xx with Retry-After."""
-        return status in ALWAYS_RETRIED or (500 <= status <= 599 and retry_after_s is not None)
+        return status in self.always or ((status == 429 or 500 <= status <= 599) and retry_after_s is not None)
 
     def backoff_s(self, retry: int, draw: float) -> float:
         """The ``retry``-th back-off (0 first) without Retry-After; ``draw`` in [0, 1) sets the jitter."""
@@ -78,6 +79,14 @@ class RetryPolicy:
 
 
 DEFAULT_POLICY = RetryPolicy()
+# through the API server's proxy (``services/x/proxy``, ``pods/x/proxy``) a 503 is the backend's own answer or
+# the proxy's "no endpoints available": sent again only when it says Retry-After, as client-go does
+PROXY_POLICY = RetryPolicy(always=frozenset())
+
+
+def policy_for(path: str, policy: RetryPolicy = DEFAULT_POLICY) -> RetryPolicy:
+    """``policy``, or ``PROXY_POLICY`` for a request through the API server's proxy."""
+    return PROXY_POLICY if "proxy" in path.split("?")[0].split("/") else policy
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol
 from urllib.parse import urlsplit
 
 from gpupoc.common import fastjson
-from gpupoc.common.api_retry import DEFAULT_POLICY, Backoff, RetryPolicy
+from gpupoc.common.api_retry import DEFAULT_POLICY, Backoff, RetryPolicy, policy_for
 from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.exceptions import SourceUnavailable
 
@@ -122,8 +122,8 @@ class ApiCaller:
 
     def call(self, method: str, path: str, *, query: dict | list | None = None, body: Any = None,
              content_type: str | None = None, timeout: float | None = None) -> Response:
-        backoff = Backoff(f"{method.upper()} {self.endpoint}{path} (context {self.context})", self.policy,
-                          self.clock)
+        backoff = Backoff(f"{method.upper()} {self.endpoint}{path} (context {self.context})",
+                          policy_for(path, self.policy), self.clock)
         while True:
             status, data, headers = self._send(method, path, query, body, content_type, timeout)
             text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")

@@ -152,3 +152,13 @@ def test_an_async_client_gives_up_with_the_clear_error():
 def test_a_policy_that_cannot_work_is_refused():
     with pytest.raises(ValueError, match="attempts >= 1"):
         RetryPolicy(attempts=0)
+
+
+def test_a_503_through_the_api_servers_proxy_is_the_backends_answer_not_a_refusal():
+    from gpupoc.common.api_retry import DEFAULT_POLICY, PROXY_POLICY, policy_for
+
+    proxied = policy_for("/api/v1/namespaces/a/services/web/proxy/healthz")
+    assert proxied is PROXY_POLICY and policy_for("/api/v1/namespaces/a/pods?x=proxy") is DEFAULT_POLICY
+    b = Backoff("GET proxy", proxied, FakeClock(), random.Random(1))
+    assert b.next_wait(503, {}, "no endpoints available for service \"web\"") is None and not b.spent
+    assert b.next_wait(503, {"Retry-After": "1"}) == 1.0, "a Retry-After is still honoured"
