@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from gpupoc.costing.prices import Prices, SharedRule
 
 IDLE = "__idle__"  # OpenCost's name for the idle allocation
+UNALLOCATED = "__unallocated__"  # OpenCost's name for what no namespace holds: GPU-hours attributed to no team
 
 
 @dataclass(frozen=True)

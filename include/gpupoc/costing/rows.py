@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gpupoc.costing.allocation import IDLE, Allocation, PoolCapacity, UsageRow
+from gpupoc.costing.allocation import IDLE, UNALLOCATED, Allocation, PoolCapacity, UsageRow
 from gpupoc.costing.prices import Prices, model_key
 
 
@@ -34,7 +34,7 @@ def _s(v: object) -> str:
 
 
 def _row(r: dict, pool: str, h: Holders) -> UsageRow:
-    team, pod = _s(r.get("namespace")), _s(r.get("pod"))
+    team, pod = _s(r.get("namespace")) or UNALLOCATED, _s(r.get("pod"))  # no namespace: attributed to no team
     shared = team in h.shared_namespaces or pod in h.serving_pods or bool(r.get("serving") is True)
     return UsageRow(team, pod, pool, h.model_of(pool), _s(r.get("bucket")),
                     float(r.get("allocated_gpu_hours") or 0.0), float(r.get("used_gpu_hours") or 0.0),
