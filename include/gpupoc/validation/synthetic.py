@@ -126,13 +126,15 @@ def cost_allocation(hours: int = 4) -> pd.DataFrame:
     """``utilization()`` priced as the cost step prices it (example figures), each pool offering 3 GPUs."""
     from gpupoc.costing.allocation import PoolCapacity, allocate
     from gpupoc.costing.prices import Prices
-    from gpupoc.costing.rows import Holders, evidence_rows, usage_rows
+    from gpupoc.costing.rows import Holders, buckets, evidence_rows, usage_rows
 
     prices = Prices.model_validate({"currency": "EUR", "examples": True, "gpu_hour": {
         SYN_MODELS["training"]: {"per_hour": 2.5, "source": "example figure"},
         SYN_MODELS["inference"]: {"per_hour": 0.9, "source": "example figure"}}})
-    rows = usage_rows(utilization(hours), None, Holders(SYN_MODELS, frozenset({"team-serving"})))
-    alloc = allocate(rows, [PoolCapacity(p, m, 3.0 * hours) for p, m in SYN_MODELS.items()], prices)
+    ut = utilization(hours)
+    rows = usage_rows(ut, None, Holders(SYN_MODELS, frozenset({"team-serving"})))
+    alloc = allocate(rows, [PoolCapacity(p, m, 3.0 * hours) for p, m in SYN_MODELS.items()], prices,
+                     buckets(ut, T0, T0 + timedelta(hours=hours)))
     return pd.DataFrame(evidence_rows(alloc, prices))
 
 

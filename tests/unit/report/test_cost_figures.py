@@ -143,3 +143,24 @@ def test_gpu_hours_attributed_to_no_team_fail_the_item_naming_the_pod(tmp_path):
     item = cost_item(priced_run(tmp_path, {H100: example(2.5), L40S: example(0.9)}, namespace=None))
     assert item.verdict.value == "fail"
     assert "COST-02" in item.reason and "training-1" in item.reason, item.reason
+
+
+def test_cost_by_hour_shows_the_idle_gpu_hours_and_cost_of_each_bucket(tmp_path):
+    d = syn.write_run(tmp_path / "evidence", "utilization", "r1", syn.good_tables("utilization"))
+    _, t = figures.cost_attribution({"utilization": RunEvidence.open(d)})
+    hours = rows_of(t, "cost_by_hour")
+    assert len(hours) == 4 and all(r["idle_gpu_hours"] == 2.0 for r in hours)  # 6 GPUs offered, 4 held
+    assert sum(r["cost"] + r["idle_cost"] for r in hours) == pytest.approx(40.8)  # the window's cost
+
+
+def test_money_is_shown_as_its_currency_counts_it_in_the_reports_language():
+    from gpupoc.report.cells import cell, figure_unit, figure_value
+    from gpupoc.report.wording import Wording
+
+    en, zh = Wording("en"), Wording("zh")
+    assert figure_value(1234.5, "EUR", en) == "1,234.50" and figure_unit("EUR", en) == "EUR"
+    assert figure_unit("EUR", zh) == "欧元" and figure_unit("USD", zh) == "美元"
+    assert figure_value(1234.5, "JPY", en) == "1,234"  # yen have no minor unit
+    assert figure_value(-0.001, "EUR", en) == "0.00"
+    assert figure_value(7.25, "unit.gpu_hours", en) == "7.25" and figure_unit("unit.gpu_hours", zh) == "GPU·时"
+    assert cell(16.0, "own_cost", en).text == "16.00" and cell(16.0, "gpu_hours", en).text == "16"
