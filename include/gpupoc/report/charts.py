@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from html import escape
+from typing import Callable
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 FONT = 'font-family="sans-serif" font-size="11"'
@@ -69,9 +70,9 @@ def grouped_bars(title: str, categories: list[str], series: dict[str, list[float
 
 def stacked_bars(title: str, categories: list[str], series: dict[str, list[float]], y_label: str = "",
                  no_data: str = "no data", sep: str = ": ", colours: dict[str, str] | None = None,
-                 x_label: str = "") -> str:
-    """One bar per category (a time bucket), the series stacked in order, each part's tooltip its value;
-    ``colours`` fixes a series' colour (the rest take the palette's in turn)."""
+                 x_label: str = "", value_text: Callable[[float], str] = tick_label) -> str:
+    """One bar per category (a time bucket), the series stacked in order, each part's tooltip its value (as
+    ``value_text`` writes it); ``colours`` fixes a series' colour (the rest take the palette's in turn)."""
     if not categories or not series:
         return empty(title, no_data)
     fill = dict(colours or {})
@@ -100,7 +101,7 @@ def stacked_bars(title: str, categories: list[str], series: dict[str, list[float
             y0, y1 = top + ph - ph * (base + v) / ymax, top + ph - ph * base / ymax
             body.append(f'<rect x="{left + bw * i + bw * 0.1:.1f}" y="{y0:.1f}" width="{bw * 0.8:.1f}" '
                         f'height="{y1 - y0:.1f}" fill="{fill[name]}"><title>{escape(cat)} / {escape(name)}'
-                        f'{escape(sep)}{tick_label(v)}</title></rect>')
+                        f'{escape(sep)}{escape(value_text(v))}</title></rect>')
             base += v
     step = max(1, math.ceil((_text_width(max(categories, key=len)) + 8) / bw))
     for i in range(0, len(categories), step):

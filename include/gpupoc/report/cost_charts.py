@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpupoc.report import charts
-from gpupoc.report.cells import local_time
+from gpupoc.report.cells import local_time, money
 from gpupoc.report.frames import Runs, load
 from gpupoc.report.pictures import duration
 from gpupoc.report.wording import Wording
@@ -46,7 +46,7 @@ def cost_over_window(ca: pd.DataFrame, words: Wording, zone: str = "UTC") -> str
         {str(c): [float(v) for v in pv[c]] for c in pv.columns}, words.t(f"currency.{currency}"),
         no_data=words.t("chart.no_data"), sep=words.t("label_sep"), colours={idle: IDLE_COLOUR},
         x_label=words.t("axis.cost_bucket", width=duration(width, words), day=min(days) if len(days) == 1 else "",
-                        zone=zone))
+                        zone=zone), value_text=lambda v: money(v, currency))
 
 
 def cost_charts(runs: Runs, words: Wording, zone: str = "UTC") -> dict[str, str]:

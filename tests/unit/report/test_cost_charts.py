@@ -31,6 +31,7 @@ def test_each_bucket_stacks_every_teams_cost_with_idle_on_top(tmp_path):
     assert first == ["team-nlp", "team-serving", "team-vision", "idle"]  # teams in order, idle on top
     assert {colour for colour, _, name in parts if name == "idle"} == {cost_charts.IDLE_COLOUR}
     assert "one bar per 1 h, 2026-11-30 (UTC)" in svg and ">EUR<" in svg
+    assert "08:00 / team-vision: 2.50</title>" in svg  # each part its amount, as the currency counts it
 
 
 def test_the_bars_add_up_to_the_windows_cost(tmp_path):
