@@ -64,4 +64,4 @@ def kwok_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, config: Pa
             "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_NODE_SELECTOR}",
             "--node-lease-duration-seconds=40", f"--tls-cert-file={keys.pki.cert}",
             f"--tls-private-key-file={keys.pki.key}", f"--node-ip={LOOPBACK}", f"--node-port={ports.kwok}",
-            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs"]
+            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs,PortForward"]
