@@ -183,13 +183,15 @@ class Runner:
         proc.address = address
         proc.ports = sorted({int(p["containerPort"]) for p in c.get("ports") or []})
         self.procs[key] = proc
-        self._apply("logs", logs_object(ns, name, {c["name"]: log_path}))
+        owner = {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": uid}  # the garbage collector removes them
+        self._apply("logs", logs_object(ns, name, {c["name"]: log_path}), owner)
         if proc.ports:
-            self._apply("portforwards", portforward_object(ns, name, address, proc.ports))
+            self._apply("portforwards", portforward_object(ns, name, address, proc.ports), owner)
         log(f"{ns}/{name}: started {' '.join(argv[1:])} (pid {proc.proc.pid}, {address}, owns its end: {owns})")
 
-    def _apply(self, plural: str, obj: dict) -> None:
+    def _apply(self, plural: str, obj: dict, owner: dict) -> None:
         meta = obj["metadata"]
+        meta["ownerReferences"] = [owner]
         self.custom.patch_namespaced_custom_object("kwok.x-k8s.io", "v1alpha1", meta["namespace"], plural,
                                                    meta["name"], obj, field_manager=MANAGER, force=True,
                                                    _content_type=APPLY)
