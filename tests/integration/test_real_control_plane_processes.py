@@ -14,6 +14,7 @@ import pytest
 import yaml
 from kubernetes.client import ApiClient
 
+from gpupoc.common.processes import process_running
 from gpupoc.controlplane import start_control_plane
 from gpupoc.pipeline.service_slo import judge, parse_rows
 from gpupoc.plan import DEFAULT_PLAN, load_plan
@@ -143,3 +144,13 @@ def test_a_two_replica_service_answers_its_traffic_through_port_forward(cp):
         "get", "pods", "-n", SERVE_NS, "-l", "app.kubernetes.io/name=svc-infer", "-o", "json").stdout)["items"]]
     served = {r: predict_count(cp, r) for r in replicas}
     assert len(served) == 2 and all(n > 0 for n in served.values()), f"each replica's answers: {served}"
+
+
+def test_a_stop_ends_the_runner_and_every_process_it_started(cp):
+    runner_log = cp.layout.log_file("process-runner").read_text()
+    started = [int(p) for p in re.findall(r"\(pid (\d+),", runner_log)]
+    runner = int(cp.layout.pid_file("process-runner").read_text())
+    assert started and process_running(runner)
+    cp.stop()
+    assert not process_running(runner) and not [p for p in started if process_running(p)]
+    assert not cp.layout.pid_file("process-runner").exists()
