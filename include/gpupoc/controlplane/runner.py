@@ -30,7 +30,9 @@ from gpupoc.controlplane.layout import Layout
 from gpupoc.controlplane.pod_logs import logs_object
 from gpupoc.controlplane.port_forward import pod_address, portforward_object
 from gpupoc.controlplane.readiness import wait_until
-from gpupoc.controlplane.runner_pods import ContainerProcess, owns_end, process_argv, terminal_status
+from gpupoc.controlplane.runner_pods import (
+    ContainerProcess, memory_limit_bytes, owns_end, process_argv, terminal_status,
+)
 from gpupoc.controlplane.runner_services import Forwarders, ServiceProxy, ready_endpoints
 from gpupoc.kube.containers import ConfigMissing, StartFailed, container_env, process_env
 from gpupoc.podspec import labels as L
@@ -143,10 +145,13 @@ class Runner:
         code = proc.exit_code()
         if code is not None and not proc.reported and status.get("phase") == "Running":
             proc.reported = True
+            proc.drain()
             if proc.owns_end:
                 self.core.patch_namespaced_pod_status(key[1], key[0], terminal_status(
                     pod, code, dt.datetime.now(dt.timezone.utc)), _content_type=SMP)
             log(f"{key[0]}/{key[1]}: process exited {code}")
+        elif code is None and proc.enforce_memory_limit():
+            proc.log(f"killed: more than its memory limit ({proc.limit_bytes} bytes)", "stderr")
         elif code is None and status.get("phase") == "Running":
             self._probe(key, pod, proc)
 
@@ -182,6 +187,7 @@ class Runner:
             return log(f"{ns}/{name}: cannot start {argv[:4]}: {exc}")
         proc.address = address
         proc.ports = sorted({int(p["containerPort"]) for p in c.get("ports") or []})
+        proc.limit_bytes = memory_limit_bytes(c)
         self.procs[key] = proc
         owner = {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": uid}  # the garbage collector removes them
         self._apply("logs", logs_object(ns, name, {c["name"]: log_path}), owner)

@@ -17,6 +17,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+from kubernetes.utils import parse_quantity
+
 from gpupoc.controlplane.pod_logs import cri_line
 from gpupoc.kube.containers import build_argv, exit_code_of, serving_port
 from gpupoc.podspec import labels as L
@@ -24,7 +27,7 @@ from gpupoc.podspec import labels as L
 WORKLOAD_IMAGE = "gpupoc/workload:*"
 VIRTUAL_IMAGE = "gpupoc/virtual:*"
 WORKLOAD_ENTRYPOINT = ["{python}", "-m", "gpupoc.workload"]  # the workload image's ENTRYPOINT (sim catalogue)
-KWOK_ENDS = ("oom", "image-pull")  # ends kwok's Stages play (no memory limit is enforced on these processes)
+KWOK_ENDS = ("oom", "image-pull")  # ends kwok's Stages play (an oom pod's process is killed at its limit)
 
 
 def process_argv(container: dict, env: dict[str, str]) -> list[str] | None:
@@ -45,6 +48,15 @@ def owns_end(pod: dict) -> bool:
     annotations = pod["metadata"].get("annotations") or {}
     return (pod["spec"].get("restartPolicy", "Always") != "Always"
             and annotations.get(L.VIRTUAL_END) not in KWOK_ENDS and len(pod["spec"]["containers"]) == 1)
+
+
+def memory_limit_bytes(container: dict) -> int | None:
+    """``resources.limits.memory`` in bytes, None when unset or unreadable."""
+    raw = ((container.get("resources") or {}).get("limits") or {}).get("memory")
+    try:
+        return None if raw in (None, "") else int(parse_quantity(raw))
+    except ValueError:
+        return None
 
 
 def rfc3339(at: dt.datetime) -> str:
@@ -102,7 +114,9 @@ class ContainerProcess:
     owns_end: bool
     address: str = ""
     ports: list[int] = field(default_factory=list)
+    limit_bytes: int | None = None  # resources.limits.memory: the process tree is killed above it (exit 137)
     reported: bool = False  # its end was written to the pod
+    pumps: list[threading.Thread] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -114,8 +128,14 @@ class ContainerProcess:
                                 stderr=subprocess.PIPE, start_new_session=True, preexec_fn=die_with_parent)
         cp = cls(namespace, pod, uid, container, proc, log_path, owns)
         for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-            threading.Thread(target=cp._pump, args=(stream, name), daemon=True).start()
+            cp.pumps.append(threading.Thread(target=cp._pump, args=(stream, name), daemon=True))
+            cp.pumps[-1].start()
         return cp
+
+    def drain(self, timeout: float = 5.0) -> None:
+        """Wait until the ended process's last lines are in its log (a child that keeps the pipes open aside)."""
+        for t in self.pumps:
+            t.join(timeout)
 
     def log(self, text: str, stream: str = "stdout") -> None:
         """Append one line to the container's CRI log."""
@@ -131,6 +151,32 @@ class ContainerProcess:
         """The container exit code once the process ended (signals as 128 + n), else None."""
         rc = self.proc.poll()
         return None if rc is None else exit_code_of(rc)
+
+    def rss_bytes(self) -> int:
+        """Resident memory of the process and its children."""
+        try:
+            root = psutil.Process(self.proc.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return 0
+        total = 0
+        for p in procs:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def enforce_memory_limit(self) -> bool:
+        """Kill the process tree when it holds more than its limit, as the kernel's OOM killer would; True then."""
+        if self.limit_bytes is None or self.proc.poll() is not None or self.rss_bytes() <= self.limit_bytes:
+            return False
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return False
+        self.proc.wait()
+        return True
 
     def stop(self, grace_seconds: float) -> None:
         """SIGTERM to the process group, SIGKILL after ``grace_seconds``; waits for it."""

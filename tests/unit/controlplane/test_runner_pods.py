@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from gpupoc.controlplane.runner_pods import owns_end, process_argv, terminal_status
+from gpupoc.controlplane.runner_pods import (
+    ContainerProcess, memory_limit_bytes, owns_end, process_argv, terminal_status,
+)
 from gpupoc.podspec import labels as L
 
 
@@ -61,3 +63,25 @@ def test_the_end_keeps_the_start_and_names_the_exit():
 def test_the_exit_code_gives_the_phase_and_reason(code, phase, reason):
     out = terminal_status(pod(), code, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))["status"]
     assert (out["phase"], out["containerStatuses"][0]["state"]["terminated"]["reason"]) == (phase, reason)
+
+
+def test_the_memory_limit_is_read_from_the_containers_limits():
+    assert memory_limit_bytes({"resources": {"limits": {"memory": "1Gi"}}}) == 1 << 30
+    assert memory_limit_bytes({"resources": {"requests": {"memory": "1Gi"}}}) is None
+    assert memory_limit_bytes({"resources": {"limits": {"memory": "lots"}}}) is None
+
+
+def test_a_process_above_its_memory_limit_is_killed_and_exits_137(tmp_path):
+    proc = ContainerProcess.spawn("ns", "p", "uid", "base", [sys.executable, "-c", "import time; time.sleep(60)"],
+                                  {}, tmp_path / "work", tmp_path / "base.log", owns=True)
+    proc.limit_bytes = 1  # any process holds more
+    assert proc.enforce_memory_limit() and proc.exit_code() == 137
+
+
+def test_the_processs_lines_are_written_as_cri_log_lines(tmp_path):
+    proc = ContainerProcess.spawn("ns", "p", "uid", "base", [sys.executable, "-c", "print('hello')"], {},
+                                  tmp_path / "work", tmp_path / "base.log", owns=True)
+    proc.proc.wait()
+    proc.drain()
+    text = (tmp_path / "base.log").read_text()
+    assert text.endswith(" stdout F hello\n") and text.count("\n") == 1, text
