@@ -74,5 +74,5 @@ def kwok_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, config: Pa
             "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_NODE_SELECTOR}",
             f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--tls-cert-file={keys.pki.cert}",
             f"--tls-private-key-file={keys.pki.key}", f"--node-ip={LOOPBACK}", f"--node-port={ports.kwok}",
-            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs",
+            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs,PortForward",
             f"--disregard-status-with-annotation-selector={STOPPED_NODE_POD}=true"]

@@ -60,3 +60,16 @@ def test_the_config_ends_with_a_default_empty_log(tmp_path):
     assert docs[-1]["kind"] == "ClusterLogs" and "selector" not in docs[-1]["spec"]
     assert Path(docs[-1]["spec"]["logs"][0]["logsFile"]).read_text() == ""
     assert path.read_text().count("kind: Stage") == len(stage_documents())
+
+
+def test_a_pod_the_process_runner_runs_is_ended_by_its_process_not_its_run_time():
+    end = keys(stage("gpupoc-pod-end"))[annotation_key(L.PROCESS_RUNNER)]
+    assert end["operator"] == "DoesNotExist"
+    process = stage("gpupoc-pod-process")
+    assert keys(process)[annotation_key(L.PROCESS_RUNNER)]["operator"] == "Exists"
+    assert "statusTemplate" not in process["spec"]["next"]  # it replaces the queued end and changes nothing
+
+
+def test_a_container_with_a_readiness_probe_starts_unready():
+    template = stage("gpupoc-pod-ready")["spec"]["next"]["statusTemplate"]
+    assert "{{ if $probed }}" in template and "ready: {{ if .readinessProbe }}false{{ else }}true{{ end }}" in template
