@@ -80,8 +80,10 @@ class ControlPlane:
         return res
 
     def stop(self) -> list[str]:
-        """Stop every component, kwok first and etcd last; returns the ones that were running."""
-        return [c for c in reversed(COMPONENTS) if processes.stop(self.layout, c, self.binary(c))]
+        """Stop every component, Kueue (``kueue.py``) when it runs, then kwok, and etcd last; returns the ones
+        that were running."""
+        kueue = ["kueue"] if processes.stop(self.layout, "kueue", self.binaries.directory / "kueue") else []
+        return kueue + [c for c in reversed(COMPONENTS) if processes.stop(self.layout, c, self.binary(c))]
 
 
 def start_control_plane(root: Path, pools=None, audit_webhook_url: str | None = None, *, plan=None,
