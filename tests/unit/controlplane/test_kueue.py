@@ -3,8 +3,6 @@ the build command."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gpupoc.controlplane.binaries import Binaries, BinariesMissing

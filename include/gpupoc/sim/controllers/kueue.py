@@ -4,7 +4,8 @@ How the API server calls it (contract; kube and kueue modes only, inert otherwis
 plug-in ``KueueWebhook`` that ``kueue_for`` registers in ``state.hooks.admission``:
 1. ``on_pod_create(state, pod)`` before a new pod is stored. A pod labelled ``kueue.x-k8s.io/queue-name``
    gets label ``kueue.x-k8s.io/managed=true`` and scheduling gates ``kueue.x-k8s.io/admission`` and
-   ``kueue.x-k8s.io/topology`` (other gates are kept), as Kueue's pod webhook does, whether or not the LocalQueue exists. Never raises.
+   ``kueue.x-k8s.io/topology`` (other gates are kept), as Kueue's pod webhook does, whether or not the
+   LocalQueue exists. Never raises.
 2. ``after_pod_created(state, pod)`` right after the pod is stored: creates its Workload, or, for a pod of a
    pod group (label ``kueue.x-k8s.io/pod-group-name``, annotation ``kueue.x-k8s.io/pod-group-total-count``),
    the group's Workload once all its pods exist (``kueue_groups``). Optional: pods marked in step 1 whose
