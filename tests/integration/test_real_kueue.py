@@ -67,8 +67,8 @@ def cp(tmp_path_factory):
     except BinariesMissing as exc:
         pytest.skip(str(exc))
     if not (binaries.directory / "kueue").is_file():
-        pytest.skip(f"Kueue is not built in {binaries.directory}: `make control-plane` builds it only with "
-                    "`bash scripts/control-plane/build.sh --with-kueue`")
+        pytest.skip(f"Kueue is not built in {binaries.directory}: build it with `bash scripts/control-plane/"
+                    "build.sh --with-kueue` (`make control-plane` does not)")
     plane = start_control_plane(tmp_path_factory.mktemp("control-plane"), pools=[POOL], plan=PLAN)
     try:
         yield plane
