@@ -19,6 +19,8 @@ def register(subparsers) -> None:
                         "`make control-plane`.")
     up.add_argument("--plan", help="the POC plan whose pools become nodes and whose audit policy the API server "
                     "gets (default plans/default.yaml)")
+    up.add_argument("--kueue", action="store_true", help="also start real Kueue beside it (built by "
+                    "`bash scripts/control-plane/build.sh --with-kueue`); `down` stops it too")
     up.add_argument("--audit-webhook-url", help="also send audit events to this URL (webhook backend, batch mode)")
     stop = sub.add_parser("node-stop", help="stop a KWOK node's heartbeat, as stopping its kubelet does",
                           description="The node lifecycle controller marks the node unreachable after "
@@ -62,6 +64,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     cp = start_control_plane(args.dir, plan=plan, audit_webhook_url=args.audit_webhook_url)
     took = ", ".join(f"{k} {v:.1f} s" for k, v in cp.timings.items())
     print(f"control plane {cp.version} at {cp.server} ({took})")
+    if args.kueue:
+        from gpupoc.controlplane.kueue import start_kueue
+
+        kueue = start_kueue(cp)
+        took = ", ".join(f"{k} {v:.1f} s" for k, v in kueue.timings.items())
+        print(f"kueue {kueue.version} pid {kueue.pid}, webhooks on 127.0.0.1:{kueue.ports.webhook} ({took})")
     print(f"kubeconfig: {cp.kubeconfig}")
     print(f"kubectl:    {cp.kubectl}")
     print(f"audit log:  {cp.audit_log}")

@@ -81,12 +81,13 @@ class ControlPlane:
         return res
 
     def stop(self) -> list[str]:
-        """Stop the process runner (and the processes it runs), then every component, kwok first and etcd last;
-        returns the components that were running."""
+        """Stop the process runner (and the processes it runs), Kueue (``kueue.py``) when it runs, then every
+        component, kwok first and etcd last; returns the ones that were running."""
         from gpupoc.controlplane.runner import stop_process_runner
 
         stop_process_runner(self.layout)
-        return [c for c in reversed(COMPONENTS) if processes.stop(self.layout, c, self.binary(c))]
+        kueue = ["kueue"] if processes.stop(self.layout, "kueue", self.binaries.directory / "kueue") else []
+        return kueue + [c for c in reversed(COMPONENTS) if processes.stop(self.layout, c, self.binary(c))]
 
 
 def start_control_plane(root: Path, pools=None, audit_webhook_url: str | None = None, *, plan=None,

@@ -24,6 +24,9 @@ def status_lines(root: Path) -> tuple[list[str], bool]:
     lines = [f"{name:<24} {'pid ' + str(pid) if pid else 'not running'}" for name, pid in pids.items()]
     runner = processes.running_pid(layout, RUNNER, Path(RUNNER_MARK))
     lines.append(f"{RUNNER:<24} {'pid ' + str(runner) if runner else 'not running'} (workload pods' processes)")
+    kueue = processes.running_pid(layout, "kueue", cp.binaries.directory / "kueue")
+    if kueue or layout.pid_file("kueue").is_file():  # shown once started with --kueue
+        lines.append(f"{'kueue':<24} {'pid ' + str(kueue) if kueue else 'not running'}")
     if pids["kube-apiserver"]:
         token = read_tokens(layout.pki / "tokens.csv")[ADMIN]
         code, body = http_get(f"{cp.server}/readyz", ca_file=cp.ca_file, token=token)
