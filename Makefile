@@ -55,7 +55,7 @@ test-deps: browser
 # from the Go module proxy, pinned in scripts/control-plane/pins.env, into a cache keyed by the pins (cold about
 # 15 minutes on 2 cores, then seconds). `gpupoc controlplane up` starts them (docs/real-cluster.md).
 control-plane:
-	@bash scripts/control-plane/build.sh
+	@bash scripts/control-plane/build.sh --with-kueue
 
 test: venv docs-assets system-deps test-deps control-plane
 	$(BIN)/pytest $(XDIST) $(PYTEST_ARGS)

@@ -103,3 +103,66 @@ def test_the_triggers_of_one_identity_share_one_client(monkeypatch):
 
     a, b, c = asyncio.run(main())
     assert a is b and a is not c
+
+
+class Refusing(Lister):
+    """Refuses its first lists as a throttled API server does, then lists."""
+
+    def __init__(self, names, refusals):
+        super().__init__(names)
+        self.refusals = list(refusals)
+
+    async def list_namespaced_pod(self, namespace, label_selector=""):
+        if self.refusals:
+            self.calls += 1
+            status, headers = self.refusals.pop(0)
+            raise ApiException(status=status, reason="Too Many Requests") if not headers else \
+                _with_headers(status, headers)
+        return await super().list_namespaced_pod(namespace, label_selector)
+
+
+def _with_headers(status, headers):
+    exc = ApiException(status=status, reason="refused")
+    exc.headers = headers
+    return exc
+
+
+def test_a_throttled_or_unavailable_list_is_taken_again_after_retry_after_and_the_trigger_gets_its_pod(
+        monkeypatch):
+    pod_cache.PodLists.listings.clear()
+    lst = Refusing(["a"], [(429, {"Retry-After": "3"}), (503, {}), (500, {"Retry-After": "1"})])
+    slept: list[float] = []
+
+    async def fake_sleep(s):
+        slept.append(s)
+
+    monkeypatch.setattr(pod_cache.async_client, "CoreV1Api", lambda conn: lst)
+    monkeypatch.setattr(pod_cache.SharedPodHook, "get_conn", lambda self: FakeConn())
+    monkeypatch.setattr(pod_cache.PodLists, "sleep", staticmethod(fake_sleep))
+    assert asyncio.run(hook().get_pod("a", "team-a")).metadata.name == "a"
+    assert lst.calls == 4 and slept[0] == 3.0 and slept[2] == 1.0 and 0 < slept[1] <= 1.0, slept
+
+
+def test_a_list_refused_for_good_is_not_asked_again_and_one_refused_too_long_names_the_list_and_the_fix(
+        monkeypatch):
+    from gpupoc.common.api_retry import ApiGaveUp
+
+    pod_cache.PodLists.listings.clear()
+    slept: list[float] = []
+
+    async def fake_sleep(s):
+        slept.append(s)
+
+    monkeypatch.setattr(pod_cache.SharedPodHook, "get_conn", lambda self: FakeConn())
+    monkeypatch.setattr(pod_cache.PodLists, "sleep", staticmethod(fake_sleep))
+    forbidden = Refusing(["a"], [(403, {})])
+    monkeypatch.setattr(pod_cache.async_client, "CoreV1Api", lambda conn: forbidden)
+    with pytest.raises(ApiException) as exc:
+        asyncio.run(hook().get_pod("a", "team-a"))
+    assert exc.value.status == 403 and forbidden.calls == 1 and not slept
+    throttled = Refusing(["a"], [(429, {"Retry-After": "1"})] * 50)
+    monkeypatch.setattr(pod_cache.async_client, "CoreV1Api", lambda conn: throttled)
+    with pytest.raises(ApiGaveUp) as gave_up:
+        asyncio.run(hook().get_pod("a", "team-a"))
+    assert "namespaces/team-a/pods?labelSelector=run=r1" in str(gave_up.value) and "HTTP 429" in str(gave_up.value)
+    assert "fix:" in str(gave_up.value) and throttled.calls == 10

@@ -257,8 +257,10 @@ def test_fault_profile_fails_its_item_from_real_probe_evidence(start_sim, good_r
 
 
 # (throttling and a slow API cost the many isolation probes minutes: they run with the congestion class in
-# test_verdict_stability.py and beside faults above)
-@pytest.mark.parametrize("behaviour", ["", "watch-cuts,audit-metadata", "volcano-wording,controller-recreates"])
+# test_verdict_stability.py and beside faults above; expiring watches run there too, with the bulk shards'
+# watches, and here with the probes of every other class)
+@pytest.mark.parametrize("behaviour", ["", "watch-cuts,watch-expiry,audit-metadata",
+                                       "volcano-wording,controller-recreates"])
 def test_the_same_probes_on_a_correct_cluster_pass(start_sim, good_root, tmp_path, behaviour):
     """No false failure: the same probes pass on a correct platform, whatever its wording and manners."""
     sim = start_sim(behaviours=behaviour)

@@ -5,13 +5,15 @@ The congestion class runs through the pipeline's own steps (``class_runner``: ob
 validation; only Airflow's wave tasks are stood in for) against the simulated cluster under each behaviour
 profile of a correct platform (``gpupoc sim serve --behaviour``): the order and timing of gate releases and
 the preemptions that follow, Kueue-style eviction and requeue, Volcano's, KAI's and Chinese wording (waits
-explained in Chinese naming the short resource), controllers that recreate pods under new names, throttling, cut watches, a slow API, a Metadata-only audit log. Every item
+explained in Chinese naming the short resource), controllers that recreate pods under new names, throttling, cut watches,
+expiring watches (410 Gone), a slow API, a Metadata-only audit log. Every item
 verdict of its report must equal the plain cluster's, and no workload may be lost. The defective side is
 ``test_fault_profiles_reach_the_report.py``, where each fault profile runs together with a behaviour profile.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -83,9 +85,12 @@ BEHAVIOURS = [
     ("release-staggered,kai-wording,throttled", 3),
     ("controller-recreates,slow-api,audit-metadata,zh-wording", 0),
 ]
-# The same wave submitted in bulk shards (``submission.mode: bulk``) through a throttling API that cuts watches.
+# The same wave submitted in bulk shards (``submission.mode: bulk``) through a throttling API that cuts watches,
+# and through one whose watches expire (410 Gone after compaction: the shards' watches list again). The bulk
+# shards are the pipeline's watchers, so the watch profiles are run with them.
 BULK = "bulk:"
 BEHAVIOURS.append((f"{BULK}release-staggered,throttled,watch-cuts", 4))
+BEHAVIOURS.append((f"{BULK}release-staggered,watch-expiry", 5))
 PLAIN = ("", 0)
 
 
@@ -126,6 +131,16 @@ def same_items(a: ClassRun, b: ClassRun) -> tuple[dict[str, str], dict[str, str]
     return item_verdicts(a.verdicts, unjudged), item_verdicts(b.verdicts, unjudged)
 
 
+def shard_watches(run: ClassRun) -> dict[str, int]:
+    """The bulk shards' watches summed over the run (none for a run submitted by the operator)."""
+    out = {"watches": 0, "relists": 0, "gone_410": 0}
+    for path in sorted((run.run_dir / "files").glob("bulk_shard-*.json")):
+        done = json.loads(path.read_text())
+        for k in out:
+            out[k] += int(done.get(k) or 0)
+    return out
+
+
 def test_the_plain_cluster_passes_every_congestion_item_and_loses_nothing(runs):
     plain = runs[PLAIN]
     assert not plain.errors, plain.errors
@@ -145,5 +160,8 @@ def test_a_correct_platform_reaches_the_plain_clusters_verdicts_whatever_its_beh
         f"{behaviour} (seed {seed}): {run.verdicts} against the plain cluster's {plain.verdicts}; {run.summary}"
     assert "lost" not in run.summary["outcomes"], run.summary
     assert run.summary["submission"] == ("bulk" if behaviour.startswith(BULK) else "operator"), run.summary
-    print(f"\n{behaviour} (seed {seed}): outcomes {run.summary['outcomes']}, waits explained "
+    watched = shard_watches(run)
+    if "watch-expiry" in behaviour:
+        assert watched["gone_410"] >= 1, f"no watch of the shards met a 410 Gone: watch-expiry untested ({watched})"
+    print(f"\n{behaviour} (seed {seed}): shards' watches {watched}; outcomes {run.summary['outcomes']}, waits explained "
           f"{run.summary['explained']}/{run.summary['needing_explanation']}, resubmitted {run.summary['resubmitted']}")

@@ -19,13 +19,24 @@ def register(subparsers) -> None:
                         "`make control-plane`.")
     up.add_argument("--plan", help="the POC plan whose pools become nodes and whose audit policy the API server "
                     "gets (default plans/default.yaml)")
+    up.add_argument("--kueue", action="store_true", help="also start real Kueue beside it (built by "
+                    "`bash scripts/control-plane/build.sh --with-kueue`); `down` stops it too")
     up.add_argument("--audit-webhook-url", help="also send audit events to this URL (webhook backend, batch mode)")
+    stop = sub.add_parser("node-stop", help="stop a KWOK node's heartbeat, as stopping its kubelet does",
+                          description="The node lifecycle controller marks the node unreachable after "
+                          "--node-monitor-grace-period; its pods are evicted as their tolerations say. The "
+                          "`command` node-failure injector's fail command on this control plane.")
+    start = sub.add_parser("node-start", help="start a KWOK node's heartbeat again (after node-stop)")
+    for s in (stop, start):
+        s.add_argument("node", help="the KWOK node's name")
     for s in (up, sub.add_parser("down", help="stop every process it runs"),
-              sub.add_parser("status", help="show each component's process and the API server")):
+              sub.add_parser("status", help="show each component's process and the API server"), stop, start):
         s.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"its directory (default {DEFAULT_DIR})")
     up.set_defaults(func=cmd_up)
     sub.choices["down"].set_defaults(func=cmd_down)
     sub.choices["status"].set_defaults(func=cmd_status)
+    stop.set_defaults(func=cmd_node_heartbeat, stop=True)
+    start.set_defaults(func=cmd_node_heartbeat, stop=False)
     _register_exporter(sub)
 
 
@@ -53,6 +64,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     cp = start_control_plane(args.dir, plan=plan, audit_webhook_url=args.audit_webhook_url)
     took = ", ".join(f"{k} {v:.1f} s" for k, v in cp.timings.items())
     print(f"control plane {cp.version} at {cp.server} ({took})")
+    if args.kueue:
+        from gpupoc.controlplane.kueue import start_kueue
+
+        kueue = start_kueue(cp)
+        took = ", ".join(f"{k} {v:.1f} s" for k, v in kueue.timings.items())
+        print(f"kueue {kueue.version} pid {kueue.pid}, webhooks on 127.0.0.1:{kueue.ports.webhook} ({took})")
     print(f"kubeconfig: {cp.kubeconfig}")
     print(f"kubectl:    {cp.kubectl}")
     print(f"audit log:  {cp.audit_log}")
@@ -92,4 +109,13 @@ def cmd_exporter_down(args: argparse.Namespace) -> int:
     from gpupoc.controlplane.exporter_process import stop_exporter
 
     print("stopped the exporter" if stop_exporter(args.dir) else f"no exporter runs under {args.dir}")
+    return 0
+
+
+def cmd_node_heartbeat(args: argparse.Namespace) -> int:
+    from gpupoc.controlplane.node_heartbeat import control_plane_at, start_heartbeat, stop_heartbeat
+
+    cp = control_plane_at(args.dir)
+    change = (stop_heartbeat if args.stop else start_heartbeat)(cp.run_kubectl, args.node)
+    print(change.line())
     return 0

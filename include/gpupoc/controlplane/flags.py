@@ -11,6 +11,15 @@ from gpupoc.controlplane.layout import Layout, Ports
 LOOPBACK = "127.0.0.1"
 SERVICE_CIDR = "10.96.0.0/16"  # KWOK gives pods 10.0.0.0/24: no overlap
 KWOK_NODE_SELECTOR = "kwok.x-k8s.io/node=fake"
+# A node's heartbeat, shortened for the POC's time budget in the same proportion as a kubelet's defaults (a
+# 40 s lease renewed every 10 s, a 40-50 s grace period): kwok renews each node's Lease every quarter of its
+# duration (5 s), and kube-controller-manager marks a node unreachable after four missed renewals (20 s), so
+# one late renewal on a loaded machine does not make a node flap (docs/real-cluster.md, "Node failures").
+NODE_LEASE_SECONDS = 20
+NODE_MONITOR_GRACE = "20s"
+# kwok leaves alone the pods carrying this annotation (``node_heartbeat``: those of a node whose heartbeat
+# stopped), as a stopped kubelet leaves its pods: nothing confirms their deletion until the node is back.
+STOPPED_NODE_POD = "gpupoc.io/node-stopped"
 
 
 def etcd_argv(binary: Path, layout: Layout, ports: Ports) -> list[str]:
@@ -49,7 +58,8 @@ def controller_manager_argv(binary: Path, layout: Layout, ports: Ports, keys: Ke
             f"--bind-address={LOOPBACK}", f"--secure-port={ports.controller_manager}", "--leader-elect=false",
             f"--root-ca-file={keys.pki.ca_cert}", f"--service-account-private-key-file={keys.sa_private}",
             "--use-service-account-credentials=true", f"--service-cluster-ip-range={SERVICE_CIDR}",
-            f"--cluster-signing-cert-file={keys.pki.ca_cert}", f"--cluster-signing-key-file={keys.ca_key}"]
+            f"--cluster-signing-cert-file={keys.pki.ca_cert}", f"--cluster-signing-key-file={keys.ca_key}",
+            f"--node-monitor-grace-period={NODE_MONITOR_GRACE}"]
 
 
 def scheduler_argv(binary: Path, layout: Layout, ports: Ports) -> list[str]:
@@ -62,6 +72,7 @@ def kwok_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, config: Pa
     (logs through ``pods/log``); ``Logs`` objects are its CRD (one per pod, ``pod_logs.py``)."""
     return [str(binary), f"--kubeconfig={layout.component_kubeconfig('kwok')}", f"--config={config}",
             "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_NODE_SELECTOR}",
-            "--node-lease-duration-seconds=40", f"--tls-cert-file={keys.pki.cert}",
+            f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--tls-cert-file={keys.pki.cert}",
             f"--tls-private-key-file={keys.pki.key}", f"--node-ip={LOOPBACK}", f"--node-port={ports.kwok}",
-            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs"]
+            f"--server-address={LOOPBACK}:{ports.kwok}", "--enable-crds=Logs,PortForward",
+            f"--disregard-status-with-annotation-selector={STOPPED_NODE_POD}=true"]

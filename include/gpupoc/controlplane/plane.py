@@ -19,6 +19,7 @@ from gpupoc.controlplane.keys import ADMIN, Keys, ensure_keys, read_tokens, writ
 from gpupoc.controlplane.layout import COMPONENTS, Layout, Ports, load_or_choose_ports, port_free
 from gpupoc.controlplane.nodes import node_objects
 from gpupoc.controlplane.pod_logs import logs_crd
+from gpupoc.controlplane.port_forward import portforward_crd
 from gpupoc.controlplane.readiness import ComponentNotReady, etcd_ready, exactly_ok, wait_until
 from gpupoc.controlplane.stages import write_kwok_config
 from gpupoc.controlplane.webhook import write_webhook_config
@@ -83,14 +84,20 @@ class ControlPlane:
         return res
 
     def stop(self) -> list[str]:
-        """Stop every component, kwok first and etcd last; returns the ones that were running."""
-        return [c for c in reversed(COMPONENTS) if processes.stop(self.layout, c, self.binary(c))]
+        """Stop the process runner (and the processes it runs), Kueue (``kueue.py``) when it runs, then every
+        component, kwok first and etcd last; returns the ones that were running."""
+        from gpupoc.controlplane.runner import stop_process_runner
+
+        stop_process_runner(self.layout)
+        kueue = ["kueue"] if processes.stop(self.layout, "kueue", self.binaries.directory / "kueue") else []
+        return kueue + [c for c in reversed(COMPONENTS) if processes.stop(self.layout, c, self.binary(c))]
 
 
 def start_control_plane(root: Path, pools=None, audit_webhook_url: str | None = None, *, plan=None,
-                        audit_webhook_ca: Path | None = None) -> ControlPlane:
+                        audit_webhook_ca: Path | None = None, process_runner: bool = True) -> ControlPlane:
     """Start (or resume) the control plane under ``root`` with KWOK nodes for ``pools`` (default: the plan's;
-    the plan defaults to plans/default.yaml, whose audit policy the API server gets)."""
+    the plan defaults to plans/default.yaml, whose audit policy the API server gets) and, unless
+    ``process_runner`` is False, the process runner (``runner.py``: workload pods as local processes)."""
     binaries = control_plane_binaries()
     plan = plan or load_plan(DEFAULT_PLAN)
     pools = plan.pools if pools is None else pools
@@ -108,6 +115,11 @@ def start_control_plane(root: Path, pools=None, audit_webhook_url: str | None = 
     try:
         _start_core(cp, keys, policy, webhook)
         _start_kwok(cp, keys, pools)
+        if process_runner:
+            from gpupoc.controlplane.runner import start_process_runner
+
+            started = start_process_runner(cp)
+            cp.timings[started.timing_name] = started.seconds
     except BaseException:
         cp.stop()
         raise
@@ -155,8 +167,9 @@ def _start_kwok(cp: ControlPlane, keys: Keys, pools) -> None:
     nodes_file.write_text(yaml.safe_dump_all(nodes, sort_keys=False), encoding="utf-8")
     t0 = time.monotonic()
     cp.run_kubectl("apply", "-f", str(nodes_file))
-    cp.run_kubectl("apply", "-f", "-", input=yaml.safe_dump(logs_crd()))
-    cp.run_kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd/logs.kwok.x-k8s.io", timeout=150)
+    cp.run_kubectl("apply", "-f", "-", input=yaml.safe_dump_all([logs_crd(), portforward_crd()]))
+    cp.run_kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd/logs.kwok.x-k8s.io",
+                   "crd/portforwards.kwok.x-k8s.io", timeout=150)
     cp.timings["nodes applied"] = time.monotonic() - t0
     names = {n["metadata"]["name"] for n in nodes}
     _ensure(cp, "kwok", flags.kwok_argv(cp.binaries.kwok, cp.layout, cp.ports, keys, config),

@@ -2,7 +2,8 @@
 
 - A workload's cost is max(requested, used) resource-hours times the resource's hourly price ("Workload Costs");
   a vGPU slice requests the fraction of its card it holds.
-- Cluster idle cost is what the pools' GPUs cost minus what workloads were charged ("Idle Costs").
+- Cluster idle cost is what the pools' GPUs cost minus what workloads were charged ("Idle Costs"), per pool and,
+  where the window's time buckets are known, per bucket (so the cost over the window shows when cards sat idle).
 - Waste (OpenCost's workload idle) is what a workload requested and did not use, priced.
 - Shared workloads' costs are spread over the other teams uniformly or in proportion to their own cost
   ("Shared Costs").
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from gpupoc.costing.prices import Prices, SharedRule
 
 IDLE = "__idle__"  # OpenCost's name for the idle allocation
+UNALLOCATED = "__unallocated__"  # OpenCost's name for what no namespace holds: GPU-hours attributed to no team
 
 
 @dataclass(frozen=True)
@@ -56,13 +58,23 @@ class PodCost:
 
 
 @dataclass(frozen=True)
+class Bucket:
+    """One time bucket of the window: its key as the usage rows carry it, and the hours of the window it covers."""
+
+    label: str
+    hours: float
+
+
+@dataclass(frozen=True)
 class IdleCost:
-    """A pool's GPU-hours no workload held, and their cost."""
+    """A pool's GPU-hours no workload held (in one bucket, or over the window when ``bucket`` is None), and their
+    cost."""
 
     pool: str
     gpu_model: str
     gpu_hours: float
     cost: float
+    bucket: str | None = None
 
 
 @dataclass
@@ -115,17 +127,23 @@ def price_rows(rows: list[UsageRow], prices: Prices) -> tuple[list[PodCost], lis
     return out, prices.unpriced([r.gpu_model for r in rows])
 
 
-def idle_costs(capacity: list[PoolCapacity], pods: list[PodCost], prices: Prices) -> list[IdleCost]:
-    """Per pool: its GPU-hours minus those charged to workloads (never below zero), at its model's price."""
-    held: dict[str, float] = defaultdict(float)
+def idle_costs(capacity: list[PoolCapacity], pods: list[PodCost], prices: Prices,
+               buckets: list[Bucket] | None = None) -> list[IdleCost]:
+    """Per pool (and per bucket, each offering its share of the pool's GPU-hours): its GPU-hours minus those
+    charged to workloads (never below zero), at its model's price."""
+    total = sum(b.hours for b in buckets or [])
+    spans = [(b.label, b.hours / total) for b in buckets or []] if total > 0 else [(None, 1.0)]
+    held: dict[tuple[str, str | None], float] = defaultdict(float)
     for p in pods:
-        held[p.row.pool] += p.gpu_hours
+        held[(p.row.pool, p.row.bucket if total > 0 else None)] += p.gpu_hours
     out = []
     for c in capacity:
         price = prices.gpu_price(c.gpu_model)
-        if price is not None:
-            hours = max(c.gpu_hours - held[c.pool], 0.0)
-            out.append(IdleCost(c.pool, c.gpu_model, hours, hours * price.per_hour))
+        if price is None:
+            continue
+        for label, share in spans:
+            hours = max(c.gpu_hours * share - held[(c.pool, label)], 0.0)
+            out.append(IdleCost(c.pool, c.gpu_model, hours, hours * price.per_hour, label))
     return out
 
 
@@ -150,15 +168,17 @@ def team_costs(pods: list[PodCost], shared: bool = False) -> dict[str, float]:
     return dict(out)
 
 
-def allocate(rows: list[UsageRow], capacity: list[PoolCapacity], prices: Prices) -> Allocation:
-    """The window's allocation: pods priced, idle per pool, shared costs spread by the plan's rule."""
+def allocate(rows: list[UsageRow], capacity: list[PoolCapacity], prices: Prices,
+             buckets: list[Bucket] | None = None) -> Allocation:
+    """The window's allocation: pods priced, idle per pool (per bucket when ``buckets`` tile the window), shared
+    costs spread by the plan's rule."""
     pods, unpriced = price_rows(rows, prices)
     unpriced = sorted(set(unpriced) | set(prices.unpriced([c.gpu_model for c in capacity])))
     own = team_costs(pods)
     for t in {r.team for r in rows if not r.shared}:
         own.setdefault(t, 0.0)
     shared_total = sum(team_costs(pods, shared=True).values())
-    return Allocation(prices.currency, pods, idle_costs(capacity, pods, prices),
+    return Allocation(prices.currency, pods, idle_costs(capacity, pods, prices, buckets),
                       spread_shared(shared_total, own, prices.shared.rule), unpriced)
 
 

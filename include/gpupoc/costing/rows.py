@@ -1,6 +1,6 @@
 """From evidence frames to typed rows and back: the utilization tables' rows as ``UsageRow`` (a vGPU slice by its
-share of the card), the plan's pools as ``PoolCapacity`` over the window, and an ``Allocation`` as the
-``cost_allocation`` evidence table's rows."""
+share of the card), the plan's pools as ``PoolCapacity`` over the window, the window's time buckets, and an
+``Allocation`` as the ``cost_allocation`` evidence table's rows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gpupoc.costing.allocation import IDLE, Allocation, PoolCapacity, UsageRow
+from gpupoc.costing.allocation import IDLE, UNALLOCATED, Allocation, Bucket, PoolCapacity, UsageRow
 from gpupoc.costing.prices import Prices, model_key
 
 
@@ -34,7 +34,7 @@ def _s(v: object) -> str:
 
 
 def _row(r: dict, pool: str, h: Holders) -> UsageRow:
-    team, pod = _s(r.get("namespace")), _s(r.get("pod"))
+    team, pod = _s(r.get("namespace")) or UNALLOCATED, _s(r.get("pod"))  # no namespace: attributed to no team
     shared = team in h.shared_namespaces or pod in h.serving_pods or bool(r.get("serving") is True)
     return UsageRow(team, pod, pool, h.model_of(pool), _s(r.get("bucket")),
                     float(r.get("allocated_gpu_hours") or 0.0), float(r.get("used_gpu_hours") or 0.0),
@@ -55,6 +55,32 @@ def usage_rows(util: pd.DataFrame, slices: pd.DataFrame | None, h: Holders) -> l
     for r in ([] if util.empty else util.to_dict("records")):
         if (_s(r.get("namespace")), _s(r.get("pod"))) not in sliced:
             out.append(_row(r, _s(r.get("pool")), h))
+    return out
+
+
+def buckets(util: pd.DataFrame, start, end) -> list[Bucket]:
+    """The time buckets that tile the window ``start``..``end``, keyed as the usage rows key them, each with the
+    hours of the window it covers (a bucket no pod held included); none when the rows' buckets are not times."""
+    if util.empty or "bucket" not in util:
+        return []
+    stamps = pd.to_datetime(util["bucket"], utc=True, errors="coerce", format="ISO8601")
+    if stamps.isna().any():
+        return []
+    keys = {t: _s(v) for t, v in zip(stamps, util["bucket"])}  # each bucket keyed as its rows spell it
+    naive = not keys or all(" " in k and "+" not in k[10:] and not k.endswith("Z") for k in keys.values())
+    own = sorted(set(stamps))
+    steps = [b - a for a, b in zip(own, own[1:])]
+    width = min(steps) if steps else pd.Timestamp(end) - own[0]
+    if width <= pd.Timedelta(0):
+        return []
+    lo, hi = pd.Timestamp(start), pd.Timestamp(end)
+    first = own[0] - width * max(0, -(-(own[0] - lo) // width))
+    out, at = [], first
+    while at < hi:
+        hours = (min(at + width, hi) - max(at, lo)).total_seconds() / 3600.0
+        if hours > 0:
+            out.append(Bucket(keys.get(at) or _s(at.tz_localize(None) if naive else at), hours))
+        at += width
     return out
 
 
@@ -81,7 +107,7 @@ def evidence_rows(alloc: Allocation, prices: Prices) -> list[dict]:
     for i in alloc.idle:
         rate, src = price(i.gpu_model)
         rows.append({"kind": "idle", "team": IDLE, "currency": alloc.currency, "cost": round(i.cost, 6),
-                     "pool": i.pool, "gpu_model": i.gpu_model, "gpu_hours": round(i.gpu_hours, 6),
+                     "bucket": i.bucket, "pool": i.pool, "gpu_model": i.gpu_model, "gpu_hours": round(i.gpu_hours, 6),
                      "price_per_hour": rate, "price_source": src})
     for team, cost in sorted(alloc.shared_by_team.items()):
         rows.append({"kind": "shared_spread", "team": team, "currency": alloc.currency, "cost": round(cost, 6),

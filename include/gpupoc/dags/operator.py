@@ -10,6 +10,7 @@ the pod, its logs and its events.
 
 from __future__ import annotations
 
+import time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -223,6 +224,19 @@ class GpuWorkloadOperator(KubernetesPodOperator):
             raise
         self._record(context, pod.metadata.name, pod.metadata.namespace or ns)
         return pod
+
+    def find_pod(self, namespace: str, context: Any, *, exclude_checked: bool = True):
+        """The provider's ``find_pod`` (a LIST its client sends once), asked again while the API server refuses
+        it for now (``gpupoc.common.api_retry``): a throttled answer never fails the task, which Airflow would
+        retry as a new attempt of the item."""
+        from gpupoc.common.api_retry import call_retrying
+
+        find = super().find_pod
+        return call_retrying(lambda: find(namespace, context=context, exclude_checked=exclude_checked),
+                             f"LIST /api/v1/namespaces/{namespace}/pods (the task's pod, {self.workload_key})",
+                             sleep=self._retry_sleep)
+
+    _retry_sleep = staticmethod(time.sleep)  # a test replaces it
 
     # A retry first looks for a pod the platform itself requeued (same labels, new name) for this long.
     REQUEUE_GRACE_SECONDS = 5.0

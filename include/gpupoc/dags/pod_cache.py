@@ -5,8 +5,10 @@ that is 200 GETs a second (each with its TLS set-up) on 2 cores, and it grows wi
 carry the run's labels, so one LIST per namespace answers every trigger of the run: ``SharedPodHook.get_pod``
 serves a pod from the newest list and lists again only when that list is older than the poll interval (or was
 taken before the trigger started, so a pod created just before is never missed). A pod missing from a
-fresh list answers 404, as a GET would. Everything else the operator's trigger does (logs, events, deletes)
-is the provider's own hook.
+fresh list answers 404, as a GET would. A list the API server refuses for now (429, 503, a 5xx with
+Retry-After) is taken again under the project's retry policy (``gpupoc.common.api_retry``), as the provider's
+own ``get_pod`` retries: a throttled answer never ends a trigger's wait. Everything else the operator's trigger
+does (logs, events, deletes) is the provider's own hook.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any, AsyncIterator
 from airflow.providers.cncf.kubernetes.hooks.kubernetes import AsyncKubernetesHook
 from kubernetes_asyncio import client as async_client
 from kubernetes_asyncio.client.exceptions import ApiException
+
+from gpupoc.common.api_retry import acall_retrying
 
 
 @dataclass
@@ -46,9 +50,7 @@ class PodLists:
         async with listing.lock:
             now = time.time()
             if listing.taken < not_before or now - listing.taken >= max_age:
-                async with hook.get_conn() as conn:
-                    result = await async_client.CoreV1Api(conn).list_namespaced_pod(namespace,
-                                                                                     label_selector=selector)
+                result = await cls.list_pods(hook, namespace, selector)
                 listing.pods = {p.metadata.name: p for p in result.items}
                 listing.taken = now
                 cls.lists_made += 1
@@ -57,6 +59,20 @@ class PodLists:
             raise ApiException(status=404, reason=f'pods "{name}" not found in a list of namespace {namespace} '
                                                   f"({selector}) taken after this trigger's last look")
         return pod
+
+
+    sleep = staticmethod(asyncio.sleep)
+
+    @classmethod
+    async def list_pods(cls, hook: AsyncKubernetesHook, namespace: str, selector: str) -> Any:
+        """The namespace's pods of the selector; a refusal for now is asked again as the retry policy says, and
+        raises ``ApiGaveUp`` (naming the list and the fix) once the policy ran out."""
+        async def list_once() -> Any:
+            async with hook.get_conn() as conn:
+                return await async_client.CoreV1Api(conn).list_namespaced_pod(namespace, label_selector=selector)
+
+        return await acall_retrying(list_once, f"LIST /api/v1/namespaces/{namespace}/pods?labelSelector={selector}",
+                                    sleep=cls.sleep)
 
 
 class SharedPodHook(AsyncKubernetesHook):

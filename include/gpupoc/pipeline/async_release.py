@@ -33,7 +33,8 @@ async def _lift_all(client: AsyncKubeClient, pods: list[dict], patch: Patch, in_
         async with gate:
             started = utcnow()
             answer = await send(bucket, lambda: client.request(
-                "PATCH", path, body=patch_body(patch, p), content_type=STRATEGIC, success_body=False), stats)
+                "PATCH", path, body=patch_body(patch, p), content_type=STRATEGIC, success_body=False), stats,
+                endpoint=f"PATCH {path} (context {client.context})")
         on_answer(path, answer, started)
         return p, Response(answer.status, answer.body)
 
@@ -44,8 +45,8 @@ def lift_gates(kubeconfig: str | None, context: str, pods: list[dict], patch: Pa
                on_answer: OnAnswer = lambda path, answer, started: None,
                in_flight: int = IN_FLIGHT) -> list[tuple[dict, Response]]:
     """PATCH ``patch`` onto every pod as ``context``, up to ``in_flight`` at once at ``qps`` after a ``burst``;
-    each pod with its answer. A callable ``patch`` builds each pod's body as it is sent (each retry anew). A 429 (or 5xx) with ``Retry-After`` is sent again after it, and a patch without an
-    answer again after a pause, as the bulk shards' requests are (``bulk_rate.send``)."""
+    each pod with its answer. A callable ``patch`` builds each pod's body as it is sent (each retry anew). A 429 or 503 (or another 5xx with ``Retry-After``), and a patch
+    without an answer, is sent again under the retry policy, as the bulk shards' requests are (``bulk_rate.send``)."""
 
     async def run() -> list[tuple[dict, Response]]:
         client = await AsyncKubeClient.from_kubeconfig(kubeconfig, context)

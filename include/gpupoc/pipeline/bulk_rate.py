@@ -3,14 +3,16 @@
 kube-burner sets ``QPS`` and ``Burst`` on its client's ``rest.Config`` (``pkg/config/config.go``,
 ``restConfig.QPS, restConfig.Burst = QPS, burst``), which client-go turns into a token bucket
 (``flowcontrol.NewTokenBucketRateLimiter``): up to ``burst`` requests at once, then ``qps`` per second. A request
-the API server refuses with 429 (or a 5xx) carrying ``Retry-After`` is sent again after the seconds it says, as
-client-go does (``gpupoc.pipeline.k8s.retry_after``), each retry taking its own token.
+the API server refuses for now (429, 503, another 5xx with ``Retry-After``) is sent again under the project's one
+retry policy (``gpupoc.common.api_retry``): after the seconds ``Retry-After`` says, else after a back-off with
+jitter, each retry taking its own token.
 
 A request that got no answer (the connection broke or the answer did not come within the client's timeout,
-``SourceUnavailable``) is sent again too, after a wait that doubles from ``NO_ANSWER_WAIT_SECONDS``: on a
-loaded API server a shard's creation must not end at the first late answer. Such a request may have been
-carried out, so the answer says so (``after_unanswered``): a create sent again under the same name that is
-refused as AlreadyExists (409) was the shard's own (``bulk_shard``).
+``SourceUnavailable``) is sent again too, after the policy's back-off: on a loaded API server a shard's creation
+must not end at the first late answer. Such a request may have been carried out, so the answer says so
+(``after_unanswered``): a create sent again under the same name that is refused as AlreadyExists (409) was the
+shard's own (``bulk_shard``). When the policy runs out, the last answer comes back with ``gave_up`` naming the
+endpoint and the fix, for the shard's record.
 """
 
 from __future__ import annotations
@@ -20,10 +22,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Awaitable, Callable
 
+from gpupoc.common.api_retry import DEFAULT_POLICY, Backoff, RetryPolicy
 from gpupoc.exceptions import SourceUnavailable
-from gpupoc.pipeline.k8s import MAX_RETRIES, MAX_RETRY_AFTER_SECONDS, retry_after
-
-NO_ANSWER_WAIT_SECONDS = 1.0
 
 
 @dataclass
@@ -63,6 +63,7 @@ class Answer:
     body: dict | None = None
     headers: dict | None = None
     after_unanswered: bool = False  # an earlier send of the same request got no answer (it may have been done)
+    gave_up: str = ""  # the retry policy ran out on this answer: the endpoint, what was tried, the fix
 
     @property
     def ok(self) -> bool:
@@ -89,26 +90,26 @@ class Throttling:
 
 
 async def send(bucket: TokenBucket, request: Callable[[], Awaitable[Answer]], stats: Throttling,
-               sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> Answer:
-    """Send ``request`` under the bucket; a 429/5xx with ``Retry-After`` is sent again after that many seconds,
-    a request without an answer after a doubling wait (at most ``MAX_RETRIES`` times either way). The last
-    answer is returned; none at all is status 0 with the reason as its message."""
-    answer, unanswered, no_answer_wait = Answer(0), False, NO_ANSWER_WAIT_SECONDS
-    for attempt in range(MAX_RETRIES + 1):
+               sleep: Callable[[float], Awaitable[None]] = asyncio.sleep, endpoint: str = "API request",
+               policy: RetryPolicy = DEFAULT_POLICY) -> Answer:
+    """Send ``request`` under the bucket; an answer refused for now, or none at all, is sent again as the retry
+    policy says. The last answer is returned (none at all: status 0 with the reason as its message), with
+    ``gave_up`` set when the policy ran out."""
+    backoff = Backoff(endpoint, policy, bucket.clock)
+    unanswered = False
+    while True:
         await bucket.acquire()
         stats.sent += 1
         try:
             answer = replace(await request(), after_unanswered=unanswered)
-            wait = retry_after(answer.status, answer.headers or {})
         except SourceUnavailable as exc:
             stats.unanswered += 1
-            unanswered, wait = True, no_answer_wait
+            unanswered = True
             answer = Answer(0, {"message": f"no answer: {exc.reason}"}, after_unanswered=True)
-            no_answer_wait = min(no_answer_wait * 2, MAX_RETRY_AFTER_SECONDS)
-        if wait is None or attempt == MAX_RETRIES:
-            return answer
+        wait = backoff.next_wait(answer.status, answer.headers or {}, answer.message if not answer.ok else "")
+        if wait is None:
+            return replace(answer, gave_up=str(backoff.error())) if backoff.spent else answer
         if answer.status:
             stats.refused += 1
             stats.retry_after_s += wait
         await sleep(wait)
-    return answer

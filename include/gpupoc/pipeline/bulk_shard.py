@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
+from gpupoc.common.api_retry import Backoff, RetryPolicy
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.attempts import NextAttempt
 from gpupoc.exceptions import SourceUnavailable
@@ -36,7 +37,9 @@ SHARD_LABEL = "gpupoc.io/bulk-shard"
 WATCH_SECONDS = 300          # a watch asks for this long; the server may end it sooner
 REQUEUE_GRACE_SECONDS = 2.0  # a resubmission first waits this long for the platform's own new pod
 LOG_TAIL_LINES = 20
-WATCH_RETRY_SECONDS = 1.0    # a watch the server refused for now is asked again after this pause
+# a watch refused for now (or broken) is asked again as this policy says; once it runs out the watch ends,
+# naming the endpoint and the fix (the observer still decides every item)
+WATCH_POLICY = RetryPolicy(attempts=30, max_total_s=300.0)
 log = logging.getLogger(__name__)
 REFUSED_FOR_GOOD = (400, 403, 409, 422)  # the same request would be refused again (as the operator decides)
 
@@ -134,19 +137,26 @@ class ShardResult:
 
 
 class TransientWatchError(Exception):
-    """The server refused a watch for now (429, 5xx): asked again after ``pause_s``."""
+    """The server refused a watch (or its list) for now (429, 5xx, no answer): asked again as the retry
+    policy says, after ``retry_after_s`` when the server said so."""
 
-    def __init__(self, message: str, pause_s: float):
+    def __init__(self, message: str, status: int, retry_after_s: float | None = None):
         super().__init__(message)
-        self.pause_s = pause_s
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+    @property
+    def headers(self) -> dict:
+        return {"Retry-After": str(int(self.retry_after_s))} if self.retry_after_s is not None else {}
 
 
 class ShardRunner:
     """Creates, watches and resubmits one shard's pods (see the module docstring)."""
 
     def __init__(self, kube: AsyncKube, shard: Shard, bucket: TokenBucket, hooks: Hooks,
-                 requeue_grace_s: float = REQUEUE_GRACE_SECONDS, platform_wait_s: float = 60.0):
-        self.kube, self.shard, self.bucket, self.hooks = kube, shard, bucket, hooks
+                 requeue_grace_s: float = REQUEUE_GRACE_SECONDS, platform_wait_s: float = 60.0,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+        self.kube, self.shard, self.bucket, self.hooks, self.sleep = kube, shard, bucket, hooks, sleep
         self.requeue_grace_s, self.platform_wait_s = requeue_grace_s, platform_wait_s
         self.bodies = {p.item: p.body for p in shard.pods}
         self.result = ShardResult({p.item: ItemState(p.item) for p in shard.pods}, {}, Throttling())
@@ -175,7 +185,7 @@ class ShardRunner:
         state.try_number += 1
         body = self._body(item, gated)
         answer = await send(self.bucket, lambda: self.kube.request("POST", self.pods_path, body=body),
-                            self.result.throttling)
+                            self.result.throttling, endpoint=f"POST {self.pods_path} ({self.shard.context})")
         if answer.ok or (answer.status == 409 and answer.after_unanswered):
             # a 409 after a send without an answer: that send created the pod (its name has a random suffix)
             state.pod = body["metadata"]["name"]
@@ -186,7 +196,7 @@ class ShardRunner:
         if answer.status in REFUSED_FOR_GOOD:
             self._end(state)  # recorded as rejected by the caller: no further attempt
         else:
-            self.result.errors.append(f"{item}: HTTP {answer.status} {answer.message}")
+            self.result.errors.append(answer.gave_up or f"{item}: HTTP {answer.status} {answer.message}")
             self._end(state)
 
     async def submit_all(self) -> None:
@@ -210,12 +220,13 @@ class ShardRunner:
         for t in self.result.transitions.values():  # what changed since the last update seen is not seen
             t.relisted_waiting = t.relisted_waiting or "PodScheduled" not in t.first_true
         answer = await send(self.bucket, lambda: self.kube.request(
-            "GET", self.pods_path, query=[("labelSelector", self.shard.selector)]), self.result.throttling)
+            "GET", self.pods_path, query=[("labelSelector", self.shard.selector)]), self.result.throttling,
+            endpoint=f"GET {self.pods_path}?labelSelector={self.shard.selector} ({self.shard.context})")
         if not answer.ok:
             what = (f"listing {self.pods_path}?labelSelector={self.shard.selector}: "
                     f"HTTP {answer.status} {answer.message}")
             if answer.status in (0, 429) or answer.status >= 500:  # 0: no answer at all
-                raise TransientWatchError(what, WATCH_RETRY_SECONDS)
+                raise TransientWatchError(answer.gave_up or what, answer.status)
             raise RuntimeError(what)
         listed = {p["metadata"]["name"]: p for p in (answer.body or {}).get("items") or []}
         for pod in listed.values():
@@ -231,18 +242,25 @@ class ShardRunner:
         last resourceVersion when the stream ends or breaks, asked again after a pause when the server refuses it
         for now (429, 5xx), re-listed after 410 Gone. Only a refusal for good (403, 400 ...) ends it."""
         rv: str | None = None  # None: list first
+        backoff = Backoff(f"watch {self.pods_path}?labelSelector={self.shard.selector} ({self.shard.context})",
+                          WATCH_POLICY)
         while not self.finished.is_set():
             try:
                 if rv is None:
                     rv = await self._relist()
                 self.result.watches += 1
                 rv = await self._watch_from(rv)
+                backoff.reset()  # the stream ended (the server's timeout, a cut): watched again at once
+                continue
             except TransientWatchError as exc:
                 self.result.errors.append(f"watch refused for now ({exc}); asked again from {rv}")
-                await asyncio.sleep(exc.pause_s)
+                wait = backoff.next_wait(exc.status, exc.headers, str(exc), for_now=True)
             except (OSError, asyncio.TimeoutError, SourceUnavailable) as exc:  # the stream broke: resume from rv
                 self.result.errors.append(f"watch broke ({type(exc).__name__}); resumed from {rv}")
-                await asyncio.sleep(1.0)
+                wait = backoff.next_wait(0, None, type(exc).__name__)
+            if wait is None:
+                raise RuntimeError(str(backoff.error()))
+            await self.sleep(wait)
 
     async def _watch_from(self, rv: str) -> str:
         """One watch stream from ``rv``; the resourceVersion to go on from when it ends."""
@@ -265,8 +283,8 @@ class ShardRunner:
             self.result.gone += 1
             return await self._relist()
         if code == 429 or code >= 500:
-            pause = (status.get("details") or {}).get("retryAfterSeconds") or WATCH_RETRY_SECONDS
-            raise TransientWatchError(f"HTTP {code} {message}", float(pause))
+            pause = (status.get("details") or {}).get("retryAfterSeconds")
+            raise TransientWatchError(f"HTTP {code} {message}", code, float(pause) if pause is not None else None)
         raise RuntimeError(f"watch {self.pods_path}: {message}")
 
     def on_pod(self, type_: str, pod: dict) -> None:

@@ -24,6 +24,9 @@ from gpupoc.pipeline.k8s import KubeCaller
 # taint or a drain leaves the node up and evicts its pods only.
 NODE_LOSS_METHODS = ("sim-endpoint", "command")
 EVICTION_METHODS = ("taint", "kubectl-drain")
+SIM_ELSEWHERE = ("this API server has no sim.gpupoc.io endpoint, so it is not the simulated cluster: injector "
+                 "method 'sim' works only there; choose command (on the real control plane: fail `gpupoc "
+                 "controlplane node-stop {node}`, recover `gpupoc controlplane node-start {node}`), taint or drain")
 
 
 class Injection(BaseModel):
@@ -59,9 +62,11 @@ class SimNodeInjector:
         at = rfc3339(utcnow())
         path = f"/apis/sim.gpupoc.io/v1/nodes/{node}/{action}"
         r = self.admin.call("POST", path, body={})
+        detail = f"HTTP {r.status}" + ("" if r.ok else f": {r.message}")
+        if r.status == 404 and not (r.message or "").startswith('nodes "'):  # no endpoint, not no such node
+            detail += f"; {SIM_ELSEWHERE}"
         return Injection(method="sim-endpoint", action=action, target=node, at=at, by=self.by,
-                         command=f"POST {path}", ok=r.ok,
-                         detail=f"HTTP {r.status}" + ("" if r.ok else f": {r.message}"))
+                         command=f"POST {path}", ok=r.ok, detail=detail)
 
     def fail(self, node: str) -> Injection:
         return self._do(node, "fail")

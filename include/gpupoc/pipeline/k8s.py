@@ -3,8 +3,10 @@
 The probes need the answer exactly as the API server gave it (403 bodies, 404s, quota messages), so
 ``KubeCaller.call`` never raises on an HTTP status: it returns a ``Response``. Only an unreachable cluster,
 a rejected token or a broken kubeconfig raise ``SourceUnavailable`` with the endpoint and the fix.
-Like client-go, ``ApiCaller`` retries an answer 429 or 5xx that carries ``Retry-After`` (a throttled or
-briefly unavailable API server) up to ``MAX_RETRIES`` times, waiting as the header says.
+``ApiCaller`` sends a throttled or briefly refused request again under the project's one retry policy
+(``gpupoc.common.api_retry``): 429 and 503 always, another 5xx when it carries ``Retry-After``, waiting as the
+header says or backing off; when the policy runs out it raises ``ApiGaveUp`` naming the endpoint and the fix
+(a probe never reads a throttled answer as the platform's verdict).
 Tokens are never put into messages or logs.
 """
 
@@ -17,25 +19,11 @@ from typing import Any, Callable, Protocol
 from urllib.parse import urlsplit
 
 from gpupoc.common import fastjson
+from gpupoc.common.api_retry import DEFAULT_POLICY, Backoff, RetryPolicy, policy_for
 from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.exceptions import SourceUnavailable
 
 IN_CLUSTER = "in-cluster"
-MAX_RETRIES = 5
-MAX_RETRY_AFTER_SECONDS = 10.0
-
-
-def retry_after(status: int, headers: Any) -> float | None:
-    """Seconds to wait before sending the request again, as client-go decides: only for 429 and 5xx answers
-    whose ``Retry-After`` header holds whole seconds; None otherwise."""
-    if status != 429 and not 500 <= status <= 599:
-        return None
-    raw = headers.get("Retry-After") if headers is not None else None
-    try:
-        seconds = int(str(raw).strip())
-    except (TypeError, ValueError):
-        return None
-    return min(float(seconds), MAX_RETRY_AFTER_SECONDS) if seconds >= 0 else None
 
 
 @dataclass(frozen=True)
@@ -124,6 +112,9 @@ class ApiCaller:
     context: str
     api_client: Any
     timeout: float = 20.0
+    policy: RetryPolicy = DEFAULT_POLICY
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
 
     @property
     def endpoint(self) -> str:
@@ -131,13 +122,17 @@ class ApiCaller:
 
     def call(self, method: str, path: str, *, query: dict | list | None = None, body: Any = None,
              content_type: str | None = None, timeout: float | None = None) -> Response:
-        for attempt in range(MAX_RETRIES + 1):
+        backoff = Backoff(f"{method.upper()} {self.endpoint}{path} (context {self.context})",
+                          policy_for(path, self.policy), self.clock)
+        while True:
             status, data, headers = self._send(method, path, query, body, content_type, timeout)
-            wait = retry_after(status, headers)
-            if wait is None or attempt == MAX_RETRIES:
+            text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
+            wait = backoff.next_wait(status, headers, _status_message(text) if status == 429 or status >= 500 else "")
+            if wait is None:
                 break
-            time.sleep(wait)
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
+            self.sleep(wait)
+        if backoff.spent:
+            raise backoff.error()
         if status == 401:
             raise SourceUnavailable(
                 f"{self.endpoint} (context {self.context})",
@@ -181,6 +176,15 @@ class ApiCaller:
             f"{self.endpoint} (context {self.context})", f"API server unreachable: {reason}",
             f"check that the cluster is running and that context {self.context!r} in the kubeconfig points at "
             "its address (for the simulated cluster: `gpupoc sim serve`, then use the kubeconfig it writes)")
+
+
+def _status_message(text: str) -> str:
+    """A Status answer's message (for an error naming the last refusal), else the text's start."""
+    try:
+        body = fastjson.loads(text) if fastjson.looks_like_document(text) else None
+    except ValueError:
+        body = None
+    return str(body.get("message") or "") if isinstance(body, dict) else text.strip()[:200]
 
 
 def _strip_secrets(text: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Iterable
 
+from gpupoc.common.api_retry import ApiGaveUp
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.common.outcomes import WorkloadOutcome
 from gpupoc.common.timefmt import parse_time, utcnow
@@ -191,6 +192,7 @@ class Observed:
     names: ClusterNames = field(default_factory=ClusterNames)     # the cluster's object names, read at the start
     awaited: dict[tuple[str, str], Awaited] = field(default_factory=dict)  # (item, ended pod) -> its successor
     ended_at: dict[tuple[str, str], float] = field(default_factory=dict)   # pod -> first seen ended or missing
+    missed_looks: list[str] = field(default_factory=list)  # looks the API server refused too long (why each)
     _known: dict[tuple[str, str], OutcomeRecord] = field(default_factory=dict, repr=False)  # ended attempts
 
     def _track(self, snap: Snapshot, items: dict[str, str], now: float) -> dict:
@@ -260,7 +262,14 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     result._track(Snapshot([], list(seen_before), []), items, start)
     while True:
         looked = monotonic()
-        snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
+        try:
+            snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
+        except ApiGaveUp as exc:  # refused for too long (throttled, unavailable): the next look goes on
+            if monotonic() >= deadline:
+                raise
+            result.missed_looks.append(str(exc))
+            sleep(interval_s)
+            continue
         now = monotonic()
         present = result._track(snap, items, now)
         if on_snapshot:

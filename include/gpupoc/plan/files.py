@@ -13,6 +13,10 @@ from pathlib import Path
 from gpupoc.common.constants import SIM_DATA_DIR, SIM_STATE_ENTRIES
 from gpupoc.plan.document import Plan
 
+# The real control plane's directory (``gpupoc controlplane up``) also holds a ``pki``: its ``ports.json`` and
+# etcd data tell it apart from the simulated cluster's.
+CONTROL_PLANE_ENTRIES = ("ports.json", "etcd")
+
 
 @dataclass
 class FileFindings:
@@ -24,6 +28,8 @@ def in_sim_data_dir(path: Path) -> bool:
     """True when ``path`` lies in the simulated cluster's data directory: the default one (``var/sim``, from
     whichever directory the cluster is started) or one that already holds the cluster's state."""
     parent = path.parent
+    if any((parent / entry).exists() for entry in CONTROL_PLANE_ENTRIES):
+        return False
     return (parent.parts[-len(SIM_DATA_DIR.parts):] == SIM_DATA_DIR.parts
             or any((parent / entry).exists() for entry in SIM_STATE_ENTRIES))
 

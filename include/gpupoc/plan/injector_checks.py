@@ -44,7 +44,9 @@ def check_injector_platform(plan: Plan, inj, path: str, errors: list[str]) -> No
                  if plan.platform.kubeconfig else "it is not reached through a kubeconfig")
         errors.append(f"{path}.injector.method: 'sim' fails nodes through the simulated cluster's own endpoint, and "
                       f"platform {plan.platform.name!r} is not the simulated cluster ({where}); choose command "
-                      "(your own fail and recover commands), taint or drain, or set platform.simulated: true")
+                      "(your own fail and recover commands; on gpupoc's real control plane `gpupoc controlplane "
+                      "node-stop {node}` and `node-start {node}`), taint or drain, or set platform.simulated: "
+                      "true")
     if method == "drain" and plan.platform.kubernetes_conn_id:
         errors.append(f"{path}.injector.method: 'drain' runs kubectl, which needs platform.kubeconfig or "
                       "platform.in_cluster, not an Airflow connection; set one of those or choose another injector")

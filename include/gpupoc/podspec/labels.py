@@ -28,6 +28,7 @@ GANG_KEY = "gpupoc.io/gang-key"      # the gang as the plan names it (class_item
 VIRTUAL_END = "gpupoc.io/virtual-end"          # exit | oom | image-pull | hang
 VIRTUAL_RUN = "gpupoc.io/virtual-run"          # run time once started, a Go duration ("15s")
 VIRTUAL_EXIT = "gpupoc.io/virtual-exit-code"   # exit code when it ends by itself
+PROCESS_RUNNER = "gpupoc.io/process-runner"    # on a KWOK node: a local process runs it and writes its end
 
 MAX_LABEL_LEN = 63
 _VALID = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

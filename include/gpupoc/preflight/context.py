@@ -12,19 +12,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
+from gpupoc.common.api_retry import Backoff, RetryPolicy
 from gpupoc.pipeline.k8s import ClientFactory, KubeCaller
 
 # conn id -> True (exists), False (absent), None (no Airflow here to ask)
 ConnectionLookup = Callable[[str], "bool | None"]
-RETRY_SECONDS = (0.3, 0.8, 2.0)  # a busy API server's 429 and 5xx answers, asked again before concluding
+# a busy API server's 429 and 5xx answers, asked again a few times before concluding (the caller below it has
+# already waited out every answer that said Retry-After)
+STEADY_POLICY = RetryPolicy(attempts=4, base_s=0.4, max_total_s=15.0)
 
 
 @dataclass
 class SteadyCaller:
-    """A caller that asks again, a few times, when the API server answers 429 or 5xx: the preflight must not
-    call a verb missing because a busy server refused one review."""
+    """A caller that asks again, a few times, when the API server answers 429 or 5xx (with or without
+    Retry-After), under the project's retry policy: the preflight must not call a verb missing because a busy
+    server refused one review."""
 
     inner: Any
+    policy: RetryPolicy = STEADY_POLICY
+    sleep: Callable[[float], None] = time.sleep
 
     @property
     def context(self) -> str:
@@ -35,13 +41,14 @@ class SteadyCaller:
         return getattr(self.inner, "endpoint", "")
 
     def call(self, method: str, path: str, **kw: Any):
-        r = self.inner.call(method, path, **kw)
-        for pause in RETRY_SECONDS:
-            if r.status != 429 and r.status < 500:
-                break
-            time.sleep(pause)
+        backoff = Backoff(f"{method} {path} (context {self.context})", self.policy)
+        while True:
             r = self.inner.call(method, path, **kw)
-        return r
+            busy = r.status == 429 or r.status >= 500
+            wait = backoff.next_wait(r.status, None, r.message, for_now=busy) if busy else None
+            if wait is None:
+                return r
+            self.sleep(wait)
 
 
 def airflow_lookup(conn_id: str) -> bool | None:

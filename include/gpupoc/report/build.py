@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpupoc.evidence.reader import Problem, ProblemKind, RunEvidence, find_runs
-from gpupoc.report import figures, pictures, replay_figures, rules as rules_mod, service_charts
+from gpupoc.report import cost_charts, figures, pictures, replay_figures, rules as rules_mod, service_charts
 from gpupoc.report.evidence_pages import write_pages
 from gpupoc.report.inputs import INPUTS, TEST_CLASSES, Selection, ordered, plan_settings, select, write_inputs  # noqa: F401
 from gpupoc.report.items import check_items, experience_items
@@ -209,6 +209,7 @@ def build_report(path: str | Path | Selection, out_dir: str | Path | None = None
     charts = pictures.build_charts(runs, words, what.timezone)
     served, captions = service_charts.service_charts(runs, words, what.timezone)  # a chart per online service
     charts.update(served)
+    charts.update(cost_charts.cost_charts(runs, words, what.timezone))  # shown in the cost attribution item
     charts.update(pictures.stability_charts(stab, words))
     docs = data_docs_index(sel.evidence_root)
     report = Report(

@@ -85,6 +85,32 @@ def number(value: float | int, decimals: int = 2) -> str:
     return text if text not in ("-0", "") else "0"
 
 
+CURRENCY = re.compile(r"^[A-Z]{3}$")  # a figure whose unit is an ISO 4217 code is an amount of money
+NO_MINOR_UNIT = {"JPY", "KRW", "VND", "CLP", "ISK"}  # currencies counted in whole units
+MONEY_COLUMNS = ("cost", "_cost", "price_per_hour")  # table columns that hold amounts in the plan's currency
+
+
+def money(value: float | int, currency: str = "") -> str:
+    """An amount as its currency counts it: ``1,234.50`` (``1,235`` in yen), thousands separated."""
+    decimals = 0 if currency in NO_MINOR_UNIT else 2
+    text = f"{float(value):,.{decimals}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text  # no "-0.00"
+
+
+def figure_value(value: object, unit: str, words: Wording) -> str:
+    """A figure's value: an amount of money as its currency counts it, any other number as ``number``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "" if value is None else str(value)
+    return money(value, unit) if CURRENCY.match(unit or "") else number(value)
+
+
+def figure_unit(unit: str, words: Wording) -> str:
+    """A figure's unit in the report's language: a currency by its name (its code where the language has none)."""
+    if CURRENCY.match(unit or ""):
+        return words.table.get(f"currency.{unit}", unit)
+    return words.table.get(unit, unit)
+
+
 def _unit(column: str) -> str | None:
     for suffix, key in UNITS:
         if column.endswith(suffix) or (suffix.endswith("_") and column.startswith(suffix)) or column == suffix:
@@ -181,6 +207,8 @@ def cell(value: object, column: str, words: Wording, zone: str = "UTC") -> Cell:
     if isinstance(value, (int, float)):
         if column == "size_bytes":
             return Cell(_bytes(float(value)))
+        if column.endswith(MONEY_COLUMNS):  # an amount in the plan's currency (named by the figures and prices)
+            return Cell(money(value))
         return Cell(number(value, 1 if _unit(column) in ONE_DECIMAL else 2))
     if column in VALUE_WORDS and f"{VALUE_WORDS[column]}.{value}" in words.table:
         return Cell(words.table[f"{VALUE_WORDS[column]}.{value}"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from html import escape
+from typing import Callable
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 FONT = 'font-family="sans-serif" font-size="11"'
@@ -64,6 +65,50 @@ def grouped_bars(title: str, categories: list[str], series: dict[str, list[float
         body.append(f'<text x="{left + gw * (i + 0.5):.1f}" y="{top + ph + 14}" text-anchor="middle" {FONT}>'
                     f'{escape(cat)}</text>')
     body += _legend(list(series), left + pw + 10, top)
+    return svg_doc(w, h, body, title)
+
+
+def stacked_bars(title: str, categories: list[str], series: dict[str, list[float]], y_label: str = "",
+                 no_data: str = "no data", sep: str = ": ", colours: dict[str, str] | None = None,
+                 x_label: str = "", value_text: Callable[[float], str] = tick_label) -> str:
+    """One bar per category (a time bucket), the series stacked in order, each part's tooltip its value (as
+    ``value_text`` writes it); ``colours`` fixes a series' colour (the rest take the palette's in turn)."""
+    if not categories or not series:
+        return empty(title, no_data)
+    fill = dict(colours or {})
+    free = iter(c for c in PALETTE * (len(series) // len(PALETTE) + 1) if c not in fill.values())
+    fill = {name: fill.get(name) or next(free) for name in series}
+    totals = [sum(max(vals[i], 0.0) for vals in series.values() if i < len(vals) and vals[i] == vals[i])
+              for i in range(len(categories))]
+    ymax = nice_max(max(totals, default=0))
+    left, top, bottom = 56, 24, 44
+    legend, lh = _legend_rows(fill, left, 4, 700 - left - 16)
+    top += lh
+    w, h = 700, int(top + 180 + bottom)
+    pw, ph = w - left - 16, 180
+    bw = pw / len(categories)
+    body = legend + [f'<text x="4" y="{top - 8}" {FONT}>{escape(y_label)}</text>']
+    for k in range(5):
+        y = top + ph - ph * k / 4
+        body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#eee"/><text x="{left - 4}"'
+                    f' y="{y + 4:.1f}" text-anchor="end" {FONT}>{tick_label(ymax * k / 4)}</text>')
+    for i, cat in enumerate(categories):
+        base = 0.0
+        for name, vals in series.items():
+            v = vals[i] if i < len(vals) and vals[i] == vals[i] else 0.0
+            if v <= 0:
+                continue
+            y0, y1 = top + ph - ph * (base + v) / ymax, top + ph - ph * base / ymax
+            body.append(f'<rect x="{left + bw * i + bw * 0.1:.1f}" y="{y0:.1f}" width="{bw * 0.8:.1f}" '
+                        f'height="{y1 - y0:.1f}" fill="{fill[name]}"><title>{escape(cat)} / {escape(name)}'
+                        f'{escape(sep)}{escape(value_text(v))}</title></rect>')
+            base += v
+    step = max(1, math.ceil((_text_width(max(categories, key=len)) + 8) / bw))
+    for i in range(0, len(categories), step):
+        body.append(f'<text x="{left + bw * (i + 0.5):.1f}" y="{top + ph + 14}" text-anchor="middle" {FONT}>'
+                    f'{escape(categories[i])}</text>')
+    body.append(f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>'
+                f'<text x="{left + pw}" y="{top + ph + 32}" text-anchor="end" {FONT}>{escape(x_label)}</text>')
     return svg_doc(w, h, body, title)
 
 

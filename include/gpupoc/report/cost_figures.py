@@ -1,8 +1,8 @@
 """The cost attribution item's money figures, from the utilization class's ``cost_allocation`` table
 (``gpupoc.costing``): the window's cost in the plan's currency, idle and waste with who held them, cost by team,
 task type, pool and hour, the top waste holders and the prices with their sources. What it judged is named: every
-GPU-hour priced and attributed, idle shown; a table that is not verified (no prices, an unpriced GPU model) shows
-why, and no money figure."""
+GPU-hour priced and attributed, idle shown (checks COST-01..03 judge it); a table that is not verified (no prices,
+an unpriced GPU model) shows why, and no money figure. The chart of cost over the window is ``cost_charts``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from gpupoc.report.models import EvidenceTable, Figure
 
 SOURCE = "utilization/cost_allocation"
 IDLE = "__idle__"
+UNALLOCATED = "__unallocated__"  # GPU-hours of pods without a namespace (gpupoc.costing.allocation)
 HELD = ("workload", "shared")
 
 
@@ -50,6 +51,16 @@ def top_waste(ca: pd.DataFrame, n: int = 5) -> pd.DataFrame:
     return w.head(n).round({"waste_gpu_hours": 4, "waste_cost": 2}).reset_index(drop=True)
 
 
+def by_hour(ca: pd.DataFrame) -> pd.DataFrame:
+    """Per time bucket: the GPU-hours pods held and their cost, the idle GPU-hours and their cost, the waste."""
+    held = _sum(ca[ca["kind"].isin(HELD)], "bucket")
+    idle = ca[(ca["kind"] == "idle") & ca["bucket"].notna()] if "bucket" in ca else ca.iloc[0:0]
+    idle = idle.groupby("bucket", as_index=False).agg(idle_gpu_hours=("gpu_hours", "sum"), idle_cost=("cost", "sum"))
+    out = held.merge(idle, on="bucket", how="outer").fillna(0.0).sort_values("bucket")
+    cols = ["bucket", "gpu_hours", "cost", "idle_gpu_hours", "idle_cost", "waste_cost"]
+    return out[cols].round({"idle_gpu_hours": 4, "idle_cost": 2}).rename(columns={"bucket": "hour"})
+
+
 def _prices(ca: pd.DataFrame) -> pd.DataFrame:
     p = ca[ca["gpu_model"].notna()].groupby("gpu_model", as_index=False).agg(
         price_per_hour=("price_per_hour", "first"), price_source=("price_source", "first"), currency=("currency", "first"))
@@ -63,7 +74,7 @@ def _tables(ca: pd.DataFrame) -> list[EvidenceTable]:
     return [table("cost_by_team", by_team(ca), source=SOURCE),
             table("cost_by_task_type", _sum(held.fillna({"task_type": ""}), "task_type"), source=SOURCE),
             table("cost_by_pool", pool, source=SOURCE),
-            table("cost_by_hour", _sum(held, "bucket").rename(columns={"bucket": "hour"}), 48, SOURCE),
+            table("cost_by_hour", by_hour(ca), 48, SOURCE),
             table("top_waste", top_waste(ca), source=SOURCE),
             table("prices", _prices(ca), source=SOURCE)]
 
@@ -90,4 +101,7 @@ def cost_details(runs: Runs) -> Details:
          _money("cost_shared", kinds.get("shared", 0.0), cur),
          Figure(label="priced_gpu_hours", value=round(held_h + idle_h, 2), unit="unit.gpu_hours"),
          Figure(label="idle_gpu_hours", value=round(idle_h, 2), unit="unit.gpu_hours")]
+    nobody = float(ca[ca["kind"].isin(HELD) & ca["team"].isin(("", UNALLOCATED))]["gpu_hours"].sum())
+    if nobody:  # COST-02 fails on them; the figure says how many GPU-hours
+        f.append(Figure(label="unallocated_gpu_hours", value=round(nobody, 2), unit="unit.gpu_hours", check="COST-02"))
     return f, _tables(ca)

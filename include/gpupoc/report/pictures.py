@@ -98,13 +98,14 @@ def utilization_heatmap(ut: pd.DataFrame, words: Wording, zone: str) -> str:
     labels = [s[11:] if len(days) == 1 else s[5:16] for s in stamps]  # the day once, in the axis label
     return charts.heatmap(words.t("chart.utilization_heatmap"), [str(i) for i in pv.index], labels,
                           [[None if v != v else float(v) for v in row] for row in pv.to_numpy()],
-                          x_label=words.t("axis.bucket", width=_duration(width, words),
+                          x_label=words.t("axis.bucket", width=duration(width, words),
                                           day=min(days) if len(days) == 1 else "", zone=zone),
                           scale_label=words.t("axis.utilization"), no_data=words.t("chart.no_data"),
                           sep=words.t("label_sep"))
 
 
-def _duration(seconds: int, words: Wording) -> str:
+def duration(seconds: int, words: Wording) -> str:
+    """A bucket's width in words: "1 h", "15 min"."""
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds and seconds % size == 0:
             return words.t(f"duration.{unit}", n=seconds // size)

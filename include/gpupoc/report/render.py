@@ -9,6 +9,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from gpupoc.report import cells
+from gpupoc.report.cost_charts import ITEM_CHARTS
 from gpupoc.report.models import EvidenceTable, Report
 from gpupoc.report.wording import LANGUAGES, TEMPLATES, Wording, check_signals, strings  # noqa: F401 (re-exported)
 
@@ -31,6 +32,8 @@ def _env(language: str, autoescape: bool, zone: str = "UTC") -> Environment:
     env.globals["t"] = lambda key, **values: words.table.get(key, key).format(**values) if values \
         else words.table.get(key, key)
     env.globals["zone"] = zone
+    env.globals["item_charts"] = ITEM_CHARTS  # charts drawn in their item's section
+    env.globals["in_items"] = {name for names in ITEM_CHARTS.values() for name in names}
     env.filters["item_name"] = words.item
     env.filters["md"] = _md
     env.filters["signal"] = words.signal
@@ -40,6 +43,8 @@ def _env(language: str, autoescape: bool, zone: str = "UTC") -> Environment:
     env.filters["num"] = lambda value, column="": (cells.quantity(value, column, words) if column else
                                                     cells.number(value)) if isinstance(value, (int, float)) \
         and not isinstance(value, bool) else ("" if value is None else str(value))
+    env.filters["fig_value"] = lambda f: cells.figure_value(f.value, f.unit, words)
+    env.filters["fig_unit"] = lambda f: cells.figure_unit(f.unit, words)
     env.filters["class_name"] = lambda tc: words.t(f"class.{tc}")
     env.filters["table_name"] = lambda name: words.table.get(f"evidence_table.{name}", name)
     env.filters["role"] = lambda role: role if language == "en" else words.t(f"role.{role}")  # English: as scored

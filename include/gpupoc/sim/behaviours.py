@@ -22,6 +22,7 @@ class Behaviour(str, Enum):
     CONTROLLER_RECREATES = "controller-recreates"  # a Job controller recreates pods the platform took away
     THROTTLED = "throttled"  # 429 with Retry-After now and then, bursts of 503/500
     WATCH_CUTS = "watch-cuts"  # the server closes every watch stream after a few seconds
+    WATCH_EXPIRY = "watch-expiry"  # history compacted every few seconds: old and long watches end with 410 Gone
     SLOW_API = "slow-api"  # 50-250 ms added to every API request
     AUDIT_METADATA = "audit-metadata"  # the audit log is written at the Metadata level only
     ENDPOINTS_LAGGING = "endpoints-lagging"  # EndpointSlices follow pods after a seeded 1-3 s (a batch period)

@@ -174,7 +174,8 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     _save_observed(ctx, acc, seen_pods)
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
     ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
-                                         "awaited": [a.to_dict() for a in result.awaited.values()]})
+                                         "awaited": [a.to_dict() for a in result.awaited.values()],
+                                         "missed_looks": result.missed_looks[:20]})
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
     rows = snapshot_rows(acc, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
     ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)

@@ -119,6 +119,25 @@ def vgpu_utilization(hours: int = 2) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+SYN_MODELS = {"training": "NVIDIA H100 80GB HBM3", "inference": "NVIDIA L40S"}
+
+
+def cost_allocation(hours: int = 4) -> pd.DataFrame:
+    """``utilization()`` priced as the cost step prices it (example figures), each pool offering 3 GPUs."""
+    from gpupoc.costing.allocation import PoolCapacity, allocate
+    from gpupoc.costing.prices import Prices
+    from gpupoc.costing.rows import Holders, buckets, evidence_rows, usage_rows
+
+    prices = Prices.model_validate({"currency": "EUR", "examples": True, "gpu_hour": {
+        SYN_MODELS["training"]: {"per_hour": 2.5, "source": "example figure"},
+        SYN_MODELS["inference"]: {"per_hour": 0.9, "source": "example figure"}}})
+    ut = utilization(hours)
+    rows = usage_rows(ut, None, Holders(SYN_MODELS, frozenset({"team-serving"})))
+    alloc = allocate(rows, [PoolCapacity(p, m, 3.0 * hours) for p, m in SYN_MODELS.items()], prices,
+                     buckets(ut, T0, T0 + timedelta(hours=hours)))
+    return pd.DataFrame(evidence_rows(alloc, prices))
+
+
 def failure_records() -> pd.DataFrame:
     rows = []
     for k, (scenario, trig, beh, user) in enumerate([
@@ -195,7 +214,8 @@ def good_tables(test_class: str) -> dict[str, pd.DataFrame]:
                 "quota_samples": quota_samples(), "memory_isolation": memory_isolation(),
                 "vgpu_slices": vgpu_slices()}
     if test_class == "utilization":
-        return {"workload_runs": workload_runs(6, test_class), "utilization": utilization()}
+        return {"workload_runs": workload_runs(6, test_class), "utilization": utilization(),
+                "cost_allocation": cost_allocation()}
     if test_class == "fault_recovery":
         return {"failure_records": failure_records(), "alerts": alerts(), "workload_runs": fault_runs()}
     if test_class == "audit_trail":

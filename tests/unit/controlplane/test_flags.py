@@ -53,3 +53,19 @@ def test_kwok_serves_the_kubelet_api_on_loopback_for_its_annotated_nodes(tmp_pat
     assert "--server-address=127.0.0.1:20006" in argv and "--node-port=20006" in argv
     assert "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake" in argv
     assert "--manage-all-nodes=false" in argv
+
+
+def test_a_node_is_marked_unreachable_after_four_missed_lease_renewals(tmp_path):
+    layout, keys = setup(tmp_path)
+    kcm = flags.controller_manager_argv(Path("/b/kcm"), layout, PORTS, keys)
+    kwok = flags.kwok_argv(Path("/b/kwok"), layout, PORTS, keys, tmp_path / "kwok.yaml")
+    [grace] = [a.split("=", 1)[1] for a in kcm if a.startswith("--node-monitor-grace-period=")]
+    [lease] = [int(a.split("=", 1)[1]) for a in kwok if a.startswith("--node-lease-duration-seconds=")]
+    renew_every = lease / 4  # kwok renews a lease every quarter of its duration, as a kubelet does
+    assert grace.endswith("s") and float(grace[:-1]) == 4 * renew_every
+
+
+def test_kwok_leaves_alone_the_pods_of_a_stopped_node(tmp_path):
+    layout, keys = setup(tmp_path)
+    argv = flags.kwok_argv(Path("/b/kwok"), layout, PORTS, keys, tmp_path / "kwok.yaml")
+    assert f"--disregard-status-with-annotation-selector={flags.STOPPED_NODE_POD}=true" in argv

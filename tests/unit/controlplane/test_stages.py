@@ -49,9 +49,23 @@ def test_a_missing_image_never_starts_and_backs_off():
     assert "ImagePullBackOff" in stage("gpupoc-pod-image-pull-backoff")["spec"]["next"]["statusTemplate"]
 
 
-def test_a_running_pod_deleted_waits_for_its_grace_period():
+def test_a_running_pod_deleted_waits_for_its_grace_period_unless_its_program_stops_on_sigterm():
     delay = stage("gpupoc-pod-delete-running")["spec"]["delay"]
     assert delay["durationFrom"]["expressionFrom"] == ".metadata.deletionTimestamp"
+    for name in ("gpupoc-pod-delete-sigterm", "gpupoc-pod-delete-process"):
+        assert "durationFrom" not in stage(name)["spec"]["delay"] and stage(name)["spec"]["next"] == {"delete": True}
+
+
+def test_exactly_one_deletion_stage_matches_each_running_pod():
+    """kwok picks among matching stages by weight: the three must never match the same pod."""
+    def operators(name):
+        k = keys(stage(name))
+        return (k[annotation_key(L.VIRTUAL_END)]["operator"],
+                k.get(annotation_key(L.PROCESS_RUNNER), {}).get("operator", "any"))
+
+    cases = {"gpupoc-pod-delete-sigterm": ("Exists", "any"), "gpupoc-pod-delete-process": ("DoesNotExist", "Exists"),
+             "gpupoc-pod-delete-running": ("DoesNotExist", "DoesNotExist")}
+    assert {name: operators(name) for name in cases} == cases
 
 
 def test_the_config_ends_with_a_default_empty_log(tmp_path):
@@ -60,3 +74,16 @@ def test_the_config_ends_with_a_default_empty_log(tmp_path):
     assert docs[-1]["kind"] == "ClusterLogs" and "selector" not in docs[-1]["spec"]
     assert Path(docs[-1]["spec"]["logs"][0]["logsFile"]).read_text() == ""
     assert path.read_text().count("kind: Stage") == len(stage_documents())
+
+
+def test_a_pod_the_process_runner_runs_is_ended_by_its_process_not_its_run_time():
+    end = keys(stage("gpupoc-pod-end"))[annotation_key(L.PROCESS_RUNNER)]
+    assert end["operator"] == "DoesNotExist"
+    process = stage("gpupoc-pod-process")
+    assert keys(process)[annotation_key(L.PROCESS_RUNNER)]["operator"] == "Exists"
+    assert "statusTemplate" not in process["spec"]["next"]  # it replaces the queued end and changes nothing
+
+
+def test_a_container_with_a_readiness_probe_starts_unready():
+    template = stage("gpupoc-pod-ready")["spec"]["next"]["statusTemplate"]
+    assert "{{ if $probed }}" in template and "ready: {{ if .readinessProbe }}false{{ else }}true{{ end }}" in template

@@ -1,8 +1,10 @@
 """Allocation as OpenCost computes it. Source of the rules and figures: the OpenCost Specification,
 https://www.opencost.io/docs/specification ("Workload Costs": max(request, usage); "Idle Costs": cluster idle
 cost = asset costs - workload costs, idle % = idle cost / resource allocation costs; "Shared Costs": uniformly or
-proportionate to consumption; "Appendix A": a $35 node with base GPU $30, CPU $30, RAM $10 normalizes to
-$15, $15, $5)."""
+proportionate to consumption; "Cluster Asset Costs": Total Cost = Amount x Duration x HourlyRate, with the
+spec's own example attributes 2 CPU cores, 24 hours, $0.2 per hour; "Appendix A": a $35 node with base GPU $30,
+CPU $30, RAM $10 normalizes to $15, $15, $5). These are every figure the specification gives: its Appendix C
+("Working examples") says they are still to come."""
 
 from __future__ import annotations
 
@@ -97,3 +99,22 @@ def test_the_serving_pools_cost_goes_to_the_teams_not_to_itself():
     assert a.shared_by_team == pytest.approx({"a": 1.0, "b": 3.0})  # 4.0 shared, 1:3
     even = allocate(rows, [], plan_prices("even"))
     assert even.shared_by_team == pytest.approx({"a": 2.0, "b": 2.0})
+
+
+def test_the_specifications_allocation_cost_is_amount_times_duration_times_hourly_rate():
+    # "Cluster Asset Costs": Amount 2 (CPU cores), Duration 24 hours, HourlyRate $0.2 -> Total Cost = 2 x 24 x 0.2
+    p = Prices.model_validate({"currency": "USD", "gpu_hour": {H100: {"per_hour": 0.2, "source": "spec"}}})
+    a = allocate([], [PoolCapacity("training", H100, 2 * 24.0)], p)
+    assert a.total_cost == pytest.approx(9.6) and a.idle_cost == pytest.approx(9.6)  # nothing held: all idle
+
+
+def test_idle_is_kept_per_bucket_each_offering_its_share_of_the_window():
+    from gpupoc.costing.allocation import Bucket
+
+    rows = [row("a", "p1", 2.0, 1.0, bucket="h0"), row("a", "p1", 1.0, 1.0, bucket="h1")]
+    half = [Bucket("h0", 1.0), Bucket("h1", 0.5)]  # the window's last bucket is cut short by its end
+    a = allocate(rows, [PoolCapacity("training", H100, 3.0)], plan_prices(), half)  # 2 GPUs x 1.5 h
+    assert {(i.bucket, i.gpu_hours) for i in a.idle} == {("h0", 0.0), ("h1", 0.0)}
+    b = allocate(rows[:1], [PoolCapacity("training", H100, 3.0)], plan_prices(), half)
+    assert {(i.bucket, i.gpu_hours) for i in b.idle} == {("h0", 0.0), ("h1", 1.0)}  # a bucket no pod held
+    assert b.total_cost == pytest.approx(3.0 * 2.0)  # still every GPU-hour of the pool, priced

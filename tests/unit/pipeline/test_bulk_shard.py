@@ -357,3 +357,57 @@ def test_a_re_list_marks_the_pods_still_waiting_a_word_said_meanwhile_may_be_uns
     runner.result.transitions = {"a-1": placed, "b-1": PodTransitions(NS, "b-1", "b")}
     assert run(runner._relist()) == "7"
     assert not runner.result.transitions["a-1"].relisted_waiting and runner.result.transitions["b-1"].relisted_waiting
+
+
+def test_under_watch_expiry_a_watch_ended_with_410_is_re_listed_and_still_sees_every_pod_end(tmp_path):
+    from gpupoc.sim.api.manners import MANNERS
+
+    async def body_():
+        async with Cluster(tmp_path, ["watch-expiry"]) as c:
+            manners = c.server.runner.app[MANNERS]
+            manners.watch_life = lambda: 0.5  # every watch ends with 410 after half a second, not 15-45 s
+            rec = Recorder(c)
+            shard = Shard(2, NS, "team-vision", tuple(ShardPod(f"e{i}", body(f"e{i}", 2)) for i in range(4)))
+            runner = ShardRunner(c.kube, shard, TokenBucket(qps=100, burst=10), rec.hooks())
+            task = asyncio.ensure_future(runner.run(timeout_s=90))
+            while len(rec.submitted) < 4:
+                await asyncio.sleep(0.1)
+            c.release()
+            return await task
+
+    result = run(body_())
+    assert result.gone >= 1 and result.relists >= 2, f"no 410 made the runner list again: {result.summary()}"
+    assert all(s.done for s in result.items.values()), result.summary()
+    assert all("Ready" in t.first_true for t in result.transitions.values())
+
+
+def test_a_watch_that_keeps_breaking_backs_off_and_ends_naming_the_watch_and_the_fix():
+    from gpupoc.pipeline.bulk_rate import Answer
+    from gpupoc.pipeline.bulk_shard import WATCH_POLICY
+
+    class Broken:
+        async def request(self, method, path, query=None, body=None):
+            return Answer(200, {"metadata": {"resourceVersion": "7"}, "items": []})
+
+        async def stream(self, path, query):
+            raise ConnectionResetError("reset by peer")
+            yield  # noqa: unreachable - an async generator
+
+    slept: list[float] = []
+
+    async def fake_sleep(s):
+        slept.append(s)
+
+    shard = Shard(5, NS, "team-vision", (ShardPod("b0", body("b0")),))
+    runner = ShardRunner(Broken(), shard, TokenBucket(qps=100, burst=10), Hooks(lambda *a: None, lambda *a: None),
+                         sleep=fake_sleep)
+    try:
+        run(runner.watch())
+    except RuntimeError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("a watch broken for good must end")
+    assert f"watch /api/v1/namespaces/{NS}/pods?labelSelector=gpupoc.io/bulk-shard=5" in message
+    assert "no answer" in message and "fix:" in message
+    assert 1 <= len(slept) < WATCH_POLICY.attempts and slept[0] < slept[1], slept
+    assert runner.result.relists == 1, "a broken stream resumes from its resourceVersion: no new list"

@@ -62,3 +62,29 @@ def test_drain_runs_the_built_kubectl_when_there_is_one(monkeypatch):
     inj = kubectl_drain_injector("/k/config", "admin")
     assert inj.fail_command.startswith("'/cache/bin dir/kubectl' --kubeconfig /k/config --context admin cordon {node}")
     assert inj.recover_command.startswith("'/cache/bin dir/kubectl' ")
+
+
+class _Answers:
+    """A KubeCaller answering every call with one Response."""
+
+    def __init__(self, response):
+        self.response = response
+
+    def call(self, method, path, **_):
+        return self.response
+
+
+def test_sim_against_an_api_server_without_the_sim_endpoint_names_the_method_and_the_fix():
+    from gpupoc.pipeline.k8s import Response
+
+    gone = Response(404, {"kind": "Status", "message": "the server could not find the requested resource"})
+    rec = SimNodeInjector(_Answers(gone)).fail("training-node-1")
+    assert not rec.ok and "not the simulated cluster" in rec.detail and "'sim'" in rec.detail
+    assert "gpupoc controlplane node-stop {node}" in rec.detail and "taint or drain" in rec.detail
+
+
+def test_sim_on_an_unknown_node_says_only_what_the_simulated_cluster_said():
+    from gpupoc.pipeline.k8s import Response
+
+    rec = SimNodeInjector(_Answers(Response(404, {"kind": "Status", "message": 'nodes "x" not found'}))).fail("x")
+    assert not rec.ok and rec.detail == 'HTTP 404: nodes "x" not found'

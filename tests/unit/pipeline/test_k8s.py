@@ -10,9 +10,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 import yaml
 
+from gpupoc.common.api_retry import ApiGaveUp, RetryPolicy
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.k8s import (
-    MAX_RETRIES, ClientFactory, Response, holds_gpus, pod_gpus, request_info, retry_after, server_version,
+    ApiCaller, ClientFactory, Response, holds_gpus, pod_gpus, request_info, server_version,
     service_account_actor, service_account_groups,
 )
 
@@ -92,24 +93,39 @@ def test_caller_retries_throttled_and_unavailable_answers_that_carry_retry_after
     assert (r.status, r.body) == (200, ok) and len(_Handler.hits) == 3
 
 
-def test_caller_returns_5xx_without_retry_after_and_gives_up_after_its_retries(tmp_path, api_server):
+def _fake_caller(kc: str, policy: RetryPolicy = RetryPolicy()) -> tuple[ApiCaller, list[float]]:
+    """A caller whose waits are recorded, not slept, on a clock that advances by them."""
+    slept: list[float] = []
+    factory = ClientFactory(kc)
+    caller = ApiCaller("team-a", factory.api_client("team-a"), policy=policy, sleep=slept.append,
+                       clock=lambda: sum(slept))
+    return caller, slept
+
+
+def test_caller_returns_a_5xx_without_retry_after_at_once_and_backs_off_on_a_503_without_it(tmp_path, api_server):
     _Handler.hits = []
+    ok = {"kind": "PodList", "items": []}
     _Handler.scripts = {"/x": [(500, _status(500, "InternalError"), {})],
-                        "/y": [(429, _status(429, "TooManyRequests"), {"Retry-After": "0"})] * 30}
-    kc = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}")
-    caller = ClientFactory(kc).caller("team-a")
+                        "/z": [(503, _status(503, "ServiceUnavailable"), {})] * 2 + [(200, ok, {})]}
+    caller, slept = _fake_caller(write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}"))
     assert caller.call("GET", "/x").status == 500 and _Handler.hits == ["/x"], "client-go retries only with Retry-After"
-    assert caller.call("GET", "/y").status == 429
-    # each try may be sent twice: urllib3 (retries=1) honours one Retry-After on its own
-    assert MAX_RETRIES + 1 <= _Handler.hits.count("/y") <= 2 * (MAX_RETRIES + 1)
+    assert caller.call("GET", "/z").status == 200 and _Handler.hits.count("/z") == 3
+    assert len(slept) == 2 and 0 < slept[0] < slept[1], f"a 503 without Retry-After backs off, growing: {slept}"
     _Handler.scripts = {}
 
 
-def test_retry_after_follows_client_go():
-    assert retry_after(429, {"Retry-After": "3"}) == 3.0
-    assert retry_after(503, {"Retry-After": "1000"}) == 10.0, "long waits are capped"
-    assert retry_after(404, {"Retry-After": "1"}) is None
-    assert retry_after(500, {}) is None and retry_after(429, {"Retry-After": "soon"}) is None
+def test_caller_gives_up_with_an_error_naming_the_endpoint_and_the_fix_never_the_last_429(tmp_path, api_server):
+    _Handler.hits = []
+    _Handler.scripts = {"/y": [(429, _status(429, "TooManyRequests"), {"Retry-After": "2"})] * 30}
+    caller, slept = _fake_caller(write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}"),
+                                 RetryPolicy(attempts=4))
+    with pytest.raises(ApiGaveUp) as err:
+        caller.call("GET", "/y")
+    assert err.value.status == 429 and "GET http://127.0.0.1" in err.value.endpoint and "/y" in err.value.endpoint
+    assert "HTTP 429" in err.value.reason and "flow schema" in err.value.fix and "submission qps" in err.value.fix
+    assert slept == [2.0, 2.0, 2.0], "each wait is the Retry-After the server said; the 4th send is the last"
+    assert isinstance(err.value, SourceUnavailable) and TOKEN not in str(err.value)
+    _Handler.scripts = {}
 
 
 def test_unauthorized_token_raises_source_unavailable_naming_context_and_fix_without_the_token(tmp_path, api_server):

@@ -220,3 +220,40 @@ def test_a_retried_observer_goes_on_from_the_pods_its_earlier_try_saw():
     fresh = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=1, timeout_s=0,
                                  sleep=lambda s: None)
     assert [o.waiting_for for o in fresh.open] == ["its pod to be created"]
+
+
+class RefusedOnce(FakeApi):
+    """The first pod list is refused for longer than the retry policy waits (the caller gives up)."""
+
+    def __init__(self, pods):
+        super().__init__(pods)
+        self.refused = 0
+
+    def call(self, method, path, **kw):
+        if method == "GET" and path.endswith("/pods") and not self.refused:
+            from gpupoc.common.api_retry import ApiGaveUp
+
+            self.refused += 1
+            raise ApiGaveUp(f"GET {path} (context admin)", "HTTP 429 (Too many requests) after 10 send(s)",
+                            "lower the plan's submission qps", 429)
+        return super().call(method, path, **kw)
+
+
+def test_a_look_the_api_server_refused_too_long_is_missed_and_the_next_look_decides():
+    api = RefusedOnce([done("a-1", "team-a", "a")])
+    slept = []
+    res = observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=5, timeout_s=60,
+                               sleep=slept.append)
+    assert api.refused == 1 and res.open == [] and slept == [5]
+    assert len(res.missed_looks) == 1 and "HTTP 429" in res.missed_looks[0] and "fix:" in res.missed_looks[0]
+
+
+def test_a_look_refused_too_long_at_the_deadline_ends_the_observer_with_the_clear_error():
+    import pytest
+
+    from gpupoc.common.api_retry import ApiGaveUp
+
+    api = RefusedOnce([done("a-1", "team-a", "a")])
+    with pytest.raises(ApiGaveUp, match="HTTP 429"):
+        observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=5, timeout_s=0,
+                             sleep=lambda s: None)

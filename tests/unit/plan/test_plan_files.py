@@ -78,6 +78,13 @@ def test_the_sim_data_dir_is_var_sim_or_a_directory_with_the_clusters_state(tmp_
     assert in_sim_data_dir(tmp_path / "sim" / "kubeconfig")
 
 
+def test_the_real_control_planes_directory_is_no_sim_data_dir_though_it_holds_a_pki(tmp_path):
+    root = tmp_path / "control-plane"
+    (root / "pki").mkdir(parents=True)
+    (root / "ports.json").write_text("{}")
+    assert not in_sim_data_dir(root / "admin.kubeconfig")
+
+
 def test_a_kubeconfig_that_is_a_directory_is_refused(data, tmp_path):
     (tmp_path / "var" / "sim" / "kubeconfig").mkdir(parents=True)
     errs = errors_of(write_plan(data, tmp_path))

@@ -40,7 +40,8 @@ def test_sim_is_refused_on_a_real_cluster_with_the_other_injectors_named(data, t
     errs = errors_of(real_cluster(data, tmp_path))
     [err] = [e for e in errs if e.startswith(f"{NODE}.injector.method")]
     assert "platform 'prod-kueue' is not the simulated cluster" in err
-    assert "choose command (your own fail and recover commands), taint or drain" in err
+    assert "choose command (your own fail and recover commands; on gpupoc's real control plane `gpupoc " \
+        "controlplane node-stop {node}` and `node-start {node}`), taint or drain" in err
 
 
 @pytest.mark.parametrize("injector", ["taint", {"method": "drain"},

@@ -79,10 +79,12 @@ class Answers:
 def test_a_busy_servers_refusals_are_asked_again_and_a_denial_is_not(monkeypatch):
     from gpupoc.preflight import context
 
-    monkeypatch.setattr(context, "RETRY_SECONDS", (0, 0, 0))
+    slept: list[float] = []
     busy = Answers(503, 429, 201)
-    assert context.SteadyCaller(busy).call("POST", "/x").status == 201 and busy.calls == 3
+    assert context.SteadyCaller(busy, sleep=slept.append).call("POST", "/x").status == 201 and busy.calls == 3
+    assert len(slept) == 2 and 0 < slept[0] < slept[1], f"backing off between the refusals: {slept}"
     denied = Answers(403)
-    assert context.SteadyCaller(denied).call("POST", "/x").status == 403 and denied.calls == 1
+    assert context.SteadyCaller(denied, sleep=slept.append).call("POST", "/x").status == 403 and denied.calls == 1
     down = Answers(500, 500, 500, 500)
-    assert context.SteadyCaller(down).call("GET", "/x").status == 500 and down.calls == 4
+    steady = context.SteadyCaller(down, sleep=slept.append)
+    assert steady.call("GET", "/x").status == 500 and down.calls == context.STEADY_POLICY.attempts

@@ -75,7 +75,92 @@ def test_an_unpriced_model_leaves_the_cost_not_verified_naming_it(tmp_path):
 
 
 def test_a_run_written_before_costs_were_priced_says_so_without_a_money_figure(tmp_path):
-    d = syn.write_run(tmp_path / "evidence", "utilization", "r1", syn.good_tables("utilization"))
+    tables = {k: v for k, v in syn.good_tables("utilization").items() if k != "cost_allocation"}
+    d = syn.write_run(tmp_path / "evidence", "utilization", "r1", tables)
     f, _ = figures.cost_attribution({"utilization": RunEvidence.open(d)})
     labels = {x.label for x in f}
     assert "cost_not_collected" in labels and not labels & {"cost_total", "cost_idle"}
+
+
+# --- the item's verdict, from the evidence the cost step writes to the checks that judge it ---
+
+L40S = "NVIDIA L40S"
+
+
+def priced_run(tmp_path, gpu_hour: dict, namespace: str | None = "team-b"):
+    """A utilization run whose cost step priced its GPU-hours with ``gpu_hour``, validated by the suites."""
+    from types import SimpleNamespace
+
+    from gpupoc.evidence import EvidenceWriter
+    from gpupoc.steps.probes.cost import write_cost
+    from gpupoc.validation import validate_run
+    from gpupoc.validation.parameters import default_parameters
+    from gpupoc.validation.suites import load_suites
+
+    ut = syn.utilization()
+    ut.loc[ut["pod"] == "training-1", "namespace"] = namespace
+    pools = [SimpleNamespace(name="training", gpu_model=H100, capacity_gpus=3, node_names=["training-0"]),
+             SimpleNamespace(name="inference", gpu_model=L40S, capacity_gpus=3, node_names=["inference-0"])]
+    prices = Prices.model_validate({"currency": "EUR", "gpu_hour": gpu_hour})
+    w = EvidenceWriter(tmp_path / "evidence", "poc_utilization", "r1")
+    w.write_suite_parameters(default_parameters("utilization", load_suites()))
+    w.write("workload_runs", syn.workload_runs(6, "utilization").to_dict("records"), source="synthetic")
+    w.write("utilization", ut.to_dict("records"), source="synthetic")
+    window = SimpleNamespace(start=syn.T0, end=syn.T0 + pd.Timedelta(hours=4))
+    write_cost(SimpleNamespace(plan=SimpleNamespace(pools=pools, prices=prices), writer=w), ut, None, window, set())
+    w.write_manifest(window_start=window.start, window_end=window.end, plan_hash="0" * 64, platform=syn.SIM_PLATFORM,
+                     extra={"test_class": "utilization"})
+    return validate_run(w.run_dir)
+
+
+def cost_item(summary):
+    from gpupoc.report.items import check_items
+    from gpupoc.report.rules import DecisionRules
+    from gpupoc.validation.suites import load_suites
+
+    return next(i for i in check_items({"utilization": summary}, load_suites(), DecisionRules())
+                if i.id == "cost_attribution")
+
+
+def example(per_hour: float) -> dict:
+    return {"per_hour": per_hour, "source": "example figure"}
+
+
+def test_the_cost_attribution_item_passes_when_every_gpu_hour_is_priced_attributed_and_idle_shown(tmp_path):
+    item = cost_item(priced_run(tmp_path, {H100: example(2.5), L40S: example(0.9)}))
+    cost = {c.check_id: c.verdict.value for c in item.checks if c.check_id.startswith("COST-")}
+    assert cost == {"COST-01": "pass", "COST-02": "pass", "COST-03": "pass"}
+    assert item.verdict.value == "pass", item.reason
+
+
+def test_a_gpu_model_without_a_price_leaves_the_cost_attribution_item_not_verified_naming_it(tmp_path):
+    item = cost_item(priced_run(tmp_path, {H100: example(2.5)}))
+    assert item.verdict.value == "not_verified"
+    assert "COST-01" in item.reason and L40S in item.reason, item.reason
+
+
+def test_gpu_hours_attributed_to_no_team_fail_the_item_naming_the_pod(tmp_path):
+    item = cost_item(priced_run(tmp_path, {H100: example(2.5), L40S: example(0.9)}, namespace=None))
+    assert item.verdict.value == "fail"
+    assert "COST-02" in item.reason and "training-1" in item.reason, item.reason
+
+
+def test_cost_by_hour_shows_the_idle_gpu_hours_and_cost_of_each_bucket(tmp_path):
+    d = syn.write_run(tmp_path / "evidence", "utilization", "r1", syn.good_tables("utilization"))
+    _, t = figures.cost_attribution({"utilization": RunEvidence.open(d)})
+    hours = rows_of(t, "cost_by_hour")
+    assert len(hours) == 4 and all(r["idle_gpu_hours"] == 2.0 for r in hours)  # 6 GPUs offered, 4 held
+    assert sum(r["cost"] + r["idle_cost"] for r in hours) == pytest.approx(40.8)  # the window's cost
+
+
+def test_money_is_shown_as_its_currency_counts_it_in_the_reports_language():
+    from gpupoc.report.cells import cell, figure_unit, figure_value
+    from gpupoc.report.wording import Wording
+
+    en, zh = Wording("en"), Wording("zh")
+    assert figure_value(1234.5, "EUR", en) == "1,234.50" and figure_unit("EUR", en) == "EUR"
+    assert figure_unit("EUR", zh) == "欧元" and figure_unit("USD", zh) == "美元"
+    assert figure_value(1234.5, "JPY", en) == "1,234"  # yen have no minor unit
+    assert figure_value(-0.001, "EUR", en) == "0.00"
+    assert figure_value(7.25, "unit.gpu_hours", en) == "7.25" and figure_unit("unit.gpu_hours", zh) == "GPU·时"
+    assert cell(16.0, "own_cost", en).text == "16.00" and cell(16.0, "gpu_hours", en).text == "16"

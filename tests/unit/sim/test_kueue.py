@@ -67,7 +67,7 @@ def test_webhook_marks_the_pod_managed_and_gates_it_keeping_other_gates(tmp_path
            "spec": {"schedulingGates": [{"name": "gpupoc.io/wave-release"}], "containers": []}}
     K.on_pod_create(state, pod)
     assert pod["metadata"]["labels"][K.MANAGED_LABEL] == "true"
-    assert [g["name"] for g in pod["spec"]["schedulingGates"]] == ["gpupoc.io/wave-release", K.ADMISSION_GATE]
+    assert [g["name"] for g in pod["spec"]["schedulingGates"]] == ["gpupoc.io/wave-release", *K.KUEUE_GATES]
 
 
 def test_pods_without_queue_label_are_left_alone(tmp_path):
@@ -123,7 +123,7 @@ def test_admission_within_nominal_quota_removes_the_gate_and_adds_the_flavor_sel
     assert (c["status"], c["reason"], c["message"]) == ("False", "Pending", (
         "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor "
         "training, 8 more needed"))
-    assert gates(state, "job-3") == [K.ADMISSION_GATE]
+    assert gates(state, "job-3") == list(K.KUEUE_GATES)
     assert schedule_pass(state) == 3
 
 
@@ -149,7 +149,7 @@ def test_finished_pod_releases_quota_for_the_next_workload(tmp_path):
     submit(state, "first", 8, created="2026-01-01T00:00:00Z")
     submit(state, "second", 8, created="2026-01-01T00:00:01Z")
     K.kueue_pass(state)
-    assert gates(state, "second") == [K.ADMISSION_GATE]
+    assert gates(state, "second") == list(K.KUEUE_GATES)
     first = state.store.get("pods", "team-vision", "first")
     first["status"]["phase"] = "Succeeded"
     state.store.update("pods", first)
@@ -174,7 +174,7 @@ def test_missing_local_queue_is_reported_on_the_workload(tmp_path):
     K.kueue_pass(state)
     c = cond(workload_of(state, "typo"), "QuotaReserved")
     assert (c["status"], c["reason"], c["message"]) == ("False", "Inadmissible", "LocalQueue trainig doesn't exist")
-    assert gates(state, "typo") == [K.ADMISSION_GATE]
+    assert gates(state, "typo") == list(K.KUEUE_GATES)
 
 
 def test_best_effort_fifo_admits_smaller_workloads_behind_a_blocked_head(tmp_path):
@@ -184,7 +184,7 @@ def test_best_effort_fifo_admits_smaller_workloads_behind_a_blocked_head(tmp_pat
     submit(state, "small", 4, created="2026-01-01T00:00:02Z")
     K.kueue_pass(state)
     assert gates(state, "small") == []
-    assert gates(state, "head") == [K.ADMISSION_GATE]
+    assert gates(state, "head") == list(K.KUEUE_GATES)
 
 
 def test_strict_fifo_stops_at_the_first_workload_that_does_not_fit(tmp_path):
@@ -193,8 +193,8 @@ def test_strict_fifo_stops_at_the_first_workload_that_does_not_fit(tmp_path):
     submit(state, "head", 8, created="2026-01-01T00:00:01Z")
     submit(state, "small", 4, created="2026-01-01T00:00:02Z")
     K.kueue_pass(state)
-    assert gates(state, "small") == [K.ADMISSION_GATE]
-    assert gates(state, "head") == [K.ADMISSION_GATE]
+    assert gates(state, "small") == list(K.KUEUE_GATES)
+    assert gates(state, "head") == list(K.KUEUE_GATES)
     assert cond(workload_of(state, "head"), "QuotaReserved")["message"].endswith("4 more needed")
 
 
@@ -238,3 +238,56 @@ def test_admitted_pod_with_another_gate_stays_unscheduled(tmp_path):
     assert gates(state, "wave") == ["gpupoc.io/wave-release"]
     schedule_pass(state)
     assert "nodeName" not in state.store.get("pods", "team-vision", "wave")["spec"]
+
+
+def test_a_pods_workload_is_named_as_real_kueue_names_it():
+    # seen on real Kueue v0.17.0 (tests/integration/test_real_kueue.py): pod train-2 of this UID
+    assert K.workload_name("train-2", "9869d4f5-ea90-426f-b70a-5bf9102a1bdf") == "pod-train-2-5e1cb"
+    long = K.workload_name("x" * 300, "u")
+    assert len(long) == 253 and long.startswith("pod-xxx") and long[-6] == "-"
+
+
+def test_a_queue_over_its_quota_holds_the_second_pod_with_real_kueue_s_words(tmp_path):
+    """The scenario of tests/integration/test_real_kueue.py: 5 GPUs of quota, pods of 4 then 2 GPUs; what real
+    Kueue v0.17.0 wrote there (docs/real-cluster.md) is what the simulated mode writes."""
+    def five_gpus(raw: dict) -> None:
+        cq = raw["kueue"]["cluster_queues"][0]
+        cq.update(nominal_gpus=5)
+        for key in ("cohort", "borrowing_limit_gpus"):
+            cq.pop(key, None)
+    from .gang_helpers import condition, events, mode_state, run, submit as submit_pod, workload
+
+    state = mode_state(tmp_path, "kueue", edit=five_gpus)
+    submit_pod(state, "train-4", "team-vision", 4)
+    run(state)
+    submit_pod(state, "train-2", "team-vision", 2)
+    run(state)
+    admitted, held = workload(state, "team-vision", "train-4"), workload(state, "team-vision", "train-2")
+    cq = "team-vision-training"
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in admitted["status"]["conditions"]] == [
+        ("QuotaReserved", "True", "QuotaReserved", f"Quota reserved in ClusterQueue {cq}"),
+        ("Admitted", "True", "Admitted", "The workload is admitted")]
+    said = {e["reason"]: e["message"] for e in events(state, "Workload", admitted["metadata"]["name"])}
+    assert re.fullmatch(rf"Quota reserved in ClusterQueue {cq}, wait time since queued was \d+s", said["QuotaReserved"])
+    assert said["Admitted"] == f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s"
+    message = ("couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor "
+               "training, 1 more needed")
+    reserved = condition(held, "QuotaReserved")
+    assert (reserved["status"], reserved["reason"], reserved["message"]) == ("False", "Pending", message)
+    [pending] = events(state, "Workload", held["metadata"]["name"], "Pending")
+    assert (pending["type"], pending["message"], pending["source"]["component"]) == ("Warning", message,
+                                                                                     "kueue-admission")
+    pod = state.store.get("pods", "team-vision", "train-2")
+    assert [g["name"] for g in pod["spec"]["schedulingGates"]] == ["kueue.x-k8s.io/admission",
+                                                                   "kueue.x-k8s.io/topology"]
+    assert (condition(pod, "PodScheduled")["reason"], condition(pod, "PodScheduled")["message"]) == (
+        "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
+    on_pods = {(e["involvedObject"]["name"], e["reason"], e["message"], e["source"]["component"])
+               for e in state.store.list("events") if e["involvedObject"]["kind"] == "Pod"}
+    assert on_pods >= {
+        ("train-2", "CreatedWorkload", f"Created Workload: team-vision/{held['metadata']['name']}",
+         "pod-kueue-controller"),
+        ("train-4", "CreatedWorkload", f"Created Workload: team-vision/{admitted['metadata']['name']}",
+         "pod-kueue-controller"),
+        ("train-4", "Started", f"Admitted by clusterQueue {cq}", "pod-kueue-controller")}
+    assert not any(name == "train-2" and reason == "Started" for name, reason, _, _ in on_pods)

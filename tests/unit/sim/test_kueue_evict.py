@@ -48,7 +48,7 @@ def test_the_preempted_pods_workload_is_evicted_requeued_and_handed_to_a_replace
     assert {e["reason"] for e in events(state, wl["metadata"]["name"])} >= {"EvictedDueToPreempted", "Preempted"}
     assert new["metadata"]["name"] != victim
     assert old["metadata"]["labels"].items() <= new["metadata"]["labels"].items()
-    assert [g["name"] for g in new["spec"]["schedulingGates"]] == [K.ADMISSION_GATE], "waits for re-admission"
+    assert [g["name"] for g in new["spec"]["schedulingGates"]] == list(K.KUEUE_GATES), "waits for re-admission"
     assert len(state.store.list("workloads", NS)) == 4, "the replacement took the Workload over, no new one"
 
 

@@ -96,3 +96,94 @@ def test_watch_cuts_end_a_watch_stream_within_seconds(tmp_path):
         return r.status
 
     assert _serve(state, body) == 200
+
+
+def test_compaction_keeps_one_to_two_intervals_of_history_and_words_a_too_old_watch_as_the_watch_cache():
+    from gpupoc.sim.api.compaction import Compaction
+
+    c = Compaction(started=0.0, every=20.0)
+    assert c.expired(1, rv_now=50, now=5.0) is None, "nothing is compacted before the first interval"
+    c.advance(20.0, 60)   # first compaction: notes 60, compacts nothing yet
+    assert c.expired(1, rv_now=70, now=21.0) is None
+    c.advance(40.0, 90)   # second: compacts to 60, notes 90
+    assert c.expired(59, rv_now=95, now=41.0) == "too old resource version: 59 (60)"
+    assert c.expired(60, rv_now=95, now=41.0) is None, "a watch from the compacted resourceVersion resumes"
+    assert c.expired(80, rv_now=120, now=65.0) == "too old resource version: 80 (90)", "compacted at 60 s to 90"
+
+
+def test_watch_expiry_draws_a_seeded_life_for_every_watch_and_nothing_without_it():
+    from gpupoc.sim.api.compaction import WATCH_LIFE_SECONDS
+
+    a, b = ApiManners(watch_expiry=True, seed=4), ApiManners(watch_expiry=True, seed=4)
+    lives = [a.watch_life() for _ in range(20)]
+    assert lives == [b.watch_life() for _ in range(20)], "the same seed draws the same lives"
+    assert all(WATCH_LIFE_SECONDS[0] <= x <= WATCH_LIFE_SECONDS[1] for x in lives)
+    plain = ApiManners()
+    assert plain.watch_life() is None and plain.expired(1, 10_000, now=plain.started + 3600) is None
+
+
+async def _events(resp) -> list[dict]:
+    import json
+
+    text = (await asyncio.wait_for(resp.read(), 30)).decode()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_watch_expiry_answers_a_watch_from_a_compacted_resource_version_with_410_expired(tmp_path):
+    from gpupoc.sim.api.manners import MANNERS
+
+    state = make_state(tmp_path, behaviours=["watch-expiry"], seed=2)
+    state.identities = make_identities(state.config)
+    app = build_app(state)
+    compaction = app[MANNERS].compaction
+    old = state.store.rv
+    compaction.advance(compaction.next_at, old + 5)        # notes a later resourceVersion ...
+    compaction.advance(compaction.next_at, old + 10)       # ... and compacts to it
+
+    async def run():
+        async with TestClient(TestServer(app)) as client:
+            r = await client.get(f"{PODS}?watch=true&resourceVersion={old}", headers=_token(state))
+            return r.status, await _events(r)
+
+    status, events = asyncio.run(run())
+    assert status == 200 and len(events) == 1 and events[0]["type"] == "ERROR", events
+    obj = events[0]["object"]
+    assert (obj["code"], obj["reason"], obj["kind"]) == (410, "Expired", "Status")
+    assert obj["message"] == f"too old resource version: {old} ({old + 5})"
+
+
+def test_watch_expiry_ends_an_open_watch_with_410_after_its_life(tmp_path):
+    from gpupoc.sim.api.compaction import EXPIRED_WATCH
+    from gpupoc.sim.api.manners import MANNERS
+
+    state = make_state(tmp_path, behaviours=["watch-expiry"], seed=2)
+    state.identities = make_identities(state.config)
+    app = build_app(state)
+    app[MANNERS].watch_life = lambda: 0.3  # a life of 0.3 s instead of a drawn 15-45 s
+
+    async def run():
+        async with TestClient(TestServer(app)) as client:
+            r = await client.get(f"{PODS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=600",
+                                 headers=_token(state))
+            return await _events(r)
+
+    events = asyncio.run(run())
+    assert events and events[-1]["type"] == "ERROR", events
+    assert events[-1]["object"]["code"] == 410 and events[-1]["object"]["message"] == EXPIRED_WATCH
+    assert all(e["type"] != "ERROR" for e in events[:-1])
+
+
+def test_a_watch_asked_for_less_than_its_life_ends_at_its_timeout_without_an_error(tmp_path):
+    from gpupoc.sim.api.manners import MANNERS
+
+    state = make_state(tmp_path, behaviours=["watch-expiry"], seed=2)
+    state.identities = make_identities(state.config)
+    app = build_app(state)
+    app[MANNERS].watch_life = lambda: 30.0
+
+    async def run():
+        async with TestClient(TestServer(app)) as client:
+            r = await client.get(f"{PODS}?watch=true&timeoutSeconds=1", headers=_token(state))
+            return await _events(r)
+
+    assert all(e["type"] != "ERROR" for e in asyncio.run(run()))

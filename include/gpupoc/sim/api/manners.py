@@ -9,6 +9,8 @@
 - ``slow-api``: every request waits 50-250 ms before it is served.
 - ``watch-cuts``: the server ends every watch stream after 2-5 s (clients re-watch from the last
   resourceVersion they saw).
+- ``watch-expiry``: the history is compacted every few seconds and open watch streams end with 410 Gone
+  (``compaction``): clients list again and watch from the new resourceVersion.
 Draws come from one generator seeded with the behaviour seed. Health, version and metrics endpoints, and the
 simulator's own node-failure endpoints, are exempt.
 """
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from gpupoc.sim.api.compaction import WATCH_LIFE_SECONDS, Compaction
 from gpupoc.sim.api.status import StatusError
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.cluster import ClusterState
@@ -42,18 +45,26 @@ class ApiManners:
     throttled: bool = False
     slow: bool = False
     watch_cuts: bool = False
+    watch_expiry: bool = False
     seed: int = 0
     started: float = field(default_factory=time.monotonic)
     refusals: dict[tuple, int] = field(default_factory=dict)  # (user, method, path) -> refusals in a row
     rng: random.Random = field(init=False)
+    compaction: Compaction | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.seed}/api")
+        self.compaction = Compaction(self.started) if self.watch_expiry else None
 
     @classmethod
     def of(cls, state: ClusterState) -> "ApiManners":
-        return cls(throttled=state.behaves(Behaviour.THROTTLED), slow=state.behaves(Behaviour.SLOW_API),
-                   watch_cuts=state.behaves(Behaviour.WATCH_CUTS), seed=state.behaviour_seed)
+        manners = cls(throttled=state.behaves(Behaviour.THROTTLED), slow=state.behaves(Behaviour.SLOW_API),
+                      watch_cuts=state.behaves(Behaviour.WATCH_CUTS),
+                      watch_expiry=state.behaves(Behaviour.WATCH_EXPIRY), seed=state.behaviour_seed)
+        if manners.compaction is not None:
+            compaction = manners.compaction
+            state.store.add_listener(lambda change: compaction.advance(time.monotonic(), change.rv - 1))
+        return manners
 
     def in_burst(self, now: float) -> bool:
         since = now - self.started
@@ -89,6 +100,16 @@ class ApiManners:
     def watch_cut(self) -> float | None:
         """Seconds after which the server ends a new watch stream (None: no cut)."""
         return self.rng.uniform(*WATCH_CUT_SECONDS) if self.watch_cuts else None
+
+    def watch_life(self) -> float | None:
+        """Seconds after which a new watch stream ends with 410 Gone (None: it lives its timeout)."""
+        return self.rng.uniform(*WATCH_LIFE_SECONDS) if self.watch_expiry else None
+
+    def expired(self, since: int | None, rv_now: int, now: float | None = None) -> str | None:
+        """The 410 message for a watch from ``since``, None when it may resume (or starts afresh)."""
+        if self.compaction is None or since is None:
+            return None
+        return self.compaction.expired(since, rv_now, time.monotonic() if now is None else now)
 
 
 MANNERS = web.AppKey("manners", ApiManners)

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from gpupoc.sim import tables
 from gpupoc.sim.api.context import Ctx, int_param, truthy
+from gpupoc.sim.api.compaction import EXPIRED_WATCH
 from gpupoc.sim.api.manners import MANNERS
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.resources import matching, selector_of
@@ -41,18 +42,23 @@ class WatchOptions:
     name: str
     since: int | None  # resourceVersion to resume after; None: start with every matching object
     initial_events: bool = False  # sendInitialEvents (a watch-list): every object, then the initial-events-end bookmark
+    expires: bool = False  # watch-expiry: the stream ends at its timeout with 410 Gone (its history compacted)
 
     @classmethod
     def of(cls, ctx: Ctx, spec: ResourceSpec) -> "WatchOptions":
         q = ctx.query
         timeout = int_param(q, "timeoutSeconds", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT
-        cut = ctx.request.app[MANNERS].watch_cut() if MANNERS in ctx.request.app else None
+        manners = ctx.request.app[MANNERS] if MANNERS in ctx.request.app else None
+        cut = manners.watch_cut() if manners else None
         if cut is not None:
             timeout = min(timeout, cut)  # watch-cuts: the server ends the stream early
+        life = manners.watch_life() if manners else None
+        expires = life is not None and life < timeout
+        timeout = life if expires else timeout
         initial_events = truthy(q.get("sendInitialEvents"))
         return cls(timeout, truthy(q.get("allowWatchBookmarks")), ctx.wants_table(), q.get("includeObject", "Metadata"),
                    ctx.info.namespace if spec.namespaced and ctx.info.namespace else None, ctx.info.name,
-                   None if initial_events else _since(q.get("resourceVersion") or ""), initial_events)
+                   None if initial_events else _since(q.get("resourceVersion") or ""), initial_events, expires)
 
 
 def _since(raw_rv: str) -> int | None:
@@ -177,13 +183,14 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
     resp.enable_chunked_encoding()
     ctx.stream = resp
     watcher = Watcher(spec, options, selector, resp)
+    manners = ctx.request.app[MANNERS] if MANNERS in ctx.request.app else None
     try:
+        expired = manners.expired(options.since, store.rv) if manners else None
+        if expired:
+            raise Gone(expired)
         w, backlog = store.watch(spec.plural, options.namespace, options.since)
     except Gone as exc:
-        await resp.prepare(ctx.request)
-        await resp.write(watch_line("ERROR", status_obj(410, str(exc), "Expired")))
-        await resp.write_eof()
-        return resp
+        return await _gone(ctx, resp, str(exc))
     try:
         await resp.prepare(ctx.request)
         if options.since is None:
@@ -193,9 +200,20 @@ async def watch(ctx: Ctx, spec: ResourceSpec) -> web.StreamResponse:
         else:
             await watcher.send_backlog(ctx, backlog)
         await watcher.send_live(w.queue, store)
+        if options.expires:  # watch-expiry: the stream's revision was compacted away
+            await resp.write(watch_line("ERROR", status_obj(410, EXPIRED_WATCH, "Expired")))
         await resp.write_eof()
     except (ConnectionResetError, ConnectionError):
         pass
     finally:
         store.unwatch(w)
+    return resp
+
+
+async def _gone(ctx: Ctx, resp: web.StreamResponse, message: str) -> web.StreamResponse:
+    """A watch from a resourceVersion whose history is gone: one ERROR event, 410 ``Expired``, as kube-apiserver
+    answers once it passed authorization (the stream itself is 200)."""
+    await resp.prepare(ctx.request)
+    await resp.write(watch_line("ERROR", status_obj(410, message, "Expired")))
+    await resp.write_eof()
     return resp

@@ -8,12 +8,10 @@ its process tree exceeds ``limits.memory`` (OOMKilled, exit 137).
 from __future__ import annotations
 
 import asyncio
-import base64
 import ctypes
 import ctypes.util
 import os
 import signal
-import sys
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,16 +19,16 @@ from typing import Awaitable, Callable
 
 import psutil
 
-import gpupoc
 from gpupoc.kube.dcgm import virtual_telemetry
+from gpupoc.kube.containers import (  # noqa: F401 - the simulated kubelet's names for the shared rules
+    BASE_ENV_KEYS, PACKAGE_ROOT, ConfigMissing, StartFailed, build_argv, container_env, exit_code_of, process_env,
+)
 from gpupoc.sim.logs import ContainerLog
 
 MEMORY_POLL_SECONDS = 0.5
 LINE_LIMIT = 1 << 20
 PUMP_DRAIN_SECONDS = 2.0
 EXIT_POLL_SECONDS = 0.2
-PACKAGE_ROOT = str(Path(gpupoc.__file__).resolve().parents[1])
-BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "VIRTUAL_ENV")
 
 
 def _load_prctl():
@@ -48,122 +46,6 @@ def _die_with_parent() -> None:
     """In the forked child: get SIGKILL when the simulator dies, so no container outlives it."""
     if _PRCTL is not None:
         _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-class StartFailed(Exception):
-    """The container process could not be started (exit 128, reason StartError)."""
-
-
-class ConfigMissing(Exception):
-    """An env source (secret, configmap) is missing: waiting reason CreateContainerConfigError."""
-
-
-def build_argv(container: dict, entrypoint: list[str]) -> list[str]:
-    """Docker semantics: ``command`` replaces the image ENTRYPOINT, ``args`` follow it."""
-    command = container.get("command") or []
-    args = container.get("args") or []
-    argv = [str(a) for a in (list(command) if command else list(entrypoint)) + list(args)]
-    argv = [sys.executable if a == "{python}" else a for a in argv]
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = sys.executable  # the image's interpreter is this one
-    if not argv:
-        raise StartFailed("failed to generate container spec: no command specified")
-    return argv
-
-
-def _lookup(store, resource: str, namespace: str, name: str, key: str | None, kind: str) -> dict | str:
-    obj = store.get(resource, namespace, name)
-    if obj is None:
-        raise ConfigMissing(f'{kind} "{name}" not found')
-    if key is None:
-        return obj
-    if resource == "secrets":
-        raw = (obj.get("data") or {}).get(key)
-        if raw is None:
-            raise ConfigMissing(f"couldn't find key {key} in Secret {namespace}/{name}")
-        return base64.b64decode(raw).decode(errors="replace")
-    value = (obj.get("data") or {}).get(key)
-    if value is None:
-        raise ConfigMissing(f"couldn't find key {key} in ConfigMap {namespace}/{name}")
-    return value
-
-
-def _field_ref(pod: dict, path: str) -> str:
-    meta, spec, status = pod["metadata"], pod.get("spec", {}), pod.get("status", {})
-    simple = {
-        "metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
-        "metadata.uid": meta.get("uid"), "spec.nodeName": spec.get("nodeName"),
-        "spec.serviceAccountName": spec.get("serviceAccountName", "default"),
-        "status.podIP": status.get("podIP"), "status.hostIP": status.get("hostIP"),
-    }
-    if path in simple:
-        return simple[path] or ""
-    for prefix, src in (("metadata.labels['", meta.get("labels") or {}),
-                        ("metadata.annotations['", meta.get("annotations") or {})):
-        if path.startswith(prefix) and path.endswith("']"):
-            return src.get(path[len(prefix):-2], "")
-    return ""
-
-
-def container_env(store, pod: dict, container: dict) -> dict[str, str]:
-    """The container's own env (``envFrom`` then ``env``), resolving downward-API and secret/configmap refs."""
-    ns = pod["metadata"]["namespace"]
-    out: dict[str, str] = {}
-    for src in container.get("envFrom") or []:
-        prefix = src.get("prefix", "")
-        for ref, resource, kind in ((src.get("configMapRef"), "configmaps", "configmap"),
-                                    (src.get("secretRef"), "secrets", "secret")):
-            if not ref:
-                continue
-            try:
-                obj = _lookup(store, resource, ns, ref["name"], None, kind)
-            except ConfigMissing:
-                if ref.get("optional"):
-                    continue
-                raise
-            for k, v in (obj.get("data") or {}).items():
-                out[prefix + k] = base64.b64decode(v).decode(errors="replace") if resource == "secrets" else v
-    for item in container.get("env") or []:
-        name = item["name"]
-        if "valueFrom" not in item:
-            out[name] = str(item.get("value", ""))
-            continue
-        vf = item["valueFrom"]
-        try:
-            if "fieldRef" in vf:
-                out[name] = _field_ref(pod, vf["fieldRef"].get("fieldPath", ""))
-            elif "secretKeyRef" in vf:
-                ref = vf["secretKeyRef"]
-                out[name] = _lookup(store, "secrets", ns, ref["name"], ref["key"], "secret")
-            elif "configMapKeyRef" in vf:
-                ref = vf["configMapKeyRef"]
-                out[name] = _lookup(store, "configmaps", ns, ref["name"], ref["key"], "configmap")
-            elif "resourceFieldRef" in vf:
-                res = vf["resourceFieldRef"].get("resource", "")
-                kind, _, rname = res.partition(".")
-                out[name] = str(((container.get("resources") or {}).get(kind) or {}).get(rname, "0"))
-        except ConfigMissing:
-            ref = vf.get("secretKeyRef") or vf.get("configMapKeyRef") or {}
-            if not ref.get("optional"):
-                raise
-    return out
-
-
-def process_env(user_env: dict[str, str], platform: dict[str, str]) -> dict[str, str]:
-    """A clean environment: a few host basics, the pod's env, then what the platform injects."""
-    env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
-    env.setdefault("LANG", "C.UTF-8")
-    env["PYTHONUNBUFFERED"] = "1"
-    paths = [PACKAGE_ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env.update(user_env)
-    env.update(platform)
-    return env
-
-
-def exit_code_of(returncode: int) -> int:
-    """A container exit code: signals become 128 + signal number, as container runtimes report."""
-    return 128 - returncode if returncode < 0 else returncode
 
 
 @dataclass

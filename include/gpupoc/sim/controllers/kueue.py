@@ -3,8 +3,9 @@
 How the API server calls it (contract; kube and kueue modes only, inert otherwise), through the admission
 plug-in ``KueueWebhook`` that ``kueue_for`` registers in ``state.hooks.admission``:
 1. ``on_pod_create(state, pod)`` before a new pod is stored. A pod labelled ``kueue.x-k8s.io/queue-name``
-   gets label ``kueue.x-k8s.io/managed=true`` and scheduling gate ``kueue.x-k8s.io/admission`` (other gates
-   are kept), as Kueue's pod webhook does, whether or not the LocalQueue exists. Never raises.
+   gets label ``kueue.x-k8s.io/managed=true`` and scheduling gates ``kueue.x-k8s.io/admission`` and
+   ``kueue.x-k8s.io/topology`` (other gates are kept), as Kueue's pod webhook does, whether or not the
+   LocalQueue exists. Never raises.
 2. ``after_pod_created(state, pod)`` right after the pod is stored: creates its Workload, or, for a pod of a
    pod group (label ``kueue.x-k8s.io/pod-group-name``, annotation ``kueue.x-k8s.io/pod-group-total-count``),
    the group's Workload once all its pods exist (``kueue_groups``). Optional: pods marked in step 1 whose
@@ -16,7 +17,7 @@ plug-in ``KueueWebhook`` that ``kueue_for`` registers in ``state.hooks.admission
 4. ``pending_workloads(state, cluster_queue=..., namespace=..., local_queue=...)``: the visibility API's
    items, in queue order (priority, then creation), with ``positionInClusterQueue`` and
    ``positionInLocalQueue``.
-Admission removes only Kueue's gate: a pod also gated by another controller stays unscheduled until that
+Admission removes only Kueue's gates: a pod also gated by another controller stays unscheduled until that
 gate goes too. ``kueue_for`` also subscribes ``kueue_evict.adopt`` to ``state.hooks.replacing``: a
 replacement pod takes over the Workload of the pod it replaces.
 """
@@ -31,9 +32,9 @@ from gpupoc.sim import clock
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers.kueue_admit import admit_cycle, update_status
 from gpupoc.sim.controllers.kueue_evict import adopt
-from gpupoc.sim.controllers.kueue_groups import GroupComposer
+from gpupoc.sim.controllers.kueue_groups import POD_CONTROLLER, GroupComposer
 from gpupoc.sim.controllers.kueue_types import (  # noqa: F401  (re-exported: the module's API)
-    ADMISSION_GATE, COMPONENT, GPU, JOB_UID_LABEL, MANAGED_LABEL, POD_SET, QUEUE_LABEL, Entry, Key,
+    ADMISSION_GATE, COMPONENT, GPU, KUEUE_GATES, JOB_UID_LABEL, MANAGED_LABEL, POD_SET, QUEUE_LABEL, Entry, Key,
     pending_message, podset_gpus, set_condition, template_spec, workload_name)
 from gpupoc.sim.controllers.scheduling import priority_of
 from gpupoc.sim.events import NORMAL
@@ -114,7 +115,11 @@ class Kueue:
             return self.groups.add(pod)
         wl = self.workload_body(workload_name(meta["name"], meta.get("uid", "")), [pod],
                                 {meta.get("uid", "")}, [(POD_SET, [pod])])
-        return self.store_workload(wl)
+        stored = self.store_workload(wl)
+        if stored is not None:  # as real Kueue's pod controller says it (v0.17.0, test_real_kueue.py)
+            self.state.events.record(pod, "CreatedWorkload", f"Created Workload: {key[0]}/{wl['metadata']['name']}",
+                                     NORMAL, component=POD_CONTROLLER)
+        return stored
 
     def workload_body(self, name: str, owners: list[dict], job_uid: set[str],
                       podsets: list[tuple[str, list[dict]]]) -> dict:
@@ -251,7 +256,7 @@ class Kueue:
             if pod is None:
                 continue
             spec = pod.setdefault("spec", {})
-            gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != ADMISSION_GATE]
+            gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") not in KUEUE_GATES]
             if gates:
                 spec["schedulingGates"] = gates
             else:
@@ -259,6 +264,9 @@ class Kueue:
             if labels:
                 spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **labels}
             store.update("pods", pod)
+            if len(entry.pods) == 1:  # jobframework's StartJob event on the job, here the pod itself
+                self.state.events.record(pod, "Started", f"Admitted by clusterQueue {cq}", NORMAL,
+                                         component=POD_CONTROLLER)
         self.state.kick()
 
 
@@ -305,8 +313,9 @@ def on_pod_create(state: ClusterState, pod: dict) -> None:
         meta["labels"] = {**labels, MANAGED_LABEL: "true"}
         spec = pod.setdefault("spec", {})
         gates = list(spec.get("schedulingGates") or [])
-        if not any(g.get("name") == ADMISSION_GATE for g in gates):
-            gates.append({"name": ADMISSION_GATE})
+        for gate in KUEUE_GATES:
+            if not any(g.get("name") == gate for g in gates):
+                gates.append({"name": gate})
         spec["schedulingGates"] = gates
         kueue_for(state).to_create.append((meta.get("namespace", ""), meta.get("name", "")))
     except Exception:  # the API must still store the pod

@@ -124,7 +124,7 @@ def adopt(state: ClusterState, old: tuple[str, str], pod: dict) -> None:
     kq.dirty = True
     if entry.admitted:
         spec = pod["spec"]
-        gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != K.ADMISSION_GATE]
+        gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") not in K.KUEUE_GATES]
         if gates:
             spec["schedulingGates"] = gates
         else:

@@ -17,7 +17,7 @@ import json
 from typing import Protocol
 
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.controllers.kueue_types import ADMISSION_GATE, Entry, Key
+from gpupoc.sim.controllers.kueue_types import KUEUE_GATES, Entry, Key
 from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault
 
@@ -129,7 +129,7 @@ class GroupComposer:
                 for k in entry.pods]
             store.update("workloads", wl)
         if entry.admitted:
-            gates = [g for g in pod["spec"].get("schedulingGates") or [] if g.get("name") != ADMISSION_GATE]
+            gates = [g for g in pod["spec"].get("schedulingGates") or [] if g.get("name") not in KUEUE_GATES]
             if gates:
                 pod["spec"]["schedulingGates"] = gates
             else:

@@ -13,6 +13,10 @@ from gpupoc.sim.controllers.scheduling import gpu_request
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
+# Topology-aware scheduling is on by default since Kueue v0.14: the pod webhook adds this gate after the
+# admission gate, and an admission without a topology removes both (jobs/pod pod_webhook.go, prepare()).
+TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
+KUEUE_GATES = (ADMISSION_GATE, TOPOLOGY_GATE)
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 POD_SET = "main"
 COMPONENT = "kueue-admission"
@@ -20,9 +24,11 @@ Key = tuple[str, str]
 
 
 def workload_name(pod_name: str, pod_uid: str) -> str:
-    """Kueue's name for a pod's Workload: ``pod-<pod name>-<5 hex of a hash of the owner>``."""
-    digest = hashlib.sha1(f"{pod_uid}/v1/Pod".encode()).hexdigest()[:5]
-    return f"pod-{pod_name[:240]}-{digest}"
+    """Kueue's name for a pod's Workload: ``pod-<pod name>`` cut to 247 characters, ``-``, then 5 hex of the
+    SHA-1 of the owner's kind, group, name and UID, one a line (jobframework ``GetWorkloadNameForOwnerWithGVK``;
+    real Kueue v0.17.0 named the pod ``train-2`` of UID ``U`` ``pod-train-2-`` + sha1("Pod\n\ntrain-2\nU")[:5])."""
+    digest = hashlib.sha1(f"Pod\n\n{pod_name}\n{pod_uid}".encode()).hexdigest()[:5]
+    return f"pod-{pod_name}"[:247] + f"-{digest}"
 
 
 def set_condition(obj: dict, type_: str, status: str, reason: str, message: str) -> bool:

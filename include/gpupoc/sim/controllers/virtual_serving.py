@@ -16,22 +16,12 @@ import time
 
 from aiohttp import web
 
+from gpupoc.kube.containers import serving_port  # noqa: F401 - read here by the kubelet
 from gpupoc.sim.pod_network import host_address
 from gpupoc.workload.lag import SERVE_MS_HEADER
 from gpupoc.workload.serving import Histogram
 
 DEFAULT_LATENCY_MS = 5.0
-
-
-def serving_port(container: dict, env: dict[str, str]) -> int | None:
-    """The port a virtual container serves on, None when it does not serve."""
-    args = [str(a) for a in container.get("args") or []]
-    if args and args[0] == "serve":
-        port = args[args.index("--port") + 1] if "--port" in args[:-1] else "8080"
-        return int(port)
-    if env.get("WORKLOAD_MODE") == "serve":
-        return int(env.get("WORKLOAD_PORT") or 8080)
-    return None
 
 
 def _number(env: dict[str, str], name: str, default: float) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpupoc.costing.allocation import allocate
-from gpupoc.costing.rows import Holders, capacity, evidence_rows, usage_rows
+from gpupoc.costing.rows import Holders, buckets, capacity, evidence_rows, usage_rows
 from gpupoc.costing.showback import showback, to_csv
 
 SOURCE = "plan prices x utilization (OpenCost allocation)"
@@ -40,7 +40,8 @@ def _price(ctx, util: pd.DataFrame, slices: pd.DataFrame | None, window, serving
         ctx.writer.mark_not_verified("cost_allocation", reason, "plan")
         return {"cost_reason": reason}
     hours = (window.end - window.start).total_seconds() / 3600.0
-    alloc = allocate(usage_rows(util, slices, holders(ctx.plan, serving)), capacity(ctx.plan.pools, hours), prices)
+    alloc = allocate(usage_rows(util, slices, holders(ctx.plan, serving)), capacity(ctx.plan.pools, hours), prices,
+                     buckets(util, window.start, window.end))
     if alloc.unpriced:
         reason = (f"no price for GPU model(s) {', '.join(alloc.unpriced)}: add each under prices.gpu_hour "
                   "(keyed by the node's nvidia.com/gpu.product)")

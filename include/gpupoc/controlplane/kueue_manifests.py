@@ -1,0 +1,93 @@
+"""Kueue's objects for the real control plane, rendered from its own module (``kubectl kustomize
+<module>/config/default``) and fitted to a Kueue that runs as a local process: no Deployment, no ConfigMap
+(the process reads its configuration from a file), no visibility APIServices (the visibility API is off), each
+Service an ``ExternalName`` for ``localhost`` so the API server dials the local process, and every webhook
+(the CRDs' conversion webhooks too) sent to the port the process listens on. Pure functions but ``render``."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gpupoc.exceptions import GpupocError
+
+NAMESPACE = "kueue-system"
+SERVICE_ACCOUNT = "kueue-controller-manager"
+WEBHOOK_SERVICE = "kueue-webhook-service"
+WEBHOOK_SECRET = "kueue-webhook-server-cert"
+DROPPED_KINDS = ("Deployment", "APIService", "ConfigMap")
+# the frameworks whose objects this Kueue manages: Jobs and plain pods (the pod builder's)
+FRAMEWORKS = ("batch/job", "pod")
+
+
+@dataclass(frozen=True)
+class KueuePorts:
+    """The local Kueue's loopback ports, chosen free at its first start."""
+
+    webhook: int
+    health: int
+    metrics: int
+
+
+def render(kubectl: Path, module_dir: Path) -> list[dict]:
+    """The objects of ``<module>/config/default`` as the module's kustomization renders them."""
+    kustomization = module_dir / "config" / "default"
+    if not kustomization.is_dir():
+        raise GpupocError(f"Kueue's kustomization {kustomization} is absent: run `bash scripts/control-plane/"
+                          "build.sh --with-kueue` (it downloads the module into the Go module cache)")
+    res = subprocess.run([str(kubectl), "kustomize", str(kustomization)], capture_output=True, text=True,
+                         timeout=120)
+    if res.returncode != 0:
+        raise GpupocError(f"kubectl kustomize {kustomization} exited {res.returncode}: {res.stderr.strip()[-400:]}")
+    return [d for d in yaml.safe_load_all(res.stdout) if d]
+
+
+def _service_ref(ref: dict, port: int) -> None:
+    if ref.get("service"):
+        ref["service"]["port"] = port
+
+
+def fit_for_local_process(docs: list[dict], webhook_port: int) -> list[dict]:
+    """The rendered objects fitted to a local process (see the module); the input is left unchanged."""
+    out = []
+    for doc in yaml.safe_load(yaml.safe_dump(docs)):  # a deep copy
+        kind = doc.get("kind")
+        if kind in DROPPED_KINDS:
+            continue
+        if kind == "Service":
+            doc["spec"] = {"type": "ExternalName", "externalName": "localhost"}
+        elif kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            for hook in doc.get("webhooks") or []:
+                _service_ref(hook.get("clientConfig") or {}, webhook_port)
+        elif kind == "CustomResourceDefinition":
+            webhook = ((doc.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
+            _service_ref(webhook.get("clientConfig") or {}, webhook_port)
+        out.append(doc)
+    return out
+
+
+def configuration(ports: KueuePorts, cert_dir: Path) -> dict:
+    """Kueue's ``Configuration``: loopback ports, no leader election, its own certificate management."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+        "namespace": NAMESPACE,
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{ports.health}"},
+        "metrics": {"bindAddress": f"127.0.0.1:{ports.metrics}"},
+        "webhook": {"port": ports.webhook, "host": "127.0.0.1", "certDir": str(cert_dir)},
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": True, "webhookServiceName": WEBHOOK_SERVICE,
+                                   "webhookSecretName": WEBHOOK_SECRET},
+        "clientConnection": {"qps": 50, "burst": 100},
+        "managedJobsNamespaceSelector": {"matchExpressions": [{
+            "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", NAMESPACE]}]},
+        "integrations": {"frameworks": list(FRAMEWORKS)},
+    }
+
+
+def kueue_argv(binary: Path, kubeconfig: Path, config: Path) -> list[str]:
+    """The local Kueue's command line (the visibility API server is off: no APIService serves it)."""
+    return [str(binary), f"--kubeconfig={kubeconfig}", f"--config={config}",
+            "--feature-gates=VisibilityOnDemand=false"]
