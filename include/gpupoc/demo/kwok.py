@@ -45,9 +45,25 @@ def plan_kubeconfig(var: Path) -> Path:
     return control_plane_dir(var) / "kubeconfig-plan"
 
 
-def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable[[str], None]) -> dict:
-    """A fresh control plane with the base plan's pools as KWOK nodes; what the demo needs of it (the shape of
-    the simulated cluster's ``sim.json``: url, kubeconfig, audit_log) and its Kubernetes version."""
+REAL_MODES = ("kube", "kueue")  # the plan adapters' modes served for real here (kube-scheduler; Kueue beside it)
+
+
+def check_kwok_mode(mode: str) -> None:
+    """Refuse a scheduler that cannot run for real here, before anything starts."""
+    from gpupoc.exceptions import GpupocError
+
+    if mode not in REAL_MODES:
+        raise GpupocError(f"--cluster kwok: the plan's adapter (scheduler mode {mode}) is not served on the real "
+                          "control plane: only kube-scheduler and Kueue are built here (Volcano, KAI and HAMi stay "
+                          "simulated); choose a kube-scheduler or kueue platform (--platform kube|kueue) or drop "
+                          "--cluster kwok")
+
+
+def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable[[str], None],
+                       mode: str = "kube") -> dict:
+    """A fresh control plane with the base plan's pools as KWOK nodes, and real Kueue beside it when the plan's
+    adapter is Kueue (``mode``); what the demo needs of it (the shape of the simulated cluster's ``sim.json``:
+    url, kubeconfig, audit_log) and its Kubernetes version."""
     from gpupoc.controlplane.plane import start_control_plane, stop_control_plane
     from gpupoc.plan import load_plan
 
@@ -63,6 +79,11 @@ def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable
     nodes = sum(p.nodes for p in load_plan(base_plan, kubeconfig_later=True).pools)
     out(f"        Kubernetes {cp.version} at {cp.server}: {nodes} KWOK nodes, in {cp.timings['total']:.1f} s "
         f"(data {root})")
+    if mode == "kueue":
+        from gpupoc.controlplane.kueue import start_kueue
+
+        kueue = start_kueue(cp)
+        out(f"        Kueue {kueue.version} beside it (pid {kueue.pid})")
     return {"url": cp.server, "kubeconfig": str(cp.kubeconfig), "audit_log": str(cp.audit_log),
             "version": cp.version, "kubectl": str(cp.kubectl), "root": str(root)}
 

@@ -233,10 +233,12 @@ def _start_cluster(opts: DemoOptions, paths: DemoPaths, table: PidFile) -> dict:
     the scheduler mode of the plan's adapter, the cluster file its
     ``platform.simulator_config`` names (else the mode's shipped one); its ``sim.json``."""
     if opts.cluster == "kwok":
-        from gpupoc.demo.kwok import start_kwok_cluster
+        from gpupoc.demo.kwok import check_kwok_mode, start_kwok_cluster
 
+        mode = sim_mode_for(opts.plan, opts.platform)
+        check_kwok_mode(mode)
         opts.out(f"[{elapsed(0):>5}] starting a real Kubernetes control plane with the plan's pools as KWOK nodes")
-        return start_kwok_cluster(paths.var, table, opts.plan, opts.out)
+        return start_kwok_cluster(paths.var, table, opts.plan, opts.out, mode=mode)
     mode, config = sim_mode_for(opts.plan, opts.platform), sim_config_for(opts.plan, opts.platform)
     opts.out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
              f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")

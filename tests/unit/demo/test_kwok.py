@@ -68,3 +68,18 @@ def test_down_without_a_control_plane_stops_nothing(tmp_path):
     from gpupoc.demo.kwok import stop_kwok_cluster
 
     assert stop_kwok_cluster(PidFile.load(tmp_path / "pids.json")) == {}
+
+
+@pytest.mark.parametrize("mode", ["volcano", "kai", "hami"])
+def test_a_scheduler_not_served_for_real_here_is_refused_naming_the_real_ones(mode):
+    from gpupoc.demo.kwok import check_kwok_mode
+
+    with pytest.raises(GpupocError, match=f"scheduler mode {mode}.*kube-scheduler and Kueue"):
+        check_kwok_mode(mode)
+
+
+@pytest.mark.parametrize("mode", ["kube", "kueue"])
+def test_kube_scheduler_and_kueue_run_for_real(mode):
+    from gpupoc.demo.kwok import check_kwok_mode
+
+    check_kwok_mode(mode)
