@@ -20,6 +20,7 @@ from gpupoc.demo.pids import PidFile
 
 CLUSTERS = ("sim", "kwok")
 KWOK_INJECTOR = {"method": "taint"}  # how the demo fails a KWOK node (``gpupoc.plan.injector_spec``)
+SIM_PLATFORM_NAME, KWOK_PLATFORM_NAME = "gpupoc-sim", "gpupoc-kwok"
 
 
 def check_kwok_options(faults: str, behaviours: str, from_manifests: bool) -> None:
@@ -105,6 +106,10 @@ def kwok_injectors(data: dict) -> list[str]:
     or by default, given ``KWOK_INJECTOR`` instead; one line per change (for the console and the plan's header)."""
     spec = ((data.get("test_classes") or {}).get("fault_recovery") or {})
     changed: list[str] = []
+    platform = data.get("platform") or {}
+    if platform.get("name") == SIM_PLATFORM_NAME:  # the default plans' name for the simulated cluster
+        platform["name"] = KWOK_PLATFORM_NAME
+        changed.append(f"platform.name: {KWOK_PLATFORM_NAME} (the report names what it judged)")
     for i, inj in enumerate(spec.get("injections") or []):
         if isinstance(inj, dict) and inj.get("kind") == "node_failure" and _is_sim(inj.get("injector")):
             inj["injector"] = dict(KWOK_INJECTOR)

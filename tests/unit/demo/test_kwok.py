@@ -60,6 +60,7 @@ def test_the_demo_plan_for_kwok_nodes_names_its_changes_and_validates(tmp_path):
     assert node_failures and all(i["injector"] == {"method": "taint"} for i in node_failures)
     assert data["platform"]["kubeconfig"] == str(kubeconfig)
     assert data["evidence_sources"]["audit_log_path"] == cluster["audit_log"]
+    assert data["platform"]["name"] == "gpupoc-kwok", "the default plan's simulated-cluster name is not kept"
     assert said and all("plan for KWOK nodes" in line for line in said)
     load_plan(plan, kubeconfig_later=True)  # a plan naming a real cluster accepts the taint injector
 
