@@ -77,9 +77,10 @@ stack-up: venv system-deps
 # (BEHAVIOUR_SEED=n) on a correct cluster with that behaviour profile; PLAN=file another plan;
 # CLASSES=tenant_isolation,... only those classes (the report takes the others' latest earlier evidence);
 # FROM_MANIFESTS=1 starts the cluster empty and gives it the plan's manifests, kubeconfig and preflight.
-# Chromium prints report.pdf.
-demo: venv docs-assets system-deps browser
-	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(FROM_MANIFESTS),--cluster-from-manifests)
+# CLUSTER=kwok runs it on a real Kubernetes control plane (built once by `make control-plane`) whose nodes are
+# KWOK's, given the plan the same way. Chromium prints report.pdf.
+demo: venv docs-assets system-deps browser $(if $(filter kwok,$(CLUSTER)),control-plane)
+	$(BIN)/gpupoc demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(BEHAVIOUR),--behaviour $(BEHAVIOUR) --behaviour-seed $(BEHAVIOUR_SEED)) $(if $(PLAN),--plan $(PLAN)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(FROM_MANIFESTS),--cluster-from-manifests) $(if $(CLUSTER),--cluster $(CLUSTER))
 
 # plans/compare.yaml (the default plan with a gang) on the kube, kueue, volcano and kai modes side by side (each its own cluster,
 # monitoring and Airflow under var/compare/<platform>), then the comparison (docs/comparison.md) under

@@ -49,3 +49,23 @@ def small_plan(tmp: Path, kubeconfig: Path, audit_log: Path) -> Path:
     path = tmp / "plan.yaml"
     path.write_text(yaml.safe_dump(plan, sort_keys=False))
     return path
+
+
+DEMO_OVERRIDES = Path(__file__).parent / "data" / "demo_small.yaml"
+
+
+def small_demo_plan(dest: Path) -> Path:
+    """plans/default.yaml with the overrides of data/demo_small.yaml, written to ``dest``."""
+    plan = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
+    over = yaml.safe_load(DEMO_OVERRIDES.read_text())
+    for w in plan["workloads"]:
+        w.update(over["workloads"].get(w["name"], {}))
+    for name, fields in over["test_classes"].items():
+        plan["test_classes"][name].update(fields)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # the reviewers scored the experience items in a scorecard file next to the plan
+    (dest.parent / "scores.yaml").write_text(yaml.safe_dump({"reviewers": [
+        {"name": "Li Lei", "role": "platform", "scores": {"ui_usability": 4, "documentation": 3, "training_cost": 4}}]}))
+    plan["report"]["scorecard"] = "scores.yaml"
+    dest.write_text(yaml.safe_dump(plan, sort_keys=False))
+    return dest

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gpupoc.common.processes import pid_alive
 from gpupoc.demo.pids import PidFile
@@ -24,30 +23,13 @@ from gpupoc.demo.runner import CLASS_DAGS, DemoOptions, run_demo
 from gpupoc.demo.services import DemoPaths, stop_everything
 from gpupoc.pipeline.common import repo_root
 
+from tests.integration.plans import small_demo_plan as small_plan
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("airflow-demo")]
-OVERRIDES = Path(__file__).parent / "data" / "demo_small.yaml"
 SCORES = {"reviewer": "Wang Fang", "reviewer_role": "business", "ui_usability": 4,
           "ui_usability_comment": "found every run in two clicks", "documentation": 2,
           "documentation_comment": "no quick start", "training_cost": 5}
-
-
-def small_plan(dest: Path) -> Path:
-    """plans/default.yaml with the overrides of data/demo_small.yaml, written to ``dest``."""
-    plan = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())
-    over = yaml.safe_load(OVERRIDES.read_text())
-    for w in plan["workloads"]:
-        w.update(over["workloads"].get(w["name"], {}))
-    for name, fields in over["test_classes"].items():
-        plan["test_classes"][name].update(fields)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    # the reviewers scored the experience items in a scorecard file next to the plan
-    (dest.parent / "scores.yaml").write_text(yaml.safe_dump({"reviewers": [
-        {"name": "Li Lei", "role": "platform", "scores": {"ui_usability": 4, "documentation": 3, "training_cost": 4}}]}))
-    plan["report"]["scorecard"] = "scores.yaml"
-    dest.write_text(yaml.safe_dump(plan, sort_keys=False))
-    return dest
 
 
 @pytest.fixture(scope="module")

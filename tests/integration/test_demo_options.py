@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("demo-options")]
 REPO = repo_root()
 DOCUMENTED = re.compile(r"^\| `make demo ((?:[A-Z_]+=\S+ ?)+)` \|", re.MULTILINE)
 RUNNING = re.compile(r"^\[\s*[\d:]+\] (poc_\w+)\s+running\s", re.MULTILINE)
-DEMO_VARIABLES = ("FAULTS", "BEHAVIOUR", "BEHAVIOUR_SEED", "CLASSES", "PLAN", "FROM_MANIFESTS")
+DEMO_VARIABLES = ("FAULTS", "BEHAVIOUR", "BEHAVIOUR_SEED", "CLASSES", "PLAN", "FROM_MANIFESTS", "CLUSTER")
 # One silent step of a demo on a loaded machine: Airflow's start (migrations, four components) is the longest.
 STEP_SECONDS = 600.0
 
@@ -158,10 +158,40 @@ def test_each_documented_demo_option_runs_its_first_class_and_stops_with_nothing
     plan = demo.root / args[args.index("--plan") + 1]
     demo.start(args)
     first = _first_class_running(demo)
-    sim = json.loads((demo.paths.sim / "sim.json").read_text())  # the cluster, while it runs
     demo_plan = yaml.safe_load(demo.paths.plan.read_text())
-
     assert first == plan_classes(plan, variables.get("CLASSES"))[0], demo.output()[-3000:]
+    if variables.get("CLUSTER") == "kwok":
+        _check_real_control_plane(demo, demo_plan)
+    else:
+        _check_simulated_cluster(demo, demo_plan, plan, variables)
+    assert demo_plan["evidence_root"] == str(demo.root / "var" / "evidence"), "the evidence stays in the tree"
+
+    print(f"\n{option}:\n{demo.output()}")
+    started = PidFile.load(demo.paths.pids)
+    assert {"airflow-scheduler", "monitoring-prometheus"} <= set(started.entries), started.entries
+    assert demo.interrupt() == 130, demo.output()[-2000:]
+    down = subprocess.run([sys.executable, "-m", "gpupoc.cli", "down", "--var-dir", str(demo.paths.var)],
+                          cwd=demo.root, capture_output=True, text=True)
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert not any(started.alive().values()), f"gpupoc down left running {started.alive()}: {down.stdout}"
+    wait_for("every process of the demo's tree to end", lambda: processes_naming(str(demo.root)),
+             lambda left: not left, step_seconds=60.0, poll=1.0)
+
+
+def _check_real_control_plane(demo: Demo, demo_plan: dict) -> None:
+    """The plan was given to the real control plane (its preflight passed) and fails KWOK nodes by taint."""
+    from gpupoc.demo.kwok import plan_kubeconfig
+
+    preflight = re.search(r"gpupoc preflight: (\d+) of (\d+) passed", demo.output())
+    assert preflight and preflight.group(1) == preflight.group(2), demo.output()[-3000:]
+    assert "Kubernetes v1.37" in demo.output() and not (demo.paths.sim / "sim.json").exists()
+    assert demo_plan["platform"]["kubeconfig"] == str(plan_kubeconfig(demo.paths.var))
+    injections = demo_plan["test_classes"]["fault_recovery"]["injections"]
+    assert all(i["injector"]["method"] != "sim" for i in injections if i["kind"] == "node_failure"), injections
+
+
+def _check_simulated_cluster(demo: Demo, demo_plan: dict, plan: Path, variables: dict[str, str]) -> None:
+    sim = json.loads((demo.paths.sim / "sim.json").read_text())  # the cluster, while it runs
     assert sim["mode"] == sim_mode_for(plan), sim
     assert sim["faults"] == sorted(filter(None, variables.get("FAULTS", "").split(","))), sim
     assert sim["behaviours"] == sorted(filter(None, variables.get("BEHAVIOUR", "").split(","))), sim
@@ -172,15 +202,5 @@ def test_each_documented_demo_option_runs_its_first_class_and_stops_with_nothing
         assert demo_plan["platform"]["kubeconfig"] == str(demo.paths.manifests_kubeconfig)
     else:
         assert demo_plan["platform"]["kubeconfig"] == sim["kubeconfig_http"]
-    assert demo_plan["evidence_root"] == str(demo.root / "var" / "evidence"), "the evidence stays in the tree"
 
-    print(f"\n{option}:\n{demo.output()}")
-    started = PidFile.load(demo.paths.pids)
-    assert {"sim", "airflow-scheduler", "monitoring-prometheus"} <= set(started.entries), started.entries
-    assert demo.interrupt() == 130, demo.output()[-2000:]
-    down = subprocess.run([sys.executable, "-m", "gpupoc.cli", "down", "--var-dir", str(demo.paths.var)],
-                          cwd=demo.root, capture_output=True, text=True)
-    assert down.returncode == 0, down.stdout + down.stderr
-    assert not any(started.alive().values()), f"gpupoc down left running {started.alive()}: {down.stdout}"
-    wait_for("every process of the demo's tree to end", lambda: processes_naming(str(demo.root)),
-             lambda left: not left, step_seconds=60.0, poll=1.0)
+    assert "sim" in PidFile.load(demo.paths.pids).entries

@@ -55,9 +55,12 @@ class KubectlAdmin:
     timeout: float = 60.0
 
     def _base(self) -> list[str]:
-        exe = shutil.which("kubectl")
+        from gpupoc.controlplane.binaries import kubectl_command
+
+        exe = shutil.which(kubectl_command())  # the built kubectl (the control plane's version) first
         if exe is None:
-            raise ToolMissing("kubectl is not installed", "install kubectl (https://kubernetes.io/docs/tasks/tools/)")
+            raise ToolMissing("kubectl is not installed", "run `make control-plane` (it builds kubectl) or install kubectl "
+                              "(https://kubernetes.io/docs/tasks/tools/)")
         return [exe, *([f"--kubeconfig={self.kubeconfig}"] if self.kubeconfig else []),
                 *([f"--context={self.context}"] if self.context else [])]
 

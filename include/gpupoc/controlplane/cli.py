@@ -78,9 +78,11 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
+    from gpupoc.controlplane.exporter_process import stop_exporter
     from gpupoc.controlplane.plane import stop_control_plane
 
-    stopped = stop_control_plane(args.dir)
+    exporter = ["exporter"] if stop_exporter(args.dir) else []
+    stopped = exporter + stop_control_plane(args.dir)
     print(f"stopped {', '.join(stopped)}" if stopped else f"nothing runs under {args.dir}")
     return 0
 

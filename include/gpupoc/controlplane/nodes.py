@@ -5,9 +5,9 @@ carry (system tolerations under ``node.kubernetes.io/`` excepted: the node lifec
 
 from __future__ import annotations
 
+from gpupoc.kube.labels import KWOK_ANNOTATION
 from gpupoc.kube.resources import GPU
 
-KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 PRODUCT_LABEL = "nvidia.com/gpu.product"  # GPU feature discovery's label: the model with '-' for spaces
 SYSTEM_TAINT_PREFIX = "node.kubernetes.io/"
 

@@ -27,6 +27,9 @@ from gpupoc.exceptions import GpupocError
 from gpupoc.plan.loader import DEFAULT_PLAN, load_plan
 
 
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+
+
 @dataclass
 class ControlPlane:
     """A running control plane (see the module)."""
@@ -177,11 +180,19 @@ def _nodes_ready(cp: ControlPlane, names: set[str]) -> tuple[bool, str]:
     res = cp.run_kubectl("get", "nodes", "-o", "json", check=False, timeout=20)
     if res.returncode != 0:
         return False, res.stderr.strip()[-200:]
-    ready = {n["metadata"]["name"] for n in json.loads(res.stdout)["items"]
-             if any(c.get("type") == "Ready" and c.get("status") == "True"
-                    for c in (n.get("status") or {}).get("conditions") or [])}
+    ready = {n["metadata"]["name"] for n in json.loads(res.stdout)["items"] if node_ready(n)}
     missing = sorted(names - ready)
-    return not missing, f"not Ready yet: {missing}"
+    return not missing, f"not Ready yet (or still tainted not-ready): {missing}"
+
+
+def node_ready(node: dict) -> bool:
+    """Ready, and the node lifecycle controller has taken its ``node.kubernetes.io/not-ready`` taint off (it
+    lags the condition by a pass: a pod scheduled before that is refused, and a preflight says the pool's nodes
+    carry a taint it does not tolerate)."""
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (node.get("status") or {}).get("conditions") or [])
+    tainted = any(t.get("key") == NOT_READY_TAINT for t in (node.get("spec") or {}).get("taints") or [])
+    return ready and not tainted
 
 
 def stop_control_plane(root: Path) -> list[str]:

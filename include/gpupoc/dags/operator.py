@@ -19,6 +19,7 @@ from airflow.providers.cncf.kubernetes.triggers.pod import KubernetesPodTrigger
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from airflow.triggers.base import TaskSuccessEvent
 
+from gpupoc.dags.finished_logs import FinishedLogsMixin
 from gpupoc.plan import find_item, load_plan_file
 from gpupoc.podspec.kpo import KPO_DEFAULTS
 
@@ -104,7 +105,7 @@ class WavePodTrigger(KubernetesPodTrigger):
             yield TaskSuccessEvent()
 
 
-class GpuWorkloadOperator(KubernetesPodOperator):
+class GpuWorkloadOperator(FinishedLogsMixin, KubernetesPodOperator):
     """Runs one wave item of a test class as its tenant; the pod is built from the plan, gated if asked.
 
     Every pod it submits (or whose creation is refused) is recorded in the run's evidence

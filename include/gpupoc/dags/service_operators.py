@@ -21,6 +21,7 @@ from airflow.providers.cncf.kubernetes.operators.resource import (KubernetesCrea
                                                                    KubernetesDeleteResourceOperator,
                                                                    KubernetesResourceBaseOperator)
 
+from gpupoc.dags.finished_logs import FinishedLogsMixin
 from gpupoc.podspec.kpo import KPO_DEFAULTS
 
 
@@ -88,7 +89,7 @@ class TenantDeleteResourceOperator(TenantResourceOperator, KubernetesDeleteResou
     verb, provider, done_statuses, ok_status = "delete", "KubernetesDeleteResourceOperator", (404,), 200
 
 
-class ServiceLoadOperator(KubernetesPodOperator):
+class ServiceLoadOperator(FinishedLogsMixin, KubernetesPodOperator):
     """The load pod of one of the class's services, as its tenant; the pod is kept for its log (the evidence
     reads its per-second rows), and the cleanup deletes it."""
 

@@ -19,6 +19,10 @@ def _demo(args: argparse.Namespace) -> int:
     from gpupoc.demo.services import check_sim_profiles
 
     check_sim_profiles(args.faults or "", args.behaviour or "")  # an unknown profile or class is refused first
+    if args.cluster == "kwok":
+        from gpupoc.demo.kwok import check_kwok_options
+
+        check_kwok_options(args.faults or "", args.behaviour or "", args.cluster_from_manifests)
     select_classes(args.classes)  # an unknown class is refused before anything starts
     repo = _repo()
     plan = Path(args.plan) if args.plan else repo / "plans" / "default.yaml"
@@ -29,7 +33,8 @@ def _demo(args: argparse.Namespace) -> int:
                                  behaviours=args.behaviour or "", behaviour_seed=args.behaviour_seed,
                                  classes=classes, sequential=not args.together, port=args.port,
                                  timeout=args.timeout, from_manifests=args.cluster_from_manifests,
-                                 platform=args.platform or "", var_dir=var_dir, report=not args.no_report))
+                                 platform=args.platform or "", var_dir=var_dir, report=not args.no_report,
+                                 cluster=args.cluster))
 
 
 def _down(args: argparse.Namespace) -> int:
@@ -65,6 +70,10 @@ def register(subparsers) -> None:
     p.add_argument("--cluster-from-manifests", action="store_true",
                    help="start the cluster empty and give it the plan as a real cluster: gpupoc cluster manifests "
                    "applied with kubectl, gpupoc cluster kubeconfig, gpupoc preflight (which must pass)")
+    p.add_argument("--cluster", choices=("sim", "kwok"), default="sim",
+                   help="sim: the simulated cluster (default); kwok: a real Kubernetes control plane (built by `make "
+                   "control-plane`) with the plan's pools as KWOK nodes, given the plan as a real cluster is "
+                   "(manifests, kubeconfig, preflight); docs/real-cluster.md")
     p.add_argument("--port", type=int, default=8080, help="Airflow UI port when free (else any free port)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds the runs may take")
     p.add_argument("--var-dir", default="", help="the demo's state directory (cluster, monitoring, Airflow, pid "

@@ -45,6 +45,7 @@ class DemoOptions:
     behaviour_seed: int = 0
     classes: tuple[str, ...] = CLASS_DAGS  # a subset: the report takes the others' latest earlier evidence
     from_manifests: bool = False  # the cluster starts empty and is given the plan's manifests (real kubectl)
+    cluster: str = "sim"  # sim: the simulated cluster; kwok: a real control plane with KWOK nodes (gpupoc.demo.kwok)
     platform: str = ""  # one of the plan's platforms (gpupoc.plan.platforms); empty: its platform block
     sequential: bool = True
     port: int = 8080
@@ -228,8 +229,16 @@ def run_report(client, monitor: Monitor, opts: DemoOptions, since: datetime, pla
 
 
 def _start_cluster(opts: DemoOptions, paths: DemoPaths, table: PidFile) -> dict:
-    """The simulated cluster: the scheduler mode of the plan's adapter, the cluster file its
+    """The demo's cluster: a real control plane with KWOK nodes (``--cluster kwok``), or the simulated cluster:
+    the scheduler mode of the plan's adapter, the cluster file its
     ``platform.simulator_config`` names (else the mode's shipped one); its ``sim.json``."""
+    if opts.cluster == "kwok":
+        from gpupoc.demo.kwok import check_kwok_mode, start_kwok_cluster
+
+        mode = sim_mode_for(opts.plan, opts.platform)
+        check_kwok_mode(mode)
+        opts.out(f"[{elapsed(0):>5}] starting a real Kubernetes control plane with the plan's pools as KWOK nodes")
+        return start_kwok_cluster(paths.var, table, opts.plan, opts.out, mode=mode)
     mode, config = sim_mode_for(opts.plan, opts.platform), sim_config_for(opts.plan, opts.platform)
     opts.out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
              f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")
@@ -246,11 +255,12 @@ def _start_services(opts: DemoOptions, paths: DemoPaths, table: PidFile, t0: flo
     """The cluster, the monitoring stack, the demo's plan and Airflow; returns (plan, Airflow's state)."""
     out = opts.out
     sim = _start_cluster(opts, paths, table)
-    stack_state = start_stack(paths, table)
+    stack_state = start_stack(paths, table, metrics_url=_metrics_url(opts, paths, table, sim))
     out(f"        monitoring: prometheus {stack_state['prometheus']['url']}, "
         f"alertmanager {stack_state['alertmanager']['url']}")
-    kubeconfig = paths.manifests_kubeconfig if opts.from_manifests else None
-    plan = write_demo_plan(paths, opts.plan, sim, stack_state, kubeconfig=kubeconfig, platform=opts.platform)
+    kubeconfig = _plan_kubeconfig(opts, paths)
+    plan = write_demo_plan(paths, opts.plan, sim, stack_state, kubeconfig=kubeconfig, platform=opts.platform,
+                           cluster=opts.cluster, out=out)
     if kubeconfig is not None:
         from gpupoc.demo.from_manifests import give_cluster_the_plan
 
@@ -266,6 +276,26 @@ def _start_services(opts: DemoOptions, paths: DemoPaths, table: PidFile, t0: flo
     out(f"        Airflow {af['url']} {'reused' if reused else 'started'} "
         f"({', '.join(f'{n} {p}' for n, p in af['pids'].items())})")
     return plan, af
+
+
+def _metrics_url(opts: DemoOptions, paths: DemoPaths, table: PidFile, cluster: dict) -> str | None:
+    """Where Prometheus scrapes the GPU and kube-state series: the simulated cluster serves them itself (None:
+    its ``sim.json``); on a real control plane, the project's exporter reading its API server."""
+    if opts.cluster != "kwok":
+        return None
+    from gpupoc.demo.kwok import start_kwok_metrics
+
+    return start_kwok_metrics(paths.var, table, cluster, opts.out)
+
+
+def _plan_kubeconfig(opts: DemoOptions, paths: DemoPaths) -> Path | None:
+    """Where ``gpupoc cluster kubeconfig`` writes the plan's identities, when the cluster is given the plan
+    (``--cluster-from-manifests``, and always on a real control plane); None: the simulated cluster's own."""
+    if opts.cluster == "kwok":
+        from gpupoc.demo.kwok import plan_kubeconfig
+
+        return plan_kubeconfig(paths.var)
+    return paths.manifests_kubeconfig if opts.from_manifests else None
 
 
 def _prepare_dags(client, opts: DemoOptions) -> None:

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
@@ -174,11 +175,13 @@ def start_sim(paths: DemoPaths, table: PidFile, faults: str = "", config: Path |
     raise GpupocError(f"gpupoc sim serve wrote no {info_path} within {SIM_START_TIMEOUT:.0f} s; see {log}")
 
 
-def start_stack(paths: DemoPaths, table: PidFile) -> dict:
-    """``gpupoc stack up`` against the running cluster (reused and retargeted when it runs already)."""
+def start_stack(paths: DemoPaths, table: PidFile, metrics_url: str | None = None) -> dict:
+    """``gpupoc stack up`` against the running cluster (reused and retargeted when it runs already): its GPU and
+    kube-state series from ``metrics_url``, else from the simulated cluster its ``sim.json`` names."""
     from gpupoc.monitoring import stack
 
-    state = stack.up(stack.StackOptions(data_dir=paths.monitoring, sim_json=paths.sim / "sim.json"))
+    state = stack.up(stack.StackOptions(data_dir=paths.monitoring, sim_json=paths.sim / "sim.json",
+                                        metrics_url=metrics_url))
     for name, mark in stack._CMD_MARK.items():  # the marks `stack down` checks too
         table.record(STACK_PREFIX + name, int(state[name]["pid"]), mark)
     return state
@@ -211,12 +214,14 @@ def _absolute(value: str | None, base: Path) -> str | None:
 
 
 def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: dict | None,
-                    now: datetime | None = None, kubeconfig: Path | None = None, platform: str = "") -> Path:
+                    now: datetime | None = None, kubeconfig: Path | None = None, platform: str = "",
+                    cluster: str = "sim", out: Callable[[str], None] = lambda line: None) -> Path:
     """``var/demo/plan.yaml``: the base plan pointed at this demo's cluster and monitoring stack.
 
     The platform uses the cluster's plain-HTTP kubeconfig (``kubeconfig_http``; kubectl keeps the TLS one),
     relative paths (evidence, report files, a replay's history) become absolute (the file lives elsewhere than
     the base plan), and the window starts now. ``platform``: that entry of the plan's ``platforms`` chosen.
+    ``cluster`` ``kwok``: node failures the ``sim`` injector would provoke use KWOK's (``gpupoc.demo.kwok``).
     """
     base_plan = Path(base_plan).resolve()
     try:
@@ -258,10 +263,13 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
             previous = (yaml.safe_load(paths.plan.read_text(encoding="utf-8")) or {}).get("window")
         except (OSError, yaml.YAMLError):
             previous = None
+    changes = _cluster_changes(data, cluster, out)
     data["window"] = _shifted_window(data.get("window") or {}, now or datetime.now(timezone.utc), previous)
     paths.demo.mkdir(parents=True, exist_ok=True)
-    header = (f"# Written by `gpupoc demo` from {base_plan}: the simulated cluster of this demo "
-              f"({sim.get('url')}), absolute paths, the window starting at the demo.\n")
+    what = "the simulated cluster" if cluster == "sim" else "the real control plane (KWOK nodes)"
+    header = (f"# Written by `gpupoc demo` from {base_plan}: {what} of this demo "
+              f"({sim.get('url')}), absolute paths, the window starting at the demo.\n"
+              + "".join(f"# changed for this cluster: {c}\n" for c in changes))
     tmp = paths.plan.with_suffix(".yaml.tmp")
     tmp.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     os.replace(tmp, paths.plan)
@@ -269,6 +277,18 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
 
     load_plan(paths.plan, kubeconfig_later=kubeconfig is not None)  # every problem with its path now
     return paths.plan
+
+
+def _cluster_changes(data: dict, cluster: str, out: Callable[[str], None]) -> list[str]:
+    """What the plan needs changed for the demo's cluster (none on the simulated one), each said once."""
+    if cluster != "kwok":
+        return []
+    from gpupoc.demo.kwok import kwok_injectors
+
+    changes = kwok_injectors(data)
+    for change in changes:
+        out(f"        plan for KWOK nodes: {change}")
+    return changes
 
 
 def port_free(port: int) -> bool:
@@ -353,6 +373,9 @@ def stop_everything(paths: DemoPaths) -> dict[str, str]:
     for name, outcome in stop_all(table, order).items():
         if outcome != "not running" or name not in result:
             result[name] = outcome
+    from gpupoc.demo.kwok import stop_kwok_cluster
+
+    result.update(stop_kwok_cluster(table))
     table.meta.pop("airflow_plan", None)
     table.save()
     return result

@@ -3,7 +3,7 @@
 The report names the platform (the plan's name for it), the plan and the window's time zone from these rows,
 and tells the simulated cluster from a real one by what the cluster itself says: the simulated cluster
 annotates each of its nodes ``gpupoc.io/simulated: "true"`` (``gpupoc.kube.labels.SIMULATED_ANNOTATION``), a
-real node never carries it. A plan flag alone would be the plan's word against the cluster's.
+real node never carries it. KWOK's nodes (a real control plane with fake nodes) carry ``kwok.x-k8s.io/node``. A plan flag alone would be the plan's word against the cluster's.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from gpupoc.kube.hami import NODE_REGISTER  # HAMi's device plugin registers the node's cards here
-from gpupoc.kube.labels import SIMULATED_ANNOTATION
+from gpupoc.kube.labels import KWOK_ANNOTATION, SIMULATED_ANNOTATION
 
 PLATFORM_NAME = "platform.name"
 PLAN_NAME = "plan.name"
 TIMEZONE = "window.timezone"
 SIMULATED_NODES = "nodes.simulated"
+KWOK_NODES = "nodes.kwok"
 KUBERNETES_VERSION = "kubernetes.gitVersion"
 ADAPTER = "adapter"
 GPU_SHARING = "nodes.gpu_sharing"
@@ -26,6 +27,12 @@ def simulated_nodes(nodes: Iterable[dict[str, Any]]) -> int:
     """How many of the API server's nodes carry the simulated cluster's annotation."""
     return sum(1 for n in nodes
                if str(((n.get("metadata") or {}).get("annotations") or {}).get(SIMULATED_ANNOTATION)) == "true")
+
+
+def kwok_nodes(nodes: Iterable[dict[str, Any]]) -> int:
+    """How many of the API server's nodes are KWOK's (annotated ``kwok.x-k8s.io/node``): a real control plane's
+    nodes with no kubelet and no GPU behind them."""
+    return sum(1 for n in nodes if KWOK_ANNOTATION in (((n.get("metadata") or {}).get("annotations")) or {}))
 
 
 def sharing_of(node: dict[str, Any]) -> str:
@@ -61,5 +68,6 @@ def subject_rows(plan: Any, nodes: list[dict[str, Any]] | None) -> list[dict[str
         {"key": TIMEZONE, "value": plan.window.timezone, "source": "plan"}]
     if nodes is not None:
         rows.append({"key": SIMULATED_NODES, "value": str(simulated_nodes(nodes)), "source": "/api/v1/nodes"})
+        rows.append({"key": KWOK_NODES, "value": str(kwok_nodes(nodes)), "source": "/api/v1/nodes"})
         rows.append({"key": GPU_SHARING, "value": gpu_sharing(nodes), "source": "/api/v1/nodes"})
     return rows

@@ -6,3 +6,5 @@ TENANT_ROLE = "gpupoc-tenant"  # the Role bound to each tenant's ServiceAccount 
 QUEUE_READER = "gpupoc-tenant-queues"  # the ClusterRole letting tenants read Volcano's or KAI's queues
 # Annotation the simulated cluster puts on each of its nodes; a real node never carries it.
 SIMULATED_ANNOTATION = "gpupoc.io/simulated"
+# Annotation on a KWOK node (a real control plane's fake node: no kubelet, no GPU; KWOK writes its status).
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"

@@ -54,6 +54,9 @@ def images_to_pull(ctx: PreflightContext) -> list[ImageUse]:
     return list(uses.values())
 
 
+SERVICE_ACCOUNT_PENDING = "error looking up service account"  # kube-apiserver's ServiceAccount admission
+
+
 def pull_pod(ctx: PreflightContext, use: ImageUse) -> dict:
     plan = ctx.plan
     w, t = plan.workload(use.workload), plan.tenant(use.tenant)
@@ -123,6 +126,18 @@ def _remember(ctx: PreflightContext, images: list[str]) -> None:
     tmp.replace(path)
 
 
+def create_pull_pod(caller, body: dict) -> tuple[str, str] | None:
+    """POST the pull pod; None once it exists, else (``waiting`` | ``failed``, why). A namespace created moments
+    ago has no ``default`` ServiceAccount until kube-controller-manager's serviceaccount controller makes it, and
+    the ServiceAccount admission refuses its pods until then: that is waited for, not failed."""
+    r = caller.call("POST", f"/api/v1/namespaces/{body['metadata']['namespace']}/pods", body=body)
+    if r.ok or r.status == 409:
+        return None
+    if r.status == 403 and SERVICE_ACCOUNT_PENDING in (r.message or ""):
+        return "waiting", f"its namespace's ServiceAccount does not exist yet (HTTP 403: {r.message})"
+    return "failed", f"the pull pod was refused: HTTP {r.status}: {r.message}"
+
+
 def _pull_all(ctx: PreflightContext, uses: list[ImageUse]) -> dict[str, tuple[str, str]]:
     """Create every pull pod, follow them until each pulled, failed or the deadline, delete them.
     Returns image -> (state, what its pod said last)."""
@@ -130,15 +145,20 @@ def _pull_all(ctx: PreflightContext, uses: list[ImageUse]) -> dict[str, tuple[st
     callers = {u.image: ctx.tenant(u.tenant) for u in uses}
     results = {img: ("waiting", "not created") for img in pods}
     done: set[str] = set()
-    for img, body in pods.items():
-        r = callers[img].call("POST", f"/api/v1/namespaces/{body['metadata']['namespace']}/pods", body=body)
-        if not r.ok and r.status != 409:
-            results[img] = ("failed", f"the pull pod was refused: HTTP {r.status}: {r.message}")
-            done.add(img)
+    uncreated = set(pods)
     deadline = time.monotonic() + ctx.plan.cluster.preflight.image_pull_timeout_seconds
     try:
         while len(done) < len(pods) and time.monotonic() < deadline:
-            for img in [i for i in pods if i not in done]:
+            for img in sorted(uncreated):
+                refused = create_pull_pod(callers[img], pods[img])
+                if refused is None:
+                    uncreated.discard(img)
+                    continue
+                results[img] = refused
+                if refused[0] == "failed":
+                    uncreated.discard(img)
+                    done.add(img)
+            for img in [i for i in pods if i not in done and i not in uncreated]:
                 m = pods[img]["metadata"]
                 r = callers[img].call("GET", f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}")
                 results[img] = pull_state(r.body if r.ok else None)

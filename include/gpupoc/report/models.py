@@ -299,6 +299,8 @@ class Subject(BaseModel):
     timezone: str = Field(default="UTC", description="the plan window's zone; every time on the page is in it")
     simulated: bool | None = Field(default=None, description="None: the runs did not record their nodes")
     simulated_nodes: int | None = None
+    kwok_nodes: int | None = Field(default=None, description="KWOK nodes of a real control plane (no GPU ran); "
+                                   "None: not recorded")
 
     @property
     def plan_mismatch(self) -> bool:

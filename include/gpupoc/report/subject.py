@@ -39,6 +39,13 @@ def _simulated(runs: list[RunEvidence]) -> int | None:
     return max(known) if known else None
 
 
+def _kwok(runs: list[RunEvidence]) -> int | None:
+    """The most KWOK nodes any run counted; None when no run recorded them."""
+    counts = [(ev.manifest.get("platform") or {}).get(keys.KWOK_NODES) for ev in runs]
+    known = [int(c) for c in counts if str(c).isdigit()]
+    return max(known) if known else None
+
+
 def _window(runs: list[RunEvidence]) -> tuple[str | None, str | None]:
     starts = [str(ev.window.get("start")) for ev in runs if ev.window.get("start")]
     ends = [str(ev.window.get("end")) for ev in runs if ev.window.get("end")]
@@ -60,7 +67,7 @@ def judged(runs: list[RunEvidence], settings: PlanSettings, stored_plan: dict[st
         plan_hash=hashes[0] if len(hashes) == 1 else None, evidence_plan_hashes=hashes,
         report_plan_hash=report_hash, window_start=start, window_end=end,
         timezone=named.get("timezone") or _first(runs, keys.TIMEZONE) or "UTC",
-        simulated=None if nodes is None else nodes > 0, simulated_nodes=nodes)
+        simulated=None if nodes is None else nodes > 0, simulated_nodes=nodes, kwok_nodes=_kwok(runs))
 
 
 def plan_findings(subject: Subject, say: Callable[..., str]) -> list[Finding]:

@@ -8,7 +8,9 @@ from gpupoc.plan import load_plan
 from gpupoc.plan.loader import DEFAULT_PLAN
 from gpupoc.preflight.airflow_checks import named_connections
 from gpupoc.preflight.context import PreflightContext
-from gpupoc.preflight.image_checks import images_to_pull, pull_pod, pull_state
+from types import SimpleNamespace
+
+from gpupoc.preflight.image_checks import create_pull_pod, images_to_pull, pull_pod, pull_state
 from gpupoc.preflight.monitoring_checks import webhook_urls
 
 
@@ -38,6 +40,32 @@ def test_a_started_container_counts_as_pulled_and_a_pull_error_as_failed():
     pending = {"status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
                                                               "message": "0/5 nodes are available"}]}}
     assert pull_state(pending) == ("waiting", "not scheduled: 0/5 nodes are available")
+
+
+class _Answers:
+    """A tenant's caller answering each POST with the next answer."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+
+    def call(self, method, path, **kw):
+        return self.answers.pop(0)
+
+
+def _answer(status, message=""):
+    return SimpleNamespace(ok=200 <= status < 300, status=status, message=message, body=None)
+
+
+def test_a_pull_pod_refused_for_its_namespaces_missing_service_account_is_waited_for_not_failed():
+    body = {"metadata": {"name": "gpupoc-pull-x", "namespace": "team-vision"}}
+    pending = _answer(403, 'pods "gpupoc-pull-x" is forbidden: error looking up service account '
+                           'team-vision/default: serviceaccount "default" not found')
+    state, why = create_pull_pod(_Answers(pending), body)
+    assert state == "waiting" and "ServiceAccount does not exist yet" in why
+    assert create_pull_pod(_Answers(_answer(201)), body) is None
+    assert create_pull_pod(_Answers(_answer(409)), body) is None, "created by an earlier attempt"
+    state, why = create_pull_pod(_Answers(_answer(403, 'pods is forbidden: exceeded quota: q')), body)
+    assert state == "failed" and "exceeded quota" in why
 
 
 def test_the_routes_receiver_webhooks_are_found_in_alertmanagers_config():

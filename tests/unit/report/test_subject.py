@@ -12,7 +12,7 @@ import pytest
 from junitparser import JUnitXml
 
 from .conftest import write_later_run
-from gpupoc.evidence.subject import simulated_nodes, subject_rows
+from gpupoc.evidence.subject import kwok_nodes, simulated_nodes, subject_rows
 from gpupoc.plan import load_plan, plan_hash
 from gpupoc.report import build_report
 from gpupoc.report.wording import strings
@@ -76,6 +76,28 @@ def test_a_real_cluster_has_no_banner_whatever_the_plan_is_called(good_root, tmp
     assert "banner simulated" not in page and EN["subject.real"] in page
 
 
+def test_kwok_nodes_are_counted_by_their_annotation_whatever_its_value():
+    nodes = [{"metadata": {"annotations": {"kwok.x-k8s.io/node": "fake"}}},
+             {"metadata": {"annotations": {"kwok.x-k8s.io/node": "other"}}}, {"metadata": {"annotations": {}}}]
+    assert kwok_nodes(nodes) == 2
+
+
+def test_a_real_control_plane_with_kwok_nodes_bears_the_kwok_banner_and_its_version(good_root, tmp_path):
+    root = tmp_path / "evidence"
+    shutil.copytree(good_root, root, ignore=shutil.ignore_patterns("report", "poc_*"))
+    kwok = {**syn.SIM_PLATFORM, "nodes.simulated": "0", "nodes.kwok": "9", "kubernetes.gitVersion": "v1.37.2"}
+    for tc in ("queue_congestion", "tenant_isolation"):
+        write_later_run(root, tc, syn.good_tables(tc), platform=kwok)
+    res = build_report(root, out_dir=tmp_path / "out", plan=PLAN)
+    s = res.report.subject
+    assert (s.simulated, s.kwok_nodes, s.kubernetes_version) == (False, 9, "v1.37.2")
+    for name in ("summary.html", "report.md"):
+        page = html.unescape((res.out_dir / name).read_text())
+        assert EN["banner.kwok"].format(nodes=9, version="v1.37.2") in page, name
+        assert EN["subject.kwok_short"].format(nodes=9, version="v1.37.2") in page, name
+        assert EN["banner.simulated"].format(nodes=0) not in page
+
+
 def test_runs_that_did_not_list_their_nodes_say_it_is_not_known(good_root, tmp_path):
     root = tmp_path / "evidence"
     shutil.copytree(good_root, root, ignore=shutil.ignore_patterns("report", "poc_*"))
@@ -105,7 +127,7 @@ def test_the_nodes_annotation_decides_simulated_and_the_plan_names_the_rest():
     plan = load_plan(PLAN)
     rows = {r["key"]: r["value"] for r in subject_rows(plan, nodes)}
     assert rows == {"platform.name": plan.platform.name, "plan.name": plan.name, "window.timezone": "UTC",
-                    "nodes.simulated": "1", "nodes.gpu_sharing": "none=3"}
+                    "nodes.simulated": "1", "nodes.kwok": "0", "nodes.gpu_sharing": "none=3"}
     assert "nodes.simulated" not in {r["key"] for r in subject_rows(plan, None)}, "unlisted nodes: not known"
 
 

@@ -1,0 +1,140 @@
+"""``gpupoc demo --cluster kwok``: the POC on a real Kubernetes control plane whose nodes are KWOK's.
+
+etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok run as local processes
+(``gpupoc.controlplane``) under ``var/demo/control-plane``, afresh on every demo as the simulated cluster is;
+the plan's pools become KWOK GPU nodes. The plan is then given to it as a user gives it to their own cluster
+(``gpupoc.demo.from_manifests``): ``gpupoc cluster manifests`` applied with the built kubectl, the identities'
+kubeconfig from real TokenRequest tokens, and ``gpupoc preflight``, which must pass before any class runs.
+
+The simulated cluster's own ``sim`` node injector cannot fail a real node: the demo's plan fails KWOK nodes
+with the ``taint`` injector instead (the real taint-eviction controller evicts the pods), and says so.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Callable
+
+from gpupoc.demo.pids import PidFile
+
+CLUSTERS = ("sim", "kwok")
+KWOK_INJECTOR = {"method": "taint"}  # how the demo fails a KWOK node (``gpupoc.plan.injector_spec``)
+SIM_PLATFORM_NAME, KWOK_PLATFORM_NAME = "gpupoc-sim", "gpupoc-kwok"
+
+
+def check_kwok_options(faults: str, behaviours: str, from_manifests: bool) -> None:
+    """Refuse what only the simulated cluster can do, before anything starts."""
+    from gpupoc.exceptions import GpupocError
+
+    if faults or behaviours:
+        raise GpupocError("--cluster kwok: fault and behaviour profiles are the simulated cluster's own "
+                          f"({faults or behaviours}); drop --faults/--behaviour (FAULTS=, BEHAVIOUR=) or use the "
+                          "simulated cluster")
+    if from_manifests:
+        raise GpupocError("--cluster kwok always gives the cluster the plan from its manifests; drop "
+                          "--cluster-from-manifests (FROM_MANIFESTS=1)")
+
+
+def control_plane_dir(var: Path) -> Path:
+    """Where the demo's control plane keeps its data, logs, keys and kubeconfigs."""
+    return var / "demo" / "control-plane"
+
+
+def plan_kubeconfig(var: Path) -> Path:
+    """The identities' kubeconfig ``gpupoc cluster kubeconfig`` writes for the demo's plan."""
+    return control_plane_dir(var) / "kubeconfig-plan"
+
+
+REAL_MODES = ("kube", "kueue")  # the plan adapters' modes served for real here (kube-scheduler; Kueue beside it)
+
+
+def check_kwok_mode(mode: str) -> None:
+    """Refuse a scheduler that cannot run for real here, before anything starts."""
+    from gpupoc.exceptions import GpupocError
+
+    if mode not in REAL_MODES:
+        raise GpupocError(f"--cluster kwok: the plan's adapter (scheduler mode {mode}) is not served on the real "
+                          "control plane: only kube-scheduler and Kueue are built here (Volcano, KAI and HAMi stay "
+                          "simulated); choose a kube-scheduler or kueue platform (--platform kube|kueue) or drop "
+                          "--cluster kwok")
+
+
+def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable[[str], None],
+                       mode: str = "kube") -> dict:
+    """A fresh control plane with the base plan's pools as KWOK nodes, and real Kueue beside it when the plan's
+    adapter is Kueue (``mode``); what the demo needs of it (the shape of the simulated cluster's ``sim.json``:
+    url, kubeconfig, audit_log) and its Kubernetes version."""
+    from gpupoc.controlplane.plane import start_control_plane, stop_control_plane
+    from gpupoc.plan import load_plan
+
+    from gpupoc.controlplane.exporter_process import stop_exporter
+
+    root = control_plane_dir(var)
+    stop_exporter(root)
+    stop_control_plane(root)  # a clean cluster on every demo, as the simulated one
+    shutil.rmtree(root, ignore_errors=True)
+    table.meta["control_plane"] = str(root)
+    table.save()
+    cp = start_control_plane(root, plan=load_plan(base_plan, kubeconfig_later=True))
+    nodes = sum(p.nodes for p in load_plan(base_plan, kubeconfig_later=True).pools)
+    out(f"        Kubernetes {cp.version} at {cp.server}: {nodes} KWOK nodes, in {cp.timings['total']:.1f} s "
+        f"(data {root})")
+    if mode == "kueue":
+        from gpupoc.controlplane.kueue import start_kueue
+
+        kueue = start_kueue(cp)
+        out(f"        Kueue {kueue.version} beside it (pid {kueue.pid})")
+    return {"url": cp.server, "kubeconfig": str(cp.kubeconfig), "audit_log": str(cp.audit_log),
+            "version": cp.version, "kubectl": str(cp.kubectl), "root": str(root)}
+
+
+def stop_kwok_cluster(table: PidFile) -> dict[str, str]:
+    """``gpupoc down``: the demo's control plane, when one was started; component -> outcome."""
+    root = table.meta.pop("control_plane", None)
+    if not root:
+        return {}
+    from gpupoc.controlplane.exporter_process import stop_exporter
+    from gpupoc.controlplane.plane import stop_control_plane
+
+    stopped = ["exporter"] if stop_exporter(Path(root)) else []
+    return {f"control-plane {c}": "stopped" for c in stopped + stop_control_plane(Path(root))}
+
+
+def kwok_injectors(data: dict) -> list[str]:
+    """The plan (as read from YAML) with every node failure that the ``sim`` injector would provoke, explicitly
+    or by default, given ``KWOK_INJECTOR`` instead; one line per change (for the console and the plan's header)."""
+    spec = ((data.get("test_classes") or {}).get("fault_recovery") or {})
+    changed: list[str] = []
+    platform = data.get("platform") or {}
+    if platform.get("name") == SIM_PLATFORM_NAME:  # the default plans' name for the simulated cluster
+        platform["name"] = KWOK_PLATFORM_NAME
+        changed.append(f"platform.name: {KWOK_PLATFORM_NAME} (the report names what it judged)")
+    for i, inj in enumerate(spec.get("injections") or []):
+        if isinstance(inj, dict) and inj.get("kind") == "node_failure" and _is_sim(inj.get("injector")):
+            inj["injector"] = dict(KWOK_INJECTOR)
+            changed.append(f"test_classes.fault_recovery.injections[{i}].injector: taint (sim fails no real node)")
+    for i, failure in enumerate(spec.get("service_failures") or []):
+        if isinstance(failure, dict) and "injector" in failure and _is_sim(failure.get("injector")):
+            failure["injector"] = dict(KWOK_INJECTOR)
+            changed.append(f"test_classes.fault_recovery.service_failures[{i}].injector: taint")
+    return changed
+
+
+def _is_sim(injector: object) -> bool:
+    """An injector left to its default (``sim``) or naming ``sim``."""
+    if injector is None:
+        return True
+    method = injector if isinstance(injector, str) else (injector or {}).get("method", "sim")
+    return method == "sim"
+
+
+
+def start_kwok_metrics(var: Path, table: PidFile, cluster: dict, out: Callable[[str], None]) -> str:
+    """The project's dcgm-exporter and kube-state-metrics series of the control plane's pods and KWOK nodes
+    (``gpupoc.controlplane.exporter``), served on loopback for Prometheus; its URL."""
+    from gpupoc.controlplane.exporter_process import spawn_exporter
+
+    exporter = spawn_exporter(Path(cluster["root"]))
+    out(f"        GPU and kube-state series of its pods: {exporter.url} (log {exporter.log})")
+    return exporter.url
