@@ -147,6 +147,18 @@ def _refusal(exc: Exception) -> tuple[int, Any, str] | None:
     return status, getattr(exc, "headers", None), str(getattr(exc, "reason", "") or "")
 
 
+def _wait_or_raise(backoff: Backoff, exc: Exception) -> float:
+    """How long to wait before sending again after ``exc``; raises ``exc`` itself when it is final, and
+    ``ApiGaveUp`` when the policy ran out."""
+    refusal = _refusal(exc)
+    wait = backoff.next_wait(*refusal) if refusal is not None else None
+    if wait is None:
+        if backoff.spent:
+            raise backoff.error() from None
+        raise exc
+    return wait
+
+
 def call_retrying(fn: Callable[[], Any], endpoint: str, *, policy: RetryPolicy = DEFAULT_POLICY,
                   sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Any:
     """``fn()`` of a client that raises on an HTTP error, sent again while the error is refused for now; the
@@ -156,12 +168,7 @@ def call_retrying(fn: Callable[[], Any], endpoint: str, *, policy: RetryPolicy =
         try:
             return fn()
         except Exception as exc:
-            refusal = _refusal(exc)
-            wait = backoff.next_wait(*refusal) if refusal is not None else None
-            if wait is None:
-                if backoff.spent:
-                    raise backoff.error() from None
-                raise
+            wait = _wait_or_raise(backoff, exc)
         sleep(wait)
 
 
@@ -176,10 +183,5 @@ async def acall_retrying(fn: Callable[[], Any], endpoint: str, *, policy: RetryP
         try:
             return await fn()
         except Exception as exc:
-            refusal = _refusal(exc)
-            wait = backoff.next_wait(*refusal) if refusal is not None else None
-            if wait is None:
-                if backoff.spent:
-                    raise backoff.error() from None
-                raise
+            wait = _wait_or_raise(backoff, exc)
         await (sleep or asyncio.sleep)(wait)

@@ -52,3 +52,21 @@ def process_running(pid: int | None) -> bool:
     """True while ``pid`` exists and is not a zombie, whatever its command line says (a process rewriting
     its title, or mid-exec, reads as an empty command line for a moment)."""
     return _state(pid) not in ("", "Z", "X")
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """Resident memory of the process and all its children (0 once it is gone)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    total = 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total

@@ -17,12 +17,12 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
 from kubernetes.utils import parse_quantity
 
 from gpupoc.controlplane.pod_logs import cri_line
 from gpupoc.kube.containers import build_argv, exit_code_of, serving_port
 from gpupoc.podspec import labels as L
+from gpupoc.common.processes import tree_rss_bytes
 
 WORKLOAD_IMAGE = "gpupoc/workload:*"
 VIRTUAL_IMAGE = "gpupoc/virtual:*"
@@ -154,18 +154,7 @@ class ContainerProcess:
 
     def rss_bytes(self) -> int:
         """Resident memory of the process and its children."""
-        try:
-            root = psutil.Process(self.proc.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return 0
-        total = 0
-        for p in procs:
-            try:
-                total += p.memory_info().rss
-            except psutil.Error:
-                pass
-        return total
+        return tree_rss_bytes(self.proc.pid)
 
     def enforce_memory_limit(self) -> bool:
         """Kill the process tree when it holds more than its limit, as the kernel's OOM killer would; True then."""

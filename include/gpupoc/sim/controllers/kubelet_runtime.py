@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable
 
-import psutil
 
 from gpupoc.kube.dcgm import virtual_telemetry
 from gpupoc.kube.containers import (  # noqa: F401 - the simulated kubelet's names for the shared rules
     BASE_ENV_KEYS, PACKAGE_ROOT, ConfigMissing, StartFailed, build_argv, container_env, exit_code_of, process_env,
 )
 from gpupoc.sim.logs import ContainerLog
+from gpupoc.common.processes import tree_rss_bytes
 
 MEMORY_POLL_SECONDS = 0.5
 LINE_LIMIT = 1 << 20
@@ -127,18 +127,7 @@ class ProcessHandle:
 
     def rss_bytes(self) -> int:
         """Resident memory of the whole process tree."""
-        try:
-            root = psutil.Process(self.proc.pid)
-            procs = [root] + root.children(recursive=True)
-        except psutil.Error:
-            return 0
-        total = 0
-        for p in procs:
-            try:
-                total += p.memory_info().rss
-            except psutil.Error:
-                pass
-        return total
+        return tree_rss_bytes(self.proc.pid)
 
     async def _watch_memory(self) -> None:
         while self.proc.returncode is None:
