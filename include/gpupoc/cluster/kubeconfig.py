@@ -57,10 +57,12 @@ class KubectlAdmin:
     def _base(self) -> list[str]:
         from gpupoc.controlplane.binaries import kubectl_command
 
-        exe = shutil.which(kubectl_command())  # the built kubectl (the control plane's version) first
+        # the machine's kubectl, else the built one: the simulated cluster cannot read the protobuf TokenRequest
+        # that `kubectl create token` of v1.37 posts (docs/simulated-cluster.md, limits)
+        exe = shutil.which("kubectl") or shutil.which(kubectl_command())
         if exe is None:
-            raise ToolMissing("kubectl is not installed", "run `make control-plane` (it builds kubectl) or install kubectl "
-                              "(https://kubernetes.io/docs/tasks/tools/)")
+            raise ToolMissing("kubectl is not installed", "install kubectl (https://kubernetes.io/docs/tasks/tools/) "
+                              "or run `make control-plane`, which builds it")
         return [exe, *([f"--kubeconfig={self.kubeconfig}"] if self.kubeconfig else []),
                 *([f"--context={self.context}"] if self.context else [])]
 

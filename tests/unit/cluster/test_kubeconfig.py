@@ -52,7 +52,14 @@ def test_each_context_names_its_namespace_and_its_own_user():
     assert users["team-nlp"] == "t-team-nlp" and kc["current-context"] == plan.platform.admin_context
 
 
-def test_without_kubectl_the_error_says_how_to_install_it(monkeypatch):
+def test_without_kubectl_the_error_says_how_to_install_it(monkeypatch, tmp_path):
+    from gpupoc.controlplane.binaries import BIN_ENV, bin_dir
+
     monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(ToolMissing, match="install kubectl"):
-        KubectlAdmin().create_token("team-nlp", "runner", 3600)
+    monkeypatch.setenv(BIN_ENV, str(tmp_path))  # nor a built one
+    bin_dir.cache_clear()
+    try:
+        with pytest.raises(ToolMissing, match="install kubectl.*make control-plane"):
+            KubectlAdmin().create_token("team-nlp", "runner", 3600)
+    finally:
+        bin_dir.cache_clear()
