@@ -70,3 +70,25 @@ def tree_rss_bytes(pid: int) -> int:
         except psutil.Error:
             pass
     return total
+
+
+def _load_prctl():
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a forked child (``preexec_fn``): SIGKILL when its parent dies, so no child outlives it."""
+    import signal
+
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

@@ -5,8 +5,6 @@ stdout and stderr written as CRI log lines, and the pod status the runner writes
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import datetime as dt
 import fnmatch
 import os
@@ -22,7 +20,7 @@ from kubernetes.utils import parse_quantity
 from gpupoc.controlplane.pod_logs import cri_line
 from gpupoc.kube.containers import build_argv, exit_code_of, serving_port
 from gpupoc.podspec import labels as L
-from gpupoc.common.processes import tree_rss_bytes
+from gpupoc.common.processes import die_with_parent, tree_rss_bytes
 
 WORKLOAD_IMAGE = "gpupoc/workload:*"
 VIRTUAL_IMAGE = "gpupoc/virtual:*"
@@ -83,22 +81,6 @@ def terminal_status(pod: dict, exit_code: int, finished: dt.datetime) -> dict:
                                           "startedAt": started, "finishedAt": now}}}
     return {"status": {"phase": "Succeeded" if exit_code == 0 else "Failed", "conditions": conditions,
                        "containerStatuses": [container]}}
-
-
-def _load_prctl():
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
-
-
-def die_with_parent() -> None:
-    """In the forked child: SIGKILL when the runner dies, so no process outlives it."""
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 @dataclass

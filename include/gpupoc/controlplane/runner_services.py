@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from gpupoc.controlplane.runner_pods import die_with_parent
+from gpupoc.common.processes import die_with_parent
 
 LOOPBACK = "127.0.0.1"
 FORWARDING = re.compile(rb"Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)")

@@ -8,8 +8,6 @@ its process tree exceeds ``limits.memory`` (OOMKilled, exit 137).
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import os
 import signal
 from collections import deque
@@ -23,29 +21,12 @@ from gpupoc.kube.containers import (  # noqa: F401 - the simulated kubelet's nam
     BASE_ENV_KEYS, PACKAGE_ROOT, ConfigMissing, StartFailed, build_argv, container_env, exit_code_of, process_env,
 )
 from gpupoc.sim.logs import ContainerLog
-from gpupoc.common.processes import tree_rss_bytes
+from gpupoc.common.processes import die_with_parent, tree_rss_bytes
 
 MEMORY_POLL_SECONDS = 0.5
 LINE_LIMIT = 1 << 20
 PUMP_DRAIN_SECONDS = 2.0
 EXIT_POLL_SECONDS = 0.2
-
-
-def _load_prctl():
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In the forked child: get SIGKILL when the simulator dies, so no container outlives it."""
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 @dataclass
@@ -67,7 +48,7 @@ class ProcessHandle:
             proc = await asyncio.create_subprocess_exec(
                 *argv, env=env, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                start_new_session=True, limit=LINE_LIMIT, preexec_fn=_die_with_parent,
+                start_new_session=True, limit=LINE_LIMIT, preexec_fn=die_with_parent,
             )
         except FileNotFoundError:
             raise StartFailed(_oci_error(f'exec: "{argv[0]}": executable file not found in $PATH')) from None
