@@ -65,13 +65,16 @@ def claim_template(name: str, namespace: str, device_class: str = WHOLE_CLASS, c
             "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}}
 
 
-def claim_pod(name: str, namespace: str, template: str, labels: dict | None = None) -> dict:
-    """A pod whose one container uses the claim made from ``template`` (tolerating the GPU nodes' taints)."""
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
-            "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
-                     "containers": [{"name": "main", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
-                     "tolerations": [{"key": k, "operator": "Exists", "effect": "NoSchedule"} for k in TOLERATED]}}
+def claim_pod(name: str, namespace: str, template: str, labels: dict | None = None, node: str | None = None) -> dict:
+    """A pod whose one container uses the claim made from ``template`` (tolerating the GPU nodes' taints;
+    ``node``: only that node, by its hostname label)."""
+    spec: dict = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
+                  "containers": [{"name": "main", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
+                  "tolerations": [{"key": k, "operator": "Exists", "effect": "NoSchedule"} for k in TOLERATED]}
+    if node:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace,
+                                                            "labels": labels or {}}, "spec": spec}
 
 
 @dataclass(frozen=True)
