@@ -34,6 +34,9 @@ NS = "dra"
 NO_FIT = ("0/3 nodes are available: 3 cannot allocate all claims. preemption: 0/3 nodes are available: "
           "3 Preemption is not helpful for scheduling.")
 
+PINNED_NO_FIT = ("0/3 nodes are available: 1 cannot allocate all claims, 2 node(s) didn't match Pod's node "
+                 "affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+
 
 @pytest.fixture(scope="module")
 def cp(tmp_path_factory):
@@ -125,7 +128,7 @@ def test_mig_like_partitions_share_a_card_through_its_counters(cp, ns):
     assert len(parts) == 7 and len(set(parts)) == 7
     assert all(not d.startswith(whole.device + "-") for d in parts), f"no partition of the whole card {whole}"
     waiting = next(p for p in pods.values() if p["status"]["phase"] != "Running")
-    assert unschedulable(waiting)["message"].startswith("0/3 nodes are available: 1 cannot allocate all claims")
+    assert unschedulable(waiting)["message"] == PINNED_NO_FIT
 
 
 def test_shared_cards_give_out_their_memory_as_consumable_capacity(cp, ns):
@@ -145,6 +148,7 @@ def test_shared_cards_give_out_their_memory_as_consumable_capacity(cp, ns):
                                                            "c": {"memory": "5Gi"}}
     assert {n for n, p in pods.items() if p["status"]["phase"] != "Running"} == {"d", "whole"}, \
         "the card's memory is used up, and a shared card is not also given whole"
+    assert unschedulable(pods["d"])["message"] == unschedulable(pods["whole"])["message"] == PINNED_NO_FIT
 
 
 def test_a_pods_nvidia_com_gpu_is_served_by_dra_devices(cp, ns):
