@@ -115,8 +115,8 @@ def test_each_whole_gpu_claim_gets_its_own_device_on_the_pods_node_and_the_sixth
 
 def test_mig_like_partitions_share_a_card_through_its_counters(cp, ns):
     node = "training-node-1"  # two H100: one given whole, the other cut into seven 1g.10gb partitions
-    apply(cp, [claim_template("whole", ns), claim_template("mig", ns, MIG_CLASS,
-                                                           selector="device.attributes['gpu.gpupoc.io'].profile == '1g.10gb'"),
+    small = "device.attributes['gpu.gpupoc.io'].profile == '1g.10gb'"
+    apply(cp, [claim_template("whole", ns), claim_template("mig", ns, MIG_CLASS, selector=small),
                claim_pod("whole", ns, "whole", node=node)])
     settled(cp, ns, 1, pending=0)
     apply(cp, [claim_pod(f"m{i}", ns, "mig", node=node) for i in range(8)])
