@@ -14,7 +14,6 @@ import yaml
 
 from gpupoc.controlplane.dra_slices import DRIVER, WHOLE_CLASS, device_classes, node_slices
 from gpupoc.controlplane.nodes import node_names
-from gpupoc.exceptions import GpupocError
 from gpupoc.kube.resources import GPU
 
 TOLERATED = ("kwok.x-k8s.io/node", GPU)
@@ -94,10 +93,3 @@ def allocated_devices(claim: dict) -> list[AllocatedDevice]:
     return [AllocatedDevice(name, r["pool"], r["device"], r.get("consumedCapacity") or {})
             for r in (alloc.get("devices") or {}).get("results") or [] if r.get("driver") == DRIVER]
 
-
-def require_dra(cp) -> None:
-    """Fail naming the fix when the control plane publishes no DRA devices."""
-    res = cp.run_kubectl("get", "deviceclass", WHOLE_CLASS, check=False)
-    if res.returncode != 0:
-        raise GpupocError(f"deviceclass {WHOLE_CLASS}: not found ({res.stderr.strip()[-200:]}); start the control "
-                          "plane with `gpupoc controlplane up --dra`")

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
-
 from gpupoc.controlplane import dra
 from gpupoc.controlplane.dra_slices import SHARED_CLASS
-from gpupoc.exceptions import GpupocError
 
 POOL = SimpleNamespace(name="p", nodes=2, node_names=[], gpus_per_node=2, gpu_model="NVIDIA L40S")
 
@@ -56,8 +53,3 @@ def test_allocated_devices_reads_the_drivers_results_only():
     assert dra.allocated_devices(claim) == [dra.AllocatedDevice("c", "n1", "gpu-0-shared", {"memory": "20Gi"})]
     assert dra.allocated_devices({"metadata": {"name": "c"}, "status": {}}) == []
 
-
-def test_require_dra_names_the_option_when_the_class_is_missing():
-    cp = SimpleNamespace(run_kubectl=lambda *a, **k: SimpleNamespace(returncode=1, stderr="NotFound"))
-    with pytest.raises(GpupocError, match="--dra"):
-        dra.require_dra(cp)
