@@ -22,6 +22,10 @@ def register(subparsers) -> None:
     up.add_argument("--kueue", action="store_true", help="also start real Kueue beside it (built by "
                     "`bash scripts/control-plane/build.sh --with-kueue`); `down` stops it too")
     up.add_argument("--audit-webhook-url", help="also send audit events to this URL (webhook backend, batch mode)")
+    up.add_argument("--dra", action="store_true", help="GPUs as DRA devices: the nodes publish ResourceSlices (whole "
+                    "cards, MIG-like partitions, shared cards) instead of nvidia.com/gpu capacity")
+    up.add_argument("--workload-api", action="store_true", help="turn on the GenericWorkload gate (Workload and "
+                    "PodGroup in scheduling.k8s.io/v1beta1, kube-scheduler's gang scheduling)")
     stop = sub.add_parser("node-stop", help="stop a KWOK node's heartbeat, as stopping its kubelet does",
                           description="The node lifecycle controller marks the node unreachable after "
                           "--node-monitor-grace-period; its pods are evicted as their tolerations say. The "
@@ -57,11 +61,13 @@ def _register_exporter(sub) -> None:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from gpupoc.controlplane.flags import Features
     from gpupoc.controlplane.plane import start_control_plane
     from gpupoc.plan.loader import load_plan
 
     plan = load_plan(args.plan) if args.plan else None
-    cp = start_control_plane(args.dir, plan=plan, audit_webhook_url=args.audit_webhook_url)
+    features = Features(dra=args.dra, workload_api=args.workload_api)
+    cp = start_control_plane(args.dir, plan=plan, audit_webhook_url=args.audit_webhook_url, features=features)
     took = ", ".join(f"{k} {v:.1f} s" for k, v in cp.timings.items())
     print(f"control plane {cp.version} at {cp.server} ({took})")
     if args.kueue:

@@ -3,6 +3,7 @@ The flags are the ones seen working on this kind of machine (docs/real-cluster.m
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpupoc.controlplane.keys import Keys
@@ -22,6 +23,26 @@ NODE_MONITOR_GRACE = "20s"
 STOPPED_NODE_POD = "gpupoc.io/node-stopped"
 
 
+@dataclass(frozen=True)
+class Features:
+    """Options of a start beyond v1.37's defaults. ``dra`` needs no gate (DRA is GA, partitionable devices and
+    consumable capacity beta and on, DRA-backed extended resources GA): it only changes the nodes (``dra.py``).
+    ``workload_api`` turns on ``GenericWorkload`` (beta, off by default: the Workload and PodGroup API in
+    ``scheduling.k8s.io/v1beta1``, pods' ``spec.schedulingGroup``, kube-scheduler's GangScheduling plugin)."""
+
+    dra: bool = False
+    workload_api: bool = False
+
+    def gate_flags(self) -> list[str]:
+        return ["--feature-gates=GenericWorkload=true"] if self.workload_api else []
+
+    def apiserver_flags(self) -> list[str]:
+        return [*self.gate_flags(), "--runtime-config=scheduling.k8s.io/v1beta1=true"] if self.workload_api else []
+
+
+DEFAULT_FEATURES = Features()
+
+
 def etcd_argv(binary: Path, layout: Layout, ports: Ports) -> list[str]:
     client, peer = f"http://{LOOPBACK}:{ports.etcd_client}", f"http://{LOOPBACK}:{ports.etcd_peer}"
     return [str(binary), "--name", "n0", "--data-dir", str(layout.etcd_data),
@@ -31,7 +52,7 @@ def etcd_argv(binary: Path, layout: Layout, ports: Ports) -> list[str]:
 
 
 def apiserver_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, audit_policy: Path,
-                   audit_webhook_config: Path | None = None) -> list[str]:
+                   audit_webhook_config: Path | None = None, features: Features = DEFAULT_FEATURES) -> list[str]:
     argv = [str(binary), f"--etcd-servers=http://{LOOPBACK}:{ports.etcd_client}",
             f"--bind-address={LOOPBACK}", f"--advertise-address={LOOPBACK}", f"--secure-port={ports.apiserver}",
             f"--tls-cert-file={keys.pki.cert}", f"--tls-private-key-file={keys.pki.key}",
@@ -45,7 +66,7 @@ def apiserver_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, audit
             "--audit-log-format=json", "--audit-log-maxsize=200", "--audit-log-maxbackup=2"]
     if audit_webhook_config is not None:
         argv += [f"--audit-webhook-config-file={audit_webhook_config}", "--audit-webhook-mode=batch"]
-    return argv
+    return argv + features.apiserver_flags()
 
 
 def _kubeconfig_flags(kubeconfig: Path) -> list[str]:
@@ -53,18 +74,20 @@ def _kubeconfig_flags(kubeconfig: Path) -> list[str]:
             f"--authorization-kubeconfig={kubeconfig}"]
 
 
-def controller_manager_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys) -> list[str]:
+def controller_manager_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys,
+                            features: Features = DEFAULT_FEATURES) -> list[str]:
     return [str(binary), *_kubeconfig_flags(layout.component_kubeconfig("kube-controller-manager")),
             f"--bind-address={LOOPBACK}", f"--secure-port={ports.controller_manager}", "--leader-elect=false",
             f"--root-ca-file={keys.pki.ca_cert}", f"--service-account-private-key-file={keys.sa_private}",
             "--use-service-account-credentials=true", f"--service-cluster-ip-range={SERVICE_CIDR}",
             f"--cluster-signing-cert-file={keys.pki.ca_cert}", f"--cluster-signing-key-file={keys.ca_key}",
-            f"--node-monitor-grace-period={NODE_MONITOR_GRACE}"]
+            f"--node-monitor-grace-period={NODE_MONITOR_GRACE}", *features.gate_flags()]
 
 
-def scheduler_argv(binary: Path, layout: Layout, ports: Ports) -> list[str]:
+def scheduler_argv(binary: Path, layout: Layout, ports: Ports, features: Features = DEFAULT_FEATURES) -> list[str]:
     return [str(binary), *_kubeconfig_flags(layout.component_kubeconfig("kube-scheduler")),
-            f"--bind-address={LOOPBACK}", f"--secure-port={ports.scheduler}", "--leader-elect=false"]
+            f"--bind-address={LOOPBACK}", f"--secure-port={ports.scheduler}", "--leader-elect=false",
+            *features.gate_flags()]
 
 
 def kwok_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, config: Path) -> list[str]:

@@ -94,10 +94,12 @@ class ControlPlane:
 
 
 def start_control_plane(root: Path, pools=None, audit_webhook_url: str | None = None, *, plan=None,
-                        audit_webhook_ca: Path | None = None, process_runner: bool = True) -> ControlPlane:
+                        audit_webhook_ca: Path | None = None, process_runner: bool = True,
+                        features: flags.Features = flags.DEFAULT_FEATURES) -> ControlPlane:
     """Start (or resume) the control plane under ``root`` with KWOK nodes for ``pools`` (default: the plan's;
     the plan defaults to plans/default.yaml, whose audit policy the API server gets) and, unless
-    ``process_runner`` is False, the process runner (``runner.py``: workload pods as local processes)."""
+    ``process_runner`` is False, the process runner (``runner.py``: workload pods as local processes);
+    ``features``: DRA GPUs (``dra.py``), the Workload API (``flags.Features``)."""
     binaries = control_plane_binaries()
     plan = plan or load_plan(DEFAULT_PLAN)
     pools = plan.pools if pools is None else pools
@@ -113,8 +115,8 @@ def start_control_plane(root: Path, pools=None, audit_webhook_url: str | None = 
     webhook = write_webhook_config(layout.config / "audit-webhook.kubeconfig", audit_webhook_url, audit_webhook_ca)
     t0 = time.monotonic()
     try:
-        _start_core(cp, keys, policy, webhook)
-        _start_kwok(cp, keys, pools)
+        _start_core(cp, keys, policy, webhook, features)
+        _start_kwok(cp, keys, pools, features)
         if process_runner:
             from gpupoc.controlplane.runner import start_process_runner
 
@@ -147,22 +149,27 @@ def _ensure(cp: ControlPlane, name: str, argv: list[str], ready) -> None:
     cp.timings[name + (" (resumed)" if resumed else "")] = wait_until(cp.layout, name, pid, ready)
 
 
-def _start_core(cp: ControlPlane, keys: Keys, policy: Path, webhook: Path | None) -> None:
+def _start_core(cp: ControlPlane, keys: Keys, policy: Path, webhook: Path | None, features: flags.Features) -> None:
     b, layout, ports = cp.binaries, cp.layout, cp.ports
     token = read_tokens(keys.token_file)[ADMIN]
     _ensure(cp, "etcd", flags.etcd_argv(b.etcd, layout, ports), etcd_ready(ports.etcd_client))
-    _ensure(cp, "kube-apiserver", flags.apiserver_argv(b.kube_apiserver, layout, ports, keys, policy, webhook),
+    _ensure(cp, "kube-apiserver",
+            flags.apiserver_argv(b.kube_apiserver, layout, ports, keys, policy, webhook, features),
             exactly_ok(f"{cp.server}/readyz", ca_file=cp.ca_file, token=token))
     _ensure(cp, "kube-controller-manager", flags.controller_manager_argv(b.kube_controller_manager, layout, ports,
-                                                                           keys),
+                                                                           keys, features),
             exactly_ok(f"https://127.0.0.1:{ports.controller_manager}/healthz", verify=False))
-    _ensure(cp, "kube-scheduler", flags.scheduler_argv(b.kube_scheduler, layout, ports),
+    _ensure(cp, "kube-scheduler", flags.scheduler_argv(b.kube_scheduler, layout, ports, features),
             exactly_ok(f"https://127.0.0.1:{ports.scheduler}/healthz", verify=False))
 
 
-def _start_kwok(cp: ControlPlane, keys: Keys, pools) -> None:
+def _start_kwok(cp: ControlPlane, keys: Keys, pools, features: flags.Features) -> None:
     config = write_kwok_config(cp.layout.config / "kwok.yaml", cp.layout.pod_logs)
     nodes = node_objects(pools)
+    if features.dra:
+        from gpupoc.controlplane.dra import dra_nodes
+
+        nodes = dra_nodes(nodes)
     nodes_file = cp.layout.config / "nodes.yaml"
     nodes_file.write_text(yaml.safe_dump_all(nodes, sort_keys=False), encoding="utf-8")
     t0 = time.monotonic()
@@ -174,6 +181,10 @@ def _start_kwok(cp: ControlPlane, keys: Keys, pools) -> None:
     names = {n["metadata"]["name"] for n in nodes}
     _ensure(cp, "kwok", flags.kwok_argv(cp.binaries.kwok, cp.layout, cp.ports, keys, config),
             lambda: _nodes_ready(cp, names))
+    if features.dra:
+        from gpupoc.controlplane.dra import publish_dra
+
+        cp.timings["dra published"] = publish_dra(cp, pools)
 
 
 def _nodes_ready(cp: ControlPlane, names: set[str]) -> tuple[bool, str]:

@@ -69,3 +69,22 @@ def test_kwok_leaves_alone_the_pods_of_a_stopped_node(tmp_path):
     layout, keys = setup(tmp_path)
     argv = flags.kwok_argv(Path("/b/kwok"), layout, PORTS, keys, tmp_path / "kwok.yaml")
     assert f"--disregard-status-with-annotation-selector={flags.STOPPED_NODE_POD}=true" in argv
+
+
+def test_the_workload_api_turns_on_generic_workload_in_every_component_and_serves_its_beta_group(tmp_path):
+    layout, keys = setup(tmp_path)
+    on = flags.Features(workload_api=True)
+    api = flags.apiserver_argv(Path("/b/a"), layout, PORTS, keys, tmp_path / "p", features=on)
+    assert "--feature-gates=GenericWorkload=true" in api and "--runtime-config=scheduling.k8s.io/v1beta1=true" in api
+    assert "--feature-gates=GenericWorkload=true" in flags.scheduler_argv(Path("/b/s"), layout, PORTS, on)
+    assert "--feature-gates=GenericWorkload=true" in flags.controller_manager_argv(Path("/b/c"), layout, PORTS,
+                                                                                    keys, on)
+
+
+def test_dra_and_the_defaults_change_no_command_line(tmp_path):
+    layout, keys = setup(tmp_path)
+    for features in (flags.DEFAULT_FEATURES, flags.Features(dra=True)):
+        lines = [flags.apiserver_argv(Path("/b/a"), layout, PORTS, keys, tmp_path / "p", features=features),
+                 flags.scheduler_argv(Path("/b/s"), layout, PORTS, features),
+                 flags.controller_manager_argv(Path("/b/c"), layout, PORTS, keys, features)]
+        assert not any(a.startswith(("--feature-gates", "--runtime-config")) for argv in lines for a in argv)
