@@ -32,7 +32,7 @@ WATCHED = frozenset({"pods", "events", "workloads", "podgroups", "deployments", 
 WATCH_SECONDS = 300
 WATCH_POLICY = RetryPolicy(attempts=1_000_000, max_total_s=float("inf"), max_wait_s=10.0)
 Key = tuple[str, str]
-OnChange = Callable[[str, dict, datetime], None]  # (ADDED | MODIFIED | DELETED, object, received at)
+OnChange = Callable[[str, dict, datetime], None]  # (ADDED | MODIFIED | DELETED | RELISTED, object, received at)
 
 
 class Streamer(Protocol):
@@ -126,7 +126,8 @@ class Collection:
             changed = [o for k, o in fresh.items() if self.items.get(k) != o]
             self.items = fresh
             self.rv = str((r.body.get("metadata") or {}).get("resourceVersion") or "")
-        self._tell([("DELETED", o) for o in gone] + [("MODIFIED", o) for o in changed], received)
+        relisted = [("RELISTED", {})] if self.stats.lists > 1 else []
+        self._tell(relisted + [("DELETED", o) for o in gone] + [("MODIFIED", o) for o in changed], received)
         return r
 
     def _tell(self, changes: list[tuple[str, dict]], received: datetime) -> None:

@@ -27,14 +27,18 @@ class FakeServer:
 
     context = "admin"
 
-    def __init__(self, watches: list[list[dict]], objects: list[dict] | None = None, rv: str = "10"):
+    def __init__(self, watches: list[list[dict]], objects: list[dict] | None = None, rv: str = "10",
+                 relisted: list[dict] | None = None):
         self.watches, self.objects, self.rv = list(watches), list(objects or []), rv
+        self.relisted = relisted  # what a second list answers (the cluster after the watch's history ended)
         self.requests: list[tuple[str, str, tuple]] = []
         self.done = threading.Event()
 
     def call(self, method, path, *, query=None, body=None, content_type=None, timeout=None) -> Response:
         self.requests.append((method, path, tuple(sorted((query or {}).items() if isinstance(query, dict)
                                                           else query or []))))
+        if self.relisted is not None and lists(self) > 1:
+            return Response(200, {"items": list(self.relisted), "metadata": {"resourceVersion": "20"}}, "{}")
         return Response(200, {"items": list(self.objects), "metadata": {"resourceVersion": self.rv}}, "{}")
 
     def stream(self, path, query, read_timeout_s, handle):
@@ -95,21 +99,19 @@ def test_an_ended_watch_resumes_from_the_last_bookmark_without_a_list():
 
 def test_410_gone_brings_one_relist_and_a_deleted_pod_leaves_the_cache():
     server = FakeServer([[{"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old"}}]],
-                        [pod("p0", "10"), pod("p1", "10")])
+                        [pod("p0", "10"), pod("p1", "10")], relisted=[pod("p1", "20", "Running")])
     changes: list[tuple[str, str]] = []
     caller = WatchingCaller(server, lambda path: lambda kind, obj, at: changes.append(
-        (kind, obj["metadata"]["name"])))
+        (kind, (obj.get("metadata") or {}).get("name"))))
     try:
         caller.call("GET", PODS)
-        server.objects = [pod("p1", "20", "Running")]
-        server.rv = "20"
         wait_until(server.done.is_set)
         items = caller.call("GET", PODS).body["items"]
     finally:
         caller.close()
     assert lists(server) == 2
     assert [(p["metadata"]["name"], p["status"]["phase"]) for p in items] == [("p1", "Running")]
-    assert ("DELETED", "p0") in changes and ("MODIFIED", "p1") in changes
+    assert ("DELETED", "p0") in changes and ("MODIFIED", "p1") in changes and ("RELISTED", None) in changes
     assert next(iter(caller.collections.values())).stats.relists_after_gone == 1
 
 
