@@ -91,6 +91,8 @@ BEHAVIOURS = [
 BULK = "bulk:"
 BEHAVIOURS.append((f"{BULK}release-staggered,throttled,watch-cuts", 4))
 BEHAVIOURS.append((f"{BULK}release-staggered,watch-expiry", 5))
+# The observer reads by watch too (one list per collection, then watches): its watches expire the same way.
+BEHAVIOURS.append(("release-staggered,watch-expiry", 6))
 PLAIN = ("", 0)
 
 
@@ -131,6 +133,12 @@ def same_items(a: ClassRun, b: ClassRun) -> tuple[dict[str, str], dict[str, str]
     return item_verdicts(a.verdicts, unjudged), item_verdicts(b.verdicts, unjudged)
 
 
+def observer_collections(run: ClassRun) -> list[dict]:
+    """What the observer's watches cost: per collection its lists, relists after 410 and watches."""
+    path = run.run_dir / "files" / "observer_api.json"
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
 def shard_watches(run: ClassRun) -> dict[str, int]:
     """The bulk shards' watches summed over the run (none for a run submitted by the operator)."""
     out = {"watches": 0, "relists": 0, "gone_410": 0}
@@ -160,8 +168,13 @@ def test_a_correct_platform_reaches_the_plain_clusters_verdicts_whatever_its_beh
         f"{behaviour} (seed {seed}): {run.verdicts} against the plain cluster's {plain.verdicts}; {run.summary}"
     assert "lost" not in run.summary["outcomes"], run.summary
     assert run.summary["submission"] == ("bulk" if behaviour.startswith(BULK) else "operator"), run.summary
-    watched = shard_watches(run)
-    if "watch-expiry" in behaviour:
+    watched, observed = shard_watches(run), observer_collections(run)
+    assert observed and all(c["lists"] == 1 + c["relists_after_gone"] for c in observed if not c["listing_only"]), \
+        f"the observer listed a collection again without a 410 Gone: {observed}"
+    if "watch-expiry" in behaviour and behaviour.startswith(BULK):
         assert watched["gone_410"] >= 1, f"no watch of the shards met a 410 Gone: watch-expiry untested ({watched})"
+    elif "watch-expiry" in behaviour:
+        assert sum(c["relists_after_gone"] for c in observed) >= 1, \
+            f"no watch of the observer met a 410 Gone: watch-expiry untested ({observed})"
     print(f"\n{behaviour} (seed {seed}): shards' watches {watched}; outcomes {run.summary['outcomes']}, waits explained "
           f"{run.summary['explained']}/{run.summary['needing_explanation']}, resubmitted {run.summary['resubmitted']}")

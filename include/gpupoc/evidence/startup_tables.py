@@ -29,4 +29,30 @@ class StartupLatency:
     run_id: str | None = None
 
 
-STARTUP_TABLES: dict[str, type] = {"startup_latency": StartupLatency}
+@dataclass
+class StartupPhase:
+    """One start-up phase of one wave (``pipeline.startup_phases``): p50/p90/p99/max (ms) over the pods
+    measured, the share of the wave's pods they cover, where the moments came from (the ``Scheduled`` event's
+    eventTime, a watch's receipt, a condition's whole-second transition), and, for ``startup`` (creation to
+    running), the Kubernetes SLO (p99 at most 5 s). ``refused`` says why the figures were withheld."""
+
+    test_class: str
+    wave: str
+    phase: str                     # scheduling | starting | readiness | startup | created_to_ready
+    pods: int
+    pods_seen: int
+    errored: int
+    source: str                    # watch | last-state
+    coverage: float | None = None
+    p50_ms: int | None = None
+    p90_ms: int | None = None
+    p99_ms: int | None = None
+    max_ms: int | None = None
+    sources: str | None = None
+    slo_p99_ms: int | None = None
+    within_slo: bool | None = None
+    refused: str | None = None
+    run_id: str | None = None
+
+
+STARTUP_TABLES: dict[str, type] = {"startup_latency": StartupLatency, "startup_phases": StartupPhase}

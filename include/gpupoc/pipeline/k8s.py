@@ -146,6 +146,12 @@ class ApiCaller:
             parsed = None
         return Response(status, parsed, text)
 
+    def stream(self, path: str, query: list[tuple[str, str]], read_timeout_s: float, handle: Any) -> Any:
+        """The events of one watch (``gpupoc.pipeline.watch_stream``); ``handle.close()`` ends it."""
+        from gpupoc.pipeline.watch_stream import watch_events
+
+        return watch_events(self.api_client, path, query, read_timeout_s, handle)
+
     def _send(self, method: str, path: str, query: dict | list | None, body: Any, content_type: str | None,
               timeout: float | None) -> tuple[int, Any, Any]:
         """One request: (status, body bytes, headers)."""

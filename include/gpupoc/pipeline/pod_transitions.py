@@ -40,10 +40,15 @@ class PodTransitions:
     node: str | None = None
     said: list[tuple[datetime, str | None, str]] = field(default_factory=list)  # PodScheduled=False: when, why
     relisted_waiting: bool = False  # the watch re-listed while the pod waited: a word may have gone unseen
+    received: dict[str, datetime] = field(default_factory=dict)  # first receipt: Seen, Running, each first True
+    scheduled_event_at: datetime | None = None  # the ``Scheduled`` event's eventTime (microseconds)
 
-    def observe(self, pod: dict) -> None:
-        """Take what one watched state of the pod says (earlier first-True times are kept)."""
+    def observe(self, pod: dict, received: datetime | None = None) -> None:
+        """Take what one watched state of the pod says (earlier first-True times are kept); ``received``: when
+        the watch brought this state (clusterloader2 stamps each transition at receipt)."""
         meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+        if received is not None:
+            self._receive(status, received)
         self.created_at = self.created_at or parse_time(meta.get("creationTimestamp"))
         self.released_at = self.released_at or parse_time((meta.get("annotations") or {}).get(RELEASED_AT))
         self.node = self.node or (pod.get("spec") or {}).get("nodeName")
@@ -55,6 +60,13 @@ class PodTransitions:
         if phase and (not self.phases or self.phases[-1] != phase):
             self.phases.append(phase)
         self._take_word(status)
+
+    def _receive(self, status: dict, received: datetime) -> None:
+        """The first receipt of the pod, of its Running phase and of each condition's True."""
+        now_true = [c["type"] for c in status.get("conditions") or [] if c.get("status") == "True"
+                    and c.get("type") in CONDITIONS]
+        for what in ["Seen", *now_true, *(["Running"] if status.get("phase") == "Running" else [])]:
+            self.received.setdefault(what, received)
 
     def _take_word(self, status: dict) -> None:
         """A PodScheduled=False the platform set (not a gate's): its moment, reason and message, each new one kept."""
@@ -81,7 +93,9 @@ class PodTransitions:
                 "released_at": rfc3339(self.released_at) if self.released_at else None,
                 "first_true": {k: rfc3339(v) for k, v in sorted(self.first_true.items())}, "phases": self.phases,
                 "said": [{"at": rfc3339(at), "reason": r, "message": m} for at, r, m in self.said],
-                "relisted_waiting": self.relisted_waiting}
+                "relisted_waiting": self.relisted_waiting,
+                "received": {k: rfc3339(v) for k, v in sorted(self.received.items())},
+                "scheduled_event_at": rfc3339(self.scheduled_event_at) if self.scheduled_event_at else None}
 
     @classmethod
     def from_dict(cls, d: dict) -> "PodTransitions":
@@ -91,7 +105,9 @@ class PodTransitions:
                    list(d.get("phases") or []), d.get("node"),
                    [(parse_time(w["at"]), w.get("reason"), w["message"]) for w in d.get("said") or []
                     if parse_time(w.get("at")) and w.get("message")],
-                   bool(d.get("relisted_waiting")))
+                   bool(d.get("relisted_waiting")),
+                   {k: parse_time(v) for k, v in (d.get("received") or {}).items() if parse_time(v)},
+                   parse_time(d.get("scheduled_event_at")))
 
 
 def nearest_rank(sorted_values: list[int], q: float) -> int | None:

@@ -214,14 +214,26 @@ def monitoring_integration(runs: Runs) -> Details:
 
 
 def startup_figures(runs: Runs) -> Details:
-    """The wave's start-up latency per pod condition (kube-burner's quantiles) and its scheduling pace."""
+    """The wave's start-up latency per phase beside the Kubernetes SLO (p99 of creation to running at most
+    5 s), per pod condition (kube-burner's quantiles), and its scheduling pace."""
     sl = load(runs, "queue_congestion", "startup_latency")
-    if sl.empty:
-        return [], []
-    pace = _num(sl["pods_per_second"].iloc[0]) if "pods_per_second" in sl else None
-    f = [Figure(label="scheduling_pods_per_second", value=pace, unit="unit.pods_per_second")]
-    return f, [table("startup_latency", _cols(sl, "condition", "pods", "p50_ms", "p95_ms", "p99_ms", "submission",
-                                              "source"), source="queue_congestion/startup_latency")]
+    ph = load(runs, "queue_congestion", "startup_phases")
+    f: list[Figure] = []
+    tables = []
+    if not ph.empty:
+        slo = ph[ph["phase"] == "startup"]
+        p99 = _num(slo["p99_ms"].iloc[0]) if not slo.empty and "p99_ms" in slo else None
+        if p99 is not None:
+            f.append(Figure(label="startup_p99_ms", value=p99, unit="unit.ms"))
+        tables.append(table("startup_phases", _cols(ph, "phase", "pods", "coverage", "p50_ms", "p90_ms", "p99_ms",
+                                                    "max_ms", "slo_p99_ms", "within_slo", "sources", "refused"),
+                            source="queue_congestion/startup_phases"))
+    if not sl.empty:
+        pace = _num(sl["pods_per_second"].iloc[0]) if "pods_per_second" in sl else None
+        f.append(Figure(label="scheduling_pods_per_second", value=pace, unit="unit.pods_per_second"))
+        tables.append(table("startup_latency", _cols(sl, "condition", "pods", "p50_ms", "p95_ms", "p99_ms",
+                                                     "submission", "source"), source="queue_congestion/startup_latency"))
+    return f, tables
 
 
 STEPS: dict[str, Callable[[Runs], Details]] = {

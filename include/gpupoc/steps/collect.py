@@ -77,8 +77,9 @@ def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict, Facts]:
         r["run_id"] = ctx.run_id
     ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
     _ledger_submissions(ctx, pods)
-    startup, startup_summary = startup_rows(ctx, pods)
+    startup, phases, startup_summary = startup_rows(ctx, pods)
     ctx.writer.write("startup_latency", startup, source=SNAPSHOT_SOURCE)
+    ctx.writer.write("startup_phases", phases, source=SNAPSHOT_SOURCE)
     outcomes = Counter(a.outcome.outcome.value for a in attempts)
     summary = {"pods": len(pods), "expected": len(ctx.items), "attempts": len(attempts),
                "outcomes": dict(sorted(outcomes.items())),

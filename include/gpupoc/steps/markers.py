@@ -9,6 +9,7 @@ OBSERVING_FILE = "observing"        # the observer took its first snapshot: the 
 # how the observer ended: the items still open at its deadline, and the new attempts it waited for after an
 # attempt ended, each with whether it came (the tasks waiting for the wave end with it: ``steps.wave_end``)
 OBSERVER_END = "observer_end"
+OBSERVER_API = "observer_api"  # what the observer's watches cost the API server: lists, relists, bytes
 # a cleared run starts over: no marker of a past try may count
 STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_FILE, OBSERVER_END)
 # either marker: the release has begun (lifting the gates of a large wave takes seconds, and an attempt taken

@@ -11,6 +11,7 @@ import time
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import waits
 from gpupoc.pipeline.service_history import ReplicaTracker, Snapshot, snapshots
+from gpupoc.pipeline.watch_cache import WatchingCaller, watching
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.service import service_selector
 from gpupoc.steps.services import LOAD_ROLE, Deployed, deployed, load_failed
@@ -44,9 +45,10 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
     saved = time.monotonic()
     waits.write_note(ctx.run_dir, ctx.task or "observe_services", f"{len(names)} service(s): the traffic and the "
                      "wave to end", budget)
+    reader = watching(ctx.reader())  # one list per collection, then watches (``pipeline.watch_cache``)
     try:
         while True:
-            loads = _look(ctx, names, history, tracker)
+            loads = _look(ctx, reader, names, history, tracker)
             done = _loads_over(ctx, services, loads) and end.over(ctx)
             if done or time.monotonic() >= deadline:
                 break
@@ -55,15 +57,16 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
                 saved = time.monotonic()
             time.sleep(interval_s)
     finally:
+        if isinstance(reader, WatchingCaller):
+            reader.close()
         waits.clear_note(ctx.run_dir, ctx.task or "observe_services")
         _save(ctx, history, tracker)
     return {"services": len(names), "snapshots": len(history), "replicas": len(tracker.replicas),
             "complete": done, "wave": end.why or "not decided when the budget ran out"}
 
 
-def _look(ctx, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> list[dict]:
-    """One snapshot of every service; the load pods seen."""
-    reader = ctx.reader()
+def _look(ctx, reader, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> list[dict]:
+    """One snapshot of every service (``reader``: the watching reader); the load pods seen."""
     selector = service_selector(ctx.run_id, ctx.test_class)
     namespaces = sorted({d.namespace for d in deployed(ctx)})
     at = utcnow()

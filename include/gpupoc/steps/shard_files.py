@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 TRANSITIONS_PREFIX = "pod_transitions-shard"  # every watched pod's condition transitions, per shard
+OBSERVER_TRANSITIONS = "pod_transitions-observer.json"  # the same, as the observer's watch saw a wave's pods
 SHARD_PREFIX = "bulk_shard-"                  # the shard's summary
 CREATED_PREFIX = "bulk_created-"              # the shard sent every creation (the release need not wait longer)
 
@@ -39,6 +40,9 @@ def created_pods(files_dir: Path, count: int) -> dict[str, dict] | None:
 
 
 def transitions(files_dir: Path) -> list[dict]:
-    """Every bulk shard's pod transitions of the run (empty for a wave the operator submitted)."""
+    """Every watched pod's transitions of the run: the bulk shards' watches', else the observer's (empty when
+    neither watched: an older run's evidence)."""
     files = sorted(files_dir.glob(f"{TRANSITIONS_PREFIX}*.json")) if files_dir.is_dir() else []
+    if not files and (files_dir / OBSERVER_TRANSITIONS).is_file():
+        files = [files_dir / OBSERVER_TRANSITIONS]
     return [t for p in files for t in json.loads(p.read_text(encoding="utf-8"))]

@@ -7,6 +7,7 @@ only each pod's last state (the observer's and the final list), so its rows say 
 from __future__ import annotations
 
 from gpupoc.pipeline.pod_transitions import PodTransitions, latency_rows, scheduling_throughput
+from gpupoc.pipeline.startup_phases import phase_rows
 from gpupoc.pipeline.wave import item_key
 from gpupoc.steps.bulk import in_bulk
 from gpupoc.steps.context import RunContext
@@ -31,9 +32,13 @@ def wave_transitions(ctx: RunContext, pods: list[dict]) -> tuple[list[PodTransit
     return out, "last-state"
 
 
-def startup_rows(ctx: RunContext, pods: list[dict]) -> tuple[list[dict], dict]:
-    """``startup_latency`` rows and a summary (p50/p95/p99 of Ready, pods per second) for the manifest."""
+def startup_rows(ctx: RunContext, pods: list[dict]) -> tuple[list[dict], list[dict], dict]:
+    """``startup_latency`` rows, ``startup_phases`` rows and a summary (p50/p95/p99 of Ready, the start-up
+    SLO's p99, pods per second) for the manifest."""
     found, source = wave_transitions(ctx, pods)
+    wave = [p for p in found if p.item in {i["workload_key"] for i in ctx.items}] or found
+    phases = [{"test_class": ctx.test_class, "wave": "wave", **r.to_dict(), "source": source, "run_id": ctx.run_id}
+              for r in phase_rows(wave)]
     pace = scheduling_throughput(found)
     mode = "bulk" if in_bulk(ctx) else "operator"
     rows = [{**r, "source": source, "pods_scheduled": pace["pods_scheduled"],
@@ -42,5 +47,6 @@ def startup_rows(ctx: RunContext, pods: list[dict]) -> tuple[list[dict], dict]:
     ready = next(r for r in rows if r["condition"] == "Ready")
     summary = {"submission": mode, "startup_source": source, "ready_p50_ms": ready["p50_ms"],
                "ready_p95_ms": ready["p95_ms"], "ready_p99_ms": ready["p99_ms"],
-               "scheduling_pods_per_second": pace["pods_per_second"]}
-    return rows, summary
+               "scheduling_pods_per_second": pace["pods_per_second"],
+               "startup_p99_ms": next(r["p99_ms"] for r in phases if r["phase"] == "startup")}
+    return rows, phases, summary

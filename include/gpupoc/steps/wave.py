@@ -13,15 +13,17 @@ from gpupoc.pipeline import waits
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.async_release import lift_gates
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
+from gpupoc.pipeline.watch_cache import WatchingCaller, watching
+from gpupoc.pipeline.watch_record import WatchedPods
 from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.attempt_decision import task_view
 from gpupoc.steps.bulk import in_bulk, shards
-from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVER_END, OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE,
-                                  RELEASING_FILE)
+from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVED_PODS, OBSERVER_API, OBSERVER_END, OBSERVING_FILE,
+                                  RELEASE_FILE, RELEASING_FILE)
 from gpupoc.steps.replay import is_replay, release_schedule
-from gpupoc.steps.shard_files import created_pods, still_creating
+from gpupoc.steps.shard_files import OBSERVER_TRANSITIONS, created_pods, still_creating
 
 SNAPSHOT_SOURCE = "kubernetes-api"
 # How often the observer saves what it saw so far (a retried observer goes on from there): every save rewrites
@@ -154,13 +156,15 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
         if pace.due(time.monotonic()):
             began = time.monotonic()
             _save_observed(ctx, acc, seen_pods)
+            ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
             pace.saved(began, time.monotonic())
 
     def waiting(open_items, left_s: float) -> None:
         names = ", ".join(o.item for o in open_items[:4]) + (" ..." if len(open_items) > 4 else "")
         waits.write_note(ctx.run_dir, "observe", f"{len(open_items)} wave item outcome(s) ({names})", left_s)
 
-    caller = ctx.reader()  # reads only: not ledgered
+    watched = WatchedPods.from_dicts(ctx.read_file(OBSERVER_TRANSITIONS.removesuffix(".json"), []) or [])
+    caller = watching(ctx.reader(), watched.handler)  # reads only: not ledgered; one list, then watches
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
     try:
         result = observe_wave(caller, ctx.namespaces, ctx.selector, items, interval_s=interval,
@@ -171,6 +175,10 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
                               on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()))
     finally:
         waits.clear_note(ctx.run_dir, "observe")
+        if isinstance(caller, WatchingCaller):
+            caller.close()
+            ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
+            ctx.writer.write_json(OBSERVER_API, caller.stats())
     _save_observed(ctx, acc, seen_pods)
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
     ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],

@@ -1,0 +1,69 @@
+"""The observer's watch cache on the simulated API server: one list, then a watch; 410 Gone brings a relist."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpupoc.pipeline.k8s import ClientFactory
+from gpupoc.pipeline.watch_cache import WatchingCaller
+from tests.waiting import first_truthy
+
+pytestmark = pytest.mark.integration
+
+
+def _pod(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"watched": "yes"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+
+def _names(caller: WatchingCaller, path: str) -> list[str]:
+    return sorted(p["metadata"]["name"] for p in caller.call("GET", path, query={"labelSelector": "watched=yes"})
+                  .body["items"])
+
+
+class Counted:
+    """The admin's caller, counting the lists it sends."""
+
+    def __init__(self, caller):
+        self.caller, self.context, self.lists = caller, caller.context, 0
+
+    def call(self, method, path, **kw):
+        self.lists += method == "GET" and path.endswith("/pods")
+        return self.caller.call(method, path, **kw)
+
+    def stream(self, *a):
+        return self.caller.stream(*a)
+
+
+@pytest.mark.parametrize("behaviours", ["", "watch-expiry"])
+def test_the_cache_sees_every_pod_with_one_list(start_sim, behaviours):
+    server = start_sim(behaviours=behaviours)
+    factory = ClientFactory(str(server.kubeconfig))
+    admin = factory.caller("admin")
+    ns = "watched"
+    assert admin.call("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}}).ok
+    path = f"/api/v1/namespaces/{ns}/pods"
+    changes: list[tuple[str, str]] = []
+    counted = Counted(admin)
+    caller = WatchingCaller(counted, lambda p: lambda kind, obj, at: changes.append(
+        (kind, (obj.get("metadata") or {}).get("name"))))
+    try:
+        assert _names(caller, path) == []
+        for i in range(3):
+            assert admin.call("POST", path, body=_pod(f"w{i}")).ok
+        first_truthy("the watch to bring three pods", lambda: _names(caller, path) == ["w0", "w1", "w2"],
+                     step_seconds=60)
+        assert admin.call("DELETE", f"{path}/w1", query={"gracePeriodSeconds": "0"}).ok
+        first_truthy("the watch to bring the deletion", lambda: "w1" not in _names(caller, path), step_seconds=60)
+        stats = next(iter(caller.collections.values())).stats
+        if behaviours == "watch-expiry":  # a stream lives 10-30 s, then ends with 410 Gone
+            first_truthy("a relist after 410 Gone", lambda: stats.relists_after_gone, step_seconds=90)
+            assert admin.call("POST", path, body=_pod("after-gone")).ok
+            first_truthy("the watch after the relist", lambda: "after-gone" in _names(caller, path),
+                         step_seconds=60)
+    finally:
+        caller.close()
+        factory.close()
+    assert ("ADDED", "w0") in changes or ("MODIFIED", "w0") in changes
+    assert stats.lists == 1 + stats.relists_after_gone
+    assert counted.lists == stats.lists
