@@ -42,6 +42,14 @@ class Fidelity(BaseModel):
     docs: str | None = Field(default=None, description="the docs page (and heading) with the findings")
 
 
+class Chinese(BaseModel):
+    """The mode's behaviours and what it was measured against, for a Chinese report."""
+
+    model_config = ConfigDict(extra="forbid")
+    behaviours: list[str] = Field(default_factory=list)
+    against: str | None = None
+
+
 class SimulatedMode(BaseModel):
     """One scheduler mode of the simulated cluster: the project it imitates and how far that was measured."""
 
@@ -55,6 +63,7 @@ class SimulatedMode(BaseModel):
     behaviours: list[str] = Field(min_length=1, description="the behaviours the mode imitates")
     fidelity: Fidelity
     real_pin: str | None = Field(default=None, description="pins.env key of the real build served here")
+    zh: Chinese = Field(default_factory=Chinese)
 
     @property
     def version_words(self) -> str:
@@ -119,6 +128,8 @@ class CandidateLabel(BaseModel):
     fidelity: FidelityStatus | None = Field(default=None, description="simulated: how far it was measured")
     fidelity_against: str | None = None
     fidelity_docs: str | None = None
+    zh_behaviours: list[str] = Field(default_factory=list, description="the behaviours, in Chinese")
+    zh_fidelity_against: str | None = None
     text: str = Field(description="the label in one line (English)")
 
 
@@ -141,6 +152,7 @@ def _simulated(entry: SimulatedMode, kube: str | None) -> CandidateLabel:
     return CandidateLabel(kind=CandidateKind.SIMULATED, adapter=entry.adapter, project=entry.project,
                           version=entry.read_from, kubernetes_version=kube, behaviours=list(entry.behaviours),
                           fidelity=f.status, fidelity_against=f.against, fidelity_docs=f.docs,
+                          zh_behaviours=list(entry.zh.behaviours), zh_fidelity_against=entry.zh.against,
                           text=f"simulated mode of {entry.project} {entry.version_words} on gpupoc's simulated "
                                f"cluster (fidelity: {measured})")
 
