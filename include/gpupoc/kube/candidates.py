@@ -132,6 +132,13 @@ class CandidateLabel(BaseModel):
     zh_fidelity_against: str | None = None
     text: str = Field(description="the label in one line (English)")
 
+    @property
+    def headline(self) -> str:
+        """The label without where it ran: "real Kueue v0.17.0", "simulated mode of Volcano (…)"."""
+        if self.kind is CandidateKind.NOT_KNOWN:
+            return "not known whether real or simulated"
+        return self.text.split(" on ", 1)[0]
+
 
 def _real(entry: SimulatedMode | None, adapter: str, kube: str | None, kwok: bool, pins: Path) -> CandidateLabel:
     version = None
