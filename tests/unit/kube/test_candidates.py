@@ -75,3 +75,14 @@ def test_a_broken_catalogue_is_refused_naming_the_field(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_catalogue(bad)
     assert "modes.0.project" in str(err.value)
+
+
+def test_the_comparison_page_s_table_of_simulated_modes_is_the_catalogue_s():
+    text = (REPO / "docs" / "comparison.md").read_text(encoding="utf-8")
+    rows = {r.split("|")[1].strip().strip("`"): [c.strip() for c in r.split("|")[1:-1]]
+            for r in text.split("### The simulated modes", 1)[1].splitlines() if r.startswith("| `")}
+    for m in load_catalogue().modes:
+        assert m.mode.value in rows, f"docs/comparison.md does not list the {m.mode.value} mode"
+        row = rows[m.mode.value]
+        assert row[2] == (m.read_from or "not recorded"), f"{m.mode.value}: the page says {row[2]!r}"
+        assert row[5].startswith(m.fidelity.status.value), f"{m.mode.value}: the page says {row[5]!r}"
