@@ -1,5 +1,6 @@
-"""The procurement summary: who passes every must item, where the candidates differ on key items, the
-reviewers' experience scores per candidate and the contract items each would need."""
+"""The procurement summary: what each candidate was (real, or a simulated mode: never the product), who passes
+every must item, where the candidates differ on key items, the reviewers' experience scores per candidate and
+the contract items each would need."""
 
 from __future__ import annotations
 
