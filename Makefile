@@ -19,7 +19,7 @@ XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 help:
 	@echo "make demo    - install what is needed, run the whole POC on the simulated cluster, write the report"
 	@echo "make test    - install what is needed, run the whole test suite (unit + integration)"
-	@echo "make compare - run plans/compare.yaml (the default plan with a gang) on the four simulated platforms and compare them side by side"
+	@echo "make compare - run plans/compare.yaml (the default plan with a gang) on the four simulated platforms and compare them side by side (CLUSTER=kwok: kube-scheduler and Kueue for real)"
 	@echo "make down    - stop every process the demo started"
 	@echo "make bench   - run the benchmarks under bench/"
 	@echo "make control-plane - build the real control plane's binaries (Kubernetes, etcd, kwok) from the Go module proxy, once"
@@ -86,8 +86,10 @@ demo: venv docs-assets system-deps browser $(if $(filter kwok,$(CLUSTER)),contro
 # monitoring and Airflow under var/compare/<platform>), then the comparison (docs/comparison.md) under
 # var/evidence/comparisons/<time>/. CLASSES=a,b only those classes; FAULTS=volcano:gang-partial plants a fault
 # profile in that candidate's cluster only; PLATFORMS=kueue,kai others; JOBS=2 at most two candidates at once.
-compare: venv docs-assets system-deps browser
-	$(BIN)/gpupoc compare-demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(PLAN),--plan $(PLAN)) $(if $(PLATFORMS),--platforms $(PLATFORMS)) $(if $(JOBS),--jobs $(JOBS))
+# CLUSTER=kwok runs kube-scheduler and Kueue for real on the real control plane (built once by `make control-plane`)
+# and Volcano, KAI and HAMi as the simulated cluster's modes; every column says real or simulated mode.
+compare: venv docs-assets system-deps browser $(if $(filter kwok,$(CLUSTER)),control-plane)
+	$(BIN)/gpupoc compare-demo $(if $(FAULTS),--faults $(FAULTS)) $(if $(CLASSES),--classes $(CLASSES)) $(if $(PLAN),--plan $(PLAN)) $(if $(PLATFORMS),--platforms $(PLATFORMS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(CLUSTER),--cluster $(CLUSTER))
 
 # Stops every process `make demo` and `make compare` started (var/demo/pids.json, var/compare/*/demo/pids.json),
 # by process id.

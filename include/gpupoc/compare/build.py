@@ -35,7 +35,7 @@ def _entry(src: Source, report: Report, report_dir: Path, out: Path, plan_hash: 
         report_dir=os.path.relpath(report_dir, out),
         adapter=s.adapter or next(iter(src.manifest_values("platform_choice")), None),
         platform_name=next(iter(src.manifest_values("platform_name")), None) or s.platform,
-        kubernetes_version=s.kubernetes_version, simulated=s.simulated,
+        kubernetes_version=s.kubernetes_version, simulated=s.simulated, candidate=s.candidate,
         plan_name=next(iter(src.manifest_values("plan_name")), None) or s.plan_name, plan_hash=plan_hash or None,
         test_classes=sorted(ran(report)), decision=report.decision, decision_reasons=list(report.decision_reasons),
         scope=[sc.model_dump(mode="json") for sc in report.scope],

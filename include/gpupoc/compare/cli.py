@@ -28,7 +28,8 @@ def _run(args: argparse.Namespace) -> int:
 
     res = compare(args.label, args.out, plan=args.plan, scorecard=args.scorecard, pdf=not args.no_pdf)
     for p in res.comparison.platforms:
-        print(f"{p.label:<12} {p.decision.value:<20} must items {'all pass' if p.must_passed else 'NOT all pass'}")
+        print(f"{p.label:<12} {p.decision.value:<20} must items {'all pass' if p.must_passed else 'NOT all pass'}  "
+              f"({p.candidate.headline if p.candidate else 'not known whether real or simulated'})")
     for kind, path in res.paths.items():
         print(f"{kind}: {path}")
     for w in res.warnings:

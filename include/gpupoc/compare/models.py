@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from gpupoc.common.outcomes import Decision, Tier, Verdict
+from gpupoc.kube.candidates import CandidateLabel
 
 SCHEMA_VERSION = "1.0"
 
@@ -34,6 +35,8 @@ class PlatformEntry(BaseModel):
     platform_name: str | None = None
     kubernetes_version: str | None = None
     simulated: bool | None = None
+    candidate: CandidateLabel | None = Field(default=None, description="what it was: the real scheduler with its "
+                                             "version, or a simulated mode with its behaviours and fidelity")
     plan_name: str | None = None
     plan_hash: str | None = Field(default=None, description="the comparable plan hash (platform choice left out)")
     test_classes: list[str] = Field(default_factory=list, description="the classes whose evidence it judged")
@@ -96,6 +99,10 @@ class ProcurementSummary(BaseModel):
     """Which candidates pass every must item, how they differ on key items, the reviewers' experience scores
     and the contract items each would need."""
 
+    candidates: dict[str, str] = Field(default_factory=dict, description="label -> what it was (real X vY, or "
+                                       "simulated mode of X vY): a verdict of a simulated mode is not the product's")
+    simulated: list[str] = Field(default_factory=list, description="candidates that were simulated modes, or not "
+                                 "known to be real")
     pass_every_must: list[str] = Field(default_factory=list)
     fail_a_must: list[str] = Field(default_factory=list)
     key_differences: list[str] = Field(default_factory=list, description="key items whose verdicts differ")

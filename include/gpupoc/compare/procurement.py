@@ -1,10 +1,12 @@
-"""The procurement summary: who passes every must item, where the candidates differ on key items, the
-reviewers' experience scores per candidate and the contract items each would need."""
+"""The procurement summary: what each candidate was (real, or a simulated mode: never the product), who passes
+every must item, where the candidates differ on key items, the reviewers' experience scores per candidate and
+the contract items each would need."""
 
 from __future__ import annotations
 
 from gpupoc.common.outcomes import Tier, Verdict
 from gpupoc.compare.models import ExperienceScore, MatrixRow, ProcurementSummary
+from gpupoc.kube.candidates import CandidateKind
 from gpupoc.report.models import FindingTarget, Report
 
 
@@ -24,9 +26,17 @@ def _experience(reports: dict[str, Report]) -> list[ExperienceScore]:
     return out
 
 
+def _what(r: Report) -> str:
+    c = r.subject.candidate
+    return c.text if c else "not known whether real or simulated (no label recorded)"
+
+
 def summarise(reports: dict[str, Report], matrix: list[MatrixRow]) -> ProcurementSummary:
     items = [r for r in matrix if r.kind == "item"]
     return ProcurementSummary(
+        candidates={label: _what(r) for label, r in reports.items()},
+        simulated=[label for label, r in reports.items()
+                   if r.subject.candidate is None or r.subject.candidate.kind is not CandidateKind.REAL],
         pass_every_must=[label for label, r in reports.items() if must_passed(r)],
         fail_a_must=[label for label, r in reports.items() if not must_passed(r)],
         key_differences=[r.id for r in items if r.tier is Tier.KEY and r.differs],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from gpupoc.compare.models import CellStatus, Comparison
+from gpupoc.compare.models import CellStatus, Comparison, PlatformEntry
 from gpupoc.exceptions import GpupocError, ToolMissing
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -31,6 +31,17 @@ def _value(v) -> str:
     return str(v.value)
 
 
+def headline(p: PlatformEntry) -> str:
+    """What a column was, short: "real Kueue v0.17.0", "simulated mode of Volcano (…)"."""
+    return p.candidate.headline if p.candidate else "not known whether real or simulated"
+
+
+def who(label: str, c: Comparison) -> str:
+    """A candidate named with what it was: "kueue (real Kueue v0.17.0)"."""
+    p = next((p for p in c.platforms if p.label == label), None)
+    return f"{label} ({headline(p)})" if p else label
+
+
 @lru_cache(maxsize=2)
 def _env(autoescape: bool) -> Environment:
     """Kept for the process, so its templates compile once."""
@@ -40,6 +51,8 @@ def _env(autoescape: bool) -> Environment:
     env.filters["value"] = _value
     env.filters["md"] = lambda v: str(v).replace("|", "\\|").replace("\n", " ")
     env.filters["short_hash"] = lambda h: str(h or "")[:12]
+    env.filters["headline"] = headline
+    env.filters["who"] = lambda label, c: who(label, c)
     return env
 
 

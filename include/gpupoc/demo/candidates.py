@@ -41,11 +41,13 @@ class Candidate:
     var_dir: Path
     faults: str = ""
     port: int = 0
+    cluster: str = "sim"  # kwok: on the real control plane (``gpupoc.compare.routing``)
 
     def command(self, plan: Path, classes: tuple[str, ...], timeout: float) -> list[str]:
         cmd = [sys.executable, "-m", "gpupoc.cli", "demo", "--platform", self.name, "--plan", str(plan),
                "--var-dir", str(self.var_dir), "--port", str(self.port), "--timeout", str(timeout), "--no-report",
                "--classes", ",".join(c.removeprefix("poc_") for c in classes)]
+        cmd += ["--cluster", self.cluster] if self.cluster != "sim" else []
         return cmd + (["--faults", self.faults] if self.faults else [])
 
     @property
@@ -61,9 +63,12 @@ class Candidate:
         return self.var_dir / "demo" / "plan.yaml"
 
 
-def candidates_for(paths: DemoPaths, platforms: tuple[str, ...], planted: dict[str, str]) -> list[Candidate]:
+def candidates_for(paths: DemoPaths, platforms: tuple[str, ...], planted: dict[str, str],
+                   clusters: dict[str, str] | None = None) -> list[Candidate]:
+    """One candidate per platform; ``clusters``: name -> sim | kwok (default sim)."""
     root = candidates_root(paths)
-    return [Candidate(n, root / n, planted.get(n, ""), FIRST_PORT + i) for i, n in enumerate(platforms)]
+    return [Candidate(n, root / n, planted.get(n, ""), FIRST_PORT + i, (clusters or {}).get(n, "sim"))
+            for i, n in enumerate(platforms)]
 
 
 @dataclass

@@ -4,7 +4,10 @@ modes side by side (``gpupoc demo --platform NAME`` each in a process of its own
 then ``gpupoc compare`` over their evidence.
 
 ``--faults volcano:gang-partial`` plants a fault profile in one candidate's cluster only; the others run on a
-correct cluster. The comparison goes to ``<evidence_root>/comparisons/<UTC time>/`` (the GPU POC page lists it).
+correct cluster. ``--cluster kwok`` (``make compare CLUSTER=kwok``) runs kube-scheduler and Kueue on the real
+control plane (``gpupoc demo --cluster kwok``) and the others as simulated modes (``gpupoc.compare.routing``);
+each column says which. The comparison goes to ``<evidence_root>/comparisons/<UTC time>/`` (the GPU POC page
+lists it).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def parse_planted(value: str, platforms: tuple[str, ...]) -> dict[str, str]:
 
 def _run(args: argparse.Namespace) -> int:
     from gpupoc.compare import compare
+    from gpupoc.compare.routing import check_planted, describe, plan_platforms, route
     from gpupoc.demo.candidates import candidates_for, run_candidates
     from gpupoc.demo.runner import select_classes
     from gpupoc.demo.services import DemoPaths, check_sim_profiles
@@ -48,14 +52,16 @@ def _run(args: argparse.Namespace) -> int:
     planted = parse_planted(args.faults, platforms)
     for profile in planted.values():
         check_sim_profiles(profile)  # an unknown profile is refused before anything starts
-    for name in platforms:
-        load_plan(f"{plan}#{name}", kubeconfig_later=True)  # an unknown platform is refused before anything starts
+    routes = route(plan_platforms(plan, platforms), args.cluster)  # an unknown platform is refused here
+    check_planted(routes, planted)
     if len(platforms) < 2:
         raise ComparisonRefused(f"--platforms {args.platforms!r}: a comparison needs at least two candidates")
     classes = select_classes(args.classes)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = load_plan(plan, kubeconfig_later=True).evidence_root_path / "comparisons" / stamp
-    cands = candidates_for(paths, platforms, planted)
+    for line in describe(routes):
+        print(f"=== {line}", flush=True)
+    cands = candidates_for(paths, platforms, planted, {r.name: r.cluster for r in routes})
     together = args.jobs if 0 < args.jobs < len(cands) else len(cands)
     print(f"=== {', '.join(c.name for c in cands)}: gpupoc demo --platform NAME, {together} at a time (each starts once the previous one's Airflow is up), each with its "
           f"own cluster, monitoring and Airflow under {cands[0].var_dir.parent}/NAME"
@@ -78,7 +84,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"comparison of {', '.join(c.name for c in done)} in {time.monotonic() - t0:.0f} s "
           f"({', '.join(f'{n} {e.wall_seconds:.0f} s' for n, e in ended.items())})")
     for p in res.comparison.platforms:
-        print(f"  {p.label:<10} {p.decision.value:<20} must items: {'all pass' if p.must_passed else 'NOT all pass'}")
+        print(f"  {p.label:<10} {p.decision.value:<20} must items: {'all pass' if p.must_passed else 'NOT all pass'}"
+              f"  ({p.candidate.headline if p.candidate else 'not known whether real or simulated'})")
     for kind, path in res.paths.items():
         print(f"{kind}: {path}")
     missing = [c for c in cands if c not in done]
@@ -104,6 +111,10 @@ def register(subparsers) -> None:
     p.add_argument("--faults", default="", help="PLATFORM:PROFILE,...: a fault profile in one candidate's cluster")
     p.add_argument("--classes", default="", help="only these test classes, comma-separated (a quick look)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds each platform's runs may take")
+    p.add_argument("--cluster", choices=("sim", "kwok"), default="sim",
+                   help="sim: every candidate on the simulated cluster (default); kwok: kube-scheduler and Kueue on "
+                   "the real control plane (built by `make control-plane`), Volcano, KAI and HAMi as the simulated "
+                   "cluster's modes; each column says which (docs/comparison.md)")
     p.add_argument("--jobs", type=int, default=0, help="candidates run at once (default 0: all together)")
     p.add_argument("--no-pdf", action="store_true", help="do not print comparison.pdf")
     p.set_defaults(func=_run)

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from gpupoc.common.outcomes import Decision, FailureClass, Tier, Verdict  # noqa: F401  (re-exported)
+from gpupoc.kube.candidates import CandidateLabel
 from gpupoc.validation.models import CheckOutcome
 
 SCHEMA_VERSION = "1.3"
@@ -301,6 +302,8 @@ class Subject(BaseModel):
     simulated_nodes: int | None = None
     kwok_nodes: int | None = Field(default=None, description="KWOK nodes of a real control plane (no GPU ran); "
                                    "None: not recorded")
+    candidate: CandidateLabel | None = Field(default=None, description="what the candidate was: the real scheduler "
+                                             "with its version, or a simulated mode of it (gpupoc.kube.candidates)")
 
     @property
     def plan_mismatch(self) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from gpupoc.report import cells
+from gpupoc.report import candidate, cells
 from gpupoc.report.cost_charts import ITEM_CHARTS
 from gpupoc.report.models import EvidenceTable, Report
 from gpupoc.report.wording import LANGUAGES, TEMPLATES, Wording, check_signals, strings  # noqa: F401 (re-exported)
@@ -49,6 +49,9 @@ def _env(language: str, autoescape: bool, zone: str = "UTC") -> Environment:
     env.filters["table_name"] = lambda name: words.table.get(f"evidence_table.{name}", name)
     env.filters["role"] = lambda role: role if language == "en" else words.t(f"role.{role}")  # English: as scored
     env.filters["short_hash"] = lambda h: str(h or "")[:12]
+    env.filters["candidate"] = lambda c: candidate.short(c, words)
+    env.filters["candidate_banner"] = lambda c: candidate.banner(c, words)
+    env.filters["candidate_imitates"] = lambda c: candidate.imitates(c, words)
     env.filters["quote"] = lambda text: words.t("quote.mark", text=text)
     return env
 

@@ -15,6 +15,7 @@ from typing import Callable
 
 from gpupoc.evidence import subject as keys
 from gpupoc.evidence.reader import RunEvidence
+from gpupoc.kube.candidates import label_for
 from gpupoc.report.inputs import PlanSettings
 from gpupoc.report.models import Finding, FindingTarget, Subject
 from gpupoc.validation.models import FailureClass
@@ -59,15 +60,18 @@ def judged(runs: list[RunEvidence], settings: PlanSettings, stored_plan: dict[st
     nodes = _simulated(runs)
     start, end = _window(runs)
     report_hash = (settings.plan or stored_plan or {}).get("plan_hash") or None
+    adapter, kube, kwok = (_first(runs, keys.ADAPTER) or named.get("adapter"), _first(runs, keys.KUBERNETES_VERSION),
+                           _kwok(runs))
+    simulated = None if nodes is None else nodes > 0
     return Subject(
         platform=_first(runs, keys.PLATFORM_NAME) or named.get("platform"),
-        adapter=_first(runs, keys.ADAPTER) or named.get("adapter"),
-        kubernetes_version=_first(runs, keys.KUBERNETES_VERSION),
+        adapter=adapter, kubernetes_version=kube,
         plan_name=_first(runs, keys.PLAN_NAME) or named.get("plan"),
         plan_hash=hashes[0] if len(hashes) == 1 else None, evidence_plan_hashes=hashes,
         report_plan_hash=report_hash, window_start=start, window_end=end,
         timezone=named.get("timezone") or _first(runs, keys.TIMEZONE) or "UTC",
-        simulated=None if nodes is None else nodes > 0, simulated_nodes=nodes, kwok_nodes=_kwok(runs))
+        simulated=simulated, simulated_nodes=nodes, kwok_nodes=kwok,
+        candidate=label_for(adapter, simulated, kwok, kube))
 
 
 def plan_findings(subject: Subject, say: Callable[..., str]) -> list[Finding]:

@@ -145,3 +145,10 @@ def test_down_stops_what_every_candidate_recorded(paths):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_candidate_routed_to_the_real_control_plane_runs_the_kwok_demo_and_the_others_the_simulated_one(paths):
+    cands = C.candidates_for(paths, ("kube", "kueue", "volcano"), {}, {"kube": "kwok", "kueue": "kwok", "volcano": "sim"})
+    cmds = {c.name: " ".join(c.command(Path("/p/compare.yaml"), CLASS_DAGS, 600.0)) for c in cands}
+    assert "--cluster kwok" in cmds["kube"] and "--cluster kwok" in cmds["kueue"]
+    assert "--cluster" not in cmds["volcano"], "a simulated mode runs on the simulated cluster (the default)"
