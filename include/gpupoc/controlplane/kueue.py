@@ -3,7 +3,8 @@ beside a running control plane. Its CRDs, RBAC and webhook configurations are re
 (``kueue_manifests``); it runs as its own ServiceAccount (a token the API server issues); its certificate
 management writes the webhook's certificate into its Secret and the CA into the webhooks and CRDs, and the
 start copies that Secret into the certificate directory, as a kubelet would project it. Ready once its
-``/readyz`` answers and the API server reaches its webhooks (a server-side dry run of a ResourceFlavor).
+``/readyz`` answers, the API server reaches its webhooks (a server-side dry run of a ResourceFlavor) and
+forwards its visibility API (``visibility.kueue.x-k8s.io``) to it.
 ``stop_kueue`` leaves no process; ``ControlPlane.stop`` stops it too."""
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ CERT_FILES = ("tls.crt", "tls.key", "ca.crt")
 # a webhook the API server calls on every ResourceFlavor: its answer proves the path API server -> Kueue
 PROBE_FLAVOR = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                 "metadata": {"name": "gpupoc-webhook-probe"}}
+# the visibility API's group, which the API server forwards to Kueue's visibility server once it answers
+VISIBILITY_PROBE = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,18 @@ def kueue_ports(directory: Path) -> KueuePorts:
     path = directory / "ports.json"
     if path.is_file():
         try:
-            return KueuePorts(**json.loads(path.read_text(encoding="utf-8")))
+            ports = KueuePorts(**json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, TypeError) as exc:
             raise GpupocError(f"{path}: unreadable ({exc}); remove it to choose new ports") from exc
+        if ports.visibility:
+            return ports
+        taken = {ports.webhook, ports.health, ports.metrics}
+        ports = KueuePorts(ports.webhook, ports.health, ports.metrics,
+                           next(p for p in iter(free_port, None) if p not in taken))
+        path.write_text(json.dumps(asdict(ports), indent=1) + "\n", encoding="utf-8")
+        return ports
     chosen: list[int] = []
-    while len(chosen) < 3:
+    while len(chosen) < 4:
         p = free_port()
         if p not in chosen:
             chosen.append(p)
@@ -128,7 +138,7 @@ def stop_kueue(cp: ControlPlane) -> bool:
 
 def _install(cp: ControlPlane, directory: Path, ports: KueuePorts, version: str) -> None:
     """Kueue's objects applied, its configuration, its ServiceAccount's kubeconfig, any certificate kept."""
-    docs = fit_for_local_process(render(cp.kubectl, module_dir(version)), ports.webhook)
+    docs = fit_for_local_process(render(cp.kubectl, module_dir(version)), ports.webhook, ports.visibility)
     manifests = directory / "manifests.yaml"
     manifests.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
     # server-side: the CRDs are too large for the last-applied annotation of a client-side apply
@@ -174,5 +184,10 @@ def _ready(cp: ControlPlane, kueue: RunningKueue):
             return False, f"/readyz: {seen}"
         res = cp.run_kubectl("create", "--dry-run=server", "-o", "name", "-f", "-",
                              input=yaml.safe_dump(PROBE_FLAVOR), check=False, timeout=30)
-        return res.returncode == 0, f"webhook through the API server: {res.stderr.strip()[-200:]}"
+        if res.returncode != 0:
+            return False, f"webhook through the API server: {res.stderr.strip()[-200:]}"
+        if not kueue.ports.visibility:
+            return True, ""
+        seen = cp.run_kubectl("get", "--raw", VISIBILITY_PROBE, check=False, timeout=30)
+        return seen.returncode == 0, f"visibility API through the API server: {seen.stderr.strip()[-200:]}"
     return probe

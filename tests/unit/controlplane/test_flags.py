@@ -69,3 +69,11 @@ def test_kwok_leaves_alone_the_pods_of_a_stopped_node(tmp_path):
     layout, keys = setup(tmp_path)
     argv = flags.kwok_argv(Path("/b/kwok"), layout, PORTS, keys, tmp_path / "kwok.yaml")
     assert f"--disregard-status-with-annotation-selector={flags.STOPPED_NODE_POD}=true" in argv
+
+
+def test_the_api_server_forwards_aggregated_apis_with_its_front_proxy_certificate(tmp_path):
+    layout, keys = setup(tmp_path)
+    argv = flags.apiserver_argv(Path("/b/a"), layout, PORTS, keys, tmp_path / "p")
+    assert f"--proxy-client-cert-file={layout.pki / 'front-proxy-client.crt'}" in argv
+    assert f"--requestheader-client-ca-file={keys.pki.ca_cert}" in argv
+    assert "--requestheader-allowed-names=front-proxy-client" in argv
