@@ -23,8 +23,8 @@ from gpupoc.common.pki import write_private
 from gpupoc.controlplane import processes
 from gpupoc.controlplane.binaries import PINS, BinariesMissing
 from gpupoc.controlplane.keys import kubeconfig_doc
-from gpupoc.controlplane.kueue_manifests import (NAMESPACE, SERVICE_ACCOUNT, WEBHOOK_SECRET, KueuePorts, configuration,
-                                                 fit_for_local_process, kueue_argv, render)
+from gpupoc.controlplane.kueue_manifests import (NAMESPACE, SERVICE_ACCOUNT, WEBHOOK_SECRET, KueuePorts, KueueSettings,
+                                                 configuration, fit_for_local_process, kueue_argv, render)
 from gpupoc.controlplane.layout import free_port
 from gpupoc.controlplane.plane import ControlPlane
 from gpupoc.controlplane.readiness import exactly_ok, wait_until
@@ -105,8 +105,9 @@ def kueue_ports(directory: Path) -> KueuePorts:
     return ports
 
 
-def start_kueue(cp: ControlPlane) -> RunningKueue:
-    """Start (or resume) Kueue beside ``cp`` (started by ``start_control_plane``); see the module."""
+def start_kueue(cp: ControlPlane, settings: KueueSettings = KueueSettings()) -> RunningKueue:
+    """Start (or resume) Kueue beside ``cp`` (started by ``start_control_plane``) with ``settings`` (a running
+    Kueue keeps its own: stop it first to change them); see the module."""
     binary = kueue_binary(cp)
     if not os.access(binary, os.X_OK):
         raise BinariesMissing(f"Kueue is not built in {binary.parent}: {BUILD_FIX}")
@@ -119,7 +120,7 @@ def start_kueue(cp: ControlPlane) -> RunningKueue:
     try:
         if pid is None:
             t0 = time.monotonic()
-            _install(cp, directory, ports, version)
+            _install(cp, directory, ports, version, settings)
             timings["kueue objects applied"] = time.monotonic() - t0
             pid = processes.start(cp.layout, NAME, kueue_argv(binary, directory / "kubeconfig",
                                                              directory / "config.yaml"))
@@ -136,7 +137,7 @@ def stop_kueue(cp: ControlPlane) -> bool:
     return processes.stop(cp.layout, NAME, kueue_binary(cp))
 
 
-def _install(cp: ControlPlane, directory: Path, ports: KueuePorts, version: str) -> None:
+def _install(cp: ControlPlane, directory: Path, ports: KueuePorts, version: str, settings: KueueSettings) -> None:
     """Kueue's objects applied, its configuration, its ServiceAccount's kubeconfig, any certificate kept."""
     docs = fit_for_local_process(render(cp.kubectl, module_dir(version)), ports.webhook, ports.visibility)
     manifests = directory / "manifests.yaml"
@@ -147,7 +148,7 @@ def _install(cp: ControlPlane, directory: Path, ports: KueuePorts, version: str)
     crds = [f"crd/{d['metadata']['name']}" for d in docs if d["kind"] == "CustomResourceDefinition"]
     cp.run_kubectl("wait", "--for=condition=Established", "--timeout=120s", *crds, timeout=150)
     (directory / "config.yaml").write_text(
-        yaml.safe_dump(configuration(ports, directory / "certs"), sort_keys=False), encoding="utf-8")
+        yaml.safe_dump(configuration(ports, directory / "certs", settings), sort_keys=False), encoding="utf-8")
     token = cp.run_kubectl("create", "token", SERVICE_ACCOUNT, "-n", NAMESPACE,
                            f"--duration={TOKEN_SECONDS}s").stdout.strip()
     doc = kubeconfig_doc(cp.server, cp.ca_file.read_bytes(), f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}",

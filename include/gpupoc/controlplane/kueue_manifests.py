@@ -74,8 +74,26 @@ def fit_for_local_process(docs: list[dict], webhook_port: int, visibility_port: 
     return out
 
 
-def configuration(ports: KueuePorts, cert_dir: Path) -> dict:
-    """Kueue's ``Configuration``: loopback ports, no leader election, its own certificate management."""
+@dataclass(frozen=True)
+class KueueSettings:
+    """What a plan or a scenario chooses of Kueue's ``Configuration``: fair sharing (``fairSharing: {}``, as a
+    plan's ``cluster.queues.kueue.fair_sharing``) and ``waitForPodsReady`` (its timeout; 0: off)."""
+
+    fair_sharing: bool = False
+    wait_for_pods_ready_seconds: int = 0
+
+    def fields(self) -> dict:
+        out: dict = {}
+        if self.fair_sharing:
+            out["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+        if self.wait_for_pods_ready_seconds:
+            out["waitForPodsReady"] = {"timeout": f"{self.wait_for_pods_ready_seconds}s", "blockAdmission": True}
+        return out
+
+
+def configuration(ports: KueuePorts, cert_dir: Path, settings: KueueSettings = KueueSettings()) -> dict:
+    """Kueue's ``Configuration``: loopback ports, no leader election, its own certificate management, and the
+    ``settings`` chosen."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "namespace": NAMESPACE,
@@ -91,6 +109,7 @@ def configuration(ports: KueuePorts, cert_dir: Path) -> dict:
         "integrations": {"frameworks": list(FRAMEWORKS)},
         **({"visibilityServer": {"bindAddress": "127.0.0.1", "bindPort": ports.visibility}}
            if ports.visibility else {}),
+        **settings.fields(),
     }
 
 

@@ -82,9 +82,12 @@ def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable
         f"(data {root})")
     if mode == "kueue":
         from gpupoc.controlplane.kueue import start_kueue
+        from gpupoc.controlplane.kueue_manifests import KueueSettings
 
-        kueue = start_kueue(cp)
-        out(f"        Kueue {kueue.version} beside it (pid {kueue.pid})")
+        queues = load_plan(base_plan, kubeconfig_later=True).cluster.queues.kueue
+        fair = bool(queues and queues.fair_sharing)  # the plan's Kueue Configuration, as its cluster holds it
+        kueue = start_kueue(cp, KueueSettings(fair_sharing=fair))
+        out(f"        Kueue {kueue.version} beside it (pid {kueue.pid}{', fair sharing' if fair else ''})")
     return {"url": cp.server, "kubeconfig": str(cp.kubeconfig), "audit_log": str(cp.audit_log),
             "version": cp.version, "kubectl": str(cp.kubectl), "root": str(root)}
 

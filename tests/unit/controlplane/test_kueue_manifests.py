@@ -93,3 +93,14 @@ def test_the_visibility_server_binds_loopback_on_its_port(tmp_path):
 def test_a_module_without_its_kustomization_names_the_build_command(tmp_path):
     with pytest.raises(GpupocError, match="build.sh --with-kueue"):
         render(Path("/bin/true"), tmp_path)
+
+
+def test_fair_sharing_and_wait_for_pods_ready_are_set_only_when_chosen(tmp_path):
+    from gpupoc.controlplane.kueue_manifests import KueueSettings
+
+    ports = KueuePorts(31000, 31001, 31002)
+    plain = configuration(ports, tmp_path)
+    assert "fairSharing" not in plain and "waitForPodsReady" not in plain
+    cfg = configuration(ports, tmp_path, KueueSettings(fair_sharing=True, wait_for_pods_ready_seconds=30))
+    assert cfg["fairSharing"]["preemptionStrategies"] == ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+    assert cfg["waitForPodsReady"] == {"timeout": "30s", "blockAdmission": True}
