@@ -76,14 +76,19 @@ def fit_for_local_process(docs: list[dict], webhook_port: int, visibility_port: 
 
 @dataclass(frozen=True)
 class KueueSettings:
-    """What a plan or a scenario chooses of Kueue's ``Configuration``: fair sharing (``fairSharing: {}``, as a
-    plan's ``cluster.queues.kueue.fair_sharing``) and ``waitForPodsReady`` (its timeout; 0: off)."""
+    """What a plan or a scenario chooses of Kueue's ``Configuration``: fair sharing (``fairSharing``, as a
+    plan's ``cluster.queues.kueue.fair_sharing``), ``waitForPodsReady`` (its timeout; 0: off) and the resources
+    Kueue does not account (``resources.excludeResourcePrefixes``: a ClusterQueue must cover every other
+    resource a pod asks, or its Workload waits with "resource cpu unavailable in ClusterQueue")."""
 
     fair_sharing: bool = False
     wait_for_pods_ready_seconds: int = 0
+    exclude_resource_prefixes: tuple[str, ...] = ()
 
     def fields(self) -> dict:
         out: dict = {}
+        if self.exclude_resource_prefixes:
+            out["resources"] = {"excludeResourcePrefixes": list(self.exclude_resource_prefixes)}
         if self.fair_sharing:
             out["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
         if self.wait_for_pods_ready_seconds:

@@ -104,3 +104,12 @@ def test_fair_sharing_and_wait_for_pods_ready_are_set_only_when_chosen(tmp_path)
     cfg = configuration(ports, tmp_path, KueueSettings(fair_sharing=True, wait_for_pods_ready_seconds=30))
     assert cfg["fairSharing"]["preemptionStrategies"] == ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
     assert cfg["waitForPodsReady"] == {"timeout": "30s", "blockAdmission": True}
+
+
+def test_excluded_resources_are_not_accounted_only_when_named(tmp_path):
+    from gpupoc.controlplane.kueue_manifests import KueueSettings
+
+    ports = KueuePorts(31000, 31001, 31002)
+    assert "resources" not in configuration(ports, tmp_path)
+    cfg = configuration(ports, tmp_path, KueueSettings(exclude_resource_prefixes=("cpu", "memory")))
+    assert cfg["resources"] == {"excludeResourcePrefixes": ["cpu", "memory"]}
