@@ -14,13 +14,13 @@ from gpupoc.fidelity.setup import HIGH, LOW, OTHER_NS, TENANT_NS, until
 PENDING = reason_is("QuotaReserved", "Pending")
 
 
-def _running(run: Run, ns: str, name: str) -> bool:
+def running(run: Run, ns: str, name: str) -> bool:
     _, ok = until(lambda: (get_pod(run.admin, ns, name).get("status") or {}).get("phase"),
                   lambda ph: ph == "Running", run.wait)
     return ok
 
 
-def _evicted_version(run: Run, ns: str, wl: dict) -> dict:
+def evicted_version(run: Run, ns: str, wl: dict) -> dict:
     """The victim Workload's first version with ``Evicted`` True, read from a watch (it may be deleted soon
     after, with its pod)."""
     name = name_of(wl)
@@ -47,7 +47,7 @@ def _pod_versions(run: Run, ns: str, name: str, since: str) -> list[dict]:
     return [e.get("object") or {} for e in seen if e.get("type") in ("ADDED", "MODIFIED", "DELETED")]
 
 
-def _record(run: Run, step: str, prefix: str, ns: str, pod: str, wl: dict, names: list[str],
+def record(run: Run, step: str, prefix: str, ns: str, pod: str, wl: dict, names: list[str],
             wl_events: tuple[str, ...] = (), pod_events: tuple[str, ...] = ()) -> None:
     rec = run.rec(step)
     see.workload(rec, prefix, wl, names, run.nodes)
@@ -67,7 +67,7 @@ def over_quota(run: Run) -> None:
     local_queue(a, ns, "fid-quota", "fid-quota")
     create(a, ns, queued_pod("fid-q-fits", "fid-quota", 4))
     fits = wait_workload(a, ns, "fid-q-fits", is_true("Admitted"), run.wait)
-    run.rec(step).see("fits.running", _running(run, ns, "fid-q-fits"))
+    run.rec(step).see("fits.running", running(run, ns, "fid-q-fits"))
     create(a, ns, queued_pod("fid-q-held", "fid-quota", 2))
     held = wait_workload(a, ns, "fid-q-held", PENDING, run.wait)
     create(a, ns, queued_pod("fid-q-too-big", "fid-quota", 8))
@@ -78,12 +78,12 @@ def over_quota(run: Run) -> None:
     cpu = wait_workload(a, ns, "fid-q-cpu", lambda w: bool(condition(w, "QuotaReserved")), 20.0)
     names = [name_of(w) for w in (fits, held, big, orphan, cpu)]
     fits = workload_of(a, ns, "fid-q-fits")
-    _record(run, step, "fits", ns, "fid-q-fits", fits, names, ("QuotaReserved", "Admitted"),
+    record(run, step, "fits", ns, "fid-q-fits", fits, names, ("QuotaReserved", "Admitted"),
             ("CreatedWorkload", "Started"))
-    _record(run, step, "held", ns, "fid-q-held", held, names, ("Pending",), ("CreatedWorkload",))
-    _record(run, step, "too_big", ns, "fid-q-too-big", big, names, ("Pending",))
-    _record(run, step, "no_queue", ns, "fid-q-no-queue", orphan, names)
-    _record(run, step, "uncovered_cpu", ns, "fid-q-cpu", cpu, names)
+    record(run, step, "held", ns, "fid-q-held", held, names, ("Pending",), ("CreatedWorkload",))
+    record(run, step, "too_big", ns, "fid-q-too-big", big, names, ("Pending",))
+    record(run, step, "no_queue", ns, "fid-q-no-queue", orphan, names)
+    record(run, step, "uncovered_cpu", ns, "fid-q-cpu", cpu, names)
     delete_pods(a, ns, ["fid-q-fits", "fid-q-held", "fid-q-too-big", "fid-q-no-queue", "fid-q-cpu"])
 
 
@@ -94,10 +94,10 @@ def _preempt(run: Run, step: str, victim: tuple[str, str], preemptor: tuple[str,
     a = run.admin
     create(a, victim[0], queued_pod(victim[1], queues[0], gpus, priorities[0]))
     low = wait_workload(a, victim[0], victim[1], is_true("Admitted"), run.wait)
-    run.rec(step).see("victim.running_before", _running(run, *victim))
+    run.rec(step).see("victim.running_before", running(run, *victim))
     pod_version = str((get_pod(a, *victim).get("metadata") or {}).get("resourceVersion") or "")
     create(a, preemptor[0], queued_pod(preemptor[1], queues[1], gpus, priorities[1]))
-    evicted = _evicted_version(run, victim[0], low)
+    evicted = evicted_version(run, victim[0], low)
     marked = next((v for v in _pod_versions(run, victim[0], victim[1], pod_version)
                    if condition(v, "TerminationTarget") or condition(v, "DisruptionTarget")), {})
     high = wait_workload(a, preemptor[0], preemptor[1], is_true("Admitted"), run.wait)
@@ -110,8 +110,8 @@ def _preempt(run: Run, step: str, victim: tuple[str, str], preemptor: tuple[str,
           lambda ev: {"EvictedDueToPreempted", "Preempted"} <= ev, 20.0)
     until(lambda: see.events(rec, "victim.pod", a, victim[0], victim[1], names, run.nodes, ("Stopped",)),
           lambda ev: "Stopped" in ev, 20.0)
-    rec.see("preemptor.running", _running(run, *preemptor))
-    _record(run, step, "preemptor", preemptor[0], preemptor[1], high, names,
+    rec.see("preemptor.running", running(run, *preemptor))
+    record(run, step, "preemptor", preemptor[0], preemptor[1], high, names,
             ("Pending", "PreemptedWorkload", "QuotaReserved", "Admitted"))
     delete_pods(a, victim[0], [victim[1]])
     delete_pods(a, preemptor[0], [preemptor[1]])

@@ -8,7 +8,7 @@ from gpupoc.fidelity.kueue_setup import (API, cluster_queue, create, delete_pods
                                          queued_pod, wait_workload, workload_of)
 from gpupoc.fidelity.run import Run
 from gpupoc.fidelity.setup import OTHER_NS, TENANT_NS, until
-from gpupoc.fidelity.steps_kueue import _evicted_version, _record, _running
+from gpupoc.fidelity.steps_kueue import evicted_version, record, running
 
 PODS_READY_TIMEOUT = 15  # seconds: the scenario's waitForPodsReady timeout (both sides)
 
@@ -41,7 +41,7 @@ def fair_sharing(run: Run) -> None:
     first = wait_workload(a, TENANT_NS, "fid-f-a1", is_true("Admitted"), run.wait)
     create(a, TENANT_NS, queued_pod("fid-f-a2", "fid-fair-a", 4))
     second = wait_workload(a, TENANT_NS, "fid-f-a2", is_true("Admitted"), run.wait)
-    rec.see("a.running_before", _running(run, TENANT_NS, "fid-f-a1") and _running(run, TENANT_NS, "fid-f-a2"))
+    rec.see("a.running_before", running(run, TENANT_NS, "fid-f-a1") and running(run, TENANT_NS, "fid-f-a2"))
     until(lambda: _weighted_share(run, "fid-fair-a"), lambda v: v not in (None, 0), 15.0)
     rec.see("a.weightedShare_before", _weighted_share(run, "fid-fair-a"))
     since = str((a.get(f"{API}/namespaces/{TENANT_NS}/workloads").body.get("metadata") or {}).get("resourceVersion"))
@@ -54,8 +54,8 @@ def fair_sharing(run: Run) -> None:
     if victim:
         until(lambda: see.events(rec, "victim", a, TENANT_NS, name_of(victim), names, run.nodes, ("Preempted",)),
               lambda ev: "Preempted" in ev, 15.0)
-    rec.see("b.running", _running(run, OTHER_NS, "fid-f-b1"))
-    _record(run, step, "b", OTHER_NS, "fid-f-b1", b1, names, ("Pending", "PreemptedWorkload", "Admitted"))
+    rec.see("b.running", running(run, OTHER_NS, "fid-f-b1"))
+    record(run, step, "b", OTHER_NS, "fid-f-b1", b1, names, ("Pending", "PreemptedWorkload", "Admitted"))
     # the ClusterQueues' status follows the admissions: read once b's share shows its 4 GPUs
     until(lambda: _weighted_share(run, "fid-fair-b"), lambda v: v not in (None, 0), 20.0)
     rec.see("a.weightedShare_after", _weighted_share(run, "fid-fair-a"))
@@ -77,8 +77,8 @@ def pods_ready(run: Run) -> None:
     names = [name_of(fits), name_of(stuck)]
     rec = run.rec(step)
     see.workload(rec, "stuck.admitted", stuck, names, run.nodes)
-    evicted = _evicted_version(run, ns, stuck) if stuck else {}
+    evicted = evicted_version(run, ns, stuck) if stuck else {}
     rec.see("stuck.evicted", is_true("Evicted")(evicted))
-    _record(run, step, "fits", ns, "fid-w-fits", workload_of(a, ns, "fid-w-fits"), names, ("Admitted",))
-    _record(run, step, "stuck", ns, "fid-w-stuck", evicted, names, ("EvictedDueToPodsReadyTimeout",))
+    record(run, step, "fits", ns, "fid-w-fits", workload_of(a, ns, "fid-w-fits"), names, ("Admitted",))
+    record(run, step, "stuck", ns, "fid-w-stuck", evicted, names, ("EvictedDueToPodsReadyTimeout",))
     delete_pods(a, ns, ["fid-w-fits", "fid-w-stuck"])
