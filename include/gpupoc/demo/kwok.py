@@ -60,6 +60,10 @@ def check_kwok_mode(mode: str) -> None:
                           "--cluster kwok")
 
 
+# what Kueue does not account when the ClusterQueues cover nvidia.com/gpu only (docs/real-cluster.md)
+GPU_ONLY = ("cpu", "memory", "ephemeral-storage")
+
+
 def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable[[str], None],
                        mode: str = "kube") -> dict:
     """A fresh control plane with the base plan's pools as KWOK nodes, and real Kueue beside it when the plan's
@@ -82,9 +86,13 @@ def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable
         f"(data {root})")
     if mode == "kueue":
         from gpupoc.controlplane.kueue import start_kueue
+        from gpupoc.controlplane.kueue_manifests import KueueSettings
 
-        kueue = start_kueue(cp)
-        out(f"        Kueue {kueue.version} beside it (pid {kueue.pid})")
+        queues = load_plan(base_plan, kubeconfig_later=True).cluster.queues.kueue
+        fair = bool(queues and queues.fair_sharing)  # the plan's Kueue Configuration, as its cluster holds it
+        # the plan's ClusterQueues (gpupoc cluster manifests) cover GPUs only: Kueue accounts nothing else
+        kueue = start_kueue(cp, KueueSettings(fair_sharing=fair, exclude_resource_prefixes=GPU_ONLY))
+        out(f"        Kueue {kueue.version} beside it (pid {kueue.pid}{', fair sharing' if fair else ''})")
     return {"url": cp.server, "kubeconfig": str(cp.kubeconfig), "audit_log": str(cp.audit_log),
             "version": cp.version, "kubectl": str(cp.kubectl), "root": str(root)}
 
