@@ -10,7 +10,7 @@ from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
 from gpupoc.plan.cluster_setup import check_cluster_setup
 from gpupoc.plan.document import Plan
 from gpupoc.plan.injector_checks import check_injectors
-from gpupoc.plan.model import QUEUELESS, Adapter, WorkloadKind
+from gpupoc.plan.model import DRA_ADAPTERS, QUEUELESS, Adapter, WorkloadKind
 from gpupoc.plan.replay import check_replays
 from gpupoc.plan.service_checks import check_services, service_gpus
 from gpupoc.plan.settings import reviewer_problems
@@ -59,6 +59,9 @@ def _check_platform(plan: Plan, errors: list[str]) -> None:
     if p.options.kueue_priority_label and p.adapter is not Adapter.KUEUE:
         errors.append(f"platform.options.kueue_priority_label: only applies to the kueue adapter, "
                       f"got adapter {p.adapter.value!r}; remove it or set platform.adapter: kueue")
+    if p.options.dra and p.adapter not in DRA_ADAPTERS:
+        errors.append(f"platform.options.gpus: dra needs kube-scheduler's DRA allocator (adapter kube-scheduler or "
+                      f"kueue), got adapter {p.adapter.value!r}; set gpus: device-plugin or change the adapter")
     if not p.in_cluster and not p.admin_context:
         errors.append("platform.admin_context: required unless in_cluster (quota changes, injections and "
                       "evidence reads run as the administrator); set the admin kubeconfig context")
