@@ -7,9 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+API_VERSION = "resource.k8s.io/v1"
 RESOURCE_SLICES = "/apis/resource.k8s.io/v1/resourceslices"
 RESOURCE_CLAIMS = "/apis/resource.k8s.io/v1/resourceclaims"
 WHOLE_CARD = "gpu"
+# gpupoc's DRA driver for KWOK GPU nodes (``gpupoc.controlplane.dra_slices``) and its DeviceClasses
+DRIVER = "gpu.gpupoc.io"
+WHOLE_CLASS = "gpu.gpupoc.io"  # whole cards; also serves a pod's ``nvidia.com/gpu`` (DRA-backed extended resource)
+MIG_CLASS = "mig.gpupoc.io"
+SHARED_CLASS = "shared-gpu.gpupoc.io"  # a card shared by memory (consumable capacity)
 
 
 def device_type(device: dict) -> str:
