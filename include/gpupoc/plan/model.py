@@ -33,6 +33,12 @@ class Adapter(str, Enum):
 QUEUELESS = frozenset({Adapter.KUBE_SCHEDULER, Adapter.HAMI})
 
 
+# How the platform's GPUs reach the scheduler (``platform.options.gpus``): a device plugin's ``nvidia.com/gpu``
+# capacity, or DRA devices in ResourceSlices that kube-scheduler allocates itself (Kubernetes v1.34+).
+GPU_SOURCES = ("device-plugin", "dra")
+DRA_ADAPTERS = frozenset({Adapter.KUBE_SCHEDULER, Adapter.KUEUE})  # served by kube-scheduler's DRA allocator
+
+
 # The scheduler name each adapter sets on the pod unless the plan overrides it (None: leave the default).
 DEFAULT_SCHEDULER_NAME = {
     Adapter.KUBE_SCHEDULER: None,
@@ -60,6 +66,14 @@ class AdapterOptions(StrictModel):
     kueue_priority_label: bool = Field(
         default=False, description="kueue: also set label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass "
         "of the same name as the workload's priority class must exist)")
+    gpus: Literal["device-plugin", "dra"] = Field(
+        default="device-plugin", description="device-plugin: the nodes advertise nvidia.com/gpu; dra: the GPUs are "
+        "DRA devices (ResourceSlices) that kube-scheduler allocates, a pod's nvidia.com/gpu served by the "
+        "DeviceClass's extended resource (needs the real control plane: --cluster kwok)")
+
+    @property
+    def dra(self) -> bool:
+        return self.gpus == "dra"
 
 
 class Platform(StrictModel):
