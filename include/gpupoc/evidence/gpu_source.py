@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpupoc.evidence.subject import GPU_ALLOCATION
 from gpupoc.kube.dra import RESOURCE_SLICES, cards_per_node, drivers
 from gpupoc.kube.resources import GPU
 
-GPU_ALLOCATION = "gpus.allocation"  # dra | device-plugin
 DRA_DRIVERS = "gpus.dra.drivers"
 DRA_CARDS = "gpus.dra.whole_cards"
 DRA, DEVICE_PLUGIN = "dra", "device-plugin"
