@@ -98,10 +98,16 @@ class AuditCount:
 
 def audit_requests(path: Path, since: str = "", until: str = "") -> AuditCount:
     """The audit log's requests (stage ResponseComplete, or Panic) received in [since, until) (RFC 3339 text;
-    empty: unbounded), counted per component by User-Agent."""
+    empty: unbounded), counted per component by User-Agent; the log's rotated files (``audit-<time>.log``)
+    are read too."""
     out = AuditCount()
-    if not path.is_file():
-        return out
+    files = sorted(path.parent.glob(f"{path.stem}-*{path.suffix}")) + ([path] if path.is_file() else [])
+    for name in files:
+        _count(name, since, until, out)
+    return out
+
+
+def _count(path: Path, since: str, until: str, out: AuditCount) -> None:
     with path.open(encoding="utf-8", errors="replace") as f:
         for line in f:
             out.lines += 1
@@ -118,7 +124,6 @@ def audit_requests(path: Path, since: str = "", until: str = "") -> AuditCount:
             comp = component_of(str(e.get("userAgent") or ""))
             out.requests[(comp, str(e.get("verb") or ""), str((e.get("objectRef") or {}).get("resource") or ""))] += 1
             out.codes[(comp, int((e.get("responseStatus") or {}).get("code") or 0))] += 1
-    return out
 
 
 @dataclass(frozen=True)
