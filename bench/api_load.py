@@ -226,7 +226,7 @@ def figures(n: int, mode: str, run: int, d: dict, audit: B.AuditCount, counted: 
            "requests_per_pod": round(observer_requests / n, 3), "bytes_read": bytes_read,
            "kb_per_pod": round(bytes_read / n / 1000, 2), "observer_lists_by_resource": lists,
            "observer_watches": audit.of("observer", "watch"), "full_lists_after_first": full_after_first,
-           "relists_after_410": relists, "observer_429": audit.codes.get(("observer", 429), 0),
+           "relists_after_410": relists, "gone_410": gone, "observer_429": audit.codes.get(("observer", 429), 0),
            "server_429": int(codes.get(("429",), 0)),
            "list_response_bytes_server": {f"{r}": int(v) for (verb, r), v in B.by(
                d, "apiserver_response_sizes_sum", "verb", "resource").items() if verb == "LIST" and v},
@@ -241,6 +241,11 @@ def figures(n: int, mode: str, run: int, d: dict, audit: B.AuditCount, counted: 
     return out
 
 
+def _median(values: list) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
 def summary(rows: list[dict]) -> None:
     """The median per (size, mode) of the runs, and its targets."""
     keys = ("requests_per_pod", "kb_per_pod", "full_lists_after_first", "relists_after_410", "observer_429",
@@ -250,12 +255,14 @@ def summary(rows: list[dict]) -> None:
             rs = [r for r in rows if r["pods"] == n and r["mode"] == mode]
             if not rs:
                 continue
-            med = {k: statistics.median([r[k] for r in rs if r[k] is not None] or [float("nan")]) for k in keys}
+            med = {k: _median([r[k] for r in rs]) for k in keys}
             print(f"median of {len(rs)} ({n} pods, observer {mode}): " + ", ".join(f"{k} {v}" for k, v in med.items()))
+            share = med["observer_seat_share_pct"]
             for t in B.judge(pods=n, requests=round(med["requests_per_pod"] * n), bytes_read=round(
                     med["kb_per_pod"] * 1000 * n), full_lists_after_first=med["full_lists_after_first"],
-                    relists_after_gone=med["relists_after_410"], gone_answers=0,
-                    harness_seat_share=med["observer_seat_share_pct"] / 100):
+                    relists_after_gone=med["relists_after_410"], gone_answers=sum(r["gone_410"] for r in rs),
+                    harness_seat_share=None if share is None else share / 100,
+                    seat_why="no seat-seconds in the API server's APF metrics"):
                 print("   " + t.line())
 
 
