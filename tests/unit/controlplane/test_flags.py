@@ -88,3 +88,18 @@ def test_dra_and_the_defaults_change_no_command_line(tmp_path):
                  flags.scheduler_argv(Path("/b/s"), layout, PORTS, features),
                  flags.controller_manager_argv(Path("/b/c"), layout, PORTS, keys, features)]
         assert not any(a.startswith(("--feature-gates", "--runtime-config")) for argv in lines for a in argv)
+
+
+def test_a_raised_scheduler_rate_goes_in_a_config_file_and_the_default_adds_nothing(tmp_path):
+    from gpupoc.controlplane.flags import Features, scheduler_argv, scheduler_config
+    from gpupoc.controlplane.layout import Layout, Ports
+
+    layout = Layout(tmp_path)
+    ports = Ports(**{f: 1000 + i for i, f in enumerate(Ports.__dataclass_fields__)})
+    assert scheduler_config(layout, Features()) is None
+    assert not any(a.startswith("--config") for a in scheduler_argv(Path("ks"), layout, ports))
+    raised = Features(scheduler_qps=300)
+    config = scheduler_config(layout, raised)
+    assert config["clientConnection"]["qps"] == 300 and config["clientConnection"]["burst"] == 600
+    assert config["leaderElection"] == {"leaderElect": False}
+    assert f"--config={layout.config / 'kube-scheduler.yaml'}" in scheduler_argv(Path("ks"), layout, ports, raised)
