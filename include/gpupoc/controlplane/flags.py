@@ -33,6 +33,7 @@ class Features:
 
     dra: bool = False
     workload_api: bool = False
+    scheduler_qps: int | None = None  # kube-scheduler's client rate (default 50/s, burst 100); burst twice it
 
     def gate_flags(self) -> list[str]:
         return ["--feature-gates=GenericWorkload=true"] if self.workload_api else []
@@ -86,10 +87,22 @@ def controller_manager_argv(binary: Path, layout: Layout, ports: Ports, keys: Ke
             f"--node-monitor-grace-period={NODE_MONITOR_GRACE}", *features.gate_flags()]
 
 
+def scheduler_config(layout: Layout, features: Features) -> dict | None:
+    """A KubeSchedulerConfiguration raising the scheduler's client rate (its flags for it are gone), else None.
+    With ``--config`` the file, not the flags, says the kubeconfig and leader election."""
+    if not features.scheduler_qps:
+        return None
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(layout.component_kubeconfig("kube-scheduler")),
+                                 "qps": features.scheduler_qps, "burst": 2 * features.scheduler_qps},
+            "leaderElection": {"leaderElect": False}}
+
+
 def scheduler_argv(binary: Path, layout: Layout, ports: Ports, features: Features = DEFAULT_FEATURES) -> list[str]:
+    config = [f"--config={layout.config / 'kube-scheduler.yaml'}"] if features.scheduler_qps else []
     return [str(binary), *_kubeconfig_flags(layout.component_kubeconfig("kube-scheduler")),
             f"--bind-address={LOOPBACK}", f"--secure-port={ports.scheduler}", "--leader-elect=false",
-            *features.gate_flags()]
+            *config, *features.gate_flags()]
 
 
 def kwok_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, config: Path) -> list[str]:

@@ -159,6 +159,9 @@ def _start_core(cp: ControlPlane, keys: Keys, policy: Path, webhook: Path | None
     _ensure(cp, "kube-controller-manager", flags.controller_manager_argv(b.kube_controller_manager, layout, ports,
                                                                            keys, features),
             exactly_ok(f"https://127.0.0.1:{ports.controller_manager}/healthz", verify=False))
+    config = flags.scheduler_config(layout, features)
+    if config is not None:
+        (layout.config / "kube-scheduler.yaml").write_text(json.dumps(config), encoding="utf-8")
     _ensure(cp, "kube-scheduler", flags.scheduler_argv(b.kube_scheduler, layout, ports, features),
             exactly_ok(f"https://127.0.0.1:{ports.scheduler}/healthz", verify=False))
 

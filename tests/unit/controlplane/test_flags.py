@@ -96,3 +96,18 @@ def test_the_api_server_forwards_aggregated_apis_with_its_front_proxy_certificat
     assert f"--proxy-client-cert-file={layout.pki / 'front-proxy-client.crt'}" in argv
     assert f"--requestheader-client-ca-file={keys.pki.ca_cert}" in argv
     assert "--requestheader-allowed-names=front-proxy-client" in argv
+
+
+def test_a_raised_scheduler_rate_goes_in_a_config_file_and_the_default_adds_nothing(tmp_path):
+    from gpupoc.controlplane.flags import Features, scheduler_argv, scheduler_config
+    from gpupoc.controlplane.layout import Layout, Ports
+
+    layout = Layout(tmp_path)
+    ports = Ports(**{f: 1000 + i for i, f in enumerate(Ports.__dataclass_fields__)})
+    assert scheduler_config(layout, Features()) is None
+    assert not any(a.startswith("--config") for a in scheduler_argv(Path("ks"), layout, ports))
+    raised = Features(scheduler_qps=300)
+    config = scheduler_config(layout, raised)
+    assert config["clientConnection"]["qps"] == 300 and config["clientConnection"]["burst"] == 600
+    assert config["leaderElection"] == {"leaderElect": False}
+    assert f"--config={layout.config / 'kube-scheduler.yaml'}" in scheduler_argv(Path("ks"), layout, ports, raised)
