@@ -60,6 +60,23 @@ def check_kwok_mode(mode: str) -> None:
                           "--cluster kwok")
 
 
+def check_kwok_queues(mode: str, plan_file: Path, platform: str = "") -> None:
+    """Refuse a Kueue plan without ClusterQueues of its own on the real control plane, before anything starts: the
+    simulated cluster ships its Kueue mode's queues, but on a real cluster only the plan's manifests make them."""
+    from gpupoc.exceptions import ConfigError
+    from gpupoc.plan import load_plan
+
+    if mode != "kueue":
+        return
+    plan = load_plan(f"{plan_file}#{platform}" if platform else plan_file, kubeconfig_later=True)
+    queues = plan.cluster.queues.kueue if plan.cluster and plan.cluster.queues else None
+    if not (queues and queues.cluster_queues):
+        raise ConfigError(str(plan_file), [
+            "cluster.queues.kueue.cluster_queues: --cluster kwok runs real Kueue, and nothing there makes the "
+            "ClusterQueues the tenants' LocalQueues point to (the simulated cluster ships its own); define them "
+            "in the plan as plans/kueue.yaml does, or run this platform on the simulated cluster"])
+
+
 # what Kueue does not account when the ClusterQueues cover nvidia.com/gpu only (docs/real-cluster.md)
 GPU_ONLY = ("cpu", "memory", "ephemeral-storage")
 

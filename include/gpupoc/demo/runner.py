@@ -234,10 +234,11 @@ def _start_cluster(opts: DemoOptions, paths: DemoPaths, table: PidFile) -> dict:
     the scheduler mode of the plan's adapter, the cluster file its
     ``platform.simulator_config`` names (else the mode's shipped one); its ``sim.json``."""
     if opts.cluster == "kwok":
-        from gpupoc.demo.kwok import check_kwok_mode, start_kwok_cluster
+        from gpupoc.demo.kwok import check_kwok_mode, check_kwok_queues, start_kwok_cluster
 
         mode = sim_mode_for(opts.plan, opts.platform)
         check_kwok_mode(mode)
+        check_kwok_queues(mode, opts.plan, opts.platform)
         dra = gpus_for(opts.plan, opts.platform) == "dra"
         opts.out(f"[{elapsed(0):>5}] starting a real Kubernetes control plane with the plan's pools as KWOK nodes"
                  f"{' whose GPUs are DRA devices' if dra else ''}")

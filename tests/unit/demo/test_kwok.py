@@ -94,3 +94,16 @@ def test_dra_gpus_on_the_simulated_cluster_are_refused_naming_the_switch():
     check_sim_gpus(gpus_for(PLAN))
     with pytest.raises(GpupocError, match=r"platform.options.gpus: dra.*--cluster kwok"):
         check_sim_gpus(gpus_for(PLAN, "kube-dra"))
+
+
+def test_a_kueue_platform_without_cluster_queues_of_its_own_is_refused_on_the_real_control_plane():
+    from gpupoc.demo.kwok import check_kwok_queues
+    from gpupoc.exceptions import ConfigError
+    from gpupoc.pipeline.common import repo_root
+
+    plans = repo_root() / "plans"
+    with pytest.raises(ConfigError) as refused:
+        check_kwok_queues("kueue", plans / "compare.yaml", "kueue")
+    assert refused.value.errors[0].startswith("cluster.queues.kueue.cluster_queues:")
+    check_kwok_queues("kueue", plans / "kueue.yaml")  # its own ClusterQueues: started as it is
+    check_kwok_queues("kube", plans / "compare.yaml", "kube")  # no Kueue: nothing asked
