@@ -34,6 +34,7 @@ KUEUE_VISIBILITY = "visibility.kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
 KAI = "scheduling.run.ai"
 SIM = "sim.gpupoc.io"
+DRA = "resource.k8s.io"
 AUTHZ = "authorization.k8s.io"
 
 
@@ -97,6 +98,7 @@ WHEN: dict[str, Callable] = {
     "adapter kueue": _adapter("kueue"),
     "adapter volcano": _adapter("volcano"),
     "adapter kai": _adapter("kai"),
+    "gpus dra": lambda plan: plan.platform.options.dra,
     "gangs under volcano or kai": _gangs,
     "node failure by the sim injector": _injector("sim"),
     "node failure by the taint injector": _injector("taint"),
@@ -175,6 +177,8 @@ NEEDS: tuple[Need, ...] = (
          "services: the observer's snapshots of each Service's ready endpoints", "services"),
     Need(R, Scope.TENANTS, "", "pods", ("get", "list", "patch", "delete"), (*WAVE,),
          "observe and collect the wave (list, get), lift the wave's gate (patch), clean up (delete)"),
+    Need(R, Scope.TENANTS, DRA, "resourceclaims", ("get", "list"), (*WAVE,),
+         "collect: the devices kube-scheduler allocated to each wave pod's claims", "gpus dra"),
     Need(R, Scope.TENANTS, "", "events", ("list",), (*WAVE,),
          "the platform's events about every wave pod (observe, collect, fault records)"),
     Need(R, Scope.TENANTS, "", "resourcequotas", ("get", "list", "patch"), (TI, AT),
@@ -205,6 +209,8 @@ NEEDS: tuple[Need, ...] = (
     Need(R, Scope.CLUSTER, "", "nodes", ("list",), (*WAVE, PREFLIGHT),
          "record the platform (nodes, GPUs); preflight: the pools' labels, taints and capacity"),
     Need(R, Scope.CLUSTER, "", "namespaces", ("get",), (PREFLIGHT,), "preflight: the namespaces exist"),
+    Need(R, Scope.CLUSTER, DRA, "resourceslices", ("list",), (*WAVE, PREFLIGHT),
+         "record the platform (its DRA GPUs); preflight: the pools' whole-card devices", "gpus dra"),
     Need(R, Scope.CLUSTER, "scheduling.k8s.io", "priorityclasses", ("get", "list"), (*WAVE, PREFLIGHT),
          "record the priority classes; preflight: they exist with the plan's values"),
     Need(R, Scope.CLUSTER, AUTHZ, "subjectaccessreviews", ("create",), (TI,),

@@ -4,6 +4,7 @@ In apply order: Namespaces, PriorityClasses, ServiceAccounts, RBAC (``cluster.rb
 artifact index ConfigMaps of the audit class, and the adapter's queues when ``cluster.queues`` declares them
 (Kueue ResourceFlavors, ClusterQueues with their cohorts and LocalQueues; Volcano Queues; KAI Queues, after
 each project's own types: ``gpupoc.kube.queue_objects`` builds them, for the simulated cluster too).
+Under DRA GPUs, the ResourceClaimTemplates of the workloads that ask a share of their GPUs (``share_templates``).
 The audit policy and the alert rules go to other files (``audit_policy``, ``alert_rules``): the API server
 and Prometheus read those, not ``kubectl apply``.
 """
@@ -117,9 +118,20 @@ def _kueue(plan, kq) -> list[Doc]:
     return out
 
 
+def share_templates(plan) -> list[Doc]:
+    """Under DRA GPUs, the ResourceClaimTemplate of each workload asking a share of its GPUs, in every tenant
+    namespace (``gpupoc.podspec.dra_share``)."""
+    from gpupoc.podspec.dra_share import is_dra_share, share_template
+
+    shared = [w for w in plan.workloads if is_dra_share(plan, w)]
+    return [Doc(share_template(w, t.namespace, {**PART_OF, TENANT_LABEL: t.name}),
+                f"tenant {t.name}: workloads {w.name}'s vgpu share ({w.vgpu.memory_mib} MiB of each of "
+                f"{w.gpus} shared cards)") for t in plan.tenants for w in shared]
+
+
 def manifest_documents(plan) -> list[Doc]:
     return [*namespaces(plan), *priority_classes(plan), *service_accounts(plan), *rbac_documents(plan),
-            *quotas(plan), *artifact_indexes(plan), *queues(plan)]
+            *quotas(plan), *artifact_indexes(plan), *queues(plan), *share_templates(plan)]
 
 
 def render_manifests(plan, source: str = "") -> str:

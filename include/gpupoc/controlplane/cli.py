@@ -23,7 +23,8 @@ def register(subparsers) -> None:
                     "`bash scripts/control-plane/build.sh --with-kueue`); `down` stops it too")
     up.add_argument("--audit-webhook-url", help="also send audit events to this URL (webhook backend, batch mode)")
     up.add_argument("--dra", action="store_true", help="GPUs as DRA devices: the nodes publish ResourceSlices (whole "
-                    "cards, MIG-like partitions, shared cards) instead of nvidia.com/gpu capacity")
+                    "cards, MIG-like partitions, shared cards) instead of nvidia.com/gpu capacity (also when --plan says "
+                    "platform.options.gpus: dra)")
     up.add_argument("--workload-api", action="store_true", help="turn on the GenericWorkload gate (Workload and "
                     "PodGroup in scheduling.k8s.io/v1beta1, kube-scheduler's gang scheduling)")
     stop = sub.add_parser("node-stop", help="stop a KWOK node's heartbeat, as stopping its kubelet does",
@@ -66,7 +67,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     from gpupoc.plan.loader import load_plan
 
     plan = load_plan(args.plan) if args.plan else None
-    features = Features(dra=args.dra, workload_api=args.workload_api)
+    dra = args.dra or bool(plan and plan.platform.options.dra)  # the plan's platform.options.gpus: dra
+    features = Features(dra=dra, workload_api=args.workload_api)
     cp = start_control_plane(args.dir, plan=plan, audit_webhook_url=args.audit_webhook_url, features=features)
     took = ", ".join(f"{k} {v:.1f} s" for k, v in cp.timings.items())
     print(f"control plane {cp.version} at {cp.server} ({took})")

@@ -19,12 +19,8 @@ import uuid
 from dataclasses import dataclass
 
 from gpupoc.controlplane.exporter_gpus import GPU_MODELS, model_key
+from gpupoc.kube.dra import API_VERSION, DRIVER, MIG_CLASS, SHARED_CLASS, WHOLE_CLASS  # noqa: F401 (the names)
 
-DRIVER = "gpu.gpupoc.io"
-API_VERSION = "resource.k8s.io/v1"
-WHOLE_CLASS = "gpu.gpupoc.io"  # whole cards; also serves a pod's ``nvidia.com/gpu`` (DRA-backed extended resource)
-MIG_CLASS = "mig.gpupoc.io"
-SHARED_CLASS = "shared-gpu.gpupoc.io"
 EXTENDED_RESOURCE = "nvidia.com/gpu"
 COMPUTE_SLICES, MEMORY_SLICES = 7, 8  # a MIG-capable card: 7 compute slices, 8 memory slices
 COUNTER_SETS_PER_SLICE = 8

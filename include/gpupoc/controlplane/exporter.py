@@ -1,5 +1,5 @@
 """gpupoc's exporter for a real cluster: dcgm-exporter's and kube-state-metrics' series computed from the API
-server's nodes, pods and ResourceQuotas (listed through a kubeconfig, nothing else dialled), served on 127.0.0.1 at
+server's nodes, pods, ResourceQuotas and ResourceSlices (listed through a kubeconfig, nothing else dialled), served on 127.0.0.1 at
 the paths the simulated cluster serves them: ``/metrics`` (dcgm-exporter) and ``/metrics/kube-state``
 (kube-state-metrics). ``gpupoc stack up --metrics-url URL`` points Prometheus's two jobs at it.
 
@@ -26,12 +26,14 @@ import yaml
 from gpupoc.controlplane.exporter_gpus import Allocator, EnergyMeter, cluster_cards
 from gpupoc.exceptions import GpupocError, SourceUnavailable
 from gpupoc.kube.dcgm import dcgm_exposition
+from gpupoc.kube.dra import RESOURCE_SLICES
 from gpupoc.kube.kube_state import render_kube_state
 from gpupoc.pipeline.k8s import ClientFactory, KubeCaller
 
 DCGM_PATH, KUBE_STATE_PATH = "/metrics", "/metrics/kube-state"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LISTS = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "resourcequotas": "/api/v1/resourcequotas"}
+OPTIONAL = {"resourceslices": RESOURCE_SLICES}  # DRA GPUs; a cluster without them (or no right to list) has none
 SNAPSHOT_SECONDS = 1.0  # both paths of one scrape read the same listing
 
 
@@ -40,6 +42,7 @@ class Snapshot:
     nodes: list[dict]
     pods: list[dict]
     quotas: list[dict]
+    slices: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -55,12 +58,15 @@ class ClusterReader:
         now = self.clock()
         if self._last is not None and 0 <= now - self._last[0] < self.max_age:
             return self._last[1]
-        snap = Snapshot(*(self._list(path) for path in LISTS.values()))
+        snap = Snapshot(*(self._list(path) for path in LISTS.values()),
+                        *(self._list(path, optional=True) for path in OPTIONAL.values()))
         self._last = (now, snap)
         return snap
 
-    def _list(self, path: str) -> list[dict]:
+    def _list(self, path: str, optional: bool = False) -> list[dict]:
         r = self.caller.call("GET", path)
+        if optional and (not r.ok or not isinstance(r.body, dict)):
+            return []
         if not r.ok or not isinstance(r.body, dict):
             endpoint = f"{getattr(self.caller, 'endpoint', 'the API server')}{path}"
             raise SourceUnavailable(endpoint, f"HTTP {r.status}: {r.message}",
@@ -84,7 +90,7 @@ class Renderer:
     def dcgm(self) -> str:
         with self._lock:
             snap = self.reader.snapshot()
-            cards, telemetry = cluster_cards(snap.nodes, snap.pods, self.allocator)
+            cards, telemetry = cluster_cards(snap.nodes, snap.pods, self.allocator, snap.slices)
             self.meter.advance(cards, telemetry, self.clock())
             return dcgm_exposition(cards, telemetry, self._labels).render()
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from gpupoc.controlplane.nodes import PRODUCT_LABEL
 from gpupoc.kube.dcgm import Gpu, PodKey, Telemetry, add_energy, pci_bus_id, virtual_telemetry
+from gpupoc.kube.dra import cards_per_node
 from gpupoc.kube.resources import GPU
 
 MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's: the card's memory in MiB
@@ -37,8 +38,9 @@ def model_key(product: str) -> str:
     return " ".join(product.replace("-", " ").replace("_", " ").lower().split())
 
 
-def node_cards(node: dict) -> list[Gpu]:
-    """The node's cards: ``nvidia.com/gpu`` capacity many, named after the product label; memory from the
+def node_cards(node: dict, dra_cards: int = 0) -> list[Gpu]:
+    """The node's cards: ``nvidia.com/gpu`` capacity many (or, for DRA GPUs, the whole-card devices its
+    ResourceSlices publish: ``dra_cards``), named after the product label; memory from the
     ``nvidia.com/gpu.memory`` label, else the known model's, else 0 (unknown: the claim is shown unbounded)."""
     md, status = node["metadata"], node.get("status") or {}
     labels = md.get("labels") or {}
@@ -46,6 +48,7 @@ def node_cards(node: dict) -> list[Gpu]:
         count = int(str((status.get("capacity") or {}).get(GPU, "0")))
     except ValueError:
         count = 0
+    count = max(count, dra_cards)
     product = labels.get(PRODUCT_LABEL, "")
     spec = GPU_MODELS.get(model_key(product), GpuSpec(0))
     try:
@@ -148,10 +151,13 @@ class EnergyMeter:
         self.total_mj = {g.uuid: g.energy_mj for g in cards}
 
 
-def cluster_cards(nodes: list[dict], pods: list[dict], allocator: Allocator
+def cluster_cards(nodes: list[dict], pods: list[dict], allocator: Allocator, slices: list[dict] | None = None
                   ) -> tuple[list[Gpu], dict[PodKey, Telemetry]]:
-    """Every node's cards (in node-name order) with their holders, and the holders' telemetry."""
-    cards = {n["metadata"]["name"]: node_cards(n) for n in nodes}
+    """Every node's cards (in node-name order) with their holders, and the holders' telemetry; ``slices``: the
+    ResourceSlices, whose whole-card DRA devices are cards too (a pod's ``nvidia.com/gpu`` served by DRA still
+    names its count, so the holders are found as for a device plugin's)."""
+    published = cards_per_node(slices or [])
+    cards = {n["metadata"]["name"]: node_cards(n, published.get(n["metadata"]["name"], 0)) for n in nodes}
     allocator.assign(cards, pods)
     telemetry = {}
     for p in pods:

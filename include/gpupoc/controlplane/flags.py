@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpupoc.controlplane.front_proxy import aggregation_flags
 from gpupoc.controlplane.keys import Keys
 from gpupoc.controlplane.layout import Layout, Ports
 
@@ -63,7 +64,8 @@ def apiserver_argv(binary: Path, layout: Layout, ports: Ports, keys: Keys, audit
             f"--service-cluster-ip-range={SERVICE_CIDR}", "--allow-privileged=true",
             "--endpoint-reconciler-type=none",
             f"--audit-policy-file={audit_policy}", f"--audit-log-path={layout.audit_log}",
-            "--audit-log-format=json", "--audit-log-maxsize=200", "--audit-log-maxbackup=2"]
+            "--audit-log-format=json", "--audit-log-maxsize=200", "--audit-log-maxbackup=2",
+            *aggregation_flags(layout.pki, keys.pki.ca_cert)]
     if audit_webhook_config is not None:
         argv += [f"--audit-webhook-config-file={audit_webhook_config}", "--audit-webhook-mode=batch"]
     return argv + features.apiserver_flags()

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from gpupoc.common.pki import Pki, ensure_pki, write_private
+from gpupoc.controlplane.front_proxy import ensure_proxy_client
 from gpupoc.controlplane.layout import Layout
 
 ADMIN = "admin"
@@ -61,6 +62,7 @@ def ensure_keys(layout: Layout) -> Keys:
     token_file = layout.pki / "tokens.csv"
     if not token_file.is_file():
         write_private(token_file, token_csv({i.name: secrets.token_urlsafe(32) for i in IDENTITIES}).encode())
+    ensure_proxy_client(layout.pki, pki.ca_cert, layout.pki / "ca.key")  # aggregated APIs (front_proxy)
     return Keys(pki, layout.pki / "ca.key", sa_public, sa_private, token_file)
 
 

@@ -3,7 +3,8 @@ beside a running control plane. Its CRDs, RBAC and webhook configurations are re
 (``kueue_manifests``); it runs as its own ServiceAccount (a token the API server issues); its certificate
 management writes the webhook's certificate into its Secret and the CA into the webhooks and CRDs, and the
 start copies that Secret into the certificate directory, as a kubelet would project it. Ready once its
-``/readyz`` answers and the API server reaches its webhooks (a server-side dry run of a ResourceFlavor).
+``/readyz`` answers, the API server reaches its webhooks (a server-side dry run of a ResourceFlavor) and
+forwards its visibility API (``visibility.kueue.x-k8s.io``) to it.
 ``stop_kueue`` leaves no process; ``ControlPlane.stop`` stops it too."""
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from gpupoc.common.pki import write_private
 from gpupoc.controlplane import processes
 from gpupoc.controlplane.binaries import PINS, BinariesMissing
 from gpupoc.controlplane.keys import kubeconfig_doc
-from gpupoc.controlplane.kueue_manifests import (NAMESPACE, SERVICE_ACCOUNT, WEBHOOK_SECRET, KueuePorts, configuration,
-                                                 fit_for_local_process, kueue_argv, render)
+from gpupoc.controlplane.kueue_manifests import (NAMESPACE, SERVICE_ACCOUNT, WEBHOOK_SECRET, KueuePorts, KueueSettings,
+                                                 configuration, fit_for_local_process, kueue_argv, render)
 from gpupoc.controlplane.layout import free_port
 from gpupoc.controlplane.plane import ControlPlane
 from gpupoc.controlplane.readiness import exactly_ok, wait_until
@@ -36,6 +37,8 @@ CERT_FILES = ("tls.crt", "tls.key", "ca.crt")
 # a webhook the API server calls on every ResourceFlavor: its answer proves the path API server -> Kueue
 PROBE_FLAVOR = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                 "metadata": {"name": "gpupoc-webhook-probe"}}
+# the visibility API's group, which the API server forwards to Kueue's visibility server once it answers
+VISIBILITY_PROBE = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,18 @@ def kueue_ports(directory: Path) -> KueuePorts:
     path = directory / "ports.json"
     if path.is_file():
         try:
-            return KueuePorts(**json.loads(path.read_text(encoding="utf-8")))
+            ports = KueuePorts(**json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, TypeError) as exc:
             raise GpupocError(f"{path}: unreadable ({exc}); remove it to choose new ports") from exc
+        if ports.visibility:
+            return ports
+        taken = {ports.webhook, ports.health, ports.metrics}
+        ports = KueuePorts(ports.webhook, ports.health, ports.metrics,
+                           next(p for p in iter(free_port, None) if p not in taken))
+        path.write_text(json.dumps(asdict(ports), indent=1) + "\n", encoding="utf-8")
+        return ports
     chosen: list[int] = []
-    while len(chosen) < 3:
+    while len(chosen) < 4:
         p = free_port()
         if p not in chosen:
             chosen.append(p)
@@ -95,8 +105,9 @@ def kueue_ports(directory: Path) -> KueuePorts:
     return ports
 
 
-def start_kueue(cp: ControlPlane) -> RunningKueue:
-    """Start (or resume) Kueue beside ``cp`` (started by ``start_control_plane``); see the module."""
+def start_kueue(cp: ControlPlane, settings: KueueSettings = KueueSettings()) -> RunningKueue:
+    """Start (or resume) Kueue beside ``cp`` (started by ``start_control_plane``) with ``settings`` (a running
+    Kueue keeps its own: stop it first to change them); see the module."""
     binary = kueue_binary(cp)
     if not os.access(binary, os.X_OK):
         raise BinariesMissing(f"Kueue is not built in {binary.parent}: {BUILD_FIX}")
@@ -109,7 +120,7 @@ def start_kueue(cp: ControlPlane) -> RunningKueue:
     try:
         if pid is None:
             t0 = time.monotonic()
-            _install(cp, directory, ports, version)
+            _install(cp, directory, ports, version, settings)
             timings["kueue objects applied"] = time.monotonic() - t0
             pid = processes.start(cp.layout, NAME, kueue_argv(binary, directory / "kubeconfig",
                                                              directory / "config.yaml"))
@@ -126,9 +137,9 @@ def stop_kueue(cp: ControlPlane) -> bool:
     return processes.stop(cp.layout, NAME, kueue_binary(cp))
 
 
-def _install(cp: ControlPlane, directory: Path, ports: KueuePorts, version: str) -> None:
+def _install(cp: ControlPlane, directory: Path, ports: KueuePorts, version: str, settings: KueueSettings) -> None:
     """Kueue's objects applied, its configuration, its ServiceAccount's kubeconfig, any certificate kept."""
-    docs = fit_for_local_process(render(cp.kubectl, module_dir(version)), ports.webhook)
+    docs = fit_for_local_process(render(cp.kubectl, module_dir(version)), ports.webhook, ports.visibility)
     manifests = directory / "manifests.yaml"
     manifests.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
     # server-side: the CRDs are too large for the last-applied annotation of a client-side apply
@@ -137,7 +148,7 @@ def _install(cp: ControlPlane, directory: Path, ports: KueuePorts, version: str)
     crds = [f"crd/{d['metadata']['name']}" for d in docs if d["kind"] == "CustomResourceDefinition"]
     cp.run_kubectl("wait", "--for=condition=Established", "--timeout=120s", *crds, timeout=150)
     (directory / "config.yaml").write_text(
-        yaml.safe_dump(configuration(ports, directory / "certs"), sort_keys=False), encoding="utf-8")
+        yaml.safe_dump(configuration(ports, directory / "certs", settings), sort_keys=False), encoding="utf-8")
     token = cp.run_kubectl("create", "token", SERVICE_ACCOUNT, "-n", NAMESPACE,
                            f"--duration={TOKEN_SECONDS}s").stdout.strip()
     doc = kubeconfig_doc(cp.server, cp.ca_file.read_bytes(), f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}",
@@ -174,5 +185,10 @@ def _ready(cp: ControlPlane, kueue: RunningKueue):
             return False, f"/readyz: {seen}"
         res = cp.run_kubectl("create", "--dry-run=server", "-o", "name", "-f", "-",
                              input=yaml.safe_dump(PROBE_FLAVOR), check=False, timeout=30)
-        return res.returncode == 0, f"webhook through the API server: {res.stderr.strip()[-200:]}"
+        if res.returncode != 0:
+            return False, f"webhook through the API server: {res.stderr.strip()[-200:]}"
+        if not kueue.ports.visibility:
+            return True, ""
+        seen = cp.run_kubectl("get", "--raw", VISIBILITY_PROBE, check=False, timeout=30)
+        return seen.returncode == 0, f"visibility API through the API server: {seen.stderr.strip()[-200:]}"
     return probe

@@ -1,8 +1,9 @@
 """Kueue's objects for the real control plane, rendered from its own module (``kubectl kustomize
 <module>/config/default``) and fitted to a Kueue that runs as a local process: no Deployment, no ConfigMap
-(the process reads its configuration from a file), no visibility APIServices (the visibility API is off), each
-Service an ``ExternalName`` for ``localhost`` so the API server dials the local process, and every webhook
-(the CRDs' conversion webhooks too) sent to the port the process listens on. Pure functions but ``render``."""
+(the process reads its configuration from a file), each Service an ``ExternalName`` for ``localhost`` so the
+API server dials the local process, every webhook (the CRDs' conversion webhooks too) sent to the port the
+process listens on, and the visibility APIServices to its visibility server's port (the API server forwards
+``visibility.kueue.x-k8s.io`` to it as its front proxy, ``front_proxy``). Pure functions but ``render``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ NAMESPACE = "kueue-system"
 SERVICE_ACCOUNT = "kueue-controller-manager"
 WEBHOOK_SERVICE = "kueue-webhook-service"
 WEBHOOK_SECRET = "kueue-webhook-server-cert"
-DROPPED_KINDS = ("Deployment", "APIService", "ConfigMap")
+DROPPED_KINDS = ("Deployment", "ConfigMap")
 # the frameworks whose objects this Kueue manages: Jobs and plain pods (the pod builder's)
 FRAMEWORKS = ("batch/job", "pod")
 
@@ -30,6 +31,7 @@ class KueuePorts:
     webhook: int
     health: int
     metrics: int
+    visibility: int = 0  # 0: none recorded yet (a ports.json written before the visibility API was served)
 
 
 def render(kubectl: Path, module_dir: Path) -> list[dict]:
@@ -50,13 +52,16 @@ def _service_ref(ref: dict, port: int) -> None:
         ref["service"]["port"] = port
 
 
-def fit_for_local_process(docs: list[dict], webhook_port: int) -> list[dict]:
-    """The rendered objects fitted to a local process (see the module); the input is left unchanged."""
+def fit_for_local_process(docs: list[dict], webhook_port: int, visibility_port: int = 0) -> list[dict]:
+    """The rendered objects fitted to a local process (see the module); the input is left unchanged. Without
+    a ``visibility_port`` the visibility APIServices are dropped."""
     out = []
     for doc in yaml.safe_load(yaml.safe_dump(docs)):  # a deep copy
         kind = doc.get("kind")
-        if kind in DROPPED_KINDS:
+        if kind in DROPPED_KINDS or (kind == "APIService" and not visibility_port):
             continue
+        if kind == "APIService":
+            _service_ref(doc.get("spec") or {}, visibility_port)
         if kind == "Service":
             doc["spec"] = {"type": "ExternalName", "externalName": "localhost"}
         elif kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
@@ -69,8 +74,31 @@ def fit_for_local_process(docs: list[dict], webhook_port: int) -> list[dict]:
     return out
 
 
-def configuration(ports: KueuePorts, cert_dir: Path) -> dict:
-    """Kueue's ``Configuration``: loopback ports, no leader election, its own certificate management."""
+@dataclass(frozen=True)
+class KueueSettings:
+    """What a plan or a scenario chooses of Kueue's ``Configuration``: fair sharing (``fairSharing``, as a
+    plan's ``cluster.queues.kueue.fair_sharing``), ``waitForPodsReady`` (its timeout; 0: off) and the resources
+    Kueue does not account (``resources.excludeResourcePrefixes``: a ClusterQueue must cover every other
+    resource a pod asks, or its Workload waits with "resource cpu unavailable in ClusterQueue")."""
+
+    fair_sharing: bool = False
+    wait_for_pods_ready_seconds: int = 0
+    exclude_resource_prefixes: tuple[str, ...] = ()
+
+    def fields(self) -> dict:
+        out: dict = {}
+        if self.exclude_resource_prefixes:
+            out["resources"] = {"excludeResourcePrefixes": list(self.exclude_resource_prefixes)}
+        if self.fair_sharing:
+            out["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+        if self.wait_for_pods_ready_seconds:
+            out["waitForPodsReady"] = {"timeout": f"{self.wait_for_pods_ready_seconds}s", "blockAdmission": True}
+        return out
+
+
+def configuration(ports: KueuePorts, cert_dir: Path, settings: KueueSettings = KueueSettings()) -> dict:
+    """Kueue's ``Configuration``: loopback ports, no leader election, its own certificate management, and the
+    ``settings`` chosen."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "namespace": NAMESPACE,
@@ -84,10 +112,13 @@ def configuration(ports: KueuePorts, cert_dir: Path) -> dict:
         "managedJobsNamespaceSelector": {"matchExpressions": [{
             "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", NAMESPACE]}]},
         "integrations": {"frameworks": list(FRAMEWORKS)},
+        **({"visibilityServer": {"bindAddress": "127.0.0.1", "bindPort": ports.visibility}}
+           if ports.visibility else {}),
+        **settings.fields(),
     }
 
 
-def kueue_argv(binary: Path, kubeconfig: Path, config: Path) -> list[str]:
-    """The local Kueue's command line (the visibility API server is off: no APIService serves it)."""
+def kueue_argv(binary: Path, kubeconfig: Path, config: Path, visibility: bool = True) -> list[str]:
+    """The local Kueue's command line (without ``visibility`` its visibility server is off)."""
     return [str(binary), f"--kubeconfig={kubeconfig}", f"--config={config}",
-            "--feature-gates=VisibilityOnDemand=false"]
+            *([] if visibility else ["--feature-gates=VisibilityOnDemand=false"])]

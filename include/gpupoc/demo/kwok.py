@@ -60,11 +60,28 @@ def check_kwok_mode(mode: str) -> None:
                           "--cluster kwok")
 
 
+# what Kueue does not account when the ClusterQueues cover nvidia.com/gpu only (docs/real-cluster.md)
+GPU_ONLY = ("cpu", "memory", "ephemeral-storage")
+
+
+def check_sim_gpus(gpus: str) -> None:
+    """Refuse DRA GPUs on the simulated cluster, before anything starts: it publishes no ResourceSlices and its
+    scheduler allocates no claims."""
+    from gpupoc.exceptions import GpupocError
+
+    if gpus == "dra":
+        raise GpupocError("platform.options.gpus: dra needs the real kube-scheduler, which allocates the DRA devices: "
+                          "run the demo with --cluster kwok (make demo CLUSTER=kwok); the simulated cluster "
+                          "publishes no ResourceSlices. Or set gpus: device-plugin")
+
+
 def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable[[str], None],
-                       mode: str = "kube") -> dict:
-    """A fresh control plane with the base plan's pools as KWOK nodes, and real Kueue beside it when the plan's
-    adapter is Kueue (``mode``); what the demo needs of it (the shape of the simulated cluster's ``sim.json``:
-    url, kubeconfig, audit_log) and its Kubernetes version."""
+                       mode: str = "kube", dra: bool = False) -> dict:
+    """A fresh control plane with the base plan's pools as KWOK nodes (their GPUs DRA devices when ``dra``:
+    the plan's ``platform.options.gpus``), and real Kueue beside it when the plan's adapter is Kueue (``mode``);
+    what the demo needs of it (the shape of the simulated cluster's ``sim.json``: url, kubeconfig, audit_log)
+    and its Kubernetes version."""
+    from gpupoc.controlplane.flags import Features
     from gpupoc.controlplane.plane import start_control_plane, stop_control_plane
     from gpupoc.plan import load_plan
 
@@ -76,17 +93,23 @@ def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable
     shutil.rmtree(root, ignore_errors=True)
     table.meta["control_plane"] = str(root)
     table.save()
-    cp = start_control_plane(root, plan=load_plan(base_plan, kubeconfig_later=True))
+    cp = start_control_plane(root, plan=load_plan(base_plan, kubeconfig_later=True), features=Features(dra=dra))
     nodes = sum(p.nodes for p in load_plan(base_plan, kubeconfig_later=True).pools)
-    out(f"        Kubernetes {cp.version} at {cp.server}: {nodes} KWOK nodes, in {cp.timings['total']:.1f} s "
+    gpus = ", GPUs as DRA devices (ResourceSlices of gpu.gpupoc.io)" if dra else ""
+    out(f"        Kubernetes {cp.version} at {cp.server}: {nodes} KWOK nodes{gpus}, in {cp.timings['total']:.1f} s "
         f"(data {root})")
     if mode == "kueue":
         from gpupoc.controlplane.kueue import start_kueue
+        from gpupoc.controlplane.kueue_manifests import KueueSettings
 
-        kueue = start_kueue(cp)
-        out(f"        Kueue {kueue.version} beside it (pid {kueue.pid})")
+        queues = load_plan(base_plan, kubeconfig_later=True).cluster.queues.kueue
+        fair = bool(queues and queues.fair_sharing)  # the plan's Kueue Configuration, as its cluster holds it
+        # the plan's ClusterQueues (gpupoc cluster manifests) cover GPUs only: Kueue accounts nothing else
+        kueue = start_kueue(cp, KueueSettings(fair_sharing=fair, exclude_resource_prefixes=GPU_ONLY))
+        out(f"        Kueue {kueue.version} beside it (pid {kueue.pid}{', fair sharing' if fair else ''})")
     return {"url": cp.server, "kubeconfig": str(cp.kubeconfig), "audit_log": str(cp.audit_log),
-            "version": cp.version, "kubectl": str(cp.kubectl), "root": str(root)}
+            "version": cp.version, "kubectl": str(cp.kubectl), "root": str(root), "gpus": "dra" if dra else
+            "device-plugin"}
 
 
 def stop_kwok_cluster(table: PidFile) -> dict[str, str]:

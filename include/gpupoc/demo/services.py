@@ -99,6 +99,12 @@ def _platform_block(plan_file: Path, platform: str = "") -> dict:
     return block if isinstance(block, dict) else {}
 
 
+def gpus_for(plan_file: Path, platform: str = "") -> str:
+    """How the plan's GPUs reach the scheduler (``platform.options.gpus``): ``device-plugin`` or ``dra``."""
+    options = _platform_block(plan_file, platform).get("options")
+    return str((options if isinstance(options, dict) else {}).get("gpus") or "device-plugin")
+
+
 def sim_config_for(plan_file: Path, platform: str = "") -> Path | None:
     """The cluster file the plan's ``platform.simulator_config`` names (relative to the plan), else None."""
     value = _platform_block(plan_file, platform).get("simulator_config")

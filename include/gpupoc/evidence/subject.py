@@ -20,6 +20,8 @@ SIMULATED_NODES = "nodes.simulated"
 KWOK_NODES = "nodes.kwok"
 KUBERNETES_VERSION = "kubernetes.gitVersion"
 ADAPTER = "adapter"
+GPU_ALLOCATION = "gpus.allocation"  # dra | device-plugin (``evidence.gpu_source``)
+GANGS = "gangs"                     # the plan's platform.options.gangs: adapter | workload-api
 GPU_SHARING = "nodes.gpu_sharing"
 
 

@@ -124,6 +124,8 @@ class CandidateLabel(BaseModel):
                                 "upstream version read from; None: not recorded")
     kubernetes_version: str | None = Field(default=None, description="the API server's, as the runs recorded it")
     kwok: bool = Field(default=False, description="on a real control plane whose nodes are KWOK's")
+    extras: list[str] = Field(default_factory=list, description="real: what the run switched on beyond the "
+                              "scheduler's defaults (DRA GPUs, Workload-API gangs)")
     behaviours: list[str] = Field(default_factory=list, description="simulated: the behaviours it imitates")
     fidelity: FidelityStatus | None = Field(default=None, description="simulated: how far it was measured")
     fidelity_against: str | None = None
@@ -140,7 +142,8 @@ class CandidateLabel(BaseModel):
         return self.text.split(" on ", 1)[0]
 
 
-def _real(entry: SimulatedMode | None, adapter: str, kube: str | None, kwok: bool, pins: Path) -> CandidateLabel:
+def _real(entry: SimulatedMode | None, adapter: str, kube: str | None, kwok: bool, pins: Path,
+          extras: tuple[str, ...] = ()) -> CandidateLabel:
     version = None
     if entry is not None and kwok and entry.real_pin:  # the build this machine runs beside the control plane
         version = kube if entry.real_pin == "KUBERNETES_VERSION" and kube else pinned(entry.real_pin, pins)
@@ -148,9 +151,10 @@ def _real(entry: SimulatedMode | None, adapter: str, kube: str | None, kwok: boo
         version = kube  # a cluster's own kube-scheduler is its control plane's version
     project = entry.project if entry else adapter
     where = f"Kubernetes {kube or '(version not recorded)'}" + (" (KWOK nodes)" if kwok else "")
+    with_ = f" with {' and '.join(extras)}" if extras else ""
     return CandidateLabel(kind=CandidateKind.REAL, adapter=adapter, project=project, version=version,
-                          kubernetes_version=kube, kwok=kwok,
-                          text=f"real {project} {version or '(' + NOT_RECORDED + ')'} on {where}")
+                          kubernetes_version=kube, kwok=kwok, extras=list(extras),
+                          text=f"real {project} {version or '(' + NOT_RECORDED + ')'}{with_} on {where}")
 
 
 def _simulated(entry: SimulatedMode, kube: str | None) -> CandidateLabel:
@@ -165,9 +169,11 @@ def _simulated(entry: SimulatedMode, kube: str | None) -> CandidateLabel:
 
 
 def label_for(adapter: str | None, simulated: bool | None, kwok_nodes: int | None,
-              kubernetes_version: str | None, catalogue: Catalogue | None = None, pins: Path = PINS) -> CandidateLabel:
+              kubernetes_version: str | None, catalogue: Catalogue | None = None, pins: Path = PINS,
+              extras: tuple[str, ...] = ()) -> CandidateLabel:
     """The label of a candidate whose runs recorded ``adapter``, whether their nodes were simulated, how many
-    were KWOK's and the API server's version. Not recorded nodes: not known, never assumed real."""
+    were KWOK's and the API server's version (``extras``: what a real run switched on, as it recorded it).
+    Not recorded nodes: not known, never assumed real."""
     cat = catalogue or load_catalogue()
     entry = cat.by_adapter(adapter)
     name = (entry.project if entry else adapter) or "the scheduler"
@@ -186,4 +192,4 @@ def label_for(adapter: str | None, simulated: bool | None, kwok_nodes: int | Non
                               kubernetes_version=kubernetes_version, kwok=True,
                               text=f"{name}: not served on the real control plane here (only "
                                    f"{', '.join(cat.real_here)} are built); what scheduled the pods is not known")
-    return _real(entry, adapter or "", kubernetes_version, kwok, pins)
+    return _real(entry, adapter or "", kubernetes_version, kwok, pins, extras)

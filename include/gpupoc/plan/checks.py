@@ -10,7 +10,7 @@ from gpupoc.plan.classes import NodeFailure, TestClass, WaveEntry
 from gpupoc.plan.cluster_setup import check_cluster_setup
 from gpupoc.plan.document import Plan
 from gpupoc.plan.injector_checks import check_injectors
-from gpupoc.plan.model import QUEUELESS, Adapter, WorkloadKind
+from gpupoc.plan.model import DRA_ADAPTERS, QUEUELESS, Adapter, WorkloadKind
 from gpupoc.plan.replay import check_replays
 from gpupoc.plan.service_checks import check_services, service_gpus
 from gpupoc.plan.settings import reviewer_problems
@@ -59,6 +59,9 @@ def _check_platform(plan: Plan, errors: list[str]) -> None:
     if p.options.kueue_priority_label and p.adapter is not Adapter.KUEUE:
         errors.append(f"platform.options.kueue_priority_label: only applies to the kueue adapter, "
                       f"got adapter {p.adapter.value!r}; remove it or set platform.adapter: kueue")
+    if p.options.dra and p.adapter not in DRA_ADAPTERS:
+        errors.append(f"platform.options.gpus: dra needs kube-scheduler's DRA allocator (adapter kube-scheduler or "
+                      f"kueue), got adapter {p.adapter.value!r}; set gpus: device-plugin or change the adapter")
     if not p.in_cluster and not p.admin_context:
         errors.append("platform.admin_context: required unless in_cluster (quota changes, injections and "
                       "evidence reads run as the administrator); set the admin kubeconfig context")
@@ -102,14 +105,32 @@ def _check_workloads(plan: Plan, errors: list[str]) -> None:
             errors.append(f"workloads[{i}].replicas: a gang of {w.gang_size} pods of {w.gpus} GPUs needs "
                           f"{w.gang_size * w.gpus} GPUs at once, above pool {pool.name!r}'s {pool.capacity_gpus}; "
                           "it could never be placed: lower replicas, min_available or gpus")
-        if w.vgpu is not None and (plan.platform.adapter is not Adapter.HAMI or not w.gpus):
-            errors.append(f"workloads[{i}].vgpu: a slice of each GPU is HAMi's (platform.adapter: hami) and needs "
-                          f"gpus of at least 1, got adapter {plan.platform.adapter.value!r} and gpus {w.gpus}; "
-                          "remove vgpu, or set the adapter to hami and gpus")
+        if w.vgpu is not None and plan.platform.options.dra:
+            errors += dra_share_problems(i, w)
+        elif w.vgpu is not None and (plan.platform.adapter is not Adapter.HAMI or not w.gpus):
+            errors.append(f"workloads[{i}].vgpu: a slice of each GPU is HAMi's (platform.adapter: hami) or a DRA "
+                          f"shared card's (platform.options.gpus: dra) and needs gpus of at least 1, got adapter "
+                          f"{plan.platform.adapter.value!r} and gpus {w.gpus}; remove vgpu, or set the adapter to "
+                          "hami (or gpus: dra) and gpus")
         if w.is_gang and w.min_available not in (None, w.replicas) and plan.platform.adapter is Adapter.KUEUE:
             errors.append(f"workloads[{i}].min_available: Kueue admits a pod group only with all its pods "
                           f"(pod-group-total-count), got {w.min_available} of {w.replicas}; remove min_available "
                           "or use another adapter")
+
+
+def dra_share_problems(i: int, w) -> list[str]:
+    """A vGPU share under DRA GPUs is a shared card's memory (``gpupoc.podspec.dra_share``): memory in MiB only."""
+    out = []
+    if not w.gpus:
+        out.append(f"workloads[{i}].vgpu: a share of each GPU needs gpus of at least 1, got 0; set gpus or remove vgpu")
+    if w.vgpu.memory_mib is None:
+        out.append(f"workloads[{i}].vgpu.memory_mib: under platform.options.gpus: dra a share is a shared card's "
+                   "memory in MiB; set memory_mib (memory_percentage is HAMi's)")
+    if w.vgpu.memory_percentage is not None or w.vgpu.cores is not None:
+        field = "memory_percentage" if w.vgpu.memory_percentage is not None else "cores"
+        out.append(f"workloads[{i}].vgpu.{field}: a DRA shared card is shared by memory only; remove {field} "
+                   "(or use the hami adapter)")
+    return out
 
 
 def _check_entry(plan: Plan, errors: list[str], path: str, e: WaveEntry, over_quota_ok: bool = False) -> None:

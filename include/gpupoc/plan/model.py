@@ -33,6 +33,12 @@ class Adapter(str, Enum):
 QUEUELESS = frozenset({Adapter.KUBE_SCHEDULER, Adapter.HAMI})
 
 
+# How the platform's GPUs reach the scheduler (``platform.options.gpus``): a device plugin's ``nvidia.com/gpu``
+# capacity, or DRA devices in ResourceSlices that kube-scheduler allocates itself (Kubernetes v1.34+).
+GPU_SOURCES = ("device-plugin", "dra")
+DRA_ADAPTERS = frozenset({Adapter.KUBE_SCHEDULER, Adapter.KUEUE})  # served by kube-scheduler's DRA allocator
+
+
 # The scheduler name each adapter sets on the pod unless the plan overrides it (None: leave the default).
 DEFAULT_SCHEDULER_NAME = {
     Adapter.KUBE_SCHEDULER: None,
@@ -65,6 +71,14 @@ class AdapterOptions(StrictModel):
         "kube-scheduler has none) or 'workload-api' (kube-scheduler only: a Workload and PodGroup of "
         "scheduling.k8s.io/v1beta1, all or nothing by its GangScheduling plugin; Kubernetes >= 1.37 with the "
         "GenericWorkload gate: `--cluster kwok` starts it)")
+    gpus: Literal["device-plugin", "dra"] = Field(
+        default="device-plugin", description="device-plugin: the nodes advertise nvidia.com/gpu; dra: the GPUs are "
+        "DRA devices (ResourceSlices) that kube-scheduler allocates, a pod's nvidia.com/gpu served by the "
+        "DeviceClass's extended resource (needs the real control plane: --cluster kwok)")
+
+    @property
+    def dra(self) -> bool:
+        return self.gpus == "dra"
 
 
 class Platform(StrictModel):

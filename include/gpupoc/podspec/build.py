@@ -24,6 +24,7 @@ from gpupoc.kube.resources import GPU, GPUCORES, GPUMEM, GPUMEM_PERCENTAGE
 from gpupoc.plan.model import Tenant, Workload
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.adapters import decorate
+from gpupoc.podspec.dra_share import container_claims, is_dra_share, pod_claims
 from gpupoc.podspec.gangs import gang_of
 from gpupoc.podspec.lifecycle import lifecycle_annotations
 
@@ -63,6 +64,7 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
     if name:
         annotations[L.ITEM] = name
     gang = gang_of(plan, test_class, name, run_id) if workload.is_gang else None
+    share = is_dra_share(plan, workload)
     if gang is not None:
         annotations[L.GANG_KEY] = gang.key
     pod = V1Pod(
@@ -80,8 +82,9 @@ def build_pod(workload: Workload, tenant: Tenant, plan: Plan, *, run_id: str, te
                 command=list(workload.command) or None,
                 args=list(workload.args) or None,
                 env=workload_env(workload, tenant, run_id=run_id, test_class=test_class),
-                resources=resources(workload),
+                resources=resources(workload, dra_share=share),
             )],
+            resource_claims=pod_claims(workload) if share else None,
             restart_policy="Never",
             priority_class_name=pc,
             node_selector=dict(pool.node_selector),
@@ -116,12 +119,16 @@ def workload_env(workload: Workload, tenant: Tenant, *, run_id: str, test_class:
     return [V1EnvVar(name=k, value=v, local_vars_configuration=_MODELS) for k, v in env.items()]
 
 
-def resources(workload: Workload) -> V1ResourceRequirements:
-    """Requests and limits; GPUs are requested and limited alike (extended resources must be equal)."""
+def resources(workload: Workload, dra_share: bool = False) -> V1ResourceRequirements:
+    """Requests and limits; GPUs are requested and limited alike (extended resources must be equal).
+    ``dra_share``: the GPUs are the pod's shared-card claim (``dra_share.py``), not ``nvidia.com/gpu``."""
     requests = {"cpu": workload.cpu, "memory": workload.memory_request}
     limits = {"memory": workload.memory_limit}
     if workload.cpu_limit:
         limits["cpu"] = workload.cpu_limit
+    if dra_share:
+        return V1ResourceRequirements(requests=requests, limits=limits, claims=container_claims(),
+                                      local_vars_configuration=_MODELS)
     if workload.gpus:
         requests[GPU] = str(workload.gpus)
         limits[GPU] = str(workload.gpus)

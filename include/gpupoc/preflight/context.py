@@ -120,6 +120,15 @@ class PreflightContext:
             return (r.body or {}).get("items") or [] if r.ok else []
         return self.memo("nodes", fetch)
 
+    def resource_slices(self) -> list[dict] | None:
+        """The cluster's ResourceSlices (DRA devices); None when they cannot be listed."""
+        from gpupoc.kube.dra import RESOURCE_SLICES
+
+        def fetch() -> list[dict] | None:
+            r = self.runner().call("GET", RESOURCE_SLICES)
+            return ((r.body or {}).get("items") or []) if r.ok else None
+        return self.memo("resourceslices", fetch)
+
     @cached_property
     def sources(self):
         """The monitoring locations (Airflow connections, plan, local stack), as the collectors resolve them."""

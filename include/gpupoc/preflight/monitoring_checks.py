@@ -20,6 +20,7 @@ from gpupoc.preflight.registry import check
 
 DCGM = "DCGM_FI_DEV_GPU_UTIL"
 KSM = 'kube_node_status_capacity{resource="nvidia_com_gpu"}'
+KSM_DRA = "kube_node_labels"  # DRA GPUs are no node capacity: any series of the node's
 RULE_GROUP = "gpupoc-gpu-platform"
 PROM_FIX = ("set evidence_sources.prometheus_url (or the Airflow connection gpupoc_prometheus) to the Prometheus "
             "that scrapes the cluster")
@@ -45,7 +46,8 @@ def series(ctx: PreflightContext) -> list[CheckResult]:
         return [failed("prometheus.series", "", "no Prometheus configured", PROM_FIX)]
     prom = ctx.sources.prometheus_client(timeout=ctx.plan.cluster.preflight.api_timeout_seconds)
     dcgm = _labelled(prom, DCGM, "Hostname", "hostname", "node")
-    ksm = _labelled(prom, KSM, "node")
+    expr = KSM_DRA if ctx.plan.platform.options.dra else KSM
+    ksm = _labelled(prom, expr, "node")
     out = []
     for pool, nodes in _nodes_by_pool(ctx).items():
         no_dcgm = [n for n in nodes if n not in dcgm]
@@ -56,7 +58,7 @@ def series(ctx: PreflightContext) -> list[CheckResult]:
                               "install dcgm-exporter on the GPU nodes (NVIDIA GPU Operator or its helm chart) and "
                               "let this Prometheus scrape it (a ServiceMonitor)"))
         if no_ksm:
-            out.append(failed("prometheus.series", pool, f"no kube-state-metrics {KSM} series in {where} for "
+            out.append(failed("prometheus.series", pool, f"no kube-state-metrics {expr} series in {where} for "
                               f"{', '.join(no_ksm)}", "install kube-state-metrics and let this Prometheus scrape it"))
         if not no_dcgm and not no_ksm:
             out.append(ok("prometheus.series", pool, f"{DCGM} and kube-state-metrics series for {len(nodes)} "

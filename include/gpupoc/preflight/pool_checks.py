@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from gpupoc.kube.dra import cards_per_node
 from gpupoc.kube.resources import GPU
 from gpupoc.preflight.context import PreflightContext
 from gpupoc.preflight.model import CheckResult, failed, ok
@@ -55,7 +56,14 @@ def cards(node: dict) -> tuple[int, str]:
     return allocatable, ""
 
 
-def pool_problems(pool, nodes: list[dict]) -> list[str]:
+def dra_cards(node: dict, published: dict[str, int]) -> tuple[int, str]:
+    """The node's whole-card DRA devices (``gpupoc.kube.dra``), as ``cards`` says it."""
+    count = published.get(node["metadata"]["name"], 0)
+    return count, f"{count} whole-card DRA devices in its ResourceSlices"
+
+
+def pool_problems(pool, nodes: list[dict], published: dict[str, int] | None = None) -> list[str]:
+    """What differs from the plan; ``published``: the GPUs are DRA devices, whole cards per node."""
     out = []
     if len(nodes) < pool.nodes:
         out.append(f"{len(nodes)} node(s) match node_selector {pool.node_selector}, the plan says {pool.nodes}")
@@ -65,7 +73,7 @@ def pool_problems(pool, nodes: list[dict]) -> list[str]:
         out.append(f"node_names {absent} are not among the pool's nodes")
     for n in nodes:
         name = n["metadata"]["name"]
-        count, shared = cards(n)
+        count, shared = cards(n) if published is None else dra_cards(n, published)
         if count != pool.gpus_per_node:
             out.append(f"{name} has {count} GPUs ({shared}), the plan says {pool.gpus_per_node}" if shared else
                        f"{name} has {count} allocatable {GPU}, the plan says {pool.gpus_per_node}")
@@ -83,18 +91,31 @@ def pool_problems(pool, nodes: list[dict]) -> list[str]:
 def pools(ctx: PreflightContext) -> list[CheckResult]:
     nodes = ctx.nodes()
     wanted = {ctx.plan.workload(i.workload).pool for i in _class_items(ctx)} if ctx.test_class else None
-    out = []
+    published, out = None, []
+    if ctx.plan.platform.options.dra:
+        slices = ctx.resource_slices()
+        if slices is None:
+            return [failed("pools", "", "platform.options.gpus is dra but the ResourceSlices cannot be listed",
+                           "give the runner list on resourceslices (gpupoc cluster manifests grants it under gpus: "
+                           "dra) on a cluster that serves resource.k8s.io/v1 (Kubernetes v1.34+)")]
+        published = cards_per_node(slices)
     for i, pool in enumerate(ctx.plan.pools):
         if wanted is not None and pool.name not in wanted:
             continue
         mine = pool_nodes(nodes, pool)
-        problems = pool_problems(pool, mine)
+        problems = pool_problems(pool, mine, published)
         if problems:
             labels = " ".join(f"{k}={v}" for k, v in pool.node_selector.items())
             more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+            dra = ("; under gpus: dra the nodes' DRA driver publishes the cards (the real control plane's "
+                   "`gpupoc controlplane up --dra`, `gpupoc demo --cluster kwok`; the simulated cluster publishes "
+                   "none)") if published is not None else ""
             out.append(failed("pools", pool.name, "; ".join(problems[:5]) + more,
                               f"fix pools[{i}] in the plan to what the cluster has, or label and taint the nodes "
-                              f"(kubectl label node NODE {labels})"))
+                              f"(kubectl label node NODE {labels}){dra}"))
+        elif published is not None:
+            out.append(ok("pools", pool.name, f"{len(mine)} node(s) x {pool.gpus_per_node} whole-card DRA devices, "
+                          "taints tolerated"))
         else:
             out.append(ok("pools", pool.name, f"{len(mine)} node(s) x {pool.gpus_per_node} {GPU}, taints tolerated"))
     return out

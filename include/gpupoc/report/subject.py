@@ -71,7 +71,17 @@ def judged(runs: list[RunEvidence], settings: PlanSettings, stored_plan: dict[st
         report_plan_hash=report_hash, window_start=start, window_end=end,
         timezone=named.get("timezone") or _first(runs, keys.TIMEZONE) or "UTC",
         simulated=simulated, simulated_nodes=nodes, kwok_nodes=kwok,
-        candidate=label_for(adapter, simulated, kwok, kube))
+        candidate=label_for(adapter, simulated, kwok, kube, extras=_extras(runs)))
+
+
+def _extras(runs: list[RunEvidence]) -> tuple[str, ...]:
+    """What the runs recorded switching on beyond the scheduler's defaults: DRA GPUs, Workload-API gangs."""
+    out = []
+    if _first(runs, keys.GPU_ALLOCATION) == "dra":
+        out.append("DRA GPUs")
+    if _first(runs, keys.GANGS) == "workload-api":
+        out.append("Workload-API gangs")
+    return tuple(out)
 
 
 def plan_findings(subject: Subject, say: Callable[..., str]) -> list[Finding]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpupoc.common.timefmt import rfc3339, utcnow
+from gpupoc.evidence.gpu_source import gpu_source_rows, nodes_with_dra_gpus
 from gpupoc.evidence.subject import subject_rows
 from gpupoc.exceptions import ConfigError
 from gpupoc.pipeline.common import plan_path
@@ -11,6 +12,14 @@ from gpupoc.pipeline.wave import adapter_name
 from gpupoc.steps.context import DEFAULT_ADMIN_USER, RunContext, run_context
 from gpupoc.steps.markers import STALE_MARKERS
 from gpupoc.steps.shard_files import clear_created
+
+
+def _resource_slices(admin: KubeCaller) -> list[dict] | None:
+    """The cluster's ResourceSlices (its DRA devices); None when they cannot be listed."""
+    from gpupoc.kube.dra import RESOURCE_SLICES
+
+    r = admin.call("GET", RESOURCE_SLICES)
+    return ((r.body or {}).get("items") or []) if r.ok and isinstance(r.body, dict) else None
 
 
 def admin_identity(caller: KubeCaller) -> dict:
@@ -65,13 +74,17 @@ def check_access(ctx: RunContext) -> dict:
              "source": "plan"}]
     nodes = admin.call("GET", "/api/v1/nodes")
     rows += subject_rows(ctx.plan, ((nodes.body or {}).get("items") or []) if nodes.ok else None)
+    slices = _resource_slices(admin)
+    rows += gpu_source_rows(slices, ctx.plan.platform.options.gpus)
     if nodes.ok:
-        items = (nodes.body or {}).get("items") or []
+        items = nodes_with_dra_gpus((nodes.body or {}).get("items") or [], slices)
         gpus = sum(int(str(((n.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", 0))) for n in items)
         rows += [{"key": "nodes", "value": str(len(items)), "source": "/api/v1/nodes"},
                  {"key": "gpus.allocatable", "value": str(gpus), "source": "/api/v1/nodes"}]
         ctx.writer.write_json("nodes", [{"name": n["metadata"]["name"], "labels": n["metadata"].get("labels"),
-                                         "allocatable": (n.get("status") or {}).get("allocatable")} for n in items])
+                                         "allocatable": (n.get("status") or {}).get("allocatable"),
+                                         **({"gpus_from": n["gpus_from"]} if "gpus_from" in n else {})}
+                                        for n in items])
     pcs = admin.call("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")
     if pcs.ok:
         for pc in (pcs.body or {}).get("items") or []:

@@ -96,3 +96,13 @@ def test_the_preflight_needs_are_only_the_preflights():
     for n in needs_for(plan, test_class=PREFLIGHT):
         assert PREFLIGHT in n.classes
     assert not rules_of([])
+
+
+def test_dra_gpus_grant_the_runner_read_on_slices_and_claims_and_nothing_else_does():
+    dra = load_plan(f"{DEFAULT_PLAN}#kube-dra")
+    granted = {(s, r.resource): r.verbs for s, rules in runner_rules(dra).items() for r in rules
+               if r.group == "resource.k8s.io"}
+    assert granted == {(Scope.CLUSTER, "resourceslices"): ["list"],
+                       (Scope.TENANTS, "resourceclaims"): ["get", "list"]}
+    assert not [r for rules in runner_rules(load_plan(DEFAULT_PLAN)).values() for r in rules
+                if r.group == "resource.k8s.io"]

@@ -95,3 +95,15 @@ def test_energy_integrates_power_between_scrapes_on_an_injected_clock():
     assert again[0].energy_mj == 72 * 2 * 1000.0
     meter.advance(again, {}, now=101.0)  # a clock going back adds nothing
     assert again[0].energy_mj == 144000.0
+
+
+def test_a_dra_nodes_cards_are_its_published_whole_cards_and_hold_its_gpu_pods():
+    from gpupoc.controlplane.dra import dra_nodes
+    from gpupoc.controlplane.dra_slices import node_slices
+
+    [dra_node] = dra_nodes([NODE])
+    assert node_cards(dra_node) == [], "a DRA node has no nvidia.com/gpu capacity of its own"
+    slices = node_slices("training-node-1", 8, "NVIDIA H100 80GB HBM3")
+    cards, _ = cluster_cards([dra_node], [pod("a", gpus=2)], Allocator(), slices)
+    assert [(c.index, c.uuid) for c in cards] == [(c.index, c.uuid) for c in node_cards(NODE)]
+    assert [c.index for c in cards if c.holder] == [0, 1]

@@ -88,3 +88,11 @@ def test_dra_and_the_defaults_change_no_command_line(tmp_path):
                  flags.scheduler_argv(Path("/b/s"), layout, PORTS, features),
                  flags.controller_manager_argv(Path("/b/c"), layout, PORTS, keys, features)]
         assert not any(a.startswith(("--feature-gates", "--runtime-config")) for argv in lines for a in argv)
+
+
+def test_the_api_server_forwards_aggregated_apis_with_its_front_proxy_certificate(tmp_path):
+    layout, keys = setup(tmp_path)
+    argv = flags.apiserver_argv(Path("/b/a"), layout, PORTS, keys, tmp_path / "p")
+    assert f"--proxy-client-cert-file={layout.pki / 'front-proxy-client.crt'}" in argv
+    assert f"--requestheader-client-ca-file={keys.pki.ca_cert}" in argv
+    assert "--requestheader-allowed-names=front-proxy-client" in argv

@@ -41,3 +41,24 @@ def test_the_admin_kubeconfig_embeds_the_ca_and_is_private(tmp_path):
     assert base64.b64decode(cluster["certificate-authority-data"]) == keys.pki.ca_cert.read_bytes()
     assert doc["users"][0]["user"]["token"] == read_tokens(keys.token_file)["admin"]
     assert doc["current-context"] == "admin" and stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_front_proxy_client_certificate_is_issued_by_the_ca_for_client_auth(tmp_path):
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    from gpupoc.controlplane.front_proxy import PROXY_CLIENT, proxy_client_files
+
+    layout = Layout(tmp_path)
+    layout.make()
+    keys = ensure_keys(layout)
+    cert_file, key_file = proxy_client_files(layout.pki)
+    cert = x509.load_pem_x509_certificate(cert_file.read_bytes())
+    ca = x509.load_pem_x509_certificate(keys.pki.ca_cert.read_bytes())
+    assert cert.issuer == ca.subject
+    assert cert.subject.rfc4514_string() == f"CN={PROXY_CLIENT}"
+    assert ExtendedKeyUsageOID.CLIENT_AUTH in cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    before = cert_file.read_bytes()
+    ensure_keys(layout)
+    assert cert_file.read_bytes() == before

@@ -23,8 +23,16 @@ def test_the_pinned_version_comes_from_the_pins_file(tmp_path):
 
 def test_ports_are_chosen_once_and_kept(tmp_path):
     first = kueue_ports(tmp_path)
-    assert len({first.webhook, first.health, first.metrics}) == 3
+    assert len({first.webhook, first.health, first.metrics, first.visibility}) == 4
     assert kueue_ports(tmp_path) == first
+
+
+def test_ports_recorded_without_a_visibility_port_gain_one(tmp_path):
+    (tmp_path / "ports.json").write_text('{"webhook": 31000, "health": 31001, "metrics": 31002}')
+    ports = kueue_ports(tmp_path)
+    assert (ports.webhook, ports.health, ports.metrics) == (31000, 31001, 31002)
+    assert ports.visibility not in (0, 31000, 31001, 31002)
+    assert kueue_ports(tmp_path) == ports
 
 
 def test_unreadable_ports_name_the_file(tmp_path):

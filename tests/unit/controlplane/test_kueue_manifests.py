@@ -1,5 +1,6 @@
-"""Kueue's rendered objects fitted to a local process: no Deployment, ConfigMap or APIService; Services resolve
-to localhost; every webhook and conversion webhook goes to the local port; the configuration binds loopback."""
+"""Kueue's rendered objects fitted to a local process: no Deployment or ConfigMap; Services resolve to localhost;
+every webhook and conversion webhook goes to the local port, the visibility APIServices to the visibility
+server's; the configuration binds loopback."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ RENDERED = [
     {"kind": "Namespace", "metadata": {"name": "kueue-system"}},
     {"kind": "Deployment", "metadata": {"name": "kueue-controller-manager"}},
     {"kind": "ConfigMap", "metadata": {"name": "kueue-manager-config"}},
-    {"kind": "APIService", "metadata": {"name": "v1beta2.visibility.kueue.x-k8s.io"}},
+    {"kind": "APIService", "metadata": {"name": "v1beta2.visibility.kueue.x-k8s.io"},
+     "spec": {"service": {"name": "kueue-visibility-server", "namespace": "kueue-system"}}},
     {"kind": "Service", "metadata": {"name": "kueue-webhook-service"},
      "spec": {"ports": [{"port": 443, "targetPort": 9443}], "selector": {"control-plane": "controller-manager"}}},
     {"kind": "CustomResourceDefinition", "metadata": {"name": "workloads.kueue.x-k8s.io"},
@@ -31,7 +33,14 @@ RENDERED = [
 ]
 
 
-def test_the_deployment_config_map_and_api_services_are_dropped():
+def test_the_visibility_api_services_go_to_the_visibility_port():
+    fitted = fit_for_local_process(RENDERED, 31000, 31003)
+    service = next(d for d in fitted if d["kind"] == "APIService")["spec"]["service"]
+    assert service["port"] == 31003
+    assert "port" not in RENDERED[3]["spec"]["service"]
+
+
+def test_the_deployment_config_map_and_api_services_are_dropped_without_a_visibility_port():
     kinds = [d["kind"] for d in fit_for_local_process(RENDERED, 31000)]
     assert kinds == ["Namespace", "Service", "CustomResourceDefinition", "CustomResourceDefinition",
                      "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
@@ -67,12 +76,40 @@ def test_the_configuration_binds_loopback_and_manages_its_certificates(tmp_path)
     assert cfg["integrations"]["frameworks"] == ["batch/job", "pod"]
 
 
-def test_the_command_line_turns_the_visibility_server_off(tmp_path):
+def test_the_command_line_keeps_the_visibility_server_unless_told(tmp_path):
     argv = kueue_argv(Path("/bin/kueue"), tmp_path / "kubeconfig", tmp_path / "config.yaml")
-    assert argv[0] == "/bin/kueue" and "--feature-gates=VisibilityOnDemand=false" in argv
+    assert argv[0] == "/bin/kueue" and not any("VisibilityOnDemand" in a for a in argv)
     assert f"--kubeconfig={tmp_path / 'kubeconfig'}" in argv and f"--config={tmp_path / 'config.yaml'}" in argv
+    off = kueue_argv(Path("/bin/kueue"), tmp_path / "kubeconfig", tmp_path / "config.yaml", visibility=False)
+    assert "--feature-gates=VisibilityOnDemand=false" in off
+
+
+def test_the_visibility_server_binds_loopback_on_its_port(tmp_path):
+    cfg = configuration(KueuePorts(webhook=31000, health=31001, metrics=31002, visibility=31003), tmp_path)
+    assert cfg["visibilityServer"] == {"bindAddress": "127.0.0.1", "bindPort": 31003}
+    assert "visibilityServer" not in configuration(KueuePorts(31000, 31001, 31002), tmp_path)
 
 
 def test_a_module_without_its_kustomization_names_the_build_command(tmp_path):
     with pytest.raises(GpupocError, match="build.sh --with-kueue"):
         render(Path("/bin/true"), tmp_path)
+
+
+def test_fair_sharing_and_wait_for_pods_ready_are_set_only_when_chosen(tmp_path):
+    from gpupoc.controlplane.kueue_manifests import KueueSettings
+
+    ports = KueuePorts(31000, 31001, 31002)
+    plain = configuration(ports, tmp_path)
+    assert "fairSharing" not in plain and "waitForPodsReady" not in plain
+    cfg = configuration(ports, tmp_path, KueueSettings(fair_sharing=True, wait_for_pods_ready_seconds=30))
+    assert cfg["fairSharing"]["preemptionStrategies"] == ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+    assert cfg["waitForPodsReady"] == {"timeout": "30s", "blockAdmission": True}
+
+
+def test_excluded_resources_are_not_accounted_only_when_named(tmp_path):
+    from gpupoc.controlplane.kueue_manifests import KueueSettings
+
+    ports = KueuePorts(31000, 31001, 31002)
+    assert "resources" not in configuration(ports, tmp_path)
+    cfg = configuration(ports, tmp_path, KueueSettings(exclude_resource_prefixes=("cpu", "memory")))
+    assert cfg["resources"] == {"excludeResourcePrefixes": ["cpu", "memory"]}

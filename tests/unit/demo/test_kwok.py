@@ -84,3 +84,13 @@ def test_kube_scheduler_and_kueue_run_for_real(mode):
     from gpupoc.demo.kwok import check_kwok_mode
 
     check_kwok_mode(mode)
+
+
+def test_dra_gpus_on_the_simulated_cluster_are_refused_naming_the_switch():
+    from gpupoc.demo.kwok import check_sim_gpus
+    from gpupoc.demo.services import gpus_for
+
+    assert gpus_for(PLAN) == "device-plugin" and gpus_for(PLAN, "kube-dra") == "dra"
+    check_sim_gpus(gpus_for(PLAN))
+    with pytest.raises(GpupocError, match=r"platform.options.gpus: dra.*--cluster kwok"):
+        check_sim_gpus(gpus_for(PLAN, "kube-dra"))

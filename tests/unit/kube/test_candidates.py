@@ -86,3 +86,9 @@ def test_the_comparison_page_s_table_of_simulated_modes_is_the_catalogue_s():
         row = rows[m.mode.value]
         assert row[2] == (m.read_from or "not recorded"), f"{m.mode.value}: the page says {row[2]!r}"
         assert row[5].startswith(m.fidelity.status.value), f"{m.mode.value}: the page says {row[5]!r}"
+
+
+def test_a_real_candidate_says_what_its_run_switched_on():
+    label = label_for("kube-scheduler", False, 5, "v1.37.2", extras=("DRA GPUs", "Workload-API gangs"))
+    assert label.text.startswith("real kube-scheduler v1.37.2 with DRA GPUs and Workload-API gangs on Kubernetes")
+    assert label.extras == ["DRA GPUs", "Workload-API gangs"]

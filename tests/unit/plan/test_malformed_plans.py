@@ -122,6 +122,7 @@ CASES = [
     Case("access-review-text", "test_classes.tenant_isolation.probes.access_review", "maybe"),
     Case("command-not-a-list", "workloads[0].command", "python train.py"),
     Case("unknown-adapter", "platform.adapter", "slurm"),
+    Case("unknown-gpu-source", "platform.options.gpus", "mig"),
     Case("unknown-workload-kind", "workloads[0].kind", "batch"),
     Case("tenants-not-a-list", "tenants", {"name": "team-vision"}),
     # ---- ranges ----

@@ -75,6 +75,30 @@ def test_kueue_priority_label_only_with_kueue(data):
                for e in errors_of(data))
 
 
+@pytest.mark.parametrize("adapter", ["volcano", "kai", "hami"])
+def test_dra_gpus_only_with_a_scheduler_that_allocates_dra_devices(data, adapter):
+    data["platform"]["options"]["gpus"] = "dra"
+    data["platform"]["adapter"] = adapter
+    assert any(e.startswith("platform.options.gpus: dra needs kube-scheduler's DRA allocator") and repr(adapter) in e
+               for e in errors_of(data))
+
+
+@pytest.mark.parametrize("adapter", ["kube-scheduler", "kueue"])
+def test_dra_gpus_are_accepted_with_kube_scheduler_and_kueue(data, adapter):
+    data["platform"]["options"]["gpus"] = "dra"
+    data["platform"]["adapter"] = adapter
+    assert parse_plan(data).platform.options.dra
+
+
+def test_the_default_plans_kube_dra_platform_is_kube_scheduler_with_dra_gpus():
+    from gpupoc.plan import load_plan
+    from gpupoc.plan.loader import DEFAULT_PLAN
+
+    plan = load_plan(f"{DEFAULT_PLAN}#kube-dra", kubeconfig_later=True)
+    assert plan.platform.adapter.value == "kube-scheduler" and plan.platform.options.dra
+    assert not load_plan(DEFAULT_PLAN, kubeconfig_later=True).platform.options.dra, "device plugin by default"
+
+
 def test_duplicate_names_are_refused_at_the_repeated_field(data):
     data["tenants"][2]["name"] = "team-vision"
     data["workloads"][1]["name"] = data["workloads"][0]["name"]

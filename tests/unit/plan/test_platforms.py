@@ -52,7 +52,8 @@ def test_repeated_platform_names_are_refused(tmp_path):
     data["evidence_root"] = str(tmp_path / "evidence")
     p = tmp_path / "plan.yaml"
     p.write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError, match=r"platforms\[4\]\.name: duplicate platform 'kueue'"):
+    index = len(data["platforms"]) - 1
+    with pytest.raises(ConfigError, match=rf"platforms\[{index}\]\.name: duplicate platform 'kueue'"):
         load_plan(p)
 
 

@@ -12,7 +12,7 @@ from .behaviour_helpers import (
 )
 
 KUEUE_MESSAGE = re.compile(r"Preempted to accommodate a workload \(UID: \S+, JobUID: [0-9a-f-]{36}\) due to "
-                           r"prioritization in the ClusterQueue")
+                           r"prioritization in the ClusterQueue; preemptor path: \S+; preemptee path: \S+")
 
 
 def _deleted_by(state, name: str) -> str:
@@ -52,7 +52,7 @@ def test_kueue_requeue_stops_a_preempted_pod_in_kueues_words(tmp_path):
     assert (target["status"], target["reason"]) == ("True", "WorkloadEvictedDueToPreempted")
     assert KUEUE_MESSAGE.fullmatch(target["message"]), target["message"]
     [stopped] = events(state, victim, "Stopped")
-    assert stopped["source"]["component"] == "kueue-job-controller" and stopped["message"] == target["message"]
+    assert stopped["source"]["component"] == "pod-kueue-controller" and stopped["message"] == target["message"]
     assert _deleted_by(state, victim) == "system:serviceaccount:kueue-system:kueue-controller-manager"
     assert not events(state, victim, "Preempted")
 

@@ -291,3 +291,17 @@ def test_a_queue_over_its_quota_holds_the_second_pod_with_real_kueue_s_words(tmp
          "pod-kueue-controller"),
         ("train-4", "Started", f"Admitted by clusterQueue {cq}", "pod-kueue-controller")}
     assert not any(name == "train-2" and reason == "Started" for name, reason, _, _ in on_pods)
+
+
+def test_admission_adds_the_flavors_tolerations_to_the_pod_as_real_kueue(tmp_path):
+    """Real Kueue v0.17.0 (tests/integration/test_fidelity_kueue.py) gives an admitted pod its ResourceFlavor's
+    tolerations beside its node labels, once."""
+    state = make_state(tmp_path)
+    flavor = state.store.get("resourceflavors", None, "training")
+    mark = {"key": "gpupoc.io/fidelity-flavor", "operator": "Exists", "effect": "NoSchedule"}
+    flavor["spec"]["tolerations"] = [mark]
+    state.store.update("resourceflavors", flavor)
+    submit(state, "job-0", 8)
+    K.kueue_pass(state)
+    tolerations = state.store.get("pods", "team-vision", "job-0")["spec"]["tolerations"]
+    assert tolerations.count(mark) == 1

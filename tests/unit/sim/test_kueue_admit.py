@@ -9,7 +9,7 @@ from gpupoc.sim.controllers import kueue as K
 from .gang_helpers import NLP, VISION, condition, events, evicted, mode_state, run, submit, ungated, workload
 
 PREEMPTED = re.compile(r"^Preempted to accommodate a workload \(UID: [0-9a-f-]{36}, JobUID: [0-9a-f-]{36}\) "
-                       r"due to (.+)$")
+                       r"due to (.+); preemptor path: (\S+); preemptee path: (\S+)$")
 
 
 def classical(raw: dict) -> None:
@@ -48,8 +48,8 @@ def test_a_request_beyond_the_maximum_capacity_says_so(tmp_path):
     submit(state, "huge", VISION, 32)
     run(state)
     assert condition(workload(state, VISION, "huge"), "QuotaReserved")["message"] == (
-        "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor training, request "
-        "> maximum capacity (32 > 24)")
+        "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor training, "
+        "previously considered podsets requests (0) + current podset request (32) > maximum capacity (24)")
 
 
 def test_a_lender_within_its_nominal_quota_reclaims_from_borrowers(tmp_path):
@@ -147,3 +147,27 @@ def test_positions_follow_priority_then_submission_in_the_cluster_queue(tmp_path
     items = K.pending_workloads(state, namespace=VISION, local_queue="training")
     assert [(i["metadata"]["ownerReferences"][0]["name"], i["positionInClusterQueue"], i["positionInLocalQueue"])
             for i in items] == [("v8", 0, 0), ("v5", 1, 1), ("v6", 2, 2), ("v7", 3, 3)]
+
+
+def test_a_preemption_names_both_cluster_queues_paths_and_priorities_as_real_kueue(tmp_path):
+    """Real Kueue v0.17.0 (tests/integration/test_fidelity_kueue.py): the message ends with the preemptor's and the
+    preemptee's ClusterQueue paths from their cohort; the victim's ``Preempted`` event adds both priorities, and
+    the preemptor's Workload gets ``PreemptedWorkload``."""
+    state = mode_state(tmp_path, "kueue", edit=classical)
+    for i in range(6):
+        submit(state, f"v{i}", VISION, 4)
+    run(state)
+    submit(state, "n0", NLP, 8)
+    run(state)
+    victims = [w for w in state.store.list("workloads", VISION) if (condition(w, "Preempted") or {}).get("status") == "True"]
+    assert victims, "team-nlp reclaims its nominal quota"
+    match = PREEMPTED.match(condition(victims[0], "Preempted")["message"])
+    assert (match[2], match[3]) == ("/training/team-nlp-training", "/training/team-vision-training")
+    [note] = [e["message"] for e in events(state, "Workload", victims[0]["metadata"]["name"], "Preempted")]
+    assert note.endswith("; preemptor effective priority: 1000 (base: 1000, boost: 0); preemptee effective priority: 1000 "
+                         "(base: 1000, boost: 0)"), note
+    assert victims[0]["status"]["schedulingStats"]["evictions"] == [
+        {"reason": "Preempted", "underlyingCause": "", "count": 1}]
+    preemptors = [w for w in state.store.list("workloads", NLP)
+                  if events(state, "Workload", w["metadata"]["name"], "PreemptedWorkload")]
+    assert preemptors, "the preemptor's PreemptedWorkload event"

@@ -10,7 +10,7 @@ from gpupoc.sim.controllers import kueue as K
 from .behaviour_helpers import NS, bound, condition, events, make_state, pod, submit
 
 MESSAGE = re.compile(r"Preempted to accommodate a workload \(UID: [0-9a-f-]{36}, JobUID: [0-9a-f-]{36}\) due to "
-                     r"prioritization in the ClusterQueue")
+                     r"prioritization in the ClusterQueue; preemptor path: /training-cq; preemptee path: /training-cq")
 LOWS = ["low-a", "low-b", "low-c"]
 
 
@@ -44,7 +44,7 @@ def test_the_preempted_pods_workload_is_evicted_requeued_and_handed_to_a_replace
     assert (condition(wl, "Preempted")["reason"], condition(wl, "Requeued")["status"]) == ("InClusterQueue", "True")
     assert condition(wl, "QuotaReserved")["status"] == "False" and "admission" not in wl["status"]
     assert wl["status"]["schedulingStats"]["evictions"] == [
-        {"reason": "Preempted", "underlyingCause": "InClusterQueue", "count": 1}]
+        {"reason": "Preempted", "underlyingCause": "", "count": 1}]
     assert {e["reason"] for e in events(state, wl["metadata"]["name"])} >= {"EvictedDueToPreempted", "Preempted"}
     assert new["metadata"]["name"] != victim
     assert old["metadata"]["labels"].items() <= new["metadata"]["labels"].items()

@@ -251,6 +251,7 @@ class Kueue:
                                  "was 0s", NORMAL, component=COMPONENT)
         flavor_obj = store.get("resourceflavors", None, flavor)
         labels = (flavor_obj or {}).get("spec", {}).get("nodeLabels") or {}
+        tolerations = (flavor_obj or {}).get("spec", {}).get("tolerations") or []
         for key in entry.pods:
             pod = store.get("pods", *key)
             if pod is None:
@@ -263,6 +264,10 @@ class Kueue:
                 spec.pop("schedulingGates", None)
             if labels:
                 spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **labels}
+            # the flavor's tolerations too, as Kueue's podset.Merge does on admission (real Kueue v0.17.0)
+            added = [t for t in tolerations if t not in (spec.get("tolerations") or [])]
+            if added:
+                spec["tolerations"] = [*(spec.get("tolerations") or []), *added]
             store.update("pods", pod)
             if len(entry.pods) == 1:  # jobframework's StartJob event on the job, here the pod itself
                 self.state.events.record(pod, "Started", f"Admitted by clusterQueue {cq}", NORMAL,

@@ -21,11 +21,11 @@ from typing import Protocol
 
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import disruption
-from gpupoc.sim.controllers.kueue_evict import evict_workload, workload_message
+from gpupoc.sim.controllers.kueue_evict import cq_path, evict_workload, priority_note, workload_message
 from gpupoc.sim.controllers.kueue_preempt import Policy, candidates, targets
 from gpupoc.sim.controllers.kueue_quota import QueueQuota, QuotaTree, weighted_share
 from gpupoc.sim.controllers.kueue_types import COMPONENT, GPU, Entry, pending_message, set_condition
-from gpupoc.sim.events import WARNING
+from gpupoc.sim.events import NORMAL, WARNING
 from gpupoc.sim.faults import Fault, hides_reasons
 
 Key = tuple[str, str]
@@ -147,7 +147,10 @@ def _try(state: ClusterState, kq: QueueView, e: Entry, name: str, tree: QuotaTre
         chosen = targets(e, q, tree, found, fair)
         if chosen:
             for t in chosen:
-                _preempt(state, t.entry, workload_message(wl, reason=t.reason), t.reason)
+                why = workload_message(wl, reason=t.reason, preemptor_path=cq_path(name, q.cohort),
+                                       preemptee_path=cq_path(t.cq, tree.queues[t.cq].cohort))
+                _preempt(state, t.entry, why, t.reason, priority_note(e.priority, t.entry.priority))
+                _preempted_workload(state, wl, t, priority_note(e.priority, t.entry.priority))
                 tree.queues[t.cq].usage -= t.entry.gpus
                 if t.entry in admitted[t.cq]:
                     admitted[t.cq].remove(t.entry)
@@ -161,8 +164,16 @@ def _try(state: ClusterState, kq: QueueView, e: Entry, name: str, tree: QuotaTre
     return False
 
 
-def _preempt(state: ClusterState, victim: Entry, message: str, reason: str) -> None:
-    evict_workload(state, victim, message, reason)
+def _preempted_workload(state: ClusterState, wl: dict, t, priorities: str) -> None:
+    """The preemptor's ``PreemptedWorkload`` event (``IssuePreemptions``)."""
+    victim = state.store.get("workloads", *t.entry.key) or {"metadata": {}}
+    state.events.record(wl, "PreemptedWorkload", f"Preempted workload {t.entry.key[0]}/{t.entry.key[1]} (UID: "
+                        f"{victim['metadata'].get('uid', '')}) in ClusterQueue {t.cq}{priorities}", NORMAL,
+                        component=COMPONENT)
+
+
+def _preempt(state: ClusterState, victim: Entry, message: str, reason: str, priorities: str = "") -> None:
+    evict_workload(state, victim, message, reason, priorities)
     for key in list(victim.pods):
         pod = state.store.get("pods", *key)
         if pod is not None and not pod["metadata"].get("deletionTimestamp"):

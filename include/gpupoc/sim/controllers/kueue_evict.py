@@ -3,8 +3,8 @@
 Sources (kubernetes-sigs/kueue): ``pkg/scheduler/preemption`` ``preemptionMessage`` ("Preempted to accommodate a
 workload (UID: ..., JobUID: ...) due to prioritization in the ClusterQueue"), ``pkg/workload``
 ``SetEvictedCondition`` / ``reportEvictedWorkload`` (event ``EvictedDueTo<reason>``), the job reconciler's
-``stopJob`` (event ``Stopped``; a plain pod gets condition ``TerminationTarget`` reason
-``WorkloadEvictedDueToPreempted``) and ``SetRequeuedCondition``; on a later admission ``SetQuotaReservation``
+``stopJob`` (event ``Stopped`` from ``pod-kueue-controller``; a plain pod gets condition ``TerminationTarget``
+reason ``WorkloadEvictedDueToPreempted``) and ``SetRequeuedCondition``; on a later admission ``SetQuotaReservation``
 turns ``Evicted``/``Preempted`` to False with "Previously: <message>" (``kueue.Kueue._admit``).
 
 ``stop_pod`` marks a preempted pod (and its Workload, when it has one) the Kueue way; ``adopt`` hands the
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import kueue_types as K
+from gpupoc.sim.controllers.kueue_groups import POD_CONTROLLER
 from gpupoc.sim.controllers.scheduling import set_condition as set_pod_condition
 from gpupoc.sim.events import NORMAL
 
-JOB_CONTROLLER = "kueue-job-controller"
 EVICTED_BY_PREEMPTION = "Preempted"
 STOP_REASON = "WorkloadEvictedDueToPreempted"
 IN_CLUSTER_QUEUE = "InClusterQueue"
@@ -33,11 +33,32 @@ HUMAN_READABLE = {  # preemption.HumanReadablePreemptionReasons
 }
 
 
-def workload_message(wl: dict | None, fallback_uid: str = "", reason: str = IN_CLUSTER_QUEUE) -> str:
-    """``preemptionMessage``: the preemptor Workload's and job's UIDs (UNKNOWN when missing) and why."""
+def workload_message(wl: dict | None, fallback_uid: str = "", reason: str = IN_CLUSTER_QUEUE,
+                     preemptor_path: str = "", preemptee_path: str = "") -> str:
+    """``preemptionMessage``: the preemptor Workload's and job's UIDs, why, and the preemptor's and preemptee's
+    ClusterQueue paths (``cq_path``; UNKNOWN when missing), as real Kueue v0.17.0 writes it."""
     wl_uid = (wl or {}).get("metadata", {}).get("uid") or "UNKNOWN"
     job_uid = ((wl or {}).get("metadata", {}).get("labels") or {}).get(K.JOB_UID_LABEL) or fallback_uid or "UNKNOWN"
-    return f"Preempted to accommodate a workload (UID: {wl_uid}, JobUID: {job_uid}) due to {HUMAN_READABLE[reason]}"
+    return (f"Preempted to accommodate a workload (UID: {wl_uid}, JobUID: {job_uid}) due to {HUMAN_READABLE[reason]}"
+            f"; preemptor path: {preemptor_path or 'UNKNOWN'}; preemptee path: {preemptee_path or 'UNKNOWN'}")
+
+
+def cq_path(cluster_queue: str, cohort: str | None) -> str:
+    """A ClusterQueue's path from its cohort (``buildCQPath``): ``/<cohort>/<cq>``, or ``/<cq>`` alone."""
+    return f"/{cohort}/{cluster_queue}" if cohort else f"/{cluster_queue}"
+
+
+def priority_note(preemptor: int, preemptee: int) -> str:
+    """What the ``Preempted`` and ``PreemptedWorkload`` events add: both effective priorities (no boost here)."""
+    return (f"; preemptor effective priority: {preemptor} (base: {preemptor}, boost: 0); preemptee effective "
+            f"priority: {preemptee} (base: {preemptee}, boost: 0)")
+
+
+def _path_of(state: ClusterState, entry) -> str:
+    kq = state.kueue
+    cq = kq.local_queues().get((entry.key[0], entry.local_queue), "") if kq is not None and entry else ""
+    obj = state.store.get("clusterqueues", None, cq) if cq else None
+    return cq_path(cq, (obj or {}).get("spec", {}).get("cohort")) if obj else ""
 
 
 def preemption_message(state: ClusterState, preemptor: dict) -> str:
@@ -46,7 +67,8 @@ def preemption_message(state: ClusterState, preemptor: dict) -> str:
     kq = state.kueue
     wl_key = kq.by_pod.get((meta.get("namespace", ""), meta["name"])) if kq is not None else None
     wl = state.store.get("workloads", *wl_key) if wl_key else None
-    return workload_message(wl, meta.get("uid", ""))
+    path = _path_of(state, kq.entries.get(wl_key)) if wl_key else ""
+    return workload_message(wl, meta.get("uid", ""), preemptor_path=path, preemptee_path=path)
 
 
 def stop_pod(state: ClusterState, victim: dict, message: str) -> None:
@@ -61,7 +83,7 @@ def mark_stopped(state: ClusterState, victim: dict, message: str) -> None:
     ``Stopped``."""
     set_pod_condition(victim, "TerminationTarget", "True", STOP_REASON, message)
     state.store.update("pods", victim)
-    state.events.record(victim, "Stopped", message, NORMAL, component=JOB_CONTROLLER)
+    state.events.record(victim, "Stopped", message, NORMAL, component=POD_CONTROLLER)
 
 
 def _evict_workload(state: ClusterState, victim: dict, message: str) -> None:
@@ -73,9 +95,10 @@ def _evict_workload(state: ClusterState, victim: dict, message: str) -> None:
         evict_workload(state, entry, message, IN_CLUSTER_QUEUE)
 
 
-def evict_workload(state: ClusterState, entry, message: str, reason: str) -> None:
+def evict_workload(state: ClusterState, entry, message: str, reason: str, priorities: str = "") -> None:
     """Evict an admitted Workload the way Kueue's preemptor does: ``Evicted`` (reason Preempted),
-    ``Preempted`` (``reason``), no more quota, ``Requeued``, eviction counted, events."""
+    ``Preempted`` (``reason``), no more quota, ``Requeued``, eviction counted (no underlying cause: real Kueue
+    v0.17.0 writes none for a preemption), events (``Preempted`` with ``priorities``, ``priority_note``)."""
     kq = state.kueue
     wl = state.store.get("workloads", *entry.key)
     if wl is None or entry.finished:
@@ -90,14 +113,14 @@ def evict_workload(state: ClusterState, entry, message: str, reason: str) -> Non
     stats = status.setdefault("schedulingStats", {}).setdefault("evictions", [])
     row = next((r for r in stats if r.get("reason") == EVICTED_BY_PREEMPTION), None)
     if row is None:
-        stats.append({"reason": EVICTED_BY_PREEMPTION, "underlyingCause": reason, "count": 1})
+        stats.append({"reason": EVICTED_BY_PREEMPTION, "underlyingCause": "", "count": 1})
     else:
         row["count"] = int(row.get("count", 0)) + 1
     state.store.update("workloads", wl)
     entry.admitted = False
     kq.dirty = True
     state.events.record(wl, f"EvictedDueTo{EVICTED_BY_PREEMPTION}", message, NORMAL, component=K.COMPONENT)
-    state.events.record(wl, "Preempted", message, NORMAL, component=K.COMPONENT)
+    state.events.record(wl, "Preempted", message + priorities, NORMAL, component=K.COMPONENT)
 
 
 def adopt(state: ClusterState, old: tuple[str, str], pod: dict) -> None:

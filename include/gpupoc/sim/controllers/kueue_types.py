@@ -50,9 +50,10 @@ def set_condition(obj: dict, type_: str, status: str, reason: str, message: str)
 
 def pending_message(flavor: str, need: int, available: int, maximum: int, pod_set: str = POD_SET) -> str:
     """Kueue's flavor-assignment failure for one pod set (``fitsResourceQuota``)."""
-    if need > maximum:
+    if need > maximum:  # v0.17.0: the pod sets of the Workload considered before this one asked nothing here
         return (f"couldn't assign flavors to pod set {pod_set}: insufficient quota for {GPU} in flavor {flavor}, "
-                f"request > maximum capacity ({need} > {maximum})")
+                f"previously considered podsets requests (0) + current podset request ({need}) > maximum capacity "
+                f"({maximum})")
     return (f"couldn't assign flavors to pod set {pod_set}: insufficient unused quota for {GPU} in flavor "
             f"{flavor}, {need - available} more needed")
 
