@@ -211,15 +211,22 @@ class ClientFactory:
     kubeconfig: str | None = None
     timeout: float = 20.0
     loader: Callable[[str], Any] | None = None
-    _clients: dict[str, Any] = field(default_factory=dict, repr=False)
+    _clients: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
-    def api_client(self, context: str) -> Any:
-        if context not in self._clients:
-            self._clients[context] = self._load(context)
-        return self._clients[context]
+    def api_client(self, context: str, component: str = "") -> Any:
+        """The context's client; with ``component`` one of its own whose User-Agent names the component
+        (``gpupoc-observer/0.1.0``), so the API server's audit log tells the harness's parts apart (a client's
+        default headers win over a request's, so a User-Agent needs a client of its own)."""
+        key = (context, component)
+        if key not in self._clients:
+            client = self._load(context)
+            if component:
+                client.user_agent = user_agent(component)
+            self._clients[key] = client
+        return self._clients[key]
 
-    def caller(self, context: str) -> ApiCaller:
-        return ApiCaller(context, self.api_client(context), self.timeout)
+    def caller(self, context: str, component: str = "") -> ApiCaller:
+        return ApiCaller(context, self.api_client(context, component), self.timeout)
 
     def __call__(self, context: str) -> ApiCaller:
         return self.caller(context)
@@ -264,6 +271,13 @@ class ClientFactory:
 
 
 CallerFactory = Callable[[str], KubeCaller]
+
+
+def user_agent(component: str) -> str:
+    """The User-Agent of one gpupoc component: ``gpupoc-<component>/<version>``."""
+    from gpupoc import __version__
+
+    return f"gpupoc-{component}/{__version__}"
 
 
 def server_version(caller: KubeCaller) -> dict:

@@ -8,6 +8,7 @@ a stream from another thread (the reader's next read fails and the stream ends q
 
 from __future__ import annotations
 
+import socket
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -28,13 +29,26 @@ class StreamHandle:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def close(self) -> None:
+        """End the stream now: the socket is shut down first, since closing the response waits for the lock
+        of a reader blocked on the socket (until the server's next line: minutes on a quiet watch)."""
         with self._lock:
             self.closed = True
             if self.response is not None:
+                sock = _socket_of(self.response)
                 try:
+                    if sock is not None:
+                        sock.shutdown(socket.SHUT_RDWR)
                     self.response.close()
                 except Exception:  # noqa: BLE001 - closing a socket another thread reads is best effort
                     pass
+
+
+def _socket_of(response: Any) -> socket.socket | None:
+    """The socket under a urllib3 response (http.client hands it from the connection to the response's
+    file: ``response._fp.fp.raw._sock``), None when not found."""
+    raw = getattr(getattr(getattr(response, "_fp", None), "fp", None), "raw", None)
+    sock = getattr(raw, "_sock", None) or getattr(getattr(response, "connection", None), "sock", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def _lines(response: Any, handle: StreamHandle) -> Iterator[bytes]:

@@ -35,10 +35,12 @@ class _Handler(BaseHTTPRequestHandler):
     answers: dict[str, tuple[int, dict]] = {}
     scripts: dict[str, list[tuple[int, dict, dict]]] = {}  # path -> answers given in turn (code, body, headers)
     hits: list[str] = []
+    agents: list[str] = []
 
     def do_GET(self):  # noqa: N802
         path = self.path.split("?")[0]
         self.hits.append(path)
+        self.agents.append(self.headers.get("User-Agent", ""))
         headers: dict = {}
         if self.scripts.get(path):
             code, body, headers = self.scripts[path].pop(0)
@@ -168,6 +170,21 @@ def test_factory_reuses_one_client_per_context(tmp_path):
     kc = write_kubeconfig(tmp_path / "kc", "http://127.0.0.1:1")
     f = ClientFactory(kc)
     assert f.api_client("team-a") is f.api_client("team-a")
+    f.close()
+
+
+def test_each_component_gets_its_own_client_whose_user_agent_names_it(tmp_path, api_server):
+    _Handler.answers = {"/version": (200, {"gitVersion": "v1.37.2"})}
+    _Handler.agents = []
+    f = ClientFactory(write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{api_server.server_port}"))
+    assert f.api_client("team-a", "observer") is f.api_client("team-a", "observer")
+    assert f.api_client("team-a", "observer") is not f.api_client("team-a", "submitter")
+    f.caller("team-a", "observer").call("GET", "/version")
+    f.caller("team-a", "submitter").call("GET", "/version")
+    f.caller("team-a").call("GET", "/version")
+    assert _Handler.agents[0].startswith("gpupoc-observer/"), _Handler.agents
+    assert _Handler.agents[1].startswith("gpupoc-submitter/"), _Handler.agents
+    assert not _Handler.agents[2].startswith("gpupoc-"), "a caller without a component keeps the client's own agent"
     f.close()
 
 
