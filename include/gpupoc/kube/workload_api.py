@@ -12,22 +12,31 @@ TEMPLATE = "workers"
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 
 
-def workload(name: str, namespace: str, min_count: int, labels: dict | None = None) -> dict:
+def _priority(priority_class: str | None, priority: int | None) -> dict:
+    """kube-scheduler refuses a group whose pods' priority is not the group's ("all pods in a single pod group
+    should have the same priority as the pod group's priority"): the pods' class and value."""
+    return {**({"priorityClassName": priority_class} if priority_class else {}),
+            **({"priority": priority} if priority is not None else {})}
+
+
+def workload(name: str, namespace: str, min_count: int, labels: dict | None = None, priority_class: str | None = None,
+             priority: int | None = None) -> dict:
     """A Workload whose one PodGroupTemplate schedules ``min_count`` pods all or nothing."""
     return {"apiVersion": API_VERSION, "kind": "Workload",
             "metadata": {"name": name, "namespace": namespace, **({"labels": labels} if labels else {})},
-            "spec": {"podGroupTemplates": [{"name": TEMPLATE,
-                                            "schedulingPolicy": {"gang": {"minCount": min_count}}}]}}
+            "spec": {"podGroupTemplates": [{"name": TEMPLATE, "schedulingPolicy": {"gang": {"minCount": min_count}},
+                                            **_priority(priority_class, priority)}]}}
 
 
 def pod_group(workload_name: str, namespace: str, min_count: int, name: str | None = None,
-              labels: dict | None = None) -> dict:
-    """The PodGroup a controller makes from the Workload's template (the policy copied, the template named)."""
+              labels: dict | None = None, priority_class: str | None = None, priority: int | None = None) -> dict:
+    """The PodGroup a controller makes from the Workload's template (the policy and priority copied, the
+    template named)."""
     return {"apiVersion": API_VERSION, "kind": "PodGroup",
             "metadata": {"name": name or workload_name, "namespace": namespace,
                          **({"labels": labels} if labels else {})},
             "spec": {"workloadRef": {"workloadName": workload_name, "templateName": TEMPLATE},
-                     "schedulingPolicy": {"gang": {"minCount": min_count}}}}
+                     "schedulingPolicy": {"gang": {"minCount": min_count}}, **_priority(priority_class, priority)}}
 
 
 def collection(kind: str, namespace: str) -> str:

@@ -113,17 +113,18 @@ def pod_groups_path(adapter: Adapter, namespace: str) -> str | None:
 
 
 def gang_objects(platform: Platform, gang: Gang, workload: Workload, tenant: Tenant, *, priority_class: str,
-                 run_id: str, test_class: str) -> list[tuple[str, dict]]:
+                 run_id: str, test_class: str, priority: int | None = None) -> list[tuple[str, dict]]:
     """(collection path, body) of every object the pipeline creates for ``gang`` before its pods, in order: the
     PodGroup of Volcano or KAI, or the Workload API's Workload and PodGroup; none where pods group by labels."""
     if platform.workload_api_gangs:
         labels = {L.RUN_ID: L.safe_label_value(run_id), L.TEST_CLASS: L.safe_label_value(test_class),
                   L.TENANT: tenant.name, L.WORKLOAD: workload.name, L.GANG: gang.name}
         ns = tenant.namespace
-        return [(workload_api.collection("Workload", ns), workload_api.workload(gang.name, ns, gang.min_available,
-                                                                                 labels)),
-                (workload_api.collection("PodGroup", ns), workload_api.pod_group(gang.name, ns, gang.min_available,
-                                                                                  labels=labels))]
+        prio = {"priority_class": priority_class, "priority": priority}  # the pods' (``priority``: its value)
+        return [(workload_api.collection("Workload", ns),
+                 workload_api.workload(gang.name, ns, gang.min_available, labels, **prio)),
+                (workload_api.collection("PodGroup", ns),
+                 workload_api.pod_group(gang.name, ns, gang.min_available, labels=labels, **prio))]
     body = pod_group(platform.adapter, gang, workload, tenant, priority_class=priority_class, run_id=run_id,
                      test_class=test_class)
     return [(pod_groups_path(platform.adapter, tenant.namespace) or "", body)] if body is not None else []

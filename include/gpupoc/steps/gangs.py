@@ -24,8 +24,10 @@ def run_gangs(ctx) -> list[tuple[Gang, object]]:
 
 
 def _objects(ctx, gang: Gang, item) -> list[tuple[str, dict]]:
+    value = next((pc.value for pc in ctx.plan.priority_classes if pc.name == item.priority_class), None)
     return gang_objects(ctx.plan.platform, gang, item_workload(ctx.plan, item), ctx.plan.tenant(item.tenant),
-                        priority_class=item.priority_class, run_id=ctx.run_id, test_class=ctx.test_class)
+                        priority_class=item.priority_class, run_id=ctx.run_id, test_class=ctx.test_class,
+                        priority=value)
 
 
 def create_pod_groups(ctx) -> dict:

@@ -105,3 +105,14 @@ def test_workload_api_gangs_get_a_workload_then_its_podgroup_and_are_deleted_in_
 def test_a_refused_workload_names_the_workload_api_and_how_to_get_it():
     with pytest.raises(GpupocError, match="Workload.*HTTP 404.*GenericWorkload.*--cluster kwok"):
         create_pod_groups(Ctx(workload_api_plan(), Recorder(404)))
+
+
+def test_workload_api_gang_objects_carry_the_pods_priority_class_and_value():
+    ctx = Ctx(workload_api_plan(), Recorder())
+    create_pod_groups(ctx)
+    bodies = [body for method, _, body in ctx.api.calls if method == "POST"]
+    values = {pc.name: pc.value for pc in ctx.plan.priority_classes}
+    group = next(b for b in bodies if b["kind"] == "PodGroup")
+    assert group["spec"]["priority"] == values[group["spec"]["priorityClassName"]]
+    template = next(b for b in bodies if b["kind"] == "Workload")["spec"]["podGroupTemplates"][0]
+    assert template["priorityClassName"] == group["spec"]["priorityClassName"]
