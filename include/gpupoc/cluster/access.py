@@ -99,6 +99,7 @@ WHEN: dict[str, Callable] = {
     "adapter volcano": _adapter("volcano"),
     "adapter kai": _adapter("kai"),
     "gpus dra": lambda plan: plan.platform.options.dra,
+    "gangs through the Workload API": lambda plan: plan.platform.workload_api_gangs,
     "gangs under volcano or kai": _gangs,
     "node failure by the sim injector": _injector("sim"),
     "node failure by the taint injector": _injector("taint"),
@@ -202,6 +203,12 @@ NEEDS: tuple[Need, ...] = (
     Need(R, Scope.TENANTS, KAI, "podgroups", ("list", "create", "delete"), (*WAVE,),
          "gangs: each gang's PodGroup (create before its pods, delete at cleanup); observe their conditions",
          "adapter kai"),
+    Need(R, Scope.TENANTS, "scheduling.k8s.io", "workloads", ("create", "delete"), (*WAVE,),
+         "gangs: each gang's Workload of the Workload API (create before its pods, delete at cleanup)",
+         "gangs through the Workload API"),
+    Need(R, Scope.TENANTS, "scheduling.k8s.io", "podgroups", ("list", "create", "delete"), (*WAVE,),
+         "gangs: each gang's PodGroup of the Workload API (create before its pods, delete at cleanup); observe "
+         "their conditions", "gangs through the Workload API"),
     # ---- the runner in its own namespace ----
     Need(R, Scope.RUNNER, "", "configmaps", ("create",), (PREFLIGHT,),
          "preflight: the audit probe, a dry-run create of a ConfigMap, must show in the audit source"),

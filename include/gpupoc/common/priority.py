@@ -25,6 +25,7 @@ def priority_within_queue(adapter: str | None) -> bool:
     return _queue_scheduler(adapter)
 
 
-def gangs_placed_whole(adapter: str | None) -> bool:
-    """True when ``adapter``'s scheduler places a gang as one unit (Kueue, Volcano, KAI)."""
-    return _queue_scheduler(adapter)
+def gangs_placed_whole(adapter: str | None, gangs: str | None = None) -> bool:
+    """True when ``adapter``'s scheduler places a gang as one unit (Kueue, Volcano, KAI), or kube-scheduler's
+    GangScheduling plugin does (``gangs``: the plan's ``platform.options.gangs`` is ``workload-api``)."""
+    return _queue_scheduler(adapter) or gangs == "workload-api"

@@ -68,7 +68,8 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     plan = load_plan(args.plan) if args.plan else None
     dra = args.dra or bool(plan and plan.platform.options.dra)  # the plan's platform.options.gpus: dra
-    features = Features(dra=dra, workload_api=args.workload_api)
+    workload_api = args.workload_api or bool(plan and plan.platform.workload_api_gangs)
+    features = Features(dra=dra, workload_api=workload_api)
     cp = start_control_plane(args.dir, plan=plan, audit_webhook_url=args.audit_webhook_url, features=features)
     took = ", ".join(f"{k} {v:.1f} s" for k, v in cp.timings.items())
     print(f"control plane {cp.version} at {cp.server} ({took})")

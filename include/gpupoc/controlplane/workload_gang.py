@@ -7,25 +7,9 @@ pod of the group from binding until ``minCount`` of them fit (all or nothing).""
 from __future__ import annotations
 
 from gpupoc.controlplane.dra import TOLERATED
+from gpupoc.kube.workload_api import INITIALLY_SCHEDULED, TEMPLATE, initially_scheduled, pod_group, workload
 
-API_VERSION = "scheduling.k8s.io/v1beta1"
-TEMPLATE = "workers"
-INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"  # the PodGroup's condition kube-scheduler sets
-
-
-def workload(name: str, namespace: str, min_count: int) -> dict:
-    """A Workload whose one PodGroupTemplate schedules ``min_count`` pods all or nothing."""
-    return {"apiVersion": API_VERSION, "kind": "Workload", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"podGroupTemplates": [{"name": TEMPLATE,
-                                            "schedulingPolicy": {"gang": {"minCount": min_count}}}]}}
-
-
-def pod_group(workload_name: str, namespace: str, min_count: int, name: str | None = None) -> dict:
-    """The PodGroup a controller makes from the Workload's template (the policy copied, the template named)."""
-    return {"apiVersion": API_VERSION, "kind": "PodGroup",
-            "metadata": {"name": name or workload_name, "namespace": namespace},
-            "spec": {"workloadRef": {"workloadName": workload_name, "templateName": TEMPLATE},
-                     "schedulingPolicy": {"gang": {"minCount": min_count}}}}
+__all__ = ["INITIALLY_SCHEDULED", "TEMPLATE", "gang", "gang_pod", "initially_scheduled", "pod_group", "workload"]
 
 
 def gang_pod(name: str, namespace: str, group: str, gpus: int) -> dict:
@@ -43,11 +27,3 @@ def gang(name: str, namespace: str, size: int, gpus: int, min_count: int | None 
     need = size if min_count is None else min_count
     return [workload(name, namespace, need), pod_group(name, namespace, need),
             *(gang_pod(f"{name}-{i}", namespace, name, gpus) for i in range(size))]
-
-
-def initially_scheduled(group: dict) -> dict | None:
-    """The PodGroup's ``PodGroupInitiallyScheduled`` condition, if kube-scheduler set one."""
-    for c in (group.get("status") or {}).get("conditions") or []:
-        if c.get("type") == INITIALLY_SCHEDULED:
-            return c
-    return None

@@ -92,8 +92,19 @@ def check_sim_gpus(gpus: str) -> None:
                           "publishes no ResourceSlices. Or set gpus: device-plugin")
 
 
+def check_sim_gangs(gangs: str) -> None:
+    """Refuse Workload-API gangs on the simulated cluster, before anything starts: it serves no
+    scheduling.k8s.io/v1beta1 Workloads and its scheduler has no GangScheduling plugin."""
+    from gpupoc.exceptions import GpupocError
+
+    if gangs == "workload-api":
+        raise GpupocError("platform.options.gangs: workload-api needs the real kube-scheduler's GangScheduling "
+                          "plugin (Kubernetes v1.37, GenericWorkload): run the demo with --cluster kwok (make demo "
+                          "CLUSTER=kwok); the simulated cluster serves no Workload API. Or set gangs: adapter")
+
+
 def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable[[str], None],
-                       mode: str = "kube", dra: bool = False) -> dict:
+                       mode: str = "kube", dra: bool = False, workload_api: bool = False) -> dict:
     """A fresh control plane with the base plan's pools as KWOK nodes (their GPUs DRA devices when ``dra``:
     the plan's ``platform.options.gpus``), and real Kueue beside it when the plan's adapter is Kueue (``mode``);
     what the demo needs of it (the shape of the simulated cluster's ``sim.json``: url, kubeconfig, audit_log)
@@ -110,9 +121,10 @@ def start_kwok_cluster(var: Path, table: PidFile, base_plan: Path, out: Callable
     shutil.rmtree(root, ignore_errors=True)
     table.meta["control_plane"] = str(root)
     table.save()
-    cp = start_control_plane(root, plan=load_plan(base_plan, kubeconfig_later=True), features=Features(dra=dra))
+    cp = start_control_plane(root, plan=load_plan(base_plan, kubeconfig_later=True), features=Features(dra=dra, workload_api=workload_api))
     nodes = sum(p.nodes for p in load_plan(base_plan, kubeconfig_later=True).pools)
-    gpus = ", GPUs as DRA devices (ResourceSlices of gpu.gpupoc.io)" if dra else ""
+    gpus = (", GPUs as DRA devices (ResourceSlices of gpu.gpupoc.io)" if dra else "") + \
+        (", the Workload API's gangs (GenericWorkload)" if workload_api else "")
     out(f"        Kubernetes {cp.version} at {cp.server}: {nodes} KWOK nodes{gpus}, in {cp.timings['total']:.1f} s "
         f"(data {root})")
     if mode == "kueue":

@@ -23,9 +23,9 @@ from typing import Callable
 from gpupoc.demo.outcome import Outcome, read_outcome, runs_only_lines, summary_lines
 from gpupoc.demo.pids import PidFile
 from gpupoc.demo.progress import ProgressTracker, elapsed, normalise_states
-from gpupoc.demo.kwok import check_sim_gpus
-from gpupoc.demo.services import (DemoPaths, gpus_for, sim_config_for, sim_mode_for, start_airflow, start_sim,
-                                  start_stack, write_demo_plan)
+from gpupoc.demo.kwok import check_sim_gangs, check_sim_gpus
+from gpupoc.demo.services import (DemoPaths, gangs_for, gpus_for, sim_config_for, sim_mode_for, start_airflow,
+                                  start_sim, start_stack, write_demo_plan)
 from gpupoc.evidence.writer import run_dir_for
 from gpupoc.plan import load_plan
 from gpupoc.exceptions import ApiError, GpupocError
@@ -240,10 +240,13 @@ def _start_cluster(opts: DemoOptions, paths: DemoPaths, table: PidFile) -> dict:
         check_kwok_mode(mode)
         check_kwok_queues(mode, opts.plan, opts.platform)
         dra = gpus_for(opts.plan, opts.platform) == "dra"
+        workload_api = gangs_for(opts.plan, opts.platform) == "workload-api"
         opts.out(f"[{elapsed(0):>5}] starting a real Kubernetes control plane with the plan's pools as KWOK nodes"
                  f"{' whose GPUs are DRA devices' if dra else ''}")
-        return start_kwok_cluster(paths.var, table, opts.plan, opts.out, mode=mode, dra=dra)
+        return start_kwok_cluster(paths.var, table, opts.plan, opts.out, mode=mode, dra=dra,
+                                  workload_api=workload_api)
     check_sim_gpus(gpus_for(opts.plan, opts.platform))
+    check_sim_gangs(gangs_for(opts.plan, opts.platform))
     mode, config = sim_mode_for(opts.plan, opts.platform), sim_config_for(opts.plan, opts.platform)
     opts.out(f"[{elapsed(0):>5}] starting the simulated cluster (scheduler: {mode}, faults: {opts.faults or 'none'}, "
              f"behaviours: {opts.behaviours or 'none'}{f', seed {opts.behaviour_seed}' if opts.behaviours else ''})")

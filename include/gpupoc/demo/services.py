@@ -105,6 +105,12 @@ def gpus_for(plan_file: Path, platform: str = "") -> str:
     return str((options if isinstance(options, dict) else {}).get("gpus") or "device-plugin")
 
 
+def gangs_for(plan_file: Path, platform: str = "") -> str:
+    """How the plan groups gangs (``platform.options.gangs``): ``adapter`` or ``workload-api``."""
+    options = _platform_block(plan_file, platform).get("options")
+    return str((options if isinstance(options, dict) else {}).get("gangs") or "adapter")
+
+
 def sim_config_for(plan_file: Path, platform: str = "") -> Path | None:
     """The cluster file the plan's ``platform.simulator_config`` names (relative to the plan), else None."""
     value = _platform_block(plan_file, platform).get("simulator_config")

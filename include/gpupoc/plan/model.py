@@ -66,6 +66,11 @@ class AdapterOptions(StrictModel):
     kueue_priority_label: bool = Field(
         default=False, description="kueue: also set label kueue.x-k8s.io/priority-class (a WorkloadPriorityClass "
         "of the same name as the workload's priority class must exist)")
+    gangs: Literal["adapter", "workload-api"] = Field(
+        default="adapter", description="how a gang is grouped: 'adapter' (the adapter's own grouping; "
+        "kube-scheduler has none) or 'workload-api' (kube-scheduler only: a Workload and PodGroup of "
+        "scheduling.k8s.io/v1beta1, all or nothing by its GangScheduling plugin; Kubernetes >= 1.37 with the "
+        "GenericWorkload gate: `--cluster kwok` starts it)")
     gpus: Literal["device-plugin", "dra"] = Field(
         default="device-plugin", description="device-plugin: the nodes advertise nvidia.com/gpu; dra: the GPUs are "
         "DRA devices (ResourceSlices) that kube-scheduler allocates, a pod's nvidia.com/gpu served by the "
@@ -101,6 +106,18 @@ class Platform(StrictModel):
         if len(chosen) != 1:
             raise ValueError(f"set exactly one of kubeconfig, kubernetes_conn_id or in_cluster (set: {chosen or 'none'})")
         return self
+
+    @model_validator(mode="after")
+    def _workload_api_gangs_need_kube_scheduler(self) -> "Platform":
+        if self.options.gangs == "workload-api" and self.adapter is not Adapter.KUBE_SCHEDULER:
+            raise ValueError(f"options.gangs: workload-api groups gangs for kube-scheduler; adapter "
+                             f"{self.adapter.value!r} has its own grouping (remove options.gangs or use adapter "
+                             "kube-scheduler)")
+        return self
+
+    @property
+    def workload_api_gangs(self) -> bool:
+        return self.options.gangs == "workload-api"
 
     @property
     def scheduler_name(self) -> str | None:

@@ -11,7 +11,7 @@ A pod of a gang also gets the adapter's grouping (``gpupoc.podspec.gangs``).
 
 from __future__ import annotations
 
-from kubernetes.client import V1Pod
+from kubernetes.client import V1Pod, V1PodSchedulingGroup
 
 from gpupoc.plan.model import QUEUELESS, Adapter, Platform, Tenant, Workload
 from gpupoc.podspec.gangs import KAI_PREEMPTIBILITY, Gang, gang_labels, preemptibility
@@ -31,6 +31,8 @@ def decorate(pod: V1Pod, platform: Platform, tenant: Tenant, workload: Workload,
         labels, annotations = gang_labels(adapter, gang, tenant.queues.get(adapter.value))
         pod.metadata.labels.update(labels)
         pod.metadata.annotations.update(annotations)
+        if platform.workload_api_gangs:  # the Workload API's PodGroup the pipeline made (``gangs.gang_objects``)
+            pod.spec.scheduling_group = V1PodSchedulingGroup(pod_group_name=gang.name)
     if adapter in QUEUELESS:  # kube-scheduler, HAMi (hami-scheduler takes GPU pods without a queue)
         return pod
     queue = tenant.queues.get(adapter.value)

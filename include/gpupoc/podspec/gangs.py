@@ -1,6 +1,8 @@
 """Gangs: the pods of one multi-replica workload, submitted as ONE group in each adapter's own grouping.
 
 - kube-scheduler: no gangs; the pods only carry ``gpupoc.io/gang`` (a partial placement is then a finding);
+  with ``platform.options.gangs: workload-api``, a Workload and its PodGroup of ``scheduling.k8s.io/v1beta1``
+  the pipeline creates (``minCount``), pods naming the PodGroup in ``spec.schedulingGroup`` (``kube/workload_api.py``);
 - Kueue: a pod group, label ``kueue.x-k8s.io/pod-group-name`` and annotation
   ``kueue.x-k8s.io/pod-group-total-count`` (Kueue docs, "Run plain Pods": the Workload is named after the
   group and admitted once all its pods exist);
@@ -19,8 +21,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from gpupoc.kube import workload_api
 from gpupoc.kube.resources import GPU
-from gpupoc.plan.model import Adapter, Tenant, Workload
+from gpupoc.plan.model import Adapter, Platform, Tenant, Workload
 from gpupoc.podspec import labels as L
 
 KUEUE_GROUP = "kueue.x-k8s.io/pod-group-name"
@@ -107,3 +110,21 @@ def pod_groups_path(adapter: Adapter, namespace: str) -> str | None:
     """Where the adapter's PodGroups of ``namespace`` are (None: the adapter has none)."""
     base = PODGROUP_API.get(adapter)
     return f"{base}/namespaces/{namespace}/podgroups" if base else None
+
+
+def gang_objects(platform: Platform, gang: Gang, workload: Workload, tenant: Tenant, *, priority_class: str,
+                 run_id: str, test_class: str, priority: int | None = None) -> list[tuple[str, dict]]:
+    """(collection path, body) of every object the pipeline creates for ``gang`` before its pods, in order: the
+    PodGroup of Volcano or KAI, or the Workload API's Workload and PodGroup; none where pods group by labels."""
+    if platform.workload_api_gangs:
+        labels = {L.RUN_ID: L.safe_label_value(run_id), L.TEST_CLASS: L.safe_label_value(test_class),
+                  L.TENANT: tenant.name, L.WORKLOAD: workload.name, L.GANG: gang.name}
+        ns = tenant.namespace
+        prio = {"priority_class": priority_class, "priority": priority}  # the pods' (``priority``: its value)
+        return [(workload_api.collection("Workload", ns),
+                 workload_api.workload(gang.name, ns, gang.min_available, labels, **prio)),
+                (workload_api.collection("PodGroup", ns),
+                 workload_api.pod_group(gang.name, ns, gang.min_available, labels=labels, **prio))]
+    body = pod_group(platform.adapter, gang, workload, tenant, priority_class=priority_class, run_id=run_id,
+                     test_class=test_class)
+    return [(pod_groups_path(platform.adapter, tenant.namespace) or "", body)] if body is not None else []

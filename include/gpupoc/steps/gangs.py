@@ -1,7 +1,8 @@
-"""The gangs of a run: the PodGroups Volcano and KAI need before a gang's pods arrive, and their removal.
+"""The gangs of a run: the PodGroups Volcano and KAI need before a gang's pods arrive (or the Workload API's
+Workload and PodGroup under ``platform.options.gangs: workload-api``), and their removal.
 
-Kueue groups pods by label and kube-scheduler has no groups, so under those adapters there is nothing to
-create. A PodGroup is created as the administrator (a tenant's job controller does it on a real cluster;
+Kueue groups pods by label and kube-scheduler has no groups of its own, so under those adapters there is
+otherwise nothing to create. A PodGroup is created as the administrator (a tenant's job controller does it on a real cluster;
 tenants may not create PodGroups here), once per run: a 409 means an earlier try made it already.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from gpupoc.exceptions import GpupocError
 from gpupoc.plan.overrides import item_workload
-from gpupoc.podspec.gangs import Gang, gang_name, pod_group, pod_groups_path
+from gpupoc.podspec.gangs import Gang, gang_name, gang_objects
 
 
 def run_gangs(ctx) -> list[tuple[Gang, object]]:
@@ -22,42 +23,46 @@ def run_gangs(ctx) -> list[tuple[Gang, object]]:
     return list(seen.values())
 
 
+def _objects(ctx, gang: Gang, item) -> list[tuple[str, dict]]:
+    value = next((pc.value for pc in ctx.plan.priority_classes if pc.name == item.priority_class), None)
+    return gang_objects(ctx.plan.platform, gang, item_workload(ctx.plan, item), ctx.plan.tenant(item.tenant),
+                        priority_class=item.priority_class, run_id=ctx.run_id, test_class=ctx.test_class,
+                        priority=value)
+
+
 def create_pod_groups(ctx) -> dict:
-    """Create the PodGroup of every gang of the run (Volcano, KAI); returns what was created."""
-    adapter = ctx.plan.platform.adapter
+    """Create the group objects of every gang of the run (Volcano's or KAI's PodGroup, the Workload API's
+    Workload and PodGroup); returns what was created."""
     gangs = run_gangs(ctx)
     created, errors = [], []
     admin = None
     for gang, item in gangs:
-        tenant = ctx.plan.tenant(item.tenant)
-        body = pod_group(adapter, gang, item_workload(ctx.plan, item), tenant, priority_class=item.priority_class,
-                         run_id=ctx.run_id, test_class=ctx.test_class)
-        if body is None:
-            continue
-        admin = admin or ctx.admin("create the PodGroup of a gang")
-        r = admin.call("POST", pod_groups_path(adapter, tenant.namespace), body=body)
-        if r.ok or r.status == 409:
-            created.append(f"{tenant.namespace}/{gang.name}")
-        else:
-            errors.append(f"{tenant.namespace}/{gang.name}: HTTP {r.status}: {r.message}")
+        for path, body in _objects(ctx, gang, item):
+            admin = admin or ctx.admin("create the PodGroup of a gang")
+            r = admin.call("POST", path, body=body)
+            where = f"{body['kind']} {body['metadata']['namespace']}/{gang.name}"
+            if r.ok or r.status == 409:
+                created.append(where)
+            else:
+                errors.append(f"{where}: HTTP {r.status}: {r.message}")
     if errors:
-        raise GpupocError(f"{len(errors)} PodGroup(s) could not be created: {errors[:3]}; without them the gangs' "
-                          f"pods would never be scheduled. Check that the platform serves the {adapter.value} API "
-                          "(platform.adapter) and that the admin context may create podgroups")
+        api = ("the Workload API (scheduling.k8s.io/v1beta1: Kubernetes >= 1.37 with the GenericWorkload gate; "
+               "`--cluster kwok` starts it)" if ctx.plan.platform.workload_api_gangs
+               else f"the {ctx.plan.platform.adapter.value} API (platform.adapter)")
+        raise GpupocError(f"{len(errors)} gang object(s) could not be created: {errors[:3]}; without them the gangs' "
+                          f"pods would never be scheduled. Check that the platform serves {api} and that the admin "
+                          "context may create them")
     return {"gangs": len(gangs), "pod_groups": created}
 
 
 def delete_pod_groups(ctx) -> list[str]:
-    """Delete the run's PodGroups (404 counts as gone); returns the errors."""
-    adapter = ctx.plan.platform.adapter
+    """Delete the run's gang objects, the last made first (404 counts as gone); returns the errors."""
     errors = []
     admin = None
     for gang, item in run_gangs(ctx):
-        path = pod_groups_path(adapter, ctx.plan.tenant(item.tenant).namespace)
-        if path is None:
-            continue
-        admin = admin or ctx.admin("delete the PodGroups of the run's gangs")
-        r = admin.call("DELETE", f"{path}/{gang.name}", body={})
-        if not r.ok and r.status != 404:
-            errors.append(f"{gang.name}: HTTP {r.status}: {r.message}")
+        for path, body in reversed(_objects(ctx, gang, item)):
+            admin = admin or ctx.admin("delete the PodGroups of the run's gangs")
+            r = admin.call("DELETE", f"{path}/{gang.name}", body={})
+            if not r.ok and r.status != 404:
+                errors.append(f"{body['kind']} {gang.name}: HTTP {r.status}: {r.message}")
     return errors

@@ -68,6 +68,7 @@ def check_access(ctx: RunContext) -> dict:
     rows = [{"key": "kubernetes.gitVersion", "value": version.get("gitVersion"), "source": "/version"},
             {"key": "kubernetes.platform", "value": version.get("platform"), "source": "/version"},
             {"key": "adapter", "value": adapter_name(ctx.plan), "source": "plan"},
+            {"key": "gangs", "value": ctx.plan.platform.options.gangs, "source": "plan"},
             {"key": "admin.username", "value": who["username"], "source": who["source"]},
             {"key": "scheduler_name", "value": ctx.plan.platform.scheduler_name or "default-scheduler",
              "source": "plan"}]

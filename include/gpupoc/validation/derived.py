@@ -55,7 +55,7 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     ready_i = np.nan_to_num(_secs(ready), nan=np.inf)
     prio = pd.to_numeric(runs["priority"], errors="coerce").fillna(0).to_numpy()
     gpus = pd.to_numeric(runs["gpus"], errors="coerce").fillna(0).to_numpy()
-    if gangs_placed_whole(adapter):
+    if gangs_placed_whole(adapter, _platform_info(ev, "gangs")):
         gpus, ready_i = _as_gangs(runs, gpus, ready_i)
     pool = runs["pool"].astype(str)
     if within_queue and "tenant" in runs:
@@ -96,10 +96,15 @@ def _as_gangs(runs: pd.DataFrame, gpus: np.ndarray, ready: np.ndarray) -> tuple[
 
 def _adapter(ev: RunEvidence) -> str:
     """The plan's scheduler adapter as the run recorded it in ``platform_info`` ("" when not recorded)."""
+    return _platform_info(ev, "adapter")
+
+
+def _platform_info(ev: RunEvidence, key: str) -> str:
+    """One ``platform_info`` value the run recorded ("" when not recorded)."""
     info = ev.load("platform_info")
     if info.empty or "key" not in info:
         return ""
-    hit = info.loc[info["key"] == "adapter", "value"]
+    hit = info.loc[info["key"] == key, "value"]
     return str(hit.iloc[0]) if len(hit) else ""
 
 

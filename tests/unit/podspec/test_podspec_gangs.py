@@ -86,3 +86,23 @@ def test_kueue_and_kube_scheduler_need_no_podgroup():
     assert G.pod_group(Adapter.KUEUE, gang, plan.workload(item.workload), plan.tenant(item.tenant),
                        priority_class="p", run_id="r", test_class=TC) is None
     assert G.pod_groups_path(Adapter.KUBE_SCHEDULER, "ns") is None
+
+
+def test_under_workload_api_gangs_each_pod_names_its_podgroup_of_min_available():
+    base = PLANS["kueue"]
+    plan = base.model_copy(update={"platform": base.platform.model_copy(update={
+        "adapter": Adapter.KUBE_SCHEDULER, "options": base.platform.options.model_copy(update={"gangs": "workload-api"})})})
+    pods = gang_pods(plan)
+    groups = {p.spec.scheduling_group.pod_group_name for p in pods}
+    assert len(groups) == 1 and groups == {p.metadata.labels[L.GANG] for p in pods}
+    item = next(i for i in class_items(plan, TC) if i.gang)
+    gang = G.Gang(item.gang, groups.pop(), item.replicas, item.min_available)
+    objects = G.gang_objects(plan.platform, gang, plan.workload(item.workload), plan.tenant(item.tenant),
+                             priority_class=item.priority_class, run_id="r", test_class=TC)
+    assert [b["kind"] for _, b in objects] == ["Workload", "PodGroup"]
+    assert objects[0][1]["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] == item.min_available
+
+
+def test_pods_of_the_adapters_own_grouping_name_no_scheduling_group():
+    [p, *_] = gang_pods(PLANS["volcano"])
+    assert p.spec.scheduling_group is None

@@ -11,6 +11,7 @@ from gpupoc.exceptions import GpupocError
 from gpupoc.pipeline.common import repo_root
 from gpupoc.pipeline.k8s import Response
 from gpupoc.plan import class_items, load_plan
+from gpupoc.plan.model import Adapter
 from gpupoc.steps.gangs import create_pod_groups, delete_pod_groups
 
 TC = "queue_congestion"
@@ -78,3 +79,40 @@ def test_the_runs_podgroups_are_deleted_and_a_missing_one_is_gone_already():
     ctx = Ctx(plan("kai"), Recorder(404))
     assert delete_pod_groups(ctx) == []
     assert [m for m, _, _ in ctx.api.calls] == ["DELETE", "DELETE"]
+
+
+def workload_api_plan():
+    p = plan("kueue")
+    platform = p.platform.model_copy(update={"adapter": Adapter.KUBE_SCHEDULER, "options": p.platform.options.model_copy(
+        update={"gangs": "workload-api"})})
+    return p.model_copy(update={"platform": platform})
+
+
+def test_workload_api_gangs_get_a_workload_then_its_podgroup_and_are_deleted_in_reverse():
+    ctx = Ctx(workload_api_plan(), Recorder())
+    out = create_pod_groups(ctx)
+    posts = [(path, body) for method, path, body in ctx.api.calls if method == "POST"]
+    assert out["gangs"] >= 2 and len(posts) == 2 * out["gangs"]
+    first, second = posts[:2]
+    assert first[0].endswith("/workloads") and first[1]["kind"] == "Workload"
+    assert second[0].endswith("/podgroups") and second[1]["spec"]["workloadRef"]["workloadName"] == \
+        first[1]["metadata"]["name"]
+    ctx.api.calls.clear()
+    assert delete_pod_groups(ctx) == []
+    assert [p.rsplit("/", 2)[-2] for _, p, _ in ctx.api.calls[:2]] == ["podgroups", "workloads"]
+
+
+def test_a_refused_workload_names_the_workload_api_and_how_to_get_it():
+    with pytest.raises(GpupocError, match="Workload.*HTTP 404.*GenericWorkload.*--cluster kwok"):
+        create_pod_groups(Ctx(workload_api_plan(), Recorder(404)))
+
+
+def test_workload_api_gang_objects_carry_the_pods_priority_class_and_value():
+    ctx = Ctx(workload_api_plan(), Recorder())
+    create_pod_groups(ctx)
+    bodies = [body for method, _, body in ctx.api.calls if method == "POST"]
+    values = {pc.name: pc.value for pc in ctx.plan.priority_classes}
+    group = next(b for b in bodies if b["kind"] == "PodGroup")
+    assert group["spec"]["priority"] == values[group["spec"]["priorityClassName"]]
+    template = next(b for b in bodies if b["kind"] == "Workload")["spec"]["podGroupTemplates"][0]
+    assert template["priorityClassName"] == group["spec"]["priorityClassName"]

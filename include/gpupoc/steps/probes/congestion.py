@@ -45,7 +45,8 @@ def collect_congestion(ctx, timelines, runs) -> dict:
     events += looks
     rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
                        eta_tolerance_seconds=th.eta_tolerance_seconds, events=events,
-                       gangs_whole=gangs_placed_whole(W.adapter_name(ctx.plan)), context=explain_contexts(ctx))
+                       gangs_whole=gangs_placed_whole(W.adapter_name(ctx.plan), ctx.plan.platform.options.gangs),
+                       context=explain_contexts(ctx))
     durations = {i.name: planned_seconds(ctx.plan, i) for i in class_items(ctx.plan, ctx.test_class)}
     expected = expected_waits(timelines, durations, cap.pool_gpus)
     ctx.writer.write("explanations", [{
