@@ -10,18 +10,11 @@ It runs the reduced plan of test_demo.py (tests/integration/data/demo_small.yaml
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from gpupoc.controlplane.binaries import pinned_kubernetes_version
-from gpupoc.demo.runner import DemoOptions, run_demo
-from gpupoc.demo.services import DemoPaths, stop_everything
-from gpupoc.pipeline.common import repo_root
-from tests.integration.plans import small_demo_plan
-from tests.integration.test_demo_options import processes_naming
+from tests.integration.kwok_demos import kwok_demo
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kwok-demo")]
 CLASSES = ("poc_queue_congestion", "poc_tenant_isolation", "poc_audit_trail")
@@ -30,20 +23,8 @@ CLASSES = ("poc_queue_congestion", "poc_tenant_isolation", "poc_audit_trail")
 @pytest.fixture(scope="module")
 def demo():
     """The demo in a private tree, stopped (control plane included) at the end."""
-    root = Path(tempfile.mkdtemp(prefix="gpupoc-kwok-demo-"))
-    plan = small_demo_plan(root / "plans" / "small.yaml")
-    paths = DemoPaths(repo_root(), root / "var")
-    lines: list[str] = []
-    try:
-        result = run_demo(DemoOptions(repo=repo_root(), plan=plan, port=0, var_dir=paths.var, timeout=1800,
-                                      out=lines.append, classes=CLASSES, cluster="kwok"))
-        print("\n".join(lines))
-        yield result, lines, root
-    finally:
-        stop_everything(paths)
-        left = processes_naming(str(root))
-        shutil.rmtree(root, ignore_errors=True)
-        assert not left, f"gpupoc down left running: {left}"
+    with kwok_demo("gpupoc-kwok-demo-", CLASSES) as running:
+        yield running
 
 
 def _report(result) -> dict:

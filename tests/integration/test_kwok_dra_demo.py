@@ -10,8 +10,6 @@ One class only (the machine is shared): the congestion wave is the one that asks
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -19,11 +17,7 @@ import pytest
 
 from gpupoc.controlplane.binaries import pinned_kubernetes_version
 from gpupoc.controlplane.dra_slices import DRIVER
-from gpupoc.demo.runner import DemoOptions, run_demo
-from gpupoc.demo.services import DemoPaths, stop_everything
-from gpupoc.pipeline.common import repo_root
-from tests.integration.plans import small_demo_plan
-from tests.integration.test_demo_options import processes_naming
+from tests.integration.kwok_demos import kwok_demo
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kwok-demo")]
 CLASSES = ("poc_queue_congestion",)
@@ -32,20 +26,8 @@ CLASSES = ("poc_queue_congestion",)
 @pytest.fixture(scope="module")
 def demo():
     """The demo on the plan's kube-dra platform in a private tree, stopped (control plane included) at the end."""
-    root = Path(tempfile.mkdtemp(prefix="gpupoc-kwok-dra-demo-"))
-    plan = small_demo_plan(root / "plans" / "small.yaml")
-    paths = DemoPaths(repo_root(), root / "var")
-    lines: list[str] = []
-    try:
-        result = run_demo(DemoOptions(repo=repo_root(), plan=plan, port=0, var_dir=paths.var, timeout=1800,
-                                      out=lines.append, classes=CLASSES, cluster="kwok", platform="kube-dra"))
-        print("\n".join(lines))
-        yield result, lines, root
-    finally:
-        stop_everything(paths)
-        left = processes_naming(str(root))
-        shutil.rmtree(root, ignore_errors=True)
-        assert not left, f"gpupoc down left running: {left}"
+    with kwok_demo("gpupoc-kwok-dra-demo-", CLASSES, platform="kube-dra") as running:
+        yield running
 
 
 def _platform_info(root: Path) -> dict[str, tuple[str, str]]:

@@ -10,19 +10,15 @@ One class only (the machine is shared): the congestion wave holds the plan's gan
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from gpupoc.demo.runner import DemoOptions, run_demo
-from gpupoc.demo.services import DemoPaths, stop_everything
 from gpupoc.pipeline.common import repo_root
+from tests.integration.kwok_demos import kwok_demo
 from tests.integration.plans import small_demo_plan
-from tests.integration.test_demo_options import processes_naming
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kwok-demo")]
 CLASSES = ("poc_queue_congestion",)
@@ -30,21 +26,9 @@ CLASSES = ("poc_queue_congestion",)
 
 @pytest.fixture(scope="module")
 def demo():
-    """The demo on the plan's kube-gangs platform in a private tree, stopped (control plane included) at the end."""
-    root = Path(tempfile.mkdtemp(prefix="gpupoc-kwok-gangs-demo-"))
-    plan = gang_plan(root / "plans" / "small.yaml")
-    paths = DemoPaths(repo_root(), root / "var")
-    lines: list[str] = []
-    try:
-        result = run_demo(DemoOptions(repo=repo_root(), plan=plan, port=0, var_dir=paths.var, timeout=1800,
-                                      out=lines.append, classes=CLASSES, cluster="kwok", platform="kube-gangs"))
-        print("\n".join(lines))
-        yield result, lines, root
-    finally:
-        stop_everything(paths)
-        left = processes_naming(str(root))
-        shutil.rmtree(root, ignore_errors=True)
-        assert not left, f"gpupoc down left running: {left}"
+    """The demo on the plan's kube-gangs platform with a gang in its wave, stopped at the end."""
+    with kwok_demo("gpupoc-kwok-gangs-demo-", CLASSES, platform="kube-gangs", plan=gang_plan) as running:
+        yield running
 
 
 def gang_plan(dest: Path) -> Path:
