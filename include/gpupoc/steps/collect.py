@@ -102,6 +102,7 @@ def preemption_facts(ctx: RunContext, records) -> Facts:
     facts = Facts(uids=dict(records.uids), deletions=records.deletions, lookup=lambda key: _read_pod(reader, key))
     for r in ctx.read_file(REPLICAS_FILE, []) or []:
         facts.add(known_pod(Replica.from_dict(r).pod))
+    facts.uids.update(gang_group_members(ctx))  # kube-scheduler names a gang preemptor by its PodGroup's uid
     source = plan_audit_source(ctx.plan)
     if source is not None:
         started = parse_time((ctx.read_file("run_params", {}) or {}).get("started_at"))
@@ -109,6 +110,20 @@ def preemption_facts(ctx: RunContext, records) -> Facts:
     shared = kueue_cluster_queues(reader, ctx.plan) if W.adapter_name(ctx.plan) == "kueue" else None
     facts.queues = priority_queues(ctx.plan, shared)
     return facts
+
+
+def gang_group_members(ctx: RunContext) -> dict[str, str]:
+    """PodGroup uid -> ``ns/name`` of one pod of its gang (they share one priority), for the groups the run made."""
+    from gpupoc.steps.gangs import GANG_GROUPS
+
+    pods = ctx.observed_pods()
+    out = {}
+    for uid, g in (ctx.read_file(GANG_GROUPS, {}) or {}).items():
+        member = next((f"{ns}/{name}" for (ns, name), p in sorted(pods.items()) if ns == g.get("namespace")
+                       and ((p.get("metadata") or {}).get("labels") or {}).get(L.GANG) == g.get("gang")), None)
+        if member:
+            out[uid] = member
+    return out
 
 
 def _read_pod(reader, key: str) -> KnownPod | None:

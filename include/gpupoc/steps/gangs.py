@@ -12,6 +12,8 @@ from gpupoc.exceptions import GpupocError
 from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.gangs import Gang, gang_name, gang_objects
 
+GANG_GROUPS = "gang_groups"  # files/gang_groups.json: PodGroup uid -> {namespace, gang}
+
 
 def run_gangs(ctx) -> list[tuple[Gang, object]]:
     """(gang, its first wave item) of every gang the run's operator submits."""
@@ -35,6 +37,7 @@ def create_pod_groups(ctx) -> dict:
     Workload and PodGroup); returns what was created."""
     gangs = run_gangs(ctx)
     created, errors = [], []
+    groups: dict[str, dict] = {}  # PodGroup uid -> its gang: a scheduler may name a preemptor by it
     admin = None
     for gang, item in gangs:
         for path, body in _objects(ctx, gang, item):
@@ -43,6 +46,9 @@ def create_pod_groups(ctx) -> dict:
             where = f"{body['kind']} {body['metadata']['namespace']}/{gang.name}"
             if r.ok or r.status == 409:
                 created.append(where)
+                uid = _uid(admin, path, gang.name, r)
+                if uid and body["kind"] == "PodGroup":
+                    groups[uid] = {"namespace": body["metadata"]["namespace"], "gang": gang.name}
             else:
                 errors.append(f"{where}: HTTP {r.status}: {r.message}")
     if errors:
@@ -52,7 +58,15 @@ def create_pod_groups(ctx) -> dict:
         raise GpupocError(f"{len(errors)} gang object(s) could not be created: {errors[:3]}; without them the gangs' "
                           f"pods would never be scheduled. Check that the platform serves {api} and that the admin "
                           "context may create them")
+    if groups:
+        ctx.writer.write_json(GANG_GROUPS, groups)
     return {"gangs": len(gangs), "pod_groups": created}
+
+
+def _uid(admin, path: str, name: str, answer) -> str | None:
+    """The created object's uid (an object an earlier try made: read back)."""
+    body = answer.body if answer.ok else (admin.call("GET", f"{path}/{name}").body if answer.status == 409 else None)
+    return ((body or {}).get("metadata") or {}).get("uid") if isinstance(body, dict) else None
 
 
 def delete_pod_groups(ctx) -> list[str]:

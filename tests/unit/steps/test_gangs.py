@@ -116,3 +116,29 @@ def test_workload_api_gang_objects_carry_the_pods_priority_class_and_value():
     assert group["spec"]["priority"] == values[group["spec"]["priorityClassName"]]
     template = next(b for b in bodies if b["kind"] == "Workload")["spec"]["podGroupTemplates"][0]
     assert template["priorityClassName"] == group["spec"]["priorityClassName"]
+
+
+class Uids(Recorder):
+    """Answers each creation with the object and a uid, as the API server does."""
+
+    def call(self, method, path, *, body=None, **kw):
+        r = super().call(method, path, body=body, **kw)
+        return Response(r.status, {**(r.body or {}), "metadata": {**(body or {}).get("metadata", {}),
+                                                                  "uid": f"uid-{len(self.calls)}"}})
+
+
+class Files:
+    def __init__(self):
+        self.written = {}
+
+    def write_json(self, name, obj):
+        self.written[name] = obj
+
+
+def test_the_uid_of_each_workload_api_pod_group_is_kept_with_its_gang():
+    ctx = Ctx(workload_api_plan(), Uids())
+    ctx.writer = Files()
+    create_pod_groups(ctx)
+    groups = ctx.writer.written["gang_groups"]
+    gangs = {i.gang for i in class_items(ctx.plan, TC) if i.gang}
+    assert len(groups) == len(gangs) and all(g["gang"].startswith(tuple(gangs)) for g in groups.values())
