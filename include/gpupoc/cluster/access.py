@@ -217,7 +217,8 @@ NEEDS: tuple[Need, ...] = (
          "record the platform (nodes, GPUs); preflight: the pools' labels, taints and capacity"),
     Need(R, Scope.CLUSTER, "", "namespaces", ("get",), (PREFLIGHT,), "preflight: the namespaces exist"),
     Need(R, Scope.CLUSTER, DRA, "resourceslices", ("list",), (*WAVE, PREFLIGHT),
-         "record the platform (its DRA GPUs); preflight: the pools' whole-card devices", "gpus dra"),
+         "record the platform (whether its GPUs are DRA devices, whatever the plan says); preflight: the pools' "
+         "whole-card devices under DRA"),
     Need(R, Scope.CLUSTER, "scheduling.k8s.io", "priorityclasses", ("get", "list"), (*WAVE, PREFLIGHT),
          "record the priority classes; preflight: they exist with the plan's values"),
     Need(R, Scope.CLUSTER, AUTHZ, "subjectaccessreviews", ("create",), (TI,),
