@@ -31,3 +31,13 @@ def test_each_item_is_its_mapped_tasks_state_in_map_index_order(monkeypatch):
 
 def test_airflow_unable_to_say_leaves_the_observer_to_the_recorded_decisions(monkeypatch):
     assert states_with(monkeypatch, None) is None
+
+
+def test_a_wave_that_never_expanded_because_its_upstream_failed_ends_every_item(monkeypatch):
+    got = states_with(monkeypatch, {"wave": "upstream_failed"})
+    assert set(got.values()) == {TaskState.ENDED}
+
+
+def test_a_wave_not_yet_expanded_leaves_every_item_active(monkeypatch):
+    got = states_with(monkeypatch, {"wave": None})
+    assert set(got.values()) == {TaskState.ACTIVE}

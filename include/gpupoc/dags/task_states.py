@@ -27,9 +27,7 @@ def wave_task_states(items: list[str]) -> Callable[[], dict[str, TaskState] | No
             found = ti.get_task_states(dag_id=ti.dag_id, task_ids=[WAVE_TASK], run_ids=[ti.run_id])
         except Exception:  # noqa: BLE001 - the observer then decides from the tasks' recorded decisions alone
             return None
-        run = (found or {}).get(ti.run_id) or {}
-        return {item: TaskState.ENDED if _state(run.get(f"{WAVE_TASK}_{i}")) in ENDED_STATES else TaskState.ACTIVE
-                for i, item in enumerate(items)}
+        return item_states((found or {}).get(ti.run_id) or {}, WAVE_TASK, {item: i for i, item in enumerate(items)})
 
     return states
 
@@ -46,11 +44,17 @@ def bulk_task_states(shards: list[dict]) -> Callable[[], dict[str, TaskState] | 
             found = ti.get_task_states(dag_id=ti.dag_id, task_ids=[BULK_TASK], run_ids=[ti.run_id])
         except Exception:  # noqa: BLE001 - the observer then decides from the recorded decisions alone
             return None
-        run = (found or {}).get(ti.run_id) or {}
-        return {item: TaskState.ENDED if _state(run.get(f"{BULK_TASK}_{i}")) in ENDED_STATES else TaskState.ACTIVE
-                for item, i in by_item.items()}
+        return item_states((found or {}).get(ti.run_id) or {}, BULK_TASK, by_item)
 
     return states
+
+
+def item_states(run: dict, task_id: str, index_by_item: dict[str, int]) -> dict[str, TaskState]:
+    """Each item's state from the run's task states: its map index's instance, or the task's own unexpanded
+    instance when the map never expanded (its upstream failed, e.g. ``prepare_wave``): then every item ended."""
+    never_expanded = _state(run.get(task_id)) in ENDED_STATES
+    return {item: TaskState.ENDED if never_expanded or _state(run.get(f"{task_id}_{i}")) in ENDED_STATES
+            else TaskState.ACTIVE for item, i in index_by_item.items()}
 
 
 def _state(value) -> str:

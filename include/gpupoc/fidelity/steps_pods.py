@@ -80,9 +80,7 @@ def preemption(run: Run) -> None:
     observe.conditions(rec, "victim", marked, ["DisruptionTarget"], run.nodes)
     until(lambda: observe.events(rec, "victim", run.admin, TENANT_NS, "fid-victim", ["Preempted"], run.nodes),
           lambda ev: "Preempted" in ev, run.wait)
-    preemptor = _get(run, "fid-preemptor")
-    rec.see("preemptor.nominatedNodeName", shape((preemptor.get("status") or {}).get("nominatedNodeName"),
-                                                 run.nodes))
+    rec.see("preemptor.nominatedNodeName", shape(_nominated(run, "fid-preemptor", version), run.nodes))
     after, _ = until(lambda: _phase(_get(run, "fid-preemptor")), lambda ph: ph == "Running", run.wait)
     rec.see("preemptor.phase", after)
     until(lambda: observe.events(rec, "preemptor", run.admin, TENANT_NS, "fid-preemptor", ["FailedScheduling"],
@@ -90,6 +88,14 @@ def preemption(run: Run) -> None:
     run.mark("preemption", "victim_status", "patch", "pods", TENANT_NS, "fid-victim", "status")
     for name in ("fid-preemptor", "fid-victim"):
         _delete(run, name)
+
+
+def _nominated(run: Run, name: str, since: str) -> str | None:
+    """The node the pod was nominated to before it was bound, from every version a watch since ``since`` saw
+    (one read would race the binding: kube-scheduler clears the nomination once the pod is bound)."""
+    versions = _versions(run, name, since, lambda v: bool((v.get("spec") or {}).get("nodeName")))
+    return next((v["status"]["nominatedNodeName"] for v in versions
+                 if (v.get("status") or {}).get("nominatedNodeName")), None)
 
 
 def missing_image(run: Run) -> None:
