@@ -19,3 +19,8 @@ class TestClass(str, Enum):
     @property
     def dag_id(self) -> str:
         return f"poc_{self.value}"
+
+    @property
+    def operator_roles(self) -> tuple[str, ...]:
+        """The wave-item roles the class's operator submits (the rest its probes submit)."""
+        return ("wave", "artifact-producer") if self is TestClass.AUDIT_TRAIL else ("wave",)

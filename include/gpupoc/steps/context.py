@@ -92,9 +92,9 @@ class RunContext:
 
     @cached_property
     def items(self) -> list[dict]:
-        from gpupoc.steps.class_definitions import definition
+        from gpupoc.common.test_classes import TestClass
 
-        return W.prepare_wave(self.plan, self.test_class, definition(self.test_class).roles)
+        return W.prepare_wave(self.plan, self.test_class, TestClass(self.test_class).operator_roles)
 
     @property
     def namespaces(self) -> list[str]:

@@ -8,14 +8,19 @@ tenants may not create PodGroups here), once per run: a 409 means an earlier try
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpupoc.exceptions import GpupocError
 from gpupoc.plan.overrides import item_workload
 from gpupoc.podspec.gangs import Gang, gang_name, gang_objects
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
+
 GANG_GROUPS = "gang_groups"  # files/gang_groups.json: PodGroup uid -> {namespace, gang}
 
 
-def run_gangs(ctx) -> list[tuple[Gang, object]]:
+def run_gangs(ctx: RunContext) -> list[tuple[Gang, object]]:
     """(gang, its first wave item) of every gang the run's operator submits."""
     seen: dict[str, tuple[Gang, object]] = {}
     for item in ctx.wave_items():
@@ -25,14 +30,14 @@ def run_gangs(ctx) -> list[tuple[Gang, object]]:
     return list(seen.values())
 
 
-def _objects(ctx, gang: Gang, item) -> list[tuple[str, dict]]:
+def _objects(ctx: RunContext, gang: Gang, item) -> list[tuple[str, dict]]:
     value = next((pc.value for pc in ctx.plan.priority_classes if pc.name == item.priority_class), None)
     return gang_objects(ctx.plan.platform, gang, item_workload(ctx.plan, item), ctx.plan.tenant(item.tenant),
                         priority_class=item.priority_class, run_id=ctx.run_id, test_class=ctx.test_class,
                         priority=value)
 
 
-def create_pod_groups(ctx) -> dict:
+def create_pod_groups(ctx: RunContext) -> dict:
     """Create the group objects of every gang of the run (Volcano's or KAI's PodGroup, the Workload API's
     Workload and PodGroup); returns what was created."""
     gangs = run_gangs(ctx)
@@ -69,7 +74,7 @@ def _uid(admin, path: str, name: str, answer) -> str | None:
     return ((body or {}).get("metadata") or {}).get("uid") if isinstance(body, dict) else None
 
 
-def delete_pod_groups(ctx) -> list[str]:
+def delete_pod_groups(ctx: RunContext) -> list[str]:
     """Delete the run's gang objects, the last made first (404 counts as gone); returns the errors."""
     errors = []
     admin = None

@@ -6,6 +6,8 @@ no load pod of the service exists."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 
 from gpupoc.common.timefmt import utcnow
@@ -17,6 +19,9 @@ from gpupoc.podspec.service import service_selector
 from gpupoc.steps.services import LOAD_ROLE, Deployed, deployed, load_failed
 from gpupoc.steps.wave_end import WaveEnd, preflight_refused
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
+
 HISTORY_FILE = "service_history"        # files/service_history.json: the snapshots
 REPLICAS_FILE = "service_replicas"      # files/service_replicas.json: every replica seen
 SCALE_FILE = "service_scale"          # the audit class's scale of each service (steps/probes/services.py)
@@ -24,7 +29,7 @@ FAILURES_FILE = "service_failures"    # the fault-recovery class's node failures
 CHECKPOINT_SECONDS = 15.0
 
 
-def observe_services(ctx, interval_s: float = 1.0) -> dict:
+def observe_services(ctx: RunContext, interval_s: float = 1.0) -> dict:
     """Snapshots until every load pod has ended and every wave item is decided (or the run's observation budget
     ran out); kept as ``files/service_history.json`` and ``service_replicas.json``. A node failure under a replica
     happens within its service's traffic (``plan.service_checks``), so its aftermath is seen."""
@@ -65,7 +70,7 @@ def observe_services(ctx, interval_s: float = 1.0) -> dict:
             "complete": done, "wave": end.why or "not decided when the budget ran out"}
 
 
-def _look(ctx, reader, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> list[dict]:
+def _look(ctx: RunContext, reader, names: list[str], history: list[Snapshot], tracker: ReplicaTracker) -> list[dict]:
     """One snapshot of every service (``reader``: the watching reader); the load pods seen."""
     selector = service_selector(ctx.run_id, ctx.test_class)
     namespaces = sorted({d.namespace for d in deployed(ctx)})
@@ -81,7 +86,7 @@ def _look(ctx, reader, names: list[str], history: list[Snapshot], tracker: Repli
     return loads
 
 
-def _loads_over(ctx, services: list[Deployed], loads: list[dict]) -> bool:
+def _loads_over(ctx: RunContext, services: list[Deployed], loads: list[dict]) -> bool:
     """Every service with traffic has its load over: its load pods ended, or its traffic task recorded a failure
     (``steps.services.load_failed``). A load pod not created yet is waited for, even once the wave's observer
     ended: its task may still be queued, and the traffic it sends is what SVC-01 judges."""
@@ -100,6 +105,6 @@ def _items(reader, path: str, selector: str) -> list[dict]:
     return list((r.body or {}).get("items") or []) if r.ok and isinstance(r.body, dict) else []
 
 
-def _save(ctx, history: list[Snapshot], tracker: ReplicaTracker) -> None:
+def _save(ctx: RunContext, history: list[Snapshot], tracker: ReplicaTracker) -> None:
     ctx.writer.write_json(HISTORY_FILE, [s.to_dict() for s in history])
     ctx.writer.write_json(REPLICAS_FILE, [r.to_dict() for r in tracker.replicas.values()])

@@ -9,6 +9,8 @@ the wave's observer and evidence never take a serving replica for a wave pod.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import hashlib
 import time
 from dataclasses import dataclass
@@ -25,6 +27,9 @@ from gpupoc.plan.service_spec import ServiceEntry
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.kpo import identity_kwargs
 from gpupoc.podspec.service import ServiceObjects, service_objects, service_selector
+
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
 SERVICES_READY = "services_ready"   # files/services_ready.json: each service's rollout, written by services_ready
 # files/service_load_failed-<workload>.json: the service's ``service_traffic`` task failed (its load pod refused,
@@ -63,7 +68,7 @@ def service_name(run_id: str, test_class: str, workload: str) -> str:
     return f"{workload[:56]}-{digest}"
 
 
-def deployed(ctx) -> list[Deployed]:
+def deployed(ctx: RunContext) -> list[Deployed]:
     """The class's services with their manifests (none when the plan deploys none)."""
     out = []
     for entry in ctx.spec.services:
@@ -76,19 +81,19 @@ def deployed(ctx) -> list[Deployed]:
     return out
 
 
-def resource_kwargs(ctx) -> list[dict]:
+def resource_kwargs(ctx: RunContext) -> list[dict]:
     """One mapped resource operator per service: its Deployment and Service as one YAML document stream, the
     tenant's namespace and identity (the same list creates and deletes them)."""
     return [{"yaml_conf": yaml.safe_dump_all([d.objects.deployment, d.objects.service], sort_keys=False),
              "namespace": d.namespace, **identity_kwargs(ctx.plan, d.tenant)} for d in deployed(ctx)]
 
 
-def load_kwargs(ctx) -> list[dict]:
+def load_kwargs(ctx: RunContext) -> list[dict]:
     """One mapped load-pod task per service that gets traffic in this class."""
     return [{"service": d.entry.workload} for d in deployed(ctx) if d.entry.traffic]
 
 
-def load_pod(ctx, workload: str) -> tuple[dict, Tenant]:
+def load_pod(ctx: RunContext, workload: str) -> tuple[dict, Tenant]:
     """The load pod of the class's service of ``workload``, and the tenant that runs it. It keeps off the nodes
     its service's replicas run on (where the pool has others), as a load generator should: it neither competes
     with the replicas it measures nor dies with them when a node under a replica fails."""
@@ -106,7 +111,7 @@ def load_pod(ctx, workload: str) -> tuple[dict, Tenant]:
     raise KeyError(f"test_classes.{ctx.test_class}.services has no service of workload {workload!r}")
 
 
-def record_load_failure(ctx, workload: str, error: BaseException | None) -> None:
+def record_load_failure(ctx: RunContext, workload: str, error: BaseException | None) -> None:
     """The ``service_traffic`` task of ``workload`` failed with ``error`` (its kind and HTTP status are kept, not
     its text); None: a new try began, and no past failure counts."""
     if error is None:
@@ -117,12 +122,12 @@ def record_load_failure(ctx, workload: str, error: BaseException | None) -> None
         "status": getattr(error, "status", None)})
 
 
-def load_failed(ctx, workload: str) -> bool:
+def load_failed(ctx: RunContext, workload: str) -> bool:
     """Whether the ``service_traffic`` task of ``workload`` recorded a failure (``record_load_failure``)."""
     return ctx.files(f"{LOAD_FAILED_PREFIX}{workload}").is_file()
 
 
-def replica_nodes(ctx, d: Deployed) -> set[str]:
+def replica_nodes(ctx: RunContext, d: Deployed) -> set[str]:
     """The nodes the service's replicas run on now (read as its tenant; none known when the API cannot say)."""
     selector = f"{service_selector(ctx.run_id, ctx.test_class)},{L.SERVICE}={d.name},{L.ROLE}=service"
     try:
@@ -134,7 +139,7 @@ def replica_nodes(ctx, d: Deployed) -> set[str]:
     return {p["spec"]["nodeName"] for p in pods if (p.get("spec") or {}).get("nodeName")}
 
 
-def await_rollout(ctx, poll_s: float = 1.0) -> dict:
+def await_rollout(ctx: RunContext, poll_s: float = 1.0) -> dict:
     """Until every service's Deployment has all its replicas available (``kubectl rollout status``), or its
     budget ran out; each service's rollout is recorded (``files/services_ready.json``). Never fails: a service
     that did not roll out leaves its checks to say so, and the wave goes ahead."""
@@ -160,7 +165,7 @@ def await_rollout(ctx, poll_s: float = 1.0) -> dict:
             "not_ready": sorted(n for n, s in state.items() if not s["ready"])}
 
 
-def _rollout(ctx, d: Deployed) -> dict:
+def _rollout(ctx: RunContext, d: Deployed) -> dict:
     try:
         r = ctx.reader().call("GET", f"/apis/apps/v1/namespaces/{d.namespace}/deployments/{d.name}")
     except SourceUnavailable as exc:  # the API did not answer this time: not ready yet, the wait goes on
@@ -176,7 +181,7 @@ def _rollout(ctx, d: Deployed) -> dict:
             "reason": "" if ready else f"{available} of {d.replicas} replicas available"}
 
 
-def ledger_writes(ctx, verb: str, yaml_conf: str, at: datetime, status: int,
+def ledger_writes(ctx: RunContext, verb: str, yaml_conf: str, at: datetime, status: int,
                   purpose: str) -> None:
     """The resource operator's writes (one per object of ``yaml_conf``) in the run's ledger, as its tenant: the
     provider's operator calls the API itself, outside the pipeline's ledgered client."""
@@ -198,7 +203,7 @@ def ledger_writes(ctx, verb: str, yaml_conf: str, at: datetime, status: int,
                       status=status, outcome="allowed" if 200 <= status < 300 else "failed", purpose=purpose)
 
 
-def delete_leftovers(ctx) -> list[str]:
+def delete_leftovers(ctx: RunContext) -> list[str]:
     """What a failed delete task left of the run's services (Deployments first, so no replica comes back), as
     the administrator; the errors."""
     admin = ctx.admin("delete the run's services left after the class")
@@ -215,7 +220,7 @@ def delete_leftovers(ctx) -> list[str]:
     return errors
 
 
-def rollout_times(ctx) -> dict[str, datetime | None]:
+def rollout_times(ctx: RunContext) -> dict[str, datetime | None]:
     """When each service had rolled out (None: it never did), from ``services_ready``."""
     record = ctx.read_file(SERVICES_READY, {}) or {}
     return {name: parse_time(s.get("at")) for name, s in (record.get("services") or {}).items()}

@@ -18,7 +18,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from gpupoc.common.outcomes import WorkloadOutcome
 from gpupoc.common.timefmt import parse_time
@@ -29,6 +29,9 @@ from gpupoc.pipeline.open_items import Open, Policy, TaskView, open_items
 from gpupoc.pipeline.workload_outcome import OutcomeRecord
 from gpupoc.preflight.model import PreflightReport
 from gpupoc.steps.markers import DECISION_PREFIX, OBSERVER_END, PREFLIGHT_FILE, SUBMISSION_PREFIX
+
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
 Key = tuple[str, str]
 
@@ -47,7 +50,7 @@ class WaveEnd:
     _known: dict[Key, OutcomeRecord] = field(default_factory=dict)
     _files: dict[Path, object] = field(default_factory=dict)   # submission and decision files read once
 
-    def over(self, ctx) -> bool:
+    def over(self, ctx: RunContext) -> bool:
         """Every wave item decided (see the module docstring); ``why`` and ``open`` say what the look found."""
         if preflight_refused(ctx):
             self.why, self.open = "the preflight refused the class: nothing was submitted", []
@@ -59,7 +62,7 @@ class WaveEnd:
         self.why = "" if self.open else "every wave item has its outcome"
         return not self.open
 
-    def look(self, ctx) -> list[Open]:
+    def look(self, ctx: RunContext) -> list[Open]:
         """The wave items still open now."""
         items = {i["workload_key"]: i["namespace"] for i in ctx.items}
         pods = [p for p in W.list_pods(ctx.reader(), ctx.namespaces, ctx.selector) if W.item_key(p) in items]
@@ -95,7 +98,7 @@ class WaveEnd:
                 self._ended_at.setdefault(key, now)
         return present
 
-    def _records(self, ctx) -> tuple[list[Submission], list[TaskDecision]]:
+    def _records(self, ctx: RunContext) -> tuple[list[Submission], list[TaskDecision]]:
         """The wave tasks' submissions and decisions (each file read once: a try's record never changes)."""
         files = ctx.writer.files_dir
         if not files.is_dir():
@@ -112,7 +115,7 @@ class WaveEnd:
                 out.append(self._files[path])
         return subs, decided
 
-    def _outcomes(self, ctx, present: dict[Key, dict]) -> Callable[[Key], OutcomeRecord]:
+    def _outcomes(self, ctx: RunContext, present: dict[Key, dict]) -> Callable[[Key], OutcomeRecord]:
         """The outcome of an ended attempt no task decided yet: from the namespaces' events first, from every
         record the platform keeps (owners' conditions, the audit log) only when those leave it lost."""
         read: dict[str, Evidence] = {}
@@ -135,13 +138,13 @@ class WaveEnd:
         return outcome_of
 
 
-def preflight_refused(ctx) -> bool:
+def preflight_refused(ctx: RunContext) -> bool:
     """The class's preflight found a prerequisite missing: nothing of the class is submitted."""
     data = ctx.read_file(PREFLIGHT_FILE)
     return bool(data) and bool(PreflightReport.from_dict(data).missing_pieces())
 
 
-def wave_decided(ctx, end: WaveEnd | None = None) -> bool:
+def wave_decided(ctx: RunContext, end: WaveEnd | None = None) -> bool:
     """True once every wave item is decided (``WaveEnd.over``); a waiter that looks again keeps one ``end``."""
     return (end or WaveEnd()).over(ctx)
 

@@ -344,7 +344,7 @@ def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, di
         return out
 
 
-def _update_data_docs(ctx, result) -> None:
+def _update_data_docs(gx_context: Any, result: Any) -> None:
     """The pages of this checkpoint's results and suites, and the site's index once. (GX's
     ``UpdateDataDocsAction`` rebuilds the index after each suite's result: four to six times a run, and the
     index reads every result the site holds.)"""
@@ -353,7 +353,7 @@ def _update_data_docs(ctx, result) -> None:
     ids: list = []
     for result_id, vr in result.run_results.items():
         ids += [result_id, ExpectationSuiteIdentifier(name=vr.suite_name)]
-    ctx.build_data_docs(site_names=[SITE], resource_identifiers=ids, dry_run=False, build_index=True)
+    gx_context.build_data_docs(site_names=[SITE], resource_identifiers=ids, dry_run=False, build_index=True)
 
 
 def _offline_site(docs: Path) -> None:

@@ -3,6 +3,8 @@ and the pipeline's ledger matched against the platform's audit log."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import hashlib
 import time
 
@@ -16,8 +18,11 @@ from gpupoc.steps.probes.common import (
     waiting,
 )
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
-def quota_change(ctx) -> dict:
+
+def quota_change(ctx: RunContext) -> dict:
     """An administrator changes a tenant's GPU quota and restores it; both land in the ledger."""
     from gpupoc.pipeline.audit import change_quota, restore_quota
 
@@ -34,7 +39,7 @@ def quota_change(ctx) -> dict:
     return {"changed": change.change_status, "restored": change.restored}
 
 
-def artifact_hand_over(ctx) -> dict:
+def artifact_hand_over(ctx: RunContext) -> dict:
     """Once the producer has finished, record its artifact: path, sha256, producer and consumer."""
     from gpupoc.pipeline.artifacts import hand_over
 
@@ -65,7 +70,8 @@ def artifact_hand_over(ctx) -> dict:
     return {"verified": rec.verified, "sha256": rec.sha256, "consumer": rec.consumer}
 
 
-def _run_consumer(ctx, art, producer_caller, namespace: str, producer: str, deadline: float) -> tuple[str, str]:
+def _run_consumer(ctx: RunContext, art, producer_caller, namespace: str, producer: str,
+                  deadline: float) -> tuple[str, str]:
     """Start the plan's consumer workload with ``--artifact <the path the producer reported>`` as the
     consumer's tenant, and wait for it to end: (its pod name, "") or ("", why the pipeline hashes instead)."""
     from gpupoc.pipeline.artifacts import parse_artifact_lines
@@ -100,7 +106,7 @@ def _run_consumer(ctx, art, producer_caller, namespace: str, producer: str, dead
     return name, f"the consumer pod {name} did not finish in time"
 
 
-def _match_audit(ctx, entries) -> int | None:
+def _match_audit(ctx: RunContext, entries) -> int | None:
     """The ``audit_matches`` table: the ledger's writes matched against the plan's audit source (waiting for a
     batching or lagging source to deliver them); the number matched, None when the source gave nothing."""
     from gpupoc.monitoring.audit_source import caught_up, plan_audit_source
@@ -133,7 +139,7 @@ def _match_audit(ctx, entries) -> int | None:
     return sum(1 for m in ms if m.matched)
 
 
-def collect_audit(ctx, timelines, runs) -> dict:
+def collect_audit(ctx: RunContext, timelines, runs) -> dict:
     """The pipeline's ledger (every task's actions) matched against the platform's audit source."""
     from gpupoc.pipeline.audit import read_ledger
 

@@ -3,14 +3,19 @@ plain pod manifests, the monitoring sources. The wave's end is ``steps.wave_end`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 from contextlib import contextmanager
 
 from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.steps.markers import RELEASE_FILE
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
-def wait_for_file(ctx, name: str, timeout_s: float, poll_s: float = 2.0) -> bool:
+
+def wait_for_file(ctx: RunContext, name: str, timeout_s: float, poll_s: float = 2.0) -> bool:
     """Until another task of the run has written its marker file ``files/<name>.json`` (False: it never did)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -20,7 +25,7 @@ def wait_for_file(ctx, name: str, timeout_s: float, poll_s: float = 2.0) -> bool
     return False
 
 
-def wait_for_release(ctx, timeout_s: float, poll_s: float = 2.0) -> bool:
+def wait_for_release(ctx: RunContext, timeout_s: float, poll_s: float = 2.0) -> bool:
     """Until the release task has lifted the gate (release.json written), so probes see the wave running."""
     return wait_for_file(ctx, RELEASE_FILE, timeout_s, poll_s)
 
@@ -33,7 +38,8 @@ def gpu_quota_name(admin, namespace: str) -> str:
     return f"{namespace}-gpu"
 
 
-def probe_manifest(ctx, workload: str, tenant: str, name: str, gpus: int | None = None, role: str = "probe") -> dict:
+def probe_manifest(ctx: RunContext, workload: str, tenant: str, name: str, gpus: int | None = None,
+                   role: str = "probe") -> dict:
     """A plain pod manifest from the plan's pod builder (no wave gate: probes submit and watch directly)."""
     from kubernetes.client import ApiClient
 
@@ -49,7 +55,7 @@ def probe_manifest(ctx, workload: str, tenant: str, name: str, gpus: int | None 
     return body
 
 
-def monitoring_sources(ctx):
+def monitoring_sources(ctx: RunContext):
     """The monitoring locations (plan, Airflow connections, local stack), or None when none resolve."""
     try:
         from gpupoc.monitoring.sources import resolve_sources
@@ -60,7 +66,7 @@ def monitoring_sources(ctx):
 
 
 @contextmanager
-def waiting(ctx, what: str, seconds: float):
+def waiting(ctx: RunContext, what: str, seconds: float):
     """Tell the demo (``gpupoc.pipeline.waits``) that this task waits for ``what`` at most ``seconds``."""
     from gpupoc.pipeline import waits
 

@@ -3,6 +3,8 @@ wait a user could have expected beside the actual one."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from datetime import datetime
 
 from gpupoc.common.priority import gangs_placed_whole
@@ -21,11 +23,14 @@ from gpupoc.plan.overrides import planned_seconds
 from gpupoc.steps.shard_files import transitions
 from gpupoc.steps.markers import CLUSTER_NAMES
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
+
 # A wait shorter than this needs no explanation (a scheduler pass or two).
 EXPLAIN_AFTER_SECONDS = 5.0
 
 
-def collect_congestion(ctx, timelines, runs) -> dict:
+def collect_congestion(ctx: RunContext, timelines, runs) -> dict:
     """Reconstruct each wait's bottleneck and score the platform's explanation of it."""
     th = ctx.spec.thresholds
     nodes = ctx.read_file("nodes", []) or []
@@ -66,7 +71,7 @@ def collect_congestion(ctx, timelines, runs) -> dict:
         "bottlenecks": summary.bottlenecks, "gangs": gangs}
 
 
-def watched_looks(ctx) -> list[Observation]:
+def watched_looks(ctx: RunContext) -> list[Observation]:
     """What the bulk shards' watches saw of each wait (``pod_transitions.watch_looks``; none for a wave the
     operator submitted). Under Kueue a wait is explained by its Workload, which the watch does not see, so there a
     watch's silence observes nothing."""
@@ -74,7 +79,7 @@ def watched_looks(ctx) -> list[Observation]:
     return watch_looks(pods, EXPLAIN_AFTER_SECONDS, silence_counts=W.adapter_name(ctx.plan) != "kueue")
 
 
-def serving_gpus(ctx) -> dict[str, int]:
+def serving_gpus(ctx: RunContext) -> dict[str, int]:
     """GPUs per node the class's serving replicas held (the most at once while observed): the wave never had
     them, so the reconstruction leaves them out of the pool (``steps.service_observer``)."""
     from gpupoc.pipeline.service_history import Replica, held_gpus
@@ -83,7 +88,7 @@ def serving_gpus(ctx) -> dict[str, int]:
     return held_gpus([Replica.from_dict(r) for r in ctx.read_file(REPLICAS_FILE, []) or []])
 
 
-def read_observations(ctx) -> list[Observation]:
+def read_observations(ctx: RunContext) -> list[Observation]:
     """The observer's observations, each read dict let go of once it is an ``Observation`` (100,000 of them at
     10,000 pods: the dicts and the observations are not held whole side by side)."""
     raw = list(reversed(ctx.read_file("observations", []) or []))
@@ -93,7 +98,7 @@ def read_observations(ctx) -> list[Observation]:
     return out
 
 
-def explain_contexts(ctx):
+def explain_contexts(ctx: RunContext):
     """What a platform's text about each wave pod may name: the pod's own requests (the observer's last look at
     it) and the cluster's object names the observer read, with the objects there are now."""
     names = ClusterNames.from_dict(ctx.read_file(CLUSTER_NAMES))
@@ -108,7 +113,7 @@ def observation_end(timelines, observations) -> datetime:
     return max(moments) if moments else utcnow()
 
 
-def write_gang_placements(ctx, timelines, observations) -> dict:
+def write_gang_placements(ctx: RunContext, timelines, observations) -> dict:
     """``gang_placements``: one row per gang of the wave (none when the wave has no multi-pod workload)."""
     adapter = W.adapter_name(ctx.plan)
     rows = gang_rows(timelines, observation_end(timelines, observations))

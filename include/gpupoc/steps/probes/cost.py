@@ -5,11 +5,16 @@ naming what is missing; no price is invented."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from gpupoc.costing.allocation import allocate
 from gpupoc.costing.rows import Holders, buckets, capacity, evidence_rows, usage_rows
 from gpupoc.costing.showback import showback, to_csv
+
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
 SOURCE = "plan prices x utilization (OpenCost allocation)"
 
@@ -22,7 +27,7 @@ def holders(plan, serving: set[str]) -> Holders:
                    frozenset(serving if shared is None or shared.serving else ()), nodes)
 
 
-def write_cost(ctx, util: pd.DataFrame, slices: pd.DataFrame | None, window, serving: set[str]) -> dict:
+def write_cost(ctx: RunContext, util: pd.DataFrame, slices: pd.DataFrame | None, window, serving: set[str]) -> dict:
     """Price the window's GPU-hours; the XCom summary: total, idle and waste cost, or why not verified. A failure
     here leaves the utilization tables as written and the cost not verified, with the reason."""
     try:
@@ -33,7 +38,7 @@ def write_cost(ctx, util: pd.DataFrame, slices: pd.DataFrame | None, window, ser
         return {"cost_reason": reason}
 
 
-def _price(ctx, util: pd.DataFrame, slices: pd.DataFrame | None, window, serving: set[str]) -> dict:
+def _price(ctx: RunContext, util: pd.DataFrame, slices: pd.DataFrame | None, window, serving: set[str]) -> dict:
     prices = ctx.plan.prices
     if prices is None:
         reason = "the plan has no prices: add a prices: section with a price per GPU model (docs/plan.md#prices)"

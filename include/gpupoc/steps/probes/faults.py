@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpupoc.common.timefmt import parse_time
 from gpupoc.steps.probes.common import monitoring_sources, probe_manifest, waiting
+
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
 # What one scenario may take beyond its own timeouts: pulling up the pod, the failure, GPU release, the alert.
 SCENARIO_BUDGET_SECONDS = 120.0
@@ -22,12 +25,12 @@ def _scenario(inj):
     return Scenario[_SCENARIO[inj.kind]]
 
 
-def _injector(ctx, inj, admin):
+def _injector(ctx: RunContext, inj, admin):
     """The node injector the plan chose for ``inj`` (None for the kinds that need none)."""
     return node_injector(ctx, inj.injector, admin) if inj.kind == "node_failure" else None
 
 
-def node_injector(ctx, spec, admin=None):
+def node_injector(ctx: RunContext, spec, admin=None):
     """The node injector of a plan's ``injector`` spec (sim, command, taint or drain), as the administrator."""
     from gpupoc.pipeline.injectors import build_injector
 
@@ -37,7 +40,7 @@ def node_injector(ctx, spec, admin=None):
                           context=plan.platform.admin_context, cwd=str(plan.base_dir))
 
 
-def inject_faults(ctx) -> dict:
+def inject_faults(ctx: RunContext) -> dict:
     """Provoke each planned failure once and record its evidence chain (under the class's GPU lease)."""
     from gpupoc.pipeline import faults as F
     from gpupoc.pipeline.gpus import api_probe, prometheus_probe
@@ -100,7 +103,7 @@ def _failure_rows(records: list[dict]) -> list:
     return rows
 
 
-def _alert_source(ctx):
+def _alert_source(ctx: RunContext):
     """Alerts from the webhook receiver's record, else Prometheus' ALERTS series, else none (not verified)."""
     from gpupoc.pipeline import fault_record as FR
 
@@ -112,7 +115,7 @@ def _alert_source(ctx):
     return FR.prometheus_alerts(src.prometheus_client()) if src.prometheus else None
 
 
-def collect_fault_recovery(ctx, timelines, runs) -> dict:
+def collect_fault_recovery(ctx: RunContext, timelines, runs) -> dict:
     """The ``alerts`` table: what operators were told while the failures were provoked (receiver or ALERTS)."""
     from datetime import timedelta
 

@@ -3,6 +3,8 @@ against quota through the run, and each tenant's share."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 
 from gpupoc.kube.resources import GPU_QUOTA_KEY
@@ -16,8 +18,11 @@ from gpupoc.steps.probes.common import (
 )
 from gpupoc.steps.wave_end import WaveEnd
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
-def isolation_probes(ctx) -> dict:
+
+def isolation_probes(ctx: RunContext) -> dict:
     """Every cross-tenant attempt with each tenant's own token, then the over-quota submissions."""
     from gpupoc.pipeline.isolation import run_isolation_probes
     from gpupoc.pipeline.k8s import service_account_actor
@@ -45,7 +50,7 @@ def isolation_probes(ctx) -> dict:
     return {"attempts": len(rows), "allowed": allowed, "over_quota": [r["outcome"] for r in results]}
 
 
-def sample_quotas(ctx) -> dict:
+def sample_quotas(ctx: RunContext) -> dict:
     """Usage against quota every few seconds until the wave has ended."""
     from gpupoc.pipeline.quotas import sample_quotas as sample
 
@@ -62,7 +67,7 @@ def sample_quotas(ctx) -> dict:
     return {"samples": len(rows)}
 
 
-def _sample_until(ctx, admin, tenants, rows, interval, deadline, sample) -> None:
+def _sample_until(ctx: RunContext, admin, tenants, rows, interval, deadline, sample) -> None:
     end = WaveEnd()
     while True:
         for s in sample(admin, list(tenants)):
@@ -74,7 +79,7 @@ def _sample_until(ctx, admin, tenants, rows, interval, deadline, sample) -> None
         time.sleep(interval)
 
 
-def _attach_audit(ctx, attempts) -> None:
+def _attach_audit(ctx: RunContext, attempts) -> None:
     """Each access attempt's audit event from the plan's audit source (waiting for a batching or lagging
     source until every attempt is found or its catch-up time passed)."""
     from gpupoc.monitoring.audit_source import caught_up, plan_audit_source
@@ -95,10 +100,10 @@ def _attach_audit(ctx, attempts) -> None:
         pass  # audit_matched stays unknown: the audit suite's checks name the missing source
 
 
-def collect_isolation(ctx, timelines, runs) -> dict:
+def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
     """access_probes (with the audit record of each attempt), each tenant's share of the GPUs, and the
     memory-isolation probe's row."""
-    from gpupoc.pipeline.isolation import AccessAttempt, attach_audit
+    from gpupoc.pipeline.isolation import AccessAttempt
     from gpupoc.pipeline.quotas import tenant_shares
 
     attempts = [AccessAttempt(**d) for d in ctx.read_file("access_attempts", []) or []]
@@ -136,7 +141,7 @@ def collect_isolation(ctx, timelines, runs) -> dict:
             "tenants": sorted(tenants_by_ns.values()), **fair, **reclaim, **memory, **slices}
 
 
-def write_fair_shares(ctx, timelines) -> dict:
+def write_fair_shares(ctx: RunContext, timelines) -> dict:
     """``queue_shares``: each competing tenant's share of the pool beside its fair share (plan: fair_share)."""
     from gpupoc.pipeline.fair_share import Owed, share_rows
     from gpupoc.steps.probes.congestion import observation_end
@@ -151,7 +156,7 @@ def write_fair_shares(ctx, timelines) -> dict:
     return {"share_errors": {r.tenant: r.share_error for r in rows}}
 
 
-def write_reclaim(ctx) -> dict:
+def write_reclaim(ctx: RunContext) -> dict:
     """``reclaim_probes`` from the reclaim probe's result (plan: reclaim)."""
     from gpupoc.steps.probes.reclaim import RECLAIM_FILE
 

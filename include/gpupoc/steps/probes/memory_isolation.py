@@ -12,6 +12,8 @@ goes to ``files/memory_isolation.json``, the collector writes ``memory_isolation
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import secrets
 import time
 from dataclasses import asdict
@@ -21,24 +23,27 @@ from gpupoc.pipeline import memory_isolation as M
 from gpupoc.steps.probes.common import monitoring_sources, probe_manifest, wait_for_release, waiting
 from gpupoc.steps.wave_end import WaveEnd
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
+
 MEMORY_FILE = "memory_isolation"
 STAGE_SECONDS = 120.0   # how long each pod may take to be placed and allocate
 POLL_SECONDS = 1.0
 SOURCE = "kubernetes-api (tenant tokens): the probe pods' state and logs"
 
 
-def list_nodes(ctx) -> list[dict] | None:
+def list_nodes(ctx: RunContext) -> list[dict] | None:
     r = ctx.reader().call("GET", "/api/v1/nodes")
     return ((r.body or {}).get("items") or []) if r.ok else None
 
 
-def _save(ctx, row) -> None:
+def _save(ctx: RunContext, row) -> None:
     d = asdict(row)
     d["observed_at"] = rfc3339(row.observed_at) if row.observed_at else None
     ctx.writer.write_json(MEMORY_FILE, d)
 
 
-def await_turn(ctx) -> None:
+def await_turn(ctx: RunContext) -> None:
     """Until every wave item is decided and the reclaim probe (when the plan has one) has its answer and its
     pods are gone: the card to itself."""
     from gpupoc.steps.probes.reclaim import RECLAIM_FILE
@@ -53,7 +58,7 @@ def await_turn(ctx) -> None:
             time.sleep(2.0)
 
 
-def other_probe_pods(ctx) -> list[str]:
+def other_probe_pods(ctx: RunContext) -> list[str]:
     """The run's pods that are no wave item's and still hold their GPUs (the reclaim probe's, being deleted)."""
     from gpupoc.pipeline import wave as W
 
@@ -62,7 +67,7 @@ def other_probe_pods(ctx) -> list[str]:
             if W.item_key(p) not in items and (p.get("status") or {}).get("phase") not in W.TERMINAL]
 
 
-def free_devices(ctx, node: dict) -> int:
+def free_devices(ctx: RunContext, node: dict) -> int:
     """``nvidia.com/gpu`` allocatable on ``node`` less what its unfinished pods ask (0 when unreadable)."""
     name = (node.get("metadata") or {}).get("name", "")
     r = ctx.reader().call("GET", f"/api/v1/pods?fieldSelector=spec.nodeName%3D{name}")
@@ -73,7 +78,7 @@ def free_devices(ctx, node: dict) -> int:
     return M.allocatable_gpus(node) - held
 
 
-def choose(ctx, shared: list[tuple[dict, str]]):
+def choose(ctx: RunContext, shared: list[tuple[dict, str]]):
     """(node, sharing, workload) for the shared node (the one with the most free GPU devices of its kind)
     whose pool has a 1-GPU workload of the workload program, or None."""
     free = {id(n): free_devices(ctx, n) for n, _ in shared}
@@ -90,7 +95,7 @@ def choose(ctx, shared: list[tuple[dict, str]]):
 class Pods:
     """The probe's pods: submitted with their tenant's own token, read (state and log) as the observer reads."""
 
-    def __init__(self, ctx, workload, node: str, sharing: str, sizes: M.Sizes):
+    def __init__(self, ctx: RunContext, workload, node: str, sharing: str, sizes: M.Sizes):
         self.ctx, self.workload, self.node, self.sharing, self.sizes = ctx, workload, node, sharing, sizes
         self.made: list[dict] = []
         self.duration = 3 * STAGE_SECONDS + 60
@@ -145,7 +150,7 @@ class Pods:
         W.delete_pods(self.ctx.admin("memory isolation probe: delete its pods"), self.made)
 
 
-def _metrics(ctx, sharing: str, namespace: str, pod: str, uuid: str | None) -> dict:
+def _metrics(ctx: RunContext, sharing: str, namespace: str, pod: str, uuid: str | None) -> dict:
     """The neighbour's utilization (and, under HAMi, memory) from Prometheus; empty without a source."""
     src = monitoring_sources(ctx)
     if src is None or not src.prometheus:
@@ -168,7 +173,7 @@ def _metrics(ctx, sharing: str, namespace: str, pod: str, uuid: str | None) -> d
     return out
 
 
-def memory_isolation_probe(ctx) -> dict:
+def memory_isolation_probe(ctx: RunContext) -> dict:
     """Two tenants on one card, the aggressor past its slice: who failed, and whether the neighbour noticed."""
     nodes = list_nodes(ctx)
     if nodes is None:
@@ -191,7 +196,7 @@ def memory_isolation_probe(ctx) -> dict:
     return {"shared_gpu": True, "isolated": row.isolated, "sharing": sharing, "node": row.node}
 
 
-def _provoke(ctx, node: dict, sharing: str, workload):
+def _provoke(ctx: RunContext, node: dict, sharing: str, workload):
     labels = (node.get("metadata") or {}).get("labels") or {}
     card = M.card_memory_mib(node) or 0
     sz = M.sizes(card, sharing, int(labels.get("nvidia.com/gpu.replicas", "0") or 0))
@@ -220,7 +225,7 @@ def _provoke(ctx, node: dict, sharing: str, workload):
         utilization_source=m0.get("source") if "util" in m0 else None, at=utcnow()))
 
 
-def write_memory_isolation(ctx) -> dict:
+def write_memory_isolation(ctx: RunContext) -> dict:
     """``memory_isolation`` from the probe's row (not verified when the probe recorded none)."""
     row = ctx.read_file(MEMORY_FILE)
     if not row:

@@ -10,6 +10,8 @@ probe's pods are deleted at the end, so the class's lease ends with a clean pool
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import secrets
 import time
 
@@ -20,19 +22,22 @@ from gpupoc.pipeline.reclaim import held_by_node, reclaim_row
 from gpupoc.steps.probes.common import probe_manifest, wait_for_release, waiting
 from gpupoc.steps.wave_end import WaveEnd
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
+
 RECLAIM_FILE = "reclaim"
 MARGIN_SECONDS = 10.0
 POLL_SECONDS = 1.0
 
 
-def _pool_pods(ctx, pool: str) -> list[dict]:
+def _pool_pods(ctx: RunContext, pool: str) -> list[dict]:
     from gpupoc.podspec import labels as L
 
     return [p for p in W.list_pods(ctx.reader(), ctx.namespaces, f"{L.RUN_ID}={L.safe_label_value(ctx.run_id)}")
             if ((p.get("metadata") or {}).get("labels") or {}).get(L.POOL) == pool]
 
 
-def _submit(ctx, side: str, sub) -> list[str]:
+def _submit(ctx: RunContext, side: str, sub) -> list[str]:
     tenant = ctx.plan.tenant(sub.tenant)
     caller = ctx.tenant(tenant.name, f"reclaim probe: the {side}'s submission")
     names = []
@@ -62,7 +67,7 @@ def _placed_at(pod: dict | None):
     return parse_time(cond.get("lastTransitionTime")) if cond else None
 
 
-def reclaim_probe(ctx) -> dict:
+def reclaim_probe(ctx: RunContext) -> dict:
     """The borrower fills the pool, the lender asks within its guarantee; how soon it is served."""
     rc = ctx.spec.reclaim
     if rc is None:
@@ -131,7 +136,7 @@ def reclaim_probe(ctx) -> dict:
             "borrower_pods_taken": taken}
 
 
-def _borrower_pods_taken(ctx, namespace: str, names: set[str]) -> int:
+def _borrower_pods_taken(ctx: RunContext, namespace: str, names: set[str]) -> int:
     """Borrower pods the platform preempted or evicted (by their own records: status, events, audit)."""
     from gpupoc.pipeline.observe import list_events
     from gpupoc.pipeline.workload_outcome import classify, event_statements

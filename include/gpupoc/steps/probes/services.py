@@ -3,6 +3,8 @@ then back), and the fault-recovery class's node failure under a serving replica 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 
 from gpupoc.common.timefmt import rfc3339, utcnow
@@ -12,15 +14,18 @@ from gpupoc.steps.probes.common import wait_for_file, waiting
 from gpupoc.steps.service_observer import FAILURES_FILE, SCALE_FILE
 from gpupoc.steps.services import LOAD_ROLE, ROLLOUT_MARGIN_SECONDS, SERVICES_READY, deployed
 
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
+
 SCALE_PATCH = "application/merge-patch+json"
 
 
-def _available(ctx, d) -> int:
+def _available(ctx: RunContext, d) -> int:
     r = ctx.reader().call("GET", f"/apis/apps/v1/namespaces/{d.namespace}/deployments/{d.name}")
     return int((((r.body or {}).get("status") or {}).get("availableReplicas") or 0)) if r.ok else 0
 
 
-def _scale(ctx, d, caller, replicas: int) -> dict:
+def _scale(ctx: RunContext, d, caller, replicas: int) -> dict:
     path = f"/apis/apps/v1/namespaces/{d.namespace}/deployments/{d.name}/scale"
     at = utcnow()
     r = caller.call("PATCH", path, body={"spec": {"replicas": replicas}}, content_type=SCALE_PATCH)
@@ -32,7 +37,7 @@ def _scale(ctx, d, caller, replicas: int) -> dict:
             "reached": reached, "reached_at": rfc3339(utcnow()) if reached else None}
 
 
-def scale_services(ctx) -> dict:
+def scale_services(ctx: RunContext) -> dict:
     """Each service's tenant scales it up by one replica and, once the new replica is available, back down
     (``patch deployments/scale``, in the ledger): who scaled which service is then judged against the audit log."""
     services = deployed(ctx)
@@ -49,20 +54,20 @@ def scale_services(ctx) -> dict:
     return {"scaled": len(steps), "reached": sum(1 for s in steps if s["reached"])}
 
 
-def _traffic_running(ctx, d) -> bool:
+def _traffic_running(ctx: RunContext, d) -> bool:
     selector = f"{service_selector(ctx.run_id, ctx.test_class)},{L.ROLE}={LOAD_ROLE},{L.SERVICE}={d.name}"
     r = ctx.reader().call("GET", f"/api/v1/namespaces/{d.namespace}/pods", query=[("labelSelector", selector)])
     pods = (r.body or {}).get("items") or [] if r.ok else []
     return any((p.get("status") or {}).get("phase") == "Running" for p in pods)
 
 
-def _load_nodes(ctx, d) -> set[str]:
+def _load_nodes(ctx: RunContext, d) -> set[str]:
     selector = f"{service_selector(ctx.run_id, ctx.test_class)},{L.ROLE}={LOAD_ROLE},{L.SERVICE}={d.name}"
     r = ctx.reader().call("GET", f"/api/v1/namespaces/{d.namespace}/pods", query=[("labelSelector", selector)])
     return {p["spec"].get("nodeName") for p in ((r.body or {}).get("items") or [] if r.ok else [])}
 
 
-def _ready_replicas(ctx, d) -> list[dict]:
+def _ready_replicas(ctx: RunContext, d) -> list[dict]:
     selector = f"{service_selector(ctx.run_id, ctx.test_class)},{L.SERVICE}={d.name},{L.ROLE}=service"
     r = ctx.reader().call("GET", f"/api/v1/namespaces/{d.namespace}/pods", query=[("labelSelector", selector)])
     pods = (r.body or {}).get("items") or [] if r.ok else []
@@ -70,7 +75,7 @@ def _ready_replicas(ctx, d) -> list[dict]:
         c.get("type") == "Ready" and c.get("status") == "True" for c in (p.get("status") or {}).get("conditions") or [])]
 
 
-def fail_service_nodes(ctx) -> dict:
+def fail_service_nodes(ctx: RunContext) -> dict:
     """For each planned service failure: once its traffic runs, wait ``at_seconds``, fail the node of one ready
     replica with the plan's injector, and recover it ``recover_after_seconds`` later. What follows (the endpoint
     dropped, the replacement, the traffic) is read from the observer's snapshots and the load pod."""
@@ -87,7 +92,7 @@ def fail_service_nodes(ctx) -> dict:
     return {"failures": len(records), "injected": sum(1 for r in records if r.get("node"))}
 
 
-def _fail_one(ctx, d, f, injector) -> dict:
+def _fail_one(ctx: RunContext, d, f, injector) -> dict:
     deadline = time.monotonic() + 2 * ROLLOUT_MARGIN_SECONDS
     while not _traffic_running(ctx, d) and time.monotonic() < deadline:
         time.sleep(1.0)

@@ -3,8 +3,13 @@ cards into vGPU slices (HAMi), each slice's grant against its use, its GPU-hours
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def collect_utilization(ctx, timelines, runs) -> dict:
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
+
+
+def collect_utilization(ctx: RunContext, timelines, runs) -> dict:
     """GPU samples from Prometheus (dcgm-exporter) over the run, aggregated per bucket, GPU and holder."""
     try:
         from gpupoc.monitoring.collectors import collect_gpu_samples
@@ -52,14 +57,14 @@ def collect_utilization(ctx, timelines, runs) -> dict:
         return {"utilization_rows": 0, "utilization_reason": str(exc)[:200]}
 
 
-def serving_pods(ctx) -> set[str]:
+def serving_pods(ctx: RunContext) -> set[str]:
     """The pods of the class's online services the observer saw (``steps.service_observer``)."""
     from gpupoc.steps.service_observer import REPLICAS_FILE
 
     return {r["pod"]["metadata"]["name"] for r in ctx.read_file(REPLICAS_FILE, []) or []}
 
 
-def write_vgpu_utilization(ctx, prometheus, window, bucket_seconds: int, task_types: dict,
+def write_vgpu_utilization(ctx: RunContext, prometheus, window, bucket_seconds: int, task_types: dict,
                            kept: dict | None = None) -> dict:
     """``vgpu_utilization`` from HAMi's slice series (``gpupoc.monitoring.slices``); nothing where Prometheus has
     none (no vGPU slices), not verified where it could not be asked. ``kept["rows"]``: the rows written."""

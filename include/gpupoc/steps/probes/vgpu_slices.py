@@ -15,13 +15,16 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import asdict
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline import memory_isolation as M
 from gpupoc.pipeline import vgpu_slices as V
 from gpupoc.steps.probes.common import probe_manifest, waiting
 from gpupoc.steps.probes.memory_isolation import MEMORY_FILE, await_turn, choose, list_nodes
+
+if TYPE_CHECKING:
+    from gpupoc.steps.context import RunContext
 
 SLICES_FILE = "vgpu_slices"
 HOLD_SECONDS = 45.0      # the first pod holds its slice this long, then ends by itself
@@ -32,7 +35,7 @@ SOURCE = "kubernetes-api: the probe pods' grants (hami.io/vgpu-devices-allocated
 DATE_FIELDS = ("observed_at", "first_finished_at", "second_placed_at")
 
 
-def _save(ctx, row) -> None:
+def _save(ctx: RunContext, row) -> None:
     d = asdict(row)
     for k in DATE_FIELDS:
         d[k] = rfc3339(d[k]) if d[k] else None
@@ -42,7 +45,7 @@ def _save(ctx, row) -> None:
 class SlicePods:
     """The probe's pods: submitted with their tenant's own token, read back as the observer reads."""
 
-    def __init__(self, ctx, workload, node: str):
+    def __init__(self, ctx: RunContext, workload, node: str):
         self.ctx, self.workload, self.node = ctx, workload, node
         self.made: list[dict] = []
 
@@ -82,7 +85,7 @@ class SlicePods:
         W.delete_pods(self.ctx.admin("vGPU slices probe: delete its pods"), self.made)
 
 
-def _pick(ctx, nodes: list[dict]):
+def _pick(ctx: RunContext, nodes: list[dict]):
     """(node, workload) on a sliced node other than the memory-isolation probe's, if any; and whether it is
     that probe's node."""
     theirs = choose(ctx, M.shared_nodes(nodes))
@@ -94,7 +97,7 @@ def _pick(ctx, nodes: list[dict]):
     return (node, workload), not other and theirs is not None
 
 
-def vgpu_slices_probe(ctx) -> dict:
+def vgpu_slices_probe(ctx: RunContext) -> dict:
     """Two tenants' slices that do not fit on one card together: whether the second waits for the first, and
     whether it gets the card once the first ended."""
     nodes = list_nodes(ctx)
@@ -121,14 +124,14 @@ def vgpu_slices_probe(ctx) -> dict:
             "slice_release_seconds": row.slice_release_seconds}
 
 
-def _cluster(ctx) -> tuple[list[dict], list[dict]]:
+def _cluster(ctx: RunContext) -> tuple[list[dict], list[dict]]:
     reader = ctx.reader()
     pods, nodes = reader.call("GET", "/api/v1/pods"), reader.call("GET", "/api/v1/nodes")
     return ((pods.body or {}).get("items") or [] if pods.ok else []), ((nodes.body or {}).get("items") or []
                                                                        if nodes.ok else [])
 
 
-def _provoke(ctx, node: dict, workload) -> V.VgpuSliceRow:
+def _provoke(ctx: RunContext, node: dict, workload) -> V.VgpuSliceRow:
     name = node["metadata"]["name"]
     card = M.card_memory_mib(node) or 0
     ask = int(card * V.SHARE)
@@ -156,7 +159,7 @@ def _provoke(ctx, node: dict, workload) -> V.VgpuSliceRow:
                               max_release_seconds=limit, at=utcnow()))
 
 
-def write_vgpu_slices(ctx) -> dict:
+def write_vgpu_slices(ctx: RunContext) -> dict:
     """``vgpu_slices`` from the probe's row (not verified when the probe recorded none)."""
     row = ctx.read_file(SLICES_FILE)
     if not row:
