@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpupoc.dags import factory
-from gpupoc.steps.class_definitions import DEFINITIONS
+from gpupoc.classes.registry import DEFINITIONS
 
 
 def _names(names: str | tuple[str, ...]) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps import wave as wave_steps
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.gangs import create_pod_groups
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 from gpupoc.steps.markers import RELEASE_FILE
 from kubernetes.client import ApiClient
 

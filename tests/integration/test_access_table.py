@@ -71,7 +71,7 @@ def recorded(tmp_path_factory, monkeypatch_module):
     from gpupoc.preflight.runner import run_preflight
     from gpupoc.steps import finish
     from gpupoc.steps.context import RunContext
-    from gpupoc.steps.class_definitions import definition
+    from gpupoc.classes.registry import definition
 
     plan = load_plan(cluster.plan)
     try:

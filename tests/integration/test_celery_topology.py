@@ -33,7 +33,7 @@ from gpupoc.airflow_runtime.processes import down, kill_component, start_compone
 from gpupoc.airflow_runtime.settings import Executor, RuntimeSettings, free_port
 from gpupoc.airflow_runtime.topology import Role, components
 from gpupoc.airflow_runtime.workers import active, wait_workers
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 from gpupoc.evidence.reader import RunEvidence
 from tests.waiting import wait_for
 

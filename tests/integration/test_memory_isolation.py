@@ -1,4 +1,4 @@
-"""ISO-11 end to end: the tenant-isolation class's memory-isolation probe (``steps.probes.memory_isolation``)
+"""ISO-11 end to end: the tenant-isolation class's memory-isolation probe (``classes.tenant_isolation.memory_isolation``)
 through the pipeline's own steps (``class_runner``) against the simulated cluster, one cluster at a time:
 
 - HAMi (``--mode hami``, ``plans/hami.yaml``): the aggressor fails at its slice with HAMi-core's OOM line and

@@ -28,7 +28,7 @@ from gpupoc.exceptions import SourceUnavailable
 from gpupoc.airflow_runtime.topology import component_alive
 from gpupoc.airflow_runtime.processes import down, kill_component, start_component, up
 from gpupoc.airflow_runtime.settings import RuntimeSettings, config_sections, free_port
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 
 from tests.waiting import wait_for
 

@@ -1,4 +1,4 @@
-"""ISO-12 and ISO-13 end to end: the tenant-isolation class's vGPU slices probe (``steps.probes.vgpu_slices``)
+"""ISO-12 and ISO-13 end to end: the tenant-isolation class's vGPU slices probe (``classes.tenant_isolation.vgpu_slices``)
 through the pipeline's own steps (``class_runner``) against the simulated cluster, one cluster at a time:
 
 - HAMi (``--mode hami``, ``plans/hami.yaml``): the second tenant's slice waits (``CardInsufficientMemory``) while

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from airflow.sdk import Asset
 
-from gpupoc.steps.class_definitions import DEFINITIONS
+from gpupoc.classes.registry import DEFINITIONS
 
 EVIDENCE: dict[str, Asset] = {
     tc.value: Asset(name=p.asset_name, uri=p.asset_uri, group="gpupoc-evidence") for tc, p in DEFINITIONS.items()

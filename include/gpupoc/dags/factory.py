@@ -45,7 +45,7 @@ from gpupoc.dags.service_operators import (
 )
 from gpupoc.pipeline.common import cluster_pool, default_plan_path
 from gpupoc.steps.markers import LEASE_FILE, RELEASE_FILE
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 
 log = logging.getLogger(__name__)
 # How long observers and probes may wait (rescheduled, holding no worker) for this class's turn on the cluster.

@@ -1,6 +1,6 @@
 """GPU-memory isolation between tenants: two tenants' pods on one physical card, one allocating past its slice.
 
-The probe (``gpupoc.steps.probes.memory_isolation``) places the neighbour's pod on a shared card, then the
+The probe (``gpupoc.classes.tenant_isolation.memory_isolation``) places the neighbour's pod on a shared card, then the
 aggressor's (pinned to the same card: HAMi's ``nvidia.com/use-gpuuuid``, else the node), then a second pod of
 the neighbour's tenant that allocates within its slice. All run the workload program's ``gpumem`` mode, whose
 log says which card it sees (``device 0 <uuid>: ...``), what it holds (``holding <n> MiB``) and how an allocation

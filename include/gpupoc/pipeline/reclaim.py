@@ -4,7 +4,7 @@ The borrower holds more of the pool than its guarantee (GPUs another tenant lent
 then the lender asks for GPUs within its own guarantee. If the free GPUs cannot hold the lender's pods (per
 node, first fit), the platform owes it a reclaim: the lender's pods must get their GPUs within the plan's
 ``max_reclaim_seconds``, which only happens in time if the platform preempts or evicts borrowed work.
-Pure functions: the probe (``gpupoc.steps.probes.reclaim``) reads the cluster.
+Pure functions: the probe (``gpupoc.classes.tenant_isolation.reclaim``) reads the cluster.
 """
 
 from __future__ import annotations

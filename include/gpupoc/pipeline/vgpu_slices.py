@@ -1,7 +1,7 @@
 """vGPU slices between two tenants on one card: the scheduler never grants a card more memory than it has
 (ISO-12), and gives a finished pod's slice back (ISO-13).
 
-The probe (``gpupoc.steps.probes.vgpu_slices``) puts a pod of the first tenant on a card, asking ``SHARE`` of its
+The probe (``gpupoc.classes.tenant_isolation.vgpu_slices``) puts a pod of the first tenant on a card, asking ``SHARE`` of its
 memory, then a pod of the second tenant pinned to the same card (HAMi's ``nvidia.com/use-gpuuuid``) asking as
 much again: together more than the card has. A correct scheduler keeps the second pod waiting
 (``CardInsufficientMemory``) until the first has finished, then places it. Two defects show:

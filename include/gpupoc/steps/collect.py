@@ -23,7 +23,7 @@ from gpupoc.podspec import labels as L
 from gpupoc.steps.attempt_decision import decisions
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_FILE
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 from gpupoc.steps.startup import startup_rows
 from gpupoc.steps.replay import REPLAY_TABLES, collect_replay, is_replay
 from gpupoc.steps.wave import SNAPSHOT_SOURCE

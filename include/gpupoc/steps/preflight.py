@@ -18,7 +18,7 @@ from gpupoc.preflight.model import PreflightReport
 from gpupoc.preflight.runner import run_preflight
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import DONE_FILE, PREFLIGHT_FILE
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 
 
 def preflight(ctx: RunContext) -> dict:

@@ -112,7 +112,7 @@ def test_a_log_check_that_does_not_apply_is_null_with_its_reason():
 
 
 def test_inject_faults_rows_are_complete_and_a_raised_scenario_keeps_its_reason():
-    from gpupoc.steps.probes.faults import _failure_rows
+    from gpupoc.classes.fault_recovery.probes import _failure_rows
 
     done = _rec(alerts="PodFailed").model_dump(mode="json")
     node = _rec(scenario="node_failure", warning_events=1, warning_reasons="NodeNotReady", alerts="GpuXidError",

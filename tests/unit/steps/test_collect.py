@@ -11,7 +11,7 @@ from gpupoc.evidence.writer import MANIFEST
 from gpupoc.plan import plan_hash
 from gpupoc.podspec import labels as L
 from gpupoc.steps import collect
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 
 from .conftest import wave_pod
 

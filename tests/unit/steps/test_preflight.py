@@ -13,7 +13,7 @@ from gpupoc.preflight.model import PreflightReport, failed, ok
 from gpupoc.steps import finish
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.preflight import PREFLIGHT_FILE, collect_not_run, missing_prerequisites
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 from gpupoc.validation.reasons import word
 
 TC = "utilization"

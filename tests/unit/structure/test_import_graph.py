@@ -14,7 +14,7 @@ LAYERS = [
     {"demo", "cli"},
     {"airflow_runtime", "ui"},
     {"dags"},
-    {"steps"},
+    {"steps", "classes"},  # classes: one folder per test class (its definition, probes and collector)
     # cluster: manifests, kubeconfig; preflight: its checks; controlplane: a real control plane with KWOK nodes
     {"pipeline", "monitoring", "cluster", "preflight", "controlplane"},
     {"fidelity"},  # the simulated cluster measured against a real control plane, through a kubeconfig

@@ -1,6 +1,8 @@
-"""Class-specific probes run alongside the wave, and the collectors that turn them into evidence tables.
+"""Probes more than one class runs, and their writers: the services' scale and node failure (``services``),
+the cost of the GPU-hours (``cost``), and what every probe uses (``common``).
 
 Each probe is ``step(ctx) -> dict`` (a small summary for XCom); what it observed goes to the run's
-``files/`` or tables. They run while the class holds the GPU lease (``gpupoc.dags.lease``). Which class
-runs which is declared once, in ``gpupoc.steps.class_definitions``.
+``files/`` or tables. They run while the class holds the GPU lease (``gpupoc.dags.lease``). A class's own
+probes live in its folder under ``gpupoc.classes``; which class runs which is declared in its
+``definition.py``.
 """

@@ -79,7 +79,7 @@ def fail_service_nodes(ctx: RunContext) -> dict:
     """For each planned service failure: once its traffic runs, wait ``at_seconds``, fail the node of one ready
     replica with the plan's injector, and recover it ``recover_after_seconds`` later. What follows (the endpoint
     dropped, the replacement, the traffic) is read from the observer's snapshots and the load pod."""
-    from gpupoc.steps.probes.faults import node_injector
+    from gpupoc.classes.fault_recovery.probes import node_injector
 
     by_workload = {d.entry.workload: d for d in deployed(ctx)}
     records = []

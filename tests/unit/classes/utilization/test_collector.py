@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.evidence.schema import to_arrow
-from gpupoc.steps.probes.utilization import write_vgpu_utilization
+from gpupoc.classes.utilization.collector import write_vgpu_utilization
 
 from tests.unit.monitoring.test_monitoring_slices import WINDOW, FakeProm, data
 

@@ -21,7 +21,7 @@ from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline import memory_isolation as M
 from gpupoc.pipeline import vgpu_slices as V
 from gpupoc.steps.probes.common import probe_manifest, waiting
-from gpupoc.steps.probes.memory_isolation import MEMORY_FILE, await_turn, choose, list_nodes
+from gpupoc.classes.tenant_isolation.memory_isolation import MEMORY_FILE, await_turn, choose, list_nodes
 
 if TYPE_CHECKING:
     from gpupoc.steps.context import RunContext

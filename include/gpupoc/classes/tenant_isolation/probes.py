@@ -131,10 +131,10 @@ def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
     ctx.writer.write_json("tenant_shares", [s.model_dump(mode="json") for s in shares])
     fair = write_fair_shares(ctx, timelines)
     reclaim = write_reclaim(ctx)
-    from gpupoc.steps.probes.memory_isolation import write_memory_isolation
+    from gpupoc.classes.tenant_isolation.memory_isolation import write_memory_isolation
 
     memory = write_memory_isolation(ctx)
-    from gpupoc.steps.probes.vgpu_slices import write_vgpu_slices
+    from gpupoc.classes.tenant_isolation.vgpu_slices import write_vgpu_slices
 
     slices = write_vgpu_slices(ctx)
     return {"attempts": len(rows), "cross_tenant_allowed": sum(1 for r in rows if r["allowed"]),
@@ -144,7 +144,7 @@ def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
 def write_fair_shares(ctx: RunContext, timelines) -> dict:
     """``queue_shares``: each competing tenant's share of the pool beside its fair share (plan: fair_share)."""
     from gpupoc.pipeline.fair_share import Owed, share_rows
-    from gpupoc.steps.probes.congestion import observation_end
+    from gpupoc.classes.queue_congestion.collector import observation_end
 
     fs = ctx.spec.fair_share
     if fs is None:
@@ -158,7 +158,7 @@ def write_fair_shares(ctx: RunContext, timelines) -> dict:
 
 def write_reclaim(ctx: RunContext) -> dict:
     """``reclaim_probes`` from the reclaim probe's result (plan: reclaim)."""
-    from gpupoc.steps.probes.reclaim import RECLAIM_FILE
+    from gpupoc.classes.tenant_isolation.reclaim import RECLAIM_FILE
 
     if ctx.spec.reclaim is None:
         return {}

@@ -46,7 +46,7 @@ def _save(ctx: RunContext, row) -> None:
 def await_turn(ctx: RunContext) -> None:
     """Until every wave item is decided and the reclaim probe (when the plan has one) has its answer and its
     pods are gone: the card to itself."""
-    from gpupoc.steps.probes.reclaim import RECLAIM_FILE
+    from gpupoc.classes.tenant_isolation.reclaim import RECLAIM_FILE
 
     budget = ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
     wait_for_release(ctx, ctx.spec.gate_timeout_seconds)

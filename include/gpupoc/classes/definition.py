@@ -1,0 +1,41 @@
+"""What one test class adds to the shared run, as one frozen record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from gpupoc.common.test_classes import TestClass
+
+Step = Callable[..., dict]
+COMMON_TABLES = ("workload_runs", "queue_snapshots", "platform_info")
+
+
+@dataclass(frozen=True)
+class ClassDefinition:
+    """A class's DAG tags, its probes (task id, step), its collector and the tables it must produce, and the
+    evidence Asset it publishes for the report; the wave-item roles its operator submits are
+    ``TestClass.operator_roles`` (the rest its probes submit)."""
+
+    test_class: TestClass
+    tags: tuple[str, ...]
+    probes: tuple[tuple[str, Step], ...]
+    collector: Callable[..., dict] | None
+    tables: tuple[str, ...]
+    key_figure: str  # the one figure the report's summary shows for the class
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return self.test_class.operator_roles
+
+    @property
+    def dag_id(self) -> str:
+        return self.test_class.dag_id
+
+    @property
+    def asset_name(self) -> str:
+        return f"gpupoc_evidence_{self.test_class.value}"
+
+    @property
+    def asset_uri(self) -> str:
+        return f"gpupoc://evidence/{self.test_class.value}"

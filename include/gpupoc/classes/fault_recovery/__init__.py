@@ -1,0 +1,1 @@
+"""Fault recovery: failing tasks, missing images and node failures, each recorded from trigger to recovery."""

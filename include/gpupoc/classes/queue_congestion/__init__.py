@@ -1,0 +1,1 @@
+"""Queue congestion: can the platform explain every wait (order, bottleneck, expected wait, priority)?"""
