@@ -15,12 +15,20 @@ if TYPE_CHECKING:
     from gpupoc.steps.context import RunContext
 
 
-def _ctx(v: dict, task_id: str) -> RunContext:
-    """This task's run context: the plan ``validate_plan`` chose, the DAG's class, the run's id."""
+def _ctx(v: dict, task_id: str, same_plan: bool = True) -> RunContext:
+    """This task's run context from the run's spec (``validate_plan``'s result): its plan, the DAG's class, the
+    run's id. With ``same_plan`` a plan file edited since the run started is refused (``cleanup`` goes on: it
+    ends the lease whatever the plan says)."""
+    from gpupoc.plan import plan_hash
     from gpupoc.steps.context import run_context
+    from gpupoc.steps.run_spec import RunSpec, plan_unchanged
 
+    spec = RunSpec.from_dict(v)
     c = get_current_context()
-    return run_context(v["plan"], c["dag"].dag_id, c["run_id"], task=task_id)
+    ctx = run_context(spec.plan, c["dag"].dag_id, c["run_id"], task=task_id)
+    if same_plan:
+        plan_unchanged(spec, plan_hash(ctx.plan))
+    return ctx
 
 
 def _wave_task_states(ctx: RunContext):
@@ -157,7 +165,7 @@ def publish_evidence(collected: dict, validation: dict) -> dict:
 def cleanup(v: dict) -> dict:
     from gpupoc.steps import finish
 
-    return finish.cleanup(_ctx(v, "cleanup"))
+    return finish.cleanup(_ctx(v, "cleanup", same_plan=False))
 
 
 @task(retries=0)

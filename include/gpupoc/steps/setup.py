@@ -38,6 +38,7 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
     from gpupoc.plan import load_plan, plan_hash
     from gpupoc.plan.platforms import comparable_data, plan_ref
     from gpupoc.steps.finish import store_suite_parameters
+    from gpupoc.steps.run_spec import RUN_SPEC_FILE, RunSpec
 
     path = plan_ref(str(plan_path(plan_param)), platform or None)
     plan = load_plan(path)  # raises ConfigError("…: N error(s)\n  - tenants[1].quota.gpus: …")
@@ -53,8 +54,10 @@ def validate_plan(plan_param: str | None, dag_id: str, run_id: str, test_class: 
     started = utcnow()
     ctx.writer.write_json("run_params", {"params": params, "plan_file": str(path), "started_at": rfc3339(started)})
     ctx.writer.write_json("plan", comparable_data(plan))
-    return {"plan": str(path), "plan_hash": plan_hash(plan), "run_dir": str(ctx.run_dir),
-            "started_at": rfc3339(started), "pods": len(ctx.items)}
+    spec = RunSpec(plan=str(path), plan_hash=plan_hash(plan), run_dir=str(ctx.run_dir), started_at=rfc3339(started),
+                   pods=len(ctx.items))
+    ctx.writer.write_json(RUN_SPEC_FILE, spec.to_dict())
+    return spec.to_dict()
 
 
 def check_access(ctx: RunContext) -> dict:

@@ -28,3 +28,14 @@ def test_the_plan_s_suite_parameters_are_in_the_evidence_before_any_other_task_r
     setup.validate_plan(str(plan_file), f"poc_{TC}", RUN_ID, TC, {})
     ctx = make_ctx()
     assert ctx.read_file("suite_parameters") == suite_parameters(ctx), "a run whose validate never ran has them"
+
+
+def test_the_run_s_spec_is_returned_and_kept_in_the_evidence(plan_file, make_ctx):
+    from gpupoc.plan import plan_hash
+    from gpupoc.steps.run_spec import RUN_SPEC_FILE, RunSpec
+
+    out = setup.validate_plan(str(plan_file), f"poc_{TC}", RUN_ID, TC, {})
+    ctx = make_ctx()
+    spec = RunSpec.from_dict(out)
+    assert ctx.read_file(RUN_SPEC_FILE) == out
+    assert spec.plan_hash == plan_hash(ctx.plan) and spec.run_dir == str(ctx.run_dir)
