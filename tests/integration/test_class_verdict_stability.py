@@ -4,7 +4,9 @@ audit and operations each run through the pipeline's own steps and all the probe
 for) on the plain simulated cluster and under each of the API's behaviour profiles (``gpupoc sim serve
 --behaviour``): ``throttled`` (429 with ``Retry-After``, bursts of 503/500), ``watch-cuts`` (every watch ended
 after a few seconds) and ``watch-expiry`` (history compacted: watches end with 410 Gone and list again). Every
-item verdict of each run must equal its class's plain run's, no workload may be lost and no step may fail.
+item verdict of each run must equal its class's plain run's, no workload may be lost and no step may fail; each
+profile must have been met (a request answered 429; a watch of the wave's or the services' observer ended by
+410 Gone and listed again), and no observer may list a collection again but after a 410.
 The congestion class is checked the same way, under every behaviour profile, in
 ``test_verdict_stability.py``.
 
@@ -38,7 +40,8 @@ pytestmark = [
     pytest.mark.integration,
     pytest.mark.timeout(1200),
     pytest.mark.xdist_group("class-verdict-stability"),
-    pytest.mark.skipif(not MONITORING, reason="Prometheus/Alertmanager not installed: run scripts/install-monitoring.sh"),
+    pytest.mark.skipif(not MONITORING,
+                       reason="Prometheus/Alertmanager not installed: run scripts/install-monitoring.sh"),
 ]
 
 TI, UT, FR, AT = "tenant_isolation", "utilization", "fault_recovery", "audit_trail"
@@ -173,12 +176,24 @@ def run_side_by_side(cases: dict[tuple[str, str], Path], at_once: int) -> dict[t
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[tuple[str, str], ClassRun]:
+def case_dirs(tmp_path_factory) -> dict[tuple[str, str], Path]:
+    """Each run's directory: its simulated cluster (``sim/``, its audit log), plan and evidence."""
+    return {(test_class, profile): tmp_path_factory.mktemp(f"{test_class}-{profile or 'plain'}")
+            for test_class in (FR, UT, TI, AT) for profile in (PLAIN, *PROFILES)}
+
+
+@pytest.fixture(scope="module")
+def runs(case_dirs) -> dict[tuple[str, str], ClassRun]:
     """Each class on the plain cluster and under each profile, each on its own simulated cluster; the two
     longest classes (a wave of a minute, then each sample or alert read from Prometheus) first."""
-    cases = {(test_class, profile): tmp_path_factory.mktemp(f"{test_class}-{profile or 'plain'}")
-             for test_class in (FR, UT, TI, AT) for profile in (PLAIN, *PROFILES)}
-    return run_side_by_side(cases, AT_ONCE)
+    return run_side_by_side(case_dirs, AT_ONCE)
+
+
+def answered(run_dir: Path, code: int) -> int:
+    """How many of the run's requests its simulated API server answered with ``code`` (its audit log)."""
+    lines = (run_dir / "sim" / "audit.log").read_text().splitlines()
+    statuses = [json.loads(line).get("responseStatus") or {} for line in lines if line.strip()]
+    return sum(1 for status in statuses if status.get("code") == code)
 
 
 def watched(run: ClassRun) -> list[dict]:
@@ -199,7 +214,7 @@ def test_on_the_plain_cluster_each_class_passes_and_loses_nothing(runs, test_cla
 
 @pytest.mark.parametrize("test_class", CLASSES)
 @pytest.mark.parametrize("profile", PROFILES)
-def test_each_class_reaches_the_plain_clusters_verdicts_under_the_apis_manners(runs, test_class, profile):
+def test_each_class_reaches_the_plain_clusters_verdicts_under_the_apis_manners(runs, case_dirs, test_class, profile):
     run, plain = runs[(test_class, profile)], runs[(test_class, PLAIN)]
     assert not run.errors, run.errors
     mine, theirs = same_items(run, plain)
@@ -213,3 +228,5 @@ def test_each_class_reaches_the_plain_clusters_verdicts_under_the_apis_manners(r
     if profile == "watch-expiry":
         assert sum(c["relists_after_gone"] for c in observed) >= 1, \
             f"no watch of the observers met a 410 Gone: watch-expiry untested ({observed})"
+    if profile == "throttled":
+        assert answered(case_dirs[(test_class, profile)], 429) >= 1, "no request was answered 429: throttled untested"
