@@ -39,6 +39,7 @@ LONGEST = [
     "integration/test_celery_topology.py",        # airflow-restarts, with test_restart_resilience.py
     "integration/test_attempt_outcomes.py",
     "integration/test_verdict_stability.py",
+    "integration/test_class_verdict_stability.py",  # sixteen class runs, eight at a time
     "integration/test_demo_options.py",           # five demos started one after the other (8:18 alone)
     "integration/test_report_signoff.py",         # airflow, with the preemption, postgres and KPO tests
     "integration/test_services.py",

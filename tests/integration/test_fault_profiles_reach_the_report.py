@@ -258,7 +258,8 @@ def test_fault_profile_fails_its_item_from_real_probe_evidence(start_sim, good_r
 
 # (throttling and a slow API cost the many isolation probes minutes: they run with the congestion class in
 # test_verdict_stability.py and beside faults above; expiring watches run there too, with the bulk shards'
-# watches, and here with the probes of every other class)
+# watches, and here with the probes of every other class; every class's whole run, its probes included, runs
+# under throttling, cut watches and expiring watches in test_class_verdict_stability.py)
 @pytest.mark.parametrize("behaviour", ["", "watch-cuts,watch-expiry,audit-metadata",
                                        "volcano-wording,controller-recreates"])
 def test_the_same_probes_on_a_correct_cluster_pass(start_sim, good_root, tmp_path, behaviour):

@@ -9,6 +9,8 @@ explained in Chinese naming the short resource), controllers that recreate pods 
 expiring watches (410 Gone), a slow API, a Metadata-only audit log. Every item
 verdict of its report must equal the plain cluster's, and no workload may be lost. The defective side is
 ``test_fault_profiles_reach_the_report.py``, where each fault profile runs together with a behaviour profile.
+The four other classes, with all their probes, run under the API's manners (``throttled``, ``watch-cuts``,
+``watch-expiry``) in ``test_class_verdict_stability.py``.
 """
 
 from __future__ import annotations

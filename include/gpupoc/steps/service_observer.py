@@ -26,6 +26,7 @@ HISTORY_FILE = "service_history"        # files/service_history.json: the snapsh
 REPLICAS_FILE = "service_replicas"      # files/service_replicas.json: every replica seen
 SCALE_FILE = "service_scale"          # the audit class's scale of each service (steps/probes/services.py)
 FAILURES_FILE = "service_failures"    # the fault-recovery class's node failures under a replica
+API_FILE = "observer_api_services"    # what its watches cost the API server: lists, relists after 410, bytes
 CHECKPOINT_SECONDS = 15.0
 
 
@@ -64,6 +65,7 @@ def observe_services(ctx: RunContext, interval_s: float = 1.0) -> dict:
     finally:
         if isinstance(reader, WatchingCaller):
             reader.close()
+            ctx.writer.write_json(API_FILE, reader.stats())
         waits.clear_note(ctx.run_dir, ctx.task or "observe_services")
         _save(ctx, history, tracker)
     return {"services": len(names), "snapshots": len(history), "replicas": len(tracker.replicas),

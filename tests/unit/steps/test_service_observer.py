@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpupoc.pipeline.watch_cache import WatchingCaller
 from gpupoc.podspec import labels as L
 from gpupoc.preflight.model import PreflightReport, failed
 from gpupoc.steps import service_observer as SO
@@ -98,3 +99,26 @@ def test_a_traffic_task_that_recorded_its_failure_does_not_keep_it_waiting(make_
     record_load_failure(ctx, service.entry.workload, None)  # a new try of the task: the old failure no longer counts
     with pytest.raises(Waited):
         SO.observe_services(ctx, interval_s=0)
+
+
+class Watching(WatchingCaller):
+    """A watching reader over the fake API: reads pass through, its stats are two collections'."""
+
+    STATS = [{"path": "/apis/apps/v1/namespaces/team-serving/deployments", "lists": 2, "relists_after_gone": 1},
+             {"path": "/api/v1/namespaces/team-serving/pods", "lists": 1, "relists_after_gone": 0}]
+
+    def call(self, method, path, **kw):
+        return self.caller.call(method, path, **kw)
+
+    def stats(self) -> list[dict]:
+        return self.STATS
+
+
+def test_the_cost_of_its_watches_is_on_record(make_ctx, monkeypatch):
+    """Each collection's lists and relists after 410 Gone, as the wave's observer keeps its own."""
+    ctx = make_ctx(task="observe_services")
+    wave(ctx)
+    ended_load(ctx)
+    monkeypatch.setattr(SO, "watching", lambda caller: Watching(caller))
+    SO.observe_services(ctx, interval_s=0)
+    assert ctx.read_file(SO.API_FILE) == Watching.STATS
