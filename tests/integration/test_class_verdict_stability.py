@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpupoc.steps.class_definitions import definition
+from gpupoc.classes.registry import definition
 from gpupoc.steps.service_observer import API_FILE as SERVICES_API
 
 from .class_runner import ClassRun, run_class
