@@ -41,8 +41,8 @@ class RecordingCaller(k8s.ApiCaller):
 
 
 class RecordingFactory(k8s.ClientFactory):
-    def caller(self, context: str) -> RecordingCaller:
-        return RecordingCaller(context, self.api_client(context), self.timeout)
+    def caller(self, context: str, component: str = "") -> RecordingCaller:
+        return RecordingCaller(context, self.api_client(context, component), self.timeout)
 
 
 def small_plan(path, base) -> None:

@@ -18,6 +18,20 @@ from gpupoc.plan.replay import replay_span_seconds
 
 # kubeadm's name for the cluster administrator: used when the API server cannot say who we are.
 DEFAULT_ADMIN_USER = "kubernetes-admin"
+# The harness's part each task is, named in its clients' User-Agent (``gpupoc-<component>/<version>``) so the
+# API server's audit log and metrics tell them apart; a task not listed is a class's probe.
+TASK_COMPONENTS = {
+    **dict.fromkeys(("validate_plan", "preflight", "check_access"), "setup"),
+    **dict.fromkeys(("prepare_wave", "wave", "bulk_shard", "release_gate", "prepare_services", "deploy_service",
+                     "services_ready", "delete_service", "cleanup"), "submitter"),
+    **dict.fromkeys(("observe", "observe_services"), "observer"),
+    **dict.fromkeys(("collect_evidence", "validate"), "collector"),
+}
+
+
+def task_component(task: str) -> str:
+    """The component a task's clients name (``""`` for a context no task holds: the client's own agent)."""
+    return TASK_COMPONENTS.get(task, "probe") if task else ""
 
 
 @dataclass
@@ -80,7 +94,7 @@ class RunContext:
         """The administrator's client; every request lands in this task's ledger."""
         from gpupoc.pipeline.audit import LedgerCaller
 
-        return LedgerCaller(self.factory.caller(self.admin_context), self.admin_actor(), self.ledger, purpose)
+        return LedgerCaller(self.caller(self.admin_context), self.admin_actor(), self.ledger, purpose)
 
     def tenant(self, name: str, purpose: str = ""):
         from gpupoc.pipeline.audit import LedgerCaller
@@ -88,7 +102,7 @@ class RunContext:
 
         t = self.plan.tenant(name)
         actor = service_account_actor(t.kube_context, t.namespace, t.service_account)
-        return LedgerCaller(self.factory.caller(t.kube_context), actor, self.ledger, purpose)
+        return LedgerCaller(self.caller(t.kube_context), actor, self.ledger, purpose)
 
     @cached_property
     def items(self) -> list[dict]:
@@ -120,7 +134,12 @@ class RunContext:
 
     def reader(self):
         """The administrator's client for reads the ledger does not record (observing, collecting)."""
-        return self.factory.caller(self.admin_context)
+        return self.caller(self.admin_context)
+
+    def caller(self, context: str):
+        """``context``'s client, its User-Agent naming this task's component (``task_component``)."""
+        component = task_component(self.task)
+        return self.factory.caller(context, component) if component else self.factory.caller(context)
 
     def observed_pods(self) -> dict[tuple[str, str], dict]:
         """The last state of every pod the observer saw, by (namespace, name)."""

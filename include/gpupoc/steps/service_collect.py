@@ -71,7 +71,7 @@ def _probe_rows(ctx: RunContext, services: list[Deployed]) -> dict[str, list[Pro
                       key=lambda p: p["metadata"].get("creationTimestamp") or "")
         if not pods:
             continue
-        tenant = ctx.factory.caller(d.tenant.kube_context)  # the load's log, read as its user reads it
+        tenant = ctx.caller(d.tenant.kube_context)  # the load's log, read as its user reads it
         log = tenant.call("GET", f"/api/v1/namespaces/{d.namespace}/pods/{pods[-1]['metadata']['name']}/log")
         slo = ctx.plan.workload(d.entry.workload).service.slo
         out[d.name] = parse_rows(log.text if log.ok else "", d.name, d.tenant.name, slo)

@@ -131,7 +131,7 @@ def replica_nodes(ctx: RunContext, d: Deployed) -> set[str]:
     """The nodes the service's replicas run on now (read as its tenant; none known when the API cannot say)."""
     selector = f"{service_selector(ctx.run_id, ctx.test_class)},{L.SERVICE}={d.name},{L.ROLE}=service"
     try:
-        r = ctx.factory.caller(d.tenant.kube_context).call("GET", f"/api/v1/namespaces/{d.namespace}/pods",
+        r = ctx.caller(d.tenant.kube_context).call("GET", f"/api/v1/namespaces/{d.namespace}/pods",
                                                            query=[("labelSelector", selector)])
     except SourceUnavailable:
         return set()

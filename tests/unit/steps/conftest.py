@@ -40,7 +40,7 @@ class Clients:
         self.api = api
         self.contexts: list[str] = []
 
-    def caller(self, context: str) -> FakeApi:
+    def caller(self, context: str, component: str = "") -> FakeApi:
         self.contexts.append(context)
         return self.api
 

@@ -35,7 +35,7 @@ class Factory:
     def __init__(self, api):
         self.api = api
 
-    def caller(self, context):
+    def caller(self, context, component=""):
         return self.api
 
 

@@ -33,7 +33,7 @@ def isolation_probes(ctx: RunContext) -> dict:
     spec = ctx.spec.probes
     pairs = None if spec.pairs == "all" else [(ctx.plan.tenant(p.actor).kube_context, ctx.plan.tenant(p.target).namespace)
                                              for p in spec.pairs]
-    rows = run_isolation_probes(ctx.factory.caller, ctx.plan.platform.admin_context, actors,
+    rows = run_isolation_probes(ctx.caller, ctx.plan.platform.admin_context, actors,
                                 actions=[a.value for a in spec.actions], pairs=pairs,
                                 access_review=spec.access_review)
     ctx.writer.write_json("access_attempts", [r.model_dump(mode="json") for r in rows])
@@ -55,7 +55,7 @@ def sample_quotas(ctx: RunContext) -> dict:
     from gpupoc.pipeline.quotas import sample_quotas as sample
 
     interval = float(getattr(ctx.spec, "quota_sample_interval_seconds", 5))
-    admin = ctx.factory.caller(ctx.plan.platform.admin_context)
+    admin = ctx.caller(ctx.plan.platform.admin_context)
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
     rows: list[dict] = []
     budget = ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
