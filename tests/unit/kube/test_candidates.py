@@ -102,8 +102,9 @@ def test_a_broken_catalogue_is_refused_naming_the_field(tmp_path):
 
 def test_the_comparison_page_s_table_of_simulated_modes_is_the_catalogue_s():
     text = (REPO / "docs" / "comparison.md").read_text(encoding="utf-8")
+    table = text.split("### The simulated modes", 1)[1].split("| mode | imitates |", 1)[1].split("\n\n", 1)[0]
     rows = {r.split("|")[1].strip().strip("`"): [c.strip() for c in r.split("|")[1:-1]]
-            for r in text.split("### The simulated modes", 1)[1].splitlines() if r.startswith("| `")}
+            for r in table.splitlines() if r.startswith("| `")}
     for m in load_catalogue().modes:
         assert m.mode.value in rows, f"docs/comparison.md does not list the {m.mode.value} mode"
         row = rows[m.mode.value]
@@ -117,3 +118,15 @@ def test_a_real_candidate_says_what_its_run_switched_on():
     label = label_for("kube-scheduler", False, 5, "v1.37.2", extras=("DRA GPUs", "Workload-API gangs"))
     assert label.text.startswith("real kube-scheduler v1.37.2 with DRA GPUs and Workload-API gangs on Kubernetes")
     assert label.extras == ["DRA GPUs", "Workload-API gangs"]
+
+
+def test_the_comparison_page_says_how_each_unrecorded_version_was_matched():
+    text = (REPO / "docs" / "comparison.md").read_text(encoding="utf-8")
+    table = text.split("How each unrecorded version was matched", 1)[1].split("\n\n", 2)[1]
+    rows = {r.split("|")[1].strip().strip("`"): [c.strip() for c in r.split("|")[1:-1]]
+            for r in table.splitlines() if r.startswith("| `")}
+    matched = {m.mode.value: m.wording_match for m in load_catalogue().modes if m.wording_match}
+    assert set(rows) == set(matched), "the page's table and the catalogue's wording matches name other modes"
+    for mode, match in matched.items():
+        assert rows[mode][1].startswith(f"{match.oldest}:"), f"{mode}: the page says {rows[mode][1]!r}"
+        assert rows[mode][2].startswith("v") and f"to {match.newest} (" in rows[mode][2], rows[mode][2]
