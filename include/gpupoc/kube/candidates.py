@@ -43,8 +43,8 @@ class Fidelity(BaseModel):
 
 
 class WordingMatch(BaseModel):
-    """The upstream releases whose source holds every name and text the mode writes: checked against the release
-    tags, not recorded by whoever wrote the mode (``read_from``)."""
+    """The upstream releases whose source holds every name and text the mode writes: found by searching the
+    project's release tags, unlike ``read_from``, which the mode's code records."""
 
     model_config = ConfigDict(extra="forbid")
     oldest: str = Field(description="the first release whose source holds them all")
