@@ -42,6 +42,23 @@ class Fidelity(BaseModel):
     docs: str | None = Field(default=None, description="the docs page (and heading) with the findings")
 
 
+class WordingMatch(BaseModel):
+    """The upstream releases whose source holds every name and text the mode writes: found by searching the
+    project's release tags, unlike ``read_from``, which the mode's code records."""
+
+    model_config = ConfigDict(extra="forbid")
+    oldest: str = Field(description="the first release whose source holds them all")
+    newest: str = Field(description="the newest release checked that still holds them all")
+    first_because: str = Field(description="what the releases before ``oldest`` lack")
+    checked: str = Field(description="which release tags were searched, and when")
+    differences: list[str] = Field(default_factory=list, description="what those releases write that the mode "
+                                   "does not (or the other way round)")
+
+    @property
+    def span(self) -> str:
+        return self.newest if self.oldest == self.newest else f"{self.oldest} to {self.newest}"
+
+
 class Chinese(BaseModel):
     """The mode's behaviours and what it was measured against, for a Chinese report."""
 
@@ -60,13 +77,25 @@ class SimulatedMode(BaseModel):
     repository: str = Field(description="the upstream source it was read from (owner/name)")
     read_from: str | None = Field(description="the upstream version read from; None: not recorded")
     read_from_note: str = Field(description="where that version (or its absence) is recorded")
+    wording_match: WordingMatch | None = Field(default=None, description="the upstream releases whose source holds "
+                                               "the mode's names and texts (checked against their tags)")
     behaviours: list[str] = Field(min_length=1, description="the behaviours the mode imitates")
     fidelity: Fidelity
     real_pin: str | None = Field(default=None, description="pins.env key of the real build served here")
     zh: Chinese = Field(default_factory=Chinese)
 
     @property
+    def version(self) -> str | None:
+        """The version a label names: the one recorded, else the newest release its wording matches."""
+        return self.read_from or (self.wording_match.newest if self.wording_match else None)
+
+    @property
     def version_words(self) -> str:
+        m = self.wording_match
+        if self.read_from and m:
+            return f"{self.read_from} (its wording matches {m.span})"
+        if m:
+            return f"{m.newest} (matched by its wording: {m.span})"
         return self.read_from or "(upstream version not recorded)"
 
 
@@ -121,7 +150,12 @@ class CandidateLabel(BaseModel):
     adapter: str | None = None
     project: str | None = Field(default=None, description="the scheduler (kube-scheduler, Kueue, Volcano, ...)")
     version: str | None = Field(default=None, description="real: the version built or run; simulated: the "
-                                "upstream version read from; None: not recorded")
+                                "upstream version read from, else the newest release its wording matches; None: "
+                                "neither recorded nor matched")
+    wording_matches: str | None = Field(default=None, description="simulated: the upstream releases whose source "
+                                        "holds the mode's names and texts (\"v1.13.0 to v1.15.1\")")
+    version_recorded: bool = Field(default=False, description="simulated: ``version`` is the one the mode's code "
+                                   "records (else matched by its wording)")
     kubernetes_version: str | None = Field(default=None, description="the API server's, as the runs recorded it")
     kwok: bool = Field(default=False, description="on a real control plane whose nodes are KWOK's")
     extras: list[str] = Field(default_factory=list, description="real: what the run switched on beyond the "
@@ -161,7 +195,9 @@ def _simulated(entry: SimulatedMode, kube: str | None) -> CandidateLabel:
     f = entry.fidelity
     measured = f.status.value + (f" against {f.against}" if f.against else "")
     return CandidateLabel(kind=CandidateKind.SIMULATED, adapter=entry.adapter, project=entry.project,
-                          version=entry.read_from, kubernetes_version=kube, behaviours=list(entry.behaviours),
+                          version=entry.version, version_recorded=entry.read_from is not None,
+                          wording_matches=entry.wording_match.span if entry.wording_match else None,
+                          kubernetes_version=kube, behaviours=list(entry.behaviours),
                           fidelity=f.status, fidelity_against=f.against, fidelity_docs=f.docs,
                           zh_behaviours=list(entry.zh.behaviours), zh_fidelity_against=entry.zh.against,
                           text=f"simulated mode of {entry.project} {entry.version_words} on gpupoc's simulated "

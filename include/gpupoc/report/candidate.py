@@ -8,6 +8,11 @@ from gpupoc.report.wording import Wording
 
 
 def _version(c: CandidateLabel, w: Wording) -> str:
+    if c.version and c.kind is CandidateKind.SIMULATED and c.wording_matches:
+        oldest, _, newest = c.wording_matches.partition(" to ")
+        span = w.t("candidate.span", oldest=oldest, newest=newest) if newest else oldest
+        key = "candidate.wording_matches" if c.version_recorded else "candidate.matched_by_wording"
+        return w.t(key, version=c.version, span=span)
     if c.version:
         return c.version
     return w.t("candidate.upstream_not_recorded" if c.kind is CandidateKind.SIMULATED else "candidate.version_not_recorded")

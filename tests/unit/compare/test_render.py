@@ -43,11 +43,11 @@ def test_every_column_says_real_or_simulated_mode_in_every_format(mixed):
     kinds = {p["label"]: (p["candidate"]["kind"], p["candidate"]["text"]) for p in data["platforms"]}
     assert kinds["kueue"] == ("real", "real Kueue v0.17.0 on Kubernetes v1.37.2 (KWOK nodes)")
     assert kinds["volcano"][0] == "simulated" and kinds["volcano"][1].startswith(
-        "simulated mode of Volcano (upstream version not recorded)")
+        "simulated mode of Volcano v1.15.1 (matched by its wording: v1.13.0 to v1.15.1)")
     for name in ("comparison.html", "comparison.md"):
         text = html.unescape((out / name).read_text())
         assert "kueue (real Kueue v0.17.0)" in text, name
-        assert "volcano (simulated mode of Volcano (upstream version not recorded))" in text, name
+        assert "volcano (simulated mode of Volcano v1.15.1 (matched by its wording: v1.13.0 to v1.15.1))" in text, name
         assert "Not the products: volcano ran as scheduler modes of gpupoc's simulated GPU cluster" in text, name
         assert "gangs bound whole (minMember)" in text and "not measured" in text, name
 

@@ -103,7 +103,8 @@ def test_a_kueue_platform_without_cluster_queues_of_its_own_is_refused_on_the_re
 
     plans = repo_root() / "plans"
     with pytest.raises(ConfigError) as refused:
-        check_kwok_queues("kueue", plans / "compare.yaml", "kueue")
+        check_kwok_queues("kueue", plans / "default.yaml", "kueue")
     assert refused.value.errors[0].startswith("cluster.queues.kueue.cluster_queues:")
     check_kwok_queues("kueue", plans / "kueue.yaml")  # its own ClusterQueues: started as it is
-    check_kwok_queues("kube", plans / "compare.yaml", "kube")  # no Kueue: nothing asked
+    check_kwok_queues("kueue", plans / "compare.yaml", "kueue")  # make compare CLUSTER=kwok's Kueue candidate
+    check_kwok_queues("kube", plans / "default.yaml", "kube")  # no Kueue: nothing asked

@@ -85,3 +85,18 @@ def test_the_chinese_report_words_the_label_in_chinese(good_root, tmp_path):
     page = _pages(sim)["report.html"]
     assert "kube-scheduler v1.37 的模拟模式" in page and "保真度：已对照" in page
     assert "GPU 装箱，Pod 逐个绑定（无成组调度）" in page
+
+
+@pytest.mark.parametrize("language,volcano,hami", [
+    ("en", "simulated mode of Volcano v1.15.1 (matched by its wording: v1.13.0 to v1.15.1)",
+     "simulated mode of HAMi v2.x (its wording matches v2.9.0 to v2.10.0)"),
+    ("zh", "Volcano v1.15.1（按措辞比对所得：与 v1.13.0 至 v1.15.1 的源码一致） 的模拟模式",
+     "HAMi v2.x（其措辞与 v2.9.0 至 v2.10.0 的源码一致） 的模拟模式")])
+def test_a_version_matched_by_wording_is_worded_so_in_either_language(language, volcano, hami):
+    from gpupoc.kube.candidates import label_for
+    from gpupoc.report.candidate import short
+    from gpupoc.report.wording import Wording
+
+    w = Wording(language)
+    assert short(label_for("volcano", True, 0, "v1.31.4"), w).startswith(volcano)
+    assert short(label_for("hami", True, 0, "v1.31.4"), w).startswith(hami)
