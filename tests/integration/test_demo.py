@@ -100,7 +100,10 @@ def test_the_demo_on_a_correct_cluster_runs_every_class_and_ends_with_a_reasoned
     assert f"        {bundle_path(result.outcome.report_dir)}" in text and verify(bundle_path(result.outcome.report_dir)).ok
     pdf = result.outcome.report_dir / "report.pdf"
     assert (f"        {pdf}" in text) == pdf.is_file() and (pdf.is_file() or "make test-deps" in text)
-    assert re.search(r"Airflow UI: http://127\.0\.0\.1:\d+  \(login: admin / \S+\)", text)
+    assert re.search(r"Airflow UI: http://127\.0\.0\.1:\d+  \(login: admin, password in \S+\)", text)
+    from gpupoc.airflow_runtime.settings import admin_password
+
+    assert admin_password(paths.airflow) not in text, "the demo's log never shows a password"
     # every process is recorded by pid and alive
     table = PidFile.load(paths.pids)
     assert {"sim", "monitoring-prometheus", "monitoring-alertmanager", "monitoring-receiver",

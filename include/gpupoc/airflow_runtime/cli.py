@@ -19,7 +19,7 @@ def _home(args: argparse.Namespace) -> Path:
 
 def _up(args: argparse.Namespace) -> int:
     from gpupoc.airflow_runtime.processes import memory, up
-    from gpupoc.airflow_runtime.settings import (Executor, RuntimeSettings, admin_password, free_port,
+    from gpupoc.airflow_runtime.settings import (Executor, RuntimeSettings, free_port,
                                                  plan_users)
     from gpupoc.pipeline.common import default_plan_path
 
@@ -40,7 +40,7 @@ def _up(args: argparse.Namespace) -> int:
     state = up(settings, wait_healthy=not args.no_wait)
     mem = memory(state)
     print(json.dumps({
-        "url": state.url, "user": "admin", "password": admin_password(settings.home), "home": str(settings.home),
+        "url": state.url, "user": "admin", "home": str(settings.home),
         "reviewer_users": list(users), "passwords_file": str(settings.passwords_path),
         "executor": state.executor,
         "pids": state.pids, "migrate_seconds": round(state.migrate_seconds, 1),

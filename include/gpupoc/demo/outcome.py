@@ -60,9 +60,10 @@ def read_outcome(report_dir: Path) -> Outcome:
     return extract_outcome(data, Path(report_dir))
 
 
-def summary_lines(outcome: Outcome, ui_url: str, password: str, report_run: str | None, wall_seconds: float,
-                  runs: dict[str, str], reviewers: tuple[str, ...] = (), passwords_file: str = "") -> list[str]:
-    """The closing block: decision and reasons, the report, the UI and its logins, the time taken."""
+def summary_lines(outcome: Outcome, ui_url: str, passwords_file: str, report_run: str | None, wall_seconds: float,
+                  runs: dict[str, str], reviewers: tuple[str, ...] = ()) -> list[str]:
+    """The closing block: decision and reasons, the report, the UI and where its logins' passwords are (never
+    the passwords themselves), the time taken."""
     from gpupoc.demo.progress import elapsed
 
     lines = ["", "=" * 72, f"Decision: {outcome.decision}"]
@@ -75,7 +76,7 @@ def summary_lines(outcome: Outcome, ui_url: str, password: str, report_run: str 
         lines += [f"        {p}" for p in outcome.outputs()]
         if not (outcome.report_dir / "report.pdf").is_file():
             lines.append("        (no report.pdf: headless Chromium is missing; install it with `make test-deps`)")
-    lines.append(f"Airflow UI: {ui_url}  (login: admin / {password})")
+    lines.append(ui_login(ui_url, passwords_file))
     if reviewers:
         lines.append(f"Reviewers sign off in the poc_report form logged in as {', '.join(reviewers)} "
                      f"(passwords in {passwords_file}; docs/signoff.md)")
@@ -86,7 +87,7 @@ def summary_lines(outcome: Outcome, ui_url: str, password: str, report_run: str 
     return lines
 
 
-def runs_only_lines(ui_url: str, password: str, wall_seconds: float, runs: dict[str, str],
+def runs_only_lines(ui_url: str, passwords_file: str, wall_seconds: float, runs: dict[str, str],
                     evidence_root: Path) -> list[str]:
     """The closing block of a demo that left its report to ``gpupoc compare``: the runs, where their evidence
     is, the UI, the time taken."""
@@ -95,5 +96,10 @@ def runs_only_lines(ui_url: str, password: str, wall_seconds: float, runs: dict[
     return ["", "=" * 72,
             "Test-class runs: " + ", ".join(f"{d.removeprefix('poc_')} {s}" for d, s in runs.items()),
             f"Evidence: {evidence_root} (no report here: gpupoc compare judges it)",
-            f"Airflow UI: {ui_url}  (login: admin / {password})",
+            ui_login(ui_url, passwords_file),
             f"Demo time: {elapsed(wall_seconds)} (stop everything with `make down`)", "=" * 72]
+
+
+def ui_login(ui_url: str, passwords_file: str) -> str:
+    """The UI's address and its administrator's login; the password stays in its file (0600), out of the log."""
+    return f"Airflow UI: {ui_url}  (login: admin, password in {passwords_file})"

@@ -340,7 +340,7 @@ def _run_classes(client, monitor: Monitor, opts: DemoOptions, plan: Path, t_runs
 def run_demo(opts: DemoOptions) -> DemoResult:
     """The whole demo; raises GpupocError when a service does not start or the report is not written."""
     from gpupoc.airflow_runtime.client import AirflowClient
-    from gpupoc.airflow_runtime.settings import PASSWORDS_FILE, admin_password, plan_users
+    from gpupoc.airflow_runtime.settings import PASSWORDS_FILE, plan_users
 
     t0 = time.monotonic()
     paths = DemoPaths(opts.repo, opts.var_dir)
@@ -369,10 +369,9 @@ def run_demo(opts: DemoOptions) -> DemoResult:
         outcome = read_outcome(report_out_dir(load_plan(plan), report_run))
     wall = time.monotonic() - t0
     result = DemoResult(outcome, final, report_run, af["url"], wall, phases)
-    password = admin_password(paths.airflow)
-    lines = (summary_lines(outcome, af["url"], password, report_run, wall, final, plan_users(plan),
-                           str(paths.airflow / PASSWORDS_FILE)) if outcome else
-             runs_only_lines(af["url"], password, wall, final, root))
+    passwords = str(paths.airflow / PASSWORDS_FILE)
+    lines = (summary_lines(outcome, af["url"], passwords, report_run, wall, final, plan_users(plan)) if outcome else
+             runs_only_lines(af["url"], passwords, wall, final, root))
     for line in lines:
         opts.out(line)
     paths.result.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")

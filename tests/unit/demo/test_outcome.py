@@ -42,12 +42,12 @@ def test_read_outcome_reads_report_json_and_names_a_missing_file(tmp_path):
 
 def test_summary_gives_decision_report_paths_ui_login_and_time():
     o = extract_outcome(REPORT, Path("/r/run1"))
-    text = "\n".join(summary_lines(o, "http://127.0.0.1:8080", "s3cret", "run1", 612.0,
+    text = "\n".join(summary_lines(o, "http://127.0.0.1:8080", "/af/passwords.json", "run1", 612.0,
                                    {"poc_tenant_isolation": "failed", "poc_utilization": "success"}))
     assert "Decision: postpone" in text
     assert "  - Tenant isolation (must) fail" in text
     assert "Report: /r/run1/report.html" in text
-    assert "Airflow UI: http://127.0.0.1:8080  (login: admin / s3cret)" in text
+    assert "Airflow UI: http://127.0.0.1:8080  (login: admin, password in /af/passwords.json)" in text
     assert "http://127.0.0.1:8080/gpupoc/reports/run1/" in text
     assert "Demo time: 10:12" in text
     assert "tenant_isolation failed" in text
@@ -80,9 +80,9 @@ def test_a_demo_that_left_its_report_to_compare_names_its_runs_evidence_and_ui_b
     from gpupoc.demo.outcome import runs_only_lines
     from gpupoc.demo.runner import DemoResult
 
-    lines = runs_only_lines("http://127.0.0.1:8081", "pw", 75.0, {"poc_audit_trail": "success"}, Path("/e/kueue"))
+    lines = runs_only_lines("http://127.0.0.1:8081", "/af/passwords.json", 75.0, {"poc_audit_trail": "success"}, Path("/e/kueue"))
     text = "\n".join(lines)
     assert "audit_trail success" in text and "/e/kueue" in text and "gpupoc compare" in text
-    assert "admin / pw" in text and "Decision" not in text
+    assert "password in /af/passwords.json" in text and "Decision" not in text
     saved = DemoResult(None, {"poc_audit_trail": "success"}, "", "http://x", 75.0, {}).to_dict()
     assert saved["decision"] is None and saved["report_dir"] is None and saved["runs"] == {"poc_audit_trail": "success"}
