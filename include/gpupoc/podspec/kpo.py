@@ -27,6 +27,10 @@ KPO_DEFAULTS: dict = {
     "poll_interval": 5,
     "do_xcom_push": False,
     "on_finish_action": "keep_pod",  # the pipeline deletes pods once their evidence is collected
+    # a triggerer handing a trigger to another (one restarted or late with its heartbeat) cancels its own copy
+    # as if a user had: deleting the pod then would end a running attempt (a service's load, a wave pod) for
+    # nothing; the run's cleanup deletes every pod it left, a user's "mark failed" included
+    "on_kill_action": "keep_pod",
     "durable": True,                 # Airflow 3.3's reattach_on_restart: a retry reuses the running pod
     "get_logs": True,
     "log_events_on_failure": True,

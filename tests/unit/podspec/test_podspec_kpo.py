@@ -84,6 +84,7 @@ def test_operator_settings_for_a_waiting_wave(plan):
     assert isinstance(kw["poll_interval"], int) and isinstance(kw["startup_timeout_seconds"], int)
     assert kw["get_logs"] is True and kw["do_xcom_push"] is False
     assert kw["on_finish_action"] == "keep_pod"
+    assert kw["on_kill_action"] == "keep_pod", "a trigger handed to another triggerer must not delete its pod"
     qc = plan.test_classes.queue_congestion
     assert kw["startup_timeout_seconds"] >= qc.thresholds.max_wait_seconds + qc.gate_timeout_seconds
     _, ungated = request_pod(plan, wave_gate=False)
