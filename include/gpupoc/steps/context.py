@@ -138,8 +138,7 @@ class RunContext:
 
     def caller(self, context: str):
         """``context``'s client, its User-Agent naming this task's component (``task_component``)."""
-        component = task_component(self.task)
-        return self.factory.caller(context, component) if component else self.factory.caller(context)
+        return self.factory.caller(context, task_component(self.task))
 
     def observed_pods(self) -> dict[tuple[str, str], dict]:
         """The last state of every pod the observer saw, by (namespace, name)."""
