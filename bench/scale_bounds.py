@@ -74,7 +74,7 @@ class Clients:
     def __init__(self, api: WaveApi):
         self.api = api
 
-    def caller(self, context: str) -> WaveApi:
+    def caller(self, context: str, component: str | None = None) -> WaveApi:
         return self.api
 
 

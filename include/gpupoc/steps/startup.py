@@ -36,7 +36,8 @@ def startup_rows(ctx: RunContext, pods: list[dict]) -> tuple[list[dict], list[di
     """``startup_latency`` rows, ``startup_phases`` rows and a summary (p50/p95/p99 of Ready, the start-up
     SLO's p99, pods per second) for the manifest."""
     found, source = wave_transitions(ctx, pods)
-    wave = [p for p in found if p.item in {i["workload_key"] for i in ctx.items}] or found
+    keys = {i["workload_key"] for i in ctx.items}
+    wave = [p for p in found if p.item in keys] or found
     phases = [{"test_class": ctx.test_class, "wave": "wave", **r.to_dict(), "source": source, "run_id": ctx.run_id}
               for r in phase_rows(wave)]
     pace = scheduling_throughput(found)

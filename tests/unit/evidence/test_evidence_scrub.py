@@ -69,3 +69,11 @@ def test_ordinary_evidence_is_left_alone():
     assert scrub_text(msg) == msg
     row = {"resource": "secrets", "action": "read_secrets", "message": "0/5 nodes are available"}
     assert scrub(row) == row
+
+
+def test_each_pattern_is_caught_whatever_the_case_of_its_trigger_word():
+    samples = ["BEARER abcdefghij", "Basic dXNlcjpwYXNz", "x eyJhbGciOi.eyJzdWIiOi.sig1234", "API_KEY=abc123",
+               "Refresh_Token: abc", "Client-Key-Data: abc", "SECRET-KEY=abc", "PassWd=abc",
+               "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----"]
+    for text in samples:
+        assert scrub_text(text) != text, text

@@ -161,3 +161,9 @@ def test_a_manifest_whose_suite_parameters_are_not_an_object_stored_none(tmp_pat
     mp = w.write_manifest(window_start=T0, window_end=T0, plan_hash="0" * 64)
     mp.write_text(json.dumps({**json.loads(mp.read_text()), "suite_parameters": ["services_defined"]}))
     assert RunEvidence.open(w.run_dir).suite_parameters is None
+
+
+def test_a_list_document_keeps_big_integers_and_writes_not_a_number_as_null(tmp_path):
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    path = w.write_json("numbers", [{"big": 2**70, "ratio": 0.25}, {"ratio": float("nan")}])
+    assert json.loads(path.read_text()) == [{"big": 2**70, "ratio": 0.25}, {"ratio": None}]
