@@ -34,7 +34,7 @@ TESTS = Path(__file__).resolve().parent
 LONGEST = [
     "integration/test_bulk_submission.py",
     "integration/test_demo.py",
-    "integration/test_kwok_demo.py",              # three classes on the real control plane
+    "integration/test_kwok_demo.py",              # five classes on the real control plane
     "integration/test_adapter_plans.py",
     "integration/test_celery_topology.py",        # airflow-restarts, with test_restart_resilience.py
     "integration/test_attempt_outcomes.py",
