@@ -28,7 +28,15 @@ def _secs(ts: pd.Series) -> np.ndarray:
     return ((ts - pd.Timestamp(0, tz="UTC")).dt.total_seconds()).to_numpy(dtype=float)
 
 
-def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFrame:
+# How long after a workload reached the scheduler a lower-priority one that reached it first may still be bound
+# without having overtaken it: kube-scheduler pops a pod, assumes it and binds it asynchronously, so one popped
+# just before the higher one arrived is bound after; on a loaded API server that bind answered up to 1.1 s
+# after the higher one's release, stamped in whole seconds.
+IN_FLIGHT_SECONDS = 2.0
+
+
+def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0,
+                   in_flight_seconds: float = IN_FLIGHT_SECONDS) -> pd.DataFrame:
     """Per workload: how many lower-priority workloads of the same pool, asking at least as many GPUs, were
     scheduled while it was already waiting (``overtaken_by_lower``; 0 when the policy honours priority).
     Under a queue scheduler (Kueue, Volcano, KAI) only workloads of the same tenant's queue are compared
@@ -36,7 +44,9 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
     reached the queue later counts: such a scheduler admits a pod when it is created, gated or not, so
     arrival is the pod's creation, and a lower-priority workload that arrived first may hold quota first.
     Those schedulers place a gang whole, so a gang's pod asks the whole gang's GPUs and arrives with its last
-    pod: a smaller lower-priority workload placed in a gap the gang cannot use is backfill."""
+    pod: a smaller lower-priority workload placed in a gap the gang cannot use is backfill. A lower-priority
+    workload that reached the scheduler first and was bound within ``in_flight_seconds`` of the waiting one's
+    arrival was already in the scheduler's hands (``IN_FLIGHT_SECONDS``)."""
     runs = ev.load("workload_runs")
     cols = ["pod", "priority_class", "priority", "gpus", "pool", "wait_seconds", "overtaken_by_lower"]
     if runs.empty:
@@ -69,7 +79,8 @@ def priority_order(ev: RunEvidence, tolerance_seconds: float = 1.0) -> pd.DataFr
         for first in range(0, len(idx), step):
             h, l_ = idx[first:first + step, None], idx[None, :]  # rows: the waiting workload, cols: an overtaker
             m = ((prio[l_] < prio[h]) & (gpus[l_] >= gpus[h]) & has_sched[l_]
-                 & (sched[l_] < sched_h[h] - tol) & (sched[l_] >= ready_i[h]))
+                 & (sched[l_] < sched_h[h] - tol) & (sched[l_] >= ready_i[h])
+                 & ~((ready_i[l_] < ready_i[h]) & (sched[l_] <= ready_i[h] + in_flight_seconds)))
             if within_queue:
                 m &= ready_i[l_] > ready_i[h] + tol  # it reached the queue after the waiting one
             over[h[:, 0]] = m.sum(axis=1)

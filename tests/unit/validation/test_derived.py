@@ -182,3 +182,19 @@ def test_priority_order_counts_the_same_when_a_pool_is_compared_a_block_of_rows_
                     and o.scheduled_at < r.scheduled_at - pd.Timedelta(seconds=1) and o.scheduled_at >= r.released_at)
                 for r in runs.itertuples()]
     assert whole == expected and sum(whole) > 0, "each workload counts the lower-priority ones placed while it waited"
+
+
+def test_a_lower_priority_pod_released_first_and_bound_as_the_higher_one_arrives_was_in_flight(tmp_path):
+    runs = syn.workload_runs(3)
+    runs["tenant"], runs["pool"], runs["gpus"] = "team-a", "training", 1
+    runs["priority"] = [10, 1000, 10]
+    t0 = pd.Timestamp(syn.T0)
+    # the low one's gate came off 0.2 s before the high one's; it was bound 1.1 s after the high one's release,
+    # the high one waited 40 s; another low one released with the high one and bound 3 s after it overtook
+    runs["submitted_at"] = t0
+    runs["released_at"] = [t0 + pd.Timedelta(seconds=9.8), t0 + pd.Timedelta(seconds=10),
+                           t0 + pd.Timedelta(seconds=9.9)]
+    runs["scheduled_at"] = [t0 + pd.Timedelta(seconds=11.1), t0 + pd.Timedelta(seconds=50),
+                            t0 + pd.Timedelta(seconds=13)]
+    po = priority_order(_run(tmp_path, runs)).set_index("pod")
+    assert po.loc["wave-1", "overtaken_by_lower"] == 1, "only the one bound well after the high one arrived"
