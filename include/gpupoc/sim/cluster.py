@@ -1,6 +1,6 @@
 """The whole simulated cluster's state: store, events, logs, GPUs, identities, faults (and the reactors they
-replace), behaviours, the audit log, the controllers (fields typed by their ports in ``ports``, built by ``controllers.loop.build_controllers``
-from ``bootstrap``), the hooks they registered, and the wake-up."""
+replace, ``reactors``), behaviours, the audit log, the controllers (fields typed by their ports in ``ports``,
+built by ``controllers.loop.build_controllers`` from ``bootstrap``), the hooks they registered, and the wake-up."""
 
 from __future__ import annotations
 

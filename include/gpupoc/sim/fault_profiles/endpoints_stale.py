@@ -10,7 +10,8 @@ def install(state: ClusterState) -> None:
     state.reactors.slice_endpoints = keep_gone_endpoints
 
 
-def keep_gone_endpoints(existing: dict | None, endpoints: list[dict], ports: list[dict]) -> tuple[list[dict], list[dict]]:
+def keep_gone_endpoints(existing: dict | None, endpoints: list[dict],
+                        ports: list[dict]) -> tuple[list[dict], list[dict]]:
     """The slice's endpoints whose pod is gone, terminating or no longer ready stay as they were."""
     if not existing:
         return endpoints, ports
