@@ -15,7 +15,6 @@ from gpupoc.sim import clock, quota
 from gpupoc.sim.api import shapes
 from gpupoc.sim.api.status import StatusError, forbidden, invalid
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.faults import Fault
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +204,7 @@ def resolve_priority(state: ClusterState, pod: dict) -> None:
 
 def check_quota(state: ClusterState, pod: dict) -> None:
     """ResourceQuota admission: refuse the pod with the API server's "exceeded quota" 403."""
-    if state.has(Fault.QUOTA_NOT_ENFORCED):
+    if "ResourceQuota" in state.reactors.disabled_admission:
         return
     ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
     usage = quota.pod_requests(pod)

@@ -1,9 +1,11 @@
-"""The ``admission-refused`` fault: a validating admission webhook that refuses one pod's creation.
+"""A validating admission webhook that refuses one pod's creation (the ``admission-refused`` fault's).
 
 The first pod created behind a scheduling gate, owned by nothing and asking for exactly one GPU (a wave's
 single-GPU workload, before its release) is answered as the API server answers a webhook's denial: HTTP 403
 ``admission webhook "<name>" denied the request: <its message>``. Every other pod, and that pod's retries under
-other names, are let through: one item of the wave is refused, and ends with the platform's message.
+other names, are let through: one item of the wave is refused, and ends with the platform's message. The
+fault profile (``fault_profiles/admission_refused.py``) registers it on ``state.hooks.validating``, run by
+``sim/admission.py`` ``admit_pod``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ from decimal import Decimal
 from gpupoc.kube.resources import GPU
 from gpupoc.sim import quota
 from gpupoc.sim.api.status import StatusError
-from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.faults import Fault
 
 WEBHOOK = "validate.gpu-policy.platform.local"
 POLICY = "gpu-placement-policy"
@@ -45,10 +45,3 @@ class RefusingWebhook:
         if self.refused is None and is_target(pod):
             self.refused = (pod["metadata"]["namespace"], pod["metadata"]["name"])
             raise denial(pod)
-
-
-def register(state: ClusterState) -> None:
-    """Register the webhook under the ``admission-refused`` fault (once per cluster)."""
-    if state.has(Fault.ADMISSION_REFUSED) and not any(isinstance(v, RefusingWebhook)
-                                                      for v in state.hooks.validating):
-        state.hooks.validating.append(RefusingWebhook())

@@ -124,7 +124,7 @@ class AuditLog:
 
     def __init__(self, path: Path, audit_gaps: bool = False, metadata_only: bool = False):
         self.path = Path(path)
-        self.audit_gaps = audit_gaps
+        self.audit_gaps = audit_gaps  # set by the ``audit-gaps`` profile (``fault_profiles``)
         self.metadata_only = metadata_only
         self.sinks: list[AuditSink] = []
         self._fh = None

@@ -10,6 +10,7 @@ from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock
 from gpupoc.sim.cluster import ADMIN_USER, ClusterState
 from gpupoc.sim.config import ClusterConfig, Pool
+from gpupoc.sim import fault_profiles
 from gpupoc.sim.controllers.loop import build_controllers
 from gpupoc.sim.queue_objects import create_queues
 
@@ -17,7 +18,9 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "gpupoc-system")
 
 
 def bootstrap(state: ClusterState) -> None:
-    """Fill an empty store with everything the config declares, then build the controllers."""
+    """Install the planted fault profiles (``fault_profiles``), fill an empty store with everything the config
+    declares, then build the controllers."""
+    fault_profiles.install(state)
     cfg = state.config
     s = state.store
     for ns in SYSTEM_NAMESPACES + tuple(t.namespace for t in cfg.tenants):

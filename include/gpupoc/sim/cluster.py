@@ -1,6 +1,6 @@
-"""The whole simulated cluster's state: store, events, logs, GPUs, identities, faults, behaviours, the audit
-log, the controllers (fields typed by their ports in ``ports``, built by ``controllers.loop.build_controllers``
-from ``bootstrap``), the hooks they registered, and the wake-up."""
+"""The whole simulated cluster's state: store, events, logs, GPUs, identities, faults (and the reactors they
+replace, ``reactors``), behaviours, the audit log, the controllers (fields typed by their ports in ``ports``,
+built by ``controllers.loop.build_controllers`` from ``bootstrap``), the hooks they registered, and the wake-up."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from gpupoc.sim.logs import LogStore
 from gpupoc.sim.pod_network import Network
 from gpupoc.sim.ports import (
     DevicePlugin, EventLookup, Hooks, NodeAgent, NodeFailure, PodReplacer, PodScheduler, QuotaUsage, Reconciler, WorkloadIndex)
+from gpupoc.sim.reactors import Reactors
 from gpupoc.sim.store import Store
 
 ADMIN_USER = "kubernetes-admin"
@@ -46,7 +47,7 @@ class ClusterState:
 
     config: ClusterConfig
     data_dir: Path
-    faults: frozenset[Fault] = frozenset()
+    faults: frozenset[Fault] = frozenset()  # the planted fault profiles: ``bootstrap`` installs them on ``reactors``
     behaviours: frozenset[Behaviour] = frozenset()
     behaviour_seed: int = 0  # fixes every seeded behaviour (release order, throttling, latency, watch cuts)
     store: Store = field(default_factory=Store)
@@ -67,6 +68,7 @@ class ClusterState:
     event_index: EventLookup | None = None
     quota_usage: QuotaUsage | None = None
     hooks: Hooks = field(default_factory=Hooks)  # what the controllers registered to hear of each other
+    reactors: Reactors = field(default_factory=Reactors)  # the decisions fault profiles replace (``reactors``)
     quota_rv: int = -1  # store resourceVersion of the last ResourceQuota status refresh
     node_failures: dict[str, NodeFailure] = field(default_factory=dict)  # failed node -> since when
     network: Network = field(default_factory=Network)  # pod and ClusterIP ranges (``pod_network.claim_network``)
@@ -83,10 +85,9 @@ class ClusterState:
         if self.inventory is None:
             self.inventory = Inventory.from_config(self.config)
         if self.events is None:
-            self.events = EventRecorder(self.store, drop_warnings=Fault.EVENTS_DROPPED in self.faults)
+            self.events = EventRecorder(self.store)
         if self.audit is None:
-            self.audit = AuditLog(self.audit_log_path, audit_gaps=Fault.AUDIT_GAPS in self.faults,
-                                  metadata_only=Behaviour.AUDIT_METADATA in self.behaviours)
+            self.audit = AuditLog(self.audit_log_path, metadata_only=Behaviour.AUDIT_METADATA in self.behaviours)
 
     # -- controller wake-up ------------------------------------------------------------------
     def kick(self) -> None:
@@ -107,9 +108,6 @@ class ClusterState:
     @property
     def mode(self) -> SchedulerMode:
         return self.config.scheduler
-
-    def has(self, fault: Fault) -> bool:
-        return fault in self.faults
 
     def behaves(self, behaviour: Behaviour) -> bool:
         return behaviour in self.behaviours

@@ -19,7 +19,7 @@ class EventRecorder:
 
     def __init__(self, store: Store, drop_warnings: bool = False):
         self.store = store
-        self.drop_warnings = drop_warnings  # the ``events-dropped`` fault profile
+        self.drop_warnings = drop_warnings  # set by the ``events-dropped`` profile (``fault_profiles``)
         self._series: dict[tuple[str, str, str], tuple[str, str]] = {}
         self._recorded_at: dict[tuple[str, str, str], float] = {}
         self._last_ns = 0

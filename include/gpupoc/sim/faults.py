@@ -1,5 +1,10 @@
 """Planted defects (fault profiles) so a POC can prove it catches a bad platform.
 
+Each profile is one module of ``fault_profiles/`` (``fault_profiles/<name>.py``, listed in its ``PROFILES``):
+``bootstrap`` installs the planted ones on the reactors they change (``reactors.Reactors``, the correct
+platform's decisions the controllers ask) or on a port (``state.hooks``), so no controller reads this enum.
+What each one does:
+
 The queueing faults act in every scheduler mode (``modes``) where the behaviour exists:
 - ``gang-partial``: Volcano and KAI bind the pods of a PodGroup that fit even when fewer than ``minMember`` do;
   Kueue composes no pod groups (each pod of a group gets its own Workload and is admitted alone).
@@ -15,7 +20,7 @@ The queueing faults act in every scheduler mode (``modes``) where the behaviour 
   "Pod is pending." (「Pod 正在等待调度。」 under the ``zh-wording`` behaviour) in its PodScheduled condition and
   its FailedScheduling events.
 
-The sharing faults act in the ``hami`` mode (``controllers.hami``): ``gpumem-not-enforced`` (the device plugin
+The sharing faults act in the ``hami`` mode (``controllers/hami.py``): ``gpumem-not-enforced`` (the device plugin
 injects no memory limit, so an over-allocation succeeds and the card's neighbour runs out), ``vgpu-overcommit``
 (the scheduler skips the card-memory check) and ``slice-leak`` (a finished pod's slice is still counted).
 
@@ -26,7 +31,7 @@ ended, was deleted or went not ready (a lost node's) in its slices as it last wa
 controls is a victim of any preemptor, whatever its priority.
 
 Two faults end one workload without its task's doing, so the POC proves it judges an item nobody will finish:
-``pod-lost`` (``controllers/pod_loss.py``) takes the first bare GPU pod that has run a second out of the store,
+``pod-lost`` (``fault_profiles/pod_lost.py``) takes the first bare GPU pod that has run a second out of the store,
 with no delete request, audit record or event; ``admission-refused`` (``admission_webhook.py``, a validating
 admission plug-in) answers the first gated, bare, 1-GPU pod's creation with a webhook's 403 and its message.
 """
@@ -59,11 +64,6 @@ class Fault(str, Enum):
     SERVING_PREEMPTED = "serving-preempted"  # kube-scheduler preempts serving replicas whatever their priority
     POD_LOST = "pod-lost"  # one running pod vanishes: no delete request, no audit record, no event
     ADMISSION_REFUSED = "admission-refused"  # a webhook refuses one gated 1-GPU pod's creation (403, its message)
-
-
-def hides_reasons(faults: frozenset[Fault]) -> bool:
-    """The schedulers keep only texts that name no cause (``reasons-opaque``, ``vague-reasons``)."""
-    return Fault.REASONS_OPAQUE in faults or Fault.VAGUE_REASONS in faults
 
 
 def parse_faults(value: str | None) -> frozenset[Fault]:

@@ -23,7 +23,6 @@ from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers.gpu_driver import ledger_dir
 from gpupoc.sim.controllers.hami import hami_for
 from gpupoc.kube.exposition import Exposition
-from gpupoc.sim.faults import Fault
 from gpupoc.workload.cuda import MIB, read_ledger
 
 FAMILIES = [
@@ -92,9 +91,8 @@ def render_hami(state: ClusterState) -> str:
 def _allocated(state: ClusterState, exp: Exposition) -> None:
     """The scheduler's per-container grants (``GetScheduledPods``): the pods it counts, as ``usage`` does."""
     hami = hami_for(state)
-    leak = state.has(Fault.SLICE_LEAK)
     for pod in state.store.list("pods"):
-        if not hami.holds_slice(pod, leak):
+        if not hami.holds_slice(pod):
             continue
         meta = pod["metadata"]
         for index, grants in enumerate(H.decode_pod_devices(meta["annotations"].get(HAMI.ALLOCATED))):

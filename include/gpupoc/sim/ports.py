@@ -14,7 +14,8 @@ controller that reacts when it is built (``controllers.loop.build_controllers``)
   old pod's Workload to it.
 
 As kwok's controllers get what they need of each other as functions, and client-go's fake clientset adds
-behaviour as reactors, a new controller plugs in here without an edit of the others.
+behaviour as reactors, a new controller plugs in here without an edit of the others. What a fault profile
+changes is a reactor (``reactors.Reactors``, on ``state.reactors``), installed by its module in ``fault_profiles``.
 """
 
 from __future__ import annotations

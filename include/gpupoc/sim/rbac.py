@@ -119,16 +119,12 @@ def grants(store: Store, user: str, groups: tuple[str, ...], namespace: str = ""
     return out
 
 
-def authorize(store: Store, attrs: Attributes, cross_tenant_logs: bool = False) -> Decision:
-    """Allow when a bound rule matches; ``cross_tenant_logs`` plants the defect of that fault profile."""
+def authorize(store: Store, attrs: Attributes) -> Decision:
+    """Allow when a bound rule matches (``reactors.authorize``, which a fault profile may wrap)."""
     for g in grants(store, attrs.user, attrs.groups, attrs.namespace if attrs.resource_request else ""):
         for rule in g.rules:
             if rule_allows(rule, attrs):
                 return Decision(True, f"RBAC: allowed by {g.binding} of {g.role} to {g.subject}")
-    if (cross_tenant_logs and attrs.resource_request and attrs.resource == "pods"
-            and attrs.subresource == "log" and attrs.verb == "get" and attrs.user.startswith(SA_PREFIX)):
-        return Decision(True, "RBAC: allowed by ClusterRoleBinding \"gpupoc:log-readers\" of ClusterRole "
-                              "\"gpupoc:log-reader\" to Group \"system:serviceaccounts\"")
     return Decision(False, "")
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from gpupoc.sim.admission import admit_pod
-from gpupoc.sim.admission_webhook import WEBHOOK, RefusingWebhook, register
+from gpupoc.sim.admission_webhook import WEBHOOK, RefusingWebhook
 from gpupoc.sim.api.status import StatusError
+from gpupoc.sim.fault_profiles.admission_refused import install
 from gpupoc.sim.faults import Fault
 
 from .test_admission import gpu_pod, make_state
@@ -40,5 +41,5 @@ def test_without_the_fault_nothing_is_refused_and_the_webhook_registers_once(tmp
     admit_pod(state, gpu_pod("sweep-1", gpus=1, schedulingGates=GATE), "team-nlp")
     assert state.hooks.validating == []
     faulty = make_state(tmp_path / "f", frozenset({Fault.ADMISSION_REFUSED}))
-    register(faulty)
+    install(faulty)
     assert [type(v) for v in faulty.hooks.validating] == [RefusingWebhook]

@@ -16,8 +16,8 @@ def service_body(name: str = "web", target: object = "http") -> dict:
             "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": target}]}}
 
 
-def serving_state(tmp_path, replicas: int = 3):
-    state = make_state(tmp_path)
+def serving_state(tmp_path, replicas: int = 3, faults=()):
+    state = make_state(tmp_path, faults=faults)
     create(state, "deployments", deployment_body(replicas=replicas))
     ctl = Controllers(state)
     ctl.turn()
@@ -121,8 +121,7 @@ def test_a_lost_node_s_replica_leaves_the_ready_endpoints_but_stays_under_endpoi
     from gpupoc.sim.faults import Fault
 
     for faults, stays in ((frozenset(), False), (frozenset({Fault.ENDPOINTS_STALE}), True)):
-        state, ctl, pods = serving_state(tmp_path / str(stays), replicas=1)
-        state.faults = faults
+        state, ctl, pods = serving_state(tmp_path / str(stays), replicas=1, faults=faults)
         create(state, "services", service_body())
         make_ready(state, pods)
         ctl.slices.run_pass()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpupoc.sim import clock
-from gpupoc.sim.controllers.pod_loss import PodLoss, is_target
+from gpupoc.sim.fault_profiles.pod_lost import PodLoss, is_target
 from gpupoc.sim.faults import Fault
 
 from .kubelet_helpers import NS, VIRTUAL, make_state, pod_obj
@@ -49,8 +49,8 @@ def test_the_fault_loses_the_first_running_pod_by_name_once_and_leaves_no_record
     assert "wave-a" not in audit, "no delete request, no audit record"
 
 
-def test_without_the_fault_no_pod_is_lost(tmp_path):
-    state = make_state(tmp_path)
-    state.store.create("pods", running("wave-a"))
-    PodLoss(state).run_pass()
-    assert state.store.get("pods", NS, "wave-a") is not None
+def test_without_the_fault_no_controller_loses_pods(tmp_path):
+    assert "pod-loss" not in make_state(tmp_path / "ok").addons
+    faulty = make_state(tmp_path / "f", faults=(Fault.POD_LOST,))
+    assert isinstance(faulty.addons["pod-loss"], PodLoss)
+    assert list(faulty.addons)[-1] == "pod-loss", "run after every registered controller"

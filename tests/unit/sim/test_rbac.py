@@ -86,10 +86,12 @@ def test_forbidden_message_cluster_scope_and_group():
 
 
 def test_cross_tenant_logs_fault_allows_foreign_logs_only(store):
+    from gpupoc.sim.fault_profiles.cross_tenant_logs import reads_every_log
+
+    authorize = reads_every_log(rbac.authorize)
     a = attrs(verb="get", namespace="team-nlp", resource="pods", subresource="log", name="x")
-    assert rbac.authorize(store, a, cross_tenant_logs=True).allowed
-    assert not rbac.authorize(store, attrs(verb="get", namespace="team-nlp", resource="pods", name="x"),
-                              cross_tenant_logs=True).allowed
+    assert not rbac.authorize(store, a).allowed and authorize(store, a).allowed
+    assert not authorize(store, attrs(verb="get", namespace="team-nlp", resource="pods", name="x")).allowed
 
 
 @pytest.mark.parametrize("method,path,query,expected", [

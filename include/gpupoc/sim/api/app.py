@@ -17,7 +17,6 @@ from gpupoc.sim.api.registry import APPS, AUTHN, AUTHZ, EVENTS, SIM, VISIBILITY,
 from gpupoc.sim.api.status import StatusError, unauthorized
 from gpupoc.sim.audit import MUTATING, REQUEST_RESPONSE, AuditLog, AuditRecord
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.faults import Fault
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +117,7 @@ def authorize(ctx: Ctx) -> None:
     info, caller = ctx.info, ctx.caller
     attrs = rbac.Attributes(user=caller.username, groups=caller.groups, **info.request_attributes().model_dump(),
                             api_version=info.api_version, path=info.path, resource_request=info.resource_request)
-    decision = rbac.authorize(ctx.state.store, attrs, ctx.state.has(Fault.CROSS_TENANT_LOGS))
+    decision = ctx.state.reactors.authorize(ctx.state.store, attrs)
     ctx.audit.decision = "allow" if decision.allowed else "forbid"
     ctx.audit.reason = decision.reason
     if not decision.allowed:

@@ -16,7 +16,6 @@ from gpupoc.sim.api.resources import UPDATE_VALIDATORS, fetch, matching, selecto
 from gpupoc.sim.api.status import StatusError, already_exists, invalid, success_obj
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import disruption_budgets
-from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import RESOURCES, Conflict
 
 TERMINAL = ("Succeeded", "Failed")
@@ -85,12 +84,11 @@ async def _delete_options(ctx: Ctx) -> int | None:
 
 
 def remove_pod(state: ClusterState, pod: dict) -> None:
-    """Take a pod out of the store now (with its logs; its GPUs unless a leak is planted)."""
+    """Take a pod out of the store now (with its logs; its GPUs unless ``reactors.keeps_gpus`` keeps them)."""
     ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
     state.store.delete("pods", ns, name)
     state.logs.drop_pod(ns, name)
-    failed = (pod.get("status") or {}).get("phase") == "Failed"
-    if not (failed and state.has(Fault.GPUS_LEAK)):
+    if not state.reactors.keeps_gpus((pod.get("status") or {}).get("phase"), False):
         state.inventory.release((ns, name))
 
 

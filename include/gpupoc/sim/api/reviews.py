@@ -8,7 +8,6 @@ from gpupoc.sim import rbac
 from gpupoc.sim.api.context import Ctx, json_response
 from gpupoc.sim.api.registry import ResourceSpec
 from gpupoc.sim.api.status import bad_request, invalid
-from gpupoc.sim.faults import Fault
 
 GROUP_VERSION = "authorization.k8s.io/v1"
 
@@ -26,7 +25,7 @@ def review_attributes(spec: dict, user: str, groups: tuple[str, ...]) -> rbac.At
 
 
 def decide(ctx: Ctx, attrs: rbac.Attributes) -> dict:
-    d = rbac.authorize(ctx.state.store, attrs, ctx.state.has(Fault.CROSS_TENANT_LOGS))
+    d = ctx.state.reactors.authorize(ctx.state.store, attrs)
     out = {"allowed": d.allowed}
     if d.reason:
         out["reason"] = d.reason

@@ -1,6 +1,7 @@
 """Kueue's visibility API: pending workloads of a ClusterQueue or a LocalQueue, with positions.
 
-Under ``reasons-opaque`` and ``vague-reasons`` it is not served (as a Kueue without its VisibilityOnDemand
+When the schedulers hide their reasons (``reactors.reasons_shown``: ``reasons-opaque``, ``vague-reasons``) it
+is not served (as a Kueue without its VisibilityOnDemand
 feature): 404, so no queue position explains a wait either."""
 
 from __future__ import annotations
@@ -10,13 +11,12 @@ from aiohttp import web
 from gpupoc.sim.api.context import Ctx, int_param, json_response
 from gpupoc.sim.api.registry import KUEUE, VISIBILITY, ResourceSpec
 from gpupoc.sim.api.status import StatusError, not_found
-from gpupoc.sim.faults import hides_reasons
 
 GROUP_VERSION = f"{VISIBILITY}/v1beta2"
 
 
 def _pending(state, **kw) -> list[dict]:
-    if hides_reasons(state.faults):
+    if not state.reactors.reasons_shown:
         raise StatusError(404, "the server could not find the requested resource", "NotFound")
     try:
         from gpupoc.sim.controllers import kueue

@@ -9,7 +9,8 @@ Service's namespace matching its selector that has a pod IP and has not ended is
 owned by the Service, ``addressType`` IPv4, and carries the Service's ports with ``targetPort`` resolved
 (a named port is looked up in the first matching pod's containers). A slice is written only when its content
 changes; a Service's deletion deletes its slices. Writes are audited under ``endpointslice-controller``.
-The fault profiles ``endpoints-stale`` and ``readiness-ignored`` act here (``sim/faults.py``).
+Which pod is ready and what a slice keeps are the reactors ``endpoint_ready`` and ``slice_endpoints``
+(``sim/reactors.py``; the fault profiles ``endpoints-stale`` and ``readiness-ignored`` replace them).
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import actors
 from gpupoc.sim.controllers.replicasets import owner_ref
 from gpupoc.sim.behaviours import Behaviour, seeded
-from gpupoc.sim.faults import Fault
-from gpupoc.sim.pod_state import TERMINAL, is_ready
+from gpupoc.sim.pod_state import TERMINAL
 from gpupoc.sim.store import Conflict, json_copy
 
 SERVICE_NAME = "kubernetes.io/service-name"
@@ -43,11 +43,9 @@ def in_endpoints(pod: dict) -> bool:
     return bool(status.get("podIP")) and status.get("phase") not in TERMINAL
 
 
-def endpoint_of(pod: dict, readiness_ignored: bool = False) -> dict:
-    """``podToEndpoint``: the pod as an endpoint with its conditions (every running pod ready under the
-    ``readiness-ignored`` fault)."""
+def endpoint_of(pod: dict, ready: bool) -> dict:
+    """``podToEndpoint``: the pod as an endpoint with its conditions (``ready``: ``reactors.endpoint_ready``)."""
     terminating = bool(pod["metadata"].get("deletionTimestamp"))
-    ready = is_ready(pod) or (readiness_ignored and (pod.get("status") or {}).get("phase") == "Running")
     meta = pod["metadata"]
     out = {"addresses": [pod["status"]["podIP"]],
            "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
@@ -124,19 +122,10 @@ class EndpointSliceController:
 
     def sync(self, service: dict) -> int:
         pods = service_pods(self.state, service)
-        endpoints = [endpoint_of(p, self.state.has(Fault.READINESS_IGNORED)) for p in pods]
+        endpoints = [endpoint_of(p, self.state.reactors.endpoint_ready(p)) for p in pods]
         ports = slice_ports(service, pods)
         existing = slices_of(self.state, service)
-        if existing and self.state.has(Fault.ENDPOINTS_STALE):  # ended, deleted, terminating, gone not ready
-            fresh = {e["targetRef"]["name"]: e for e in endpoints}  # (a lost node's): as they last were
-            for e in existing[0].get("endpoints") or []:
-                name = e["targetRef"]["name"]
-                was_ready = (e.get("conditions") or {}).get("ready")
-                if name not in fresh or fresh[name]["conditions"]["terminating"] or (
-                        was_ready and not fresh[name]["conditions"].get("ready")):
-                    fresh[name] = e
-            endpoints = list(fresh.values())
-            ports = ports or existing[0].get("ports") or []
+        endpoints, ports = self.state.reactors.slice_endpoints(existing[0] if existing else None, endpoints, ports)
         endpoints.sort(key=lambda e: e["targetRef"]["name"])
         for extra in existing[1:]:
             self._delete(extra)

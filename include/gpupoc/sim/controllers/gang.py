@@ -5,7 +5,8 @@ queue), when GPUs were freed, or every retry interval. In a session the subclass
 PodGroup) and calls ``place`` for each: the pending pods are reserved on nodes one by one through the
 kube-scheduler's filters and buckets (the ``Placer`` port, ``placement``); if at least ``need`` of them (``minMember``
 minus the members already running) fit, all reserved pods are bound, else every reservation is undone and
-no pod of the gang is bound. Under the ``gang-partial`` fault the pods that fit are bound anyway.
+no pod of the gang is bound. Unless gangs are whole (``reactors.whole_gangs``, off under ``gang-partial``)
+the pods that fit are bound anyway.
 ``evict`` stops the running members of a job (reclaim), in the subclass's words.
 """
 
@@ -19,9 +20,8 @@ from gpupoc.sim.controllers import actors, disruption
 from gpupoc.sim.controllers.gang_jobs import Job, Placement
 from gpupoc.sim.controllers.podgroups import Group, GroupIndex
 from gpupoc.sim.controllers.scheduling import set_condition
-from gpupoc.sim.controllers.wording import Wording, opaque_fit_error
+from gpupoc.sim.controllers.wording import Wording
 from gpupoc.sim.events import WARNING
-from gpupoc.sim.faults import Fault, hides_reasons
 from gpupoc.sim.ports import Placer
 from gpupoc.sim.store import Change, Conflict
 
@@ -43,10 +43,11 @@ class GangScheduler:
         self.sched = placer
         self.index = GroupIndex(state.store, self.scheduler_name, self.group_keys)
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
-        self.partial = state.has(Fault.GANG_PARTIAL)
-        self.opaque = hides_reasons(state.faults)
-        self.weighted = not state.has(Fault.FAIRSHARE_IGNORED)  # fair shares weigh queues; else creation order
-        self.reclaims = not state.has(Fault.BORROW_NOT_RECLAIMED)
+        reactors = state.reactors
+        self.partial = not reactors.whole_gangs
+        self.opaque = not reactors.reasons_shown
+        self.weighted = reactors.fair_shares  # fair shares weigh queues; else creation order
+        self.reclaims = reactors.reclaim_across_queues
         self._specs_version = 0
         self._specs: dict[tuple, object] = {}  # (resource, namespace, name) -> spec, to ignore status writes
         self._seen: tuple[int, int, int] | None = None
@@ -188,8 +189,7 @@ class GangScheduler:
         """PodScheduled=False with ``reason``/``message`` on a pending pod, and the scheduler's Warning
         event (again after the retry interval while it stays the same)."""
         if self.opaque:
-            reason, message = "Unschedulable", opaque_fit_error(self.sched.node_count, self.state.faults,
-                                                               self.state.behaviours)
+            reason, message = "Unschedulable", self.state.reactors.opaque_fit_error(self.sched.node_count)
         pod = self.store.get("pods", *key)
         if pod is None or pod.get("spec", {}).get("nodeName"):
             return

@@ -33,7 +33,6 @@ from gpupoc.sim import hami_devices as H
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import scheduling as S
 from gpupoc.sim.events import NORMAL, WARNING
-from gpupoc.sim.faults import Fault
 
 Key = tuple[str, str]
 TERMINAL = ("Succeeded", "Failed")
@@ -121,9 +120,8 @@ class HamiScheduler:
                 if g.holder is not None and g.uuid in by_uuid:
                     card = by_uuid[g.uuid]
                     card.used, card.used_mem, card.used_cores = card.count, card.total_mem, card.total_core
-        leak = self.state.has(Fault.SLICE_LEAK)
         for pod in self.store.list("pods"):
-            if not self.holds_slice(pod, leak):
+            if not self.holds_slice(pod):
                 continue
             for grants in H.decode_pod_devices(pod["metadata"].get("annotations", {}).get(HAMI.ALLOCATED)):
                 for g in grants:
@@ -131,12 +129,11 @@ class HamiScheduler:
                         by_uuid[g.uuid].take(g.mem_mib, g.cores)
         return cards
 
-    @staticmethod
-    def holds_slice(pod: dict, leak: bool) -> bool:
-        """The scheduler counts the pod's grants: bound and not ended (``leak``: ended too, fault slice-leak)."""
+    def holds_slice(self, pod: dict) -> bool:
+        """The scheduler counts the pod's grants: bound, allocated and held (``reactors.holds_slice``: not ended)."""
         if not pod.get("spec", {}).get("nodeName") or HAMI.ALLOCATED not in pod["metadata"].get("annotations", {}):
             return False
-        return leak or pod.get("status", {}).get("phase") not in TERMINAL
+        return self.state.reactors.holds_slice(pod)
 
     # -- the pass --------------------------------------------------------------------------------
     def pending(self) -> list[dict]:
@@ -184,7 +181,7 @@ class HamiScheduler:
                 counts[static] += 1
                 continue
             fit = H.fit_node(name, cards.get(name, []), reqs, annotations, gpu_policy, node_policy,
-                             overcommit=self.state.has(Fault.VGPU_OVERCOMMIT))
+                             overcommit=not self.state.reactors.card_memory_checked)
             (fits if fit.fits else failed).append(fit)
             if not fit.fits:
                 counts[fit.reason] += 1
@@ -256,9 +253,9 @@ class HamiDevicePlugin:
             return "", {}
         env = {"CUDA_DEVICE_SM_LIMIT": str(grants[0].cores),
                "CUDA_DEVICE_MEMORY_SHARED_CACHE": f"{SHARED_CACHE_DIR}/{uuid.uuid4()}.cache"}
-        if not self.state.has(Fault.GPUMEM_NOT_ENFORCED):
-            for i, g in enumerate(grants):
-                env[f"CUDA_DEVICE_MEMORY_LIMIT_{i}"] = f"{g.mem_mib}m"
+        for i, g in enumerate(grants):
+            env[f"CUDA_DEVICE_MEMORY_LIMIT_{i}"] = f"{g.mem_mib}m"
+        env = self.state.reactors.device_env(env)
         annotations = pod["metadata"]["annotations"]
         if annotations.get(HAMI.BIND_PHASE) != "success":
             annotations[HAMI.BIND_PHASE] = "success"

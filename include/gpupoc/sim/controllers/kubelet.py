@@ -23,7 +23,6 @@ from gpupoc.sim.controllers import kubelet_status as ks
 from gpupoc.sim.controllers.kubelet_lifecycle import run_pod
 from gpupoc.sim.controllers.kubelet_pods import ContainerRun, PodKey, PodRun
 from gpupoc.sim.events import NORMAL
-from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Telemetry
 from gpupoc.sim.store import Change
 
@@ -140,7 +139,7 @@ class Kubelet:
         if pod is None:
             phase = self._deleted_phase.pop(key, None)
             if pr is not None:
-                self._teardown(pr, release=not self._leaks(pr.final_phase or phase, pr.deleting))
+                self._teardown(pr, release=not self._keeps_gpus(pr.final_phase or phase, pr.deleting))
             else:
                 self._forget(key, phase)
             return
@@ -241,13 +240,13 @@ class Kubelet:
                                  field_path=field_path)
 
     # -- GPUs, telemetry, files --------------------------------------------------------------------
-    def _leaks(self, phase: str | None, deleting: bool = False) -> bool:
-        """The gpus-leak fault: GPUs of pods that failed on their own are never given back."""
-        return self.state.has(Fault.GPUS_LEAK) and phase == "Failed" and not deleting
+    def _keeps_gpus(self, phase: str | None, deleting: bool = False) -> bool:
+        """Whether an ended pod's GPUs stay held (``reactors.keeps_gpus``: never, unless a fault says so)."""
+        return self.state.reactors.keeps_gpus(phase, deleting)
 
     def release(self, key: PodKey, phase: str | None, deleting: bool = False) -> None:
         inv = self.state.inventory
-        if self._leaks(phase, deleting):
+        if self._keeps_gpus(phase, deleting):
             inv.telemetry.pop(key, None)  # held but idle: what a leak looks like on the dashboards
         else:
             inv.release(key)

@@ -25,7 +25,6 @@ from gpupoc.sim.controllers.kubelet_runtime import (
     ConfigMissing, ProcessHandle, StartFailed, VirtualSpec, build_argv, container_env, process_env, run_virtual,
 )
 from gpupoc.sim.events import NORMAL, WARNING
-from gpupoc.sim.faults import Fault
 from gpupoc.sim.inventory import Telemetry
 from gpupoc.sim.pod_network import BIND_ENV, host_address, service_env
 from gpupoc.sim.store import Store
@@ -386,7 +385,7 @@ async def _virtual_server(pr: PodRun, c: ContainerRun, env: dict[str, str], lg):
 
 
 def _after_exit(kl: PodRuntime, pr: PodRun, c: ContainerRun, lg, exit_code: int) -> None:
-    """The container ended: the logs-lost-on-failure fault drops its log; followers are released."""
-    if exit_code != 0 and kl.state.has(Fault.LOGS_LOST_ON_FAILURE) and not pr.abandoned:
-        lg.clear()
+    """The container ended: its reactor hears of it (``reactors.container_exited``); followers are released."""
+    if not pr.abandoned:
+        kl.state.reactors.container_exited(exit_code, lg)
     lg.close()

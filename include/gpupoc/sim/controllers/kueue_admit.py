@@ -26,7 +26,6 @@ from gpupoc.sim.controllers.kueue_preempt import Policy, candidates, targets
 from gpupoc.sim.controllers.kueue_quota import QueueQuota, QuotaTree, weighted_share
 from gpupoc.sim.controllers.kueue_types import COMPONENT, GPU, Entry, pending_message, set_condition
 from gpupoc.sim.events import NORMAL, WARNING
-from gpupoc.sim.faults import Fault, hides_reasons
 
 Key = tuple[str, str]
 # Kueue records "Pending" at each requeue of an inadmissible Workload (after a cluster change); the simulated
@@ -92,7 +91,7 @@ def admit_cycle(state: ClusterState, kq: QueueView) -> int:
     queues = kq.local_queues()
     tree = quota_tree(state, kq, queues)
     specs = {cq["metadata"]["name"]: cq.get("spec") or {} for cq in state.store.list("clusterqueues")}
-    fcfs = state.has(Fault.FAIRSHARE_IGNORED)
+    fcfs = not state.reactors.fair_shares
     fair = state.config.kueue.fair_sharing and not fcfs
     pending = {name: kq.ordered(name, queues) for name in tree.queues}
     admitted = {name: [e for e in kq.entries.values() if e.admitted and not e.finished
@@ -143,7 +142,7 @@ def _try(state: ClusterState, kq: QueueView, e: Entry, name: str, tree: QuotaTre
     message = pending_message(q.flavor, e.gpus, available, maximum, e.pod_set)
     if e.gpus <= maximum:
         found = candidates(e, q, Policy.of(specs[name]), tree, admitted, fair,
-                           cohort_reclaim=not state.has(Fault.BORROW_NOT_RECLAIMED))
+                           cohort_reclaim=state.reactors.reclaim_across_queues)
         chosen = targets(e, q, tree, found, fair)
         if chosen:
             for t in chosen:
@@ -156,7 +155,7 @@ def _try(state: ClusterState, kq: QueueView, e: Entry, name: str, tree: QuotaTre
                     admitted[t.cq].remove(t.entry)
             message += f". Pending the preemption of {len(chosen)} workload(s)"
             q.usage += e.gpus  # held for the preemptor until the pass ends
-    said = "" if hides_reasons(state.faults) else message
+    said = message if state.reactors.reasons_shown else ""
     if set_condition(wl, "QuotaReserved", "False", "Pending", said):
         state.store.update("workloads", wl)
     if said:  # pkg/scheduler/scheduler.go requeueAndUpdate: Eventf(wl, Warning, "Pending", inadmissibleMsg)

@@ -19,7 +19,6 @@ from typing import Protocol
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers.kueue_types import KUEUE_GATES, Entry, Key
 from gpupoc.sim.events import NORMAL, WARNING
-from gpupoc.sim.faults import Fault
 
 GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
@@ -70,7 +69,7 @@ class GroupComposer:
 
     def claims(self, pod: dict) -> bool:
         return bool((pod["metadata"].get("labels") or {}).get(GROUP_LABEL)) and \
-            not self.state.has(Fault.GANG_PARTIAL)
+            self.state.reactors.whole_gangs
 
     def add(self, pod: dict) -> dict | None:
         meta = pod["metadata"]

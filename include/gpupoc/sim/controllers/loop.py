@@ -7,7 +7,7 @@ admission plug-in and Workload hand-over, the Job controller's subscription to t
 ``run_controllers(state, stop)`` repeats, until ``stop`` is set: a wait while requests arrive in a burst (API
 first, ``sim.api_pressure``, at most a second), a Kueue pass, a Volcano or KAI session (those
 modes only), a scheduling pass, the Job controller's replacements (recreating behaviour profiles only), the
-kubelet reconcile, the registered controllers (``ADDONS``: taint eviction, node lifecycle) and the
+kubelet reconcile, the registered controllers (``ADDONS``, then a fault profile's, ``reactors.addons``) and the
 ResourceQuota usage refresh, then sleeps until something changes (store changes
 to pods and nodes kick it) or ``TICK_SECONDS`` pass, so that timed transitions (grace periods, back-offs,
 workload durations, staggered releases) happen. An exception in one pass is logged and the loop goes on.
@@ -23,12 +23,11 @@ import time
 from typing import Any, Callable
 
 from gpupoc.kube.schedulers import SchedulerMode
-from gpupoc.sim import admission_webhook, quota
+from gpupoc.sim import quota
 from gpupoc.sim.api.indexes import event_index
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import (
-    deployments, disruption_budgets, endpointslices, kube_proxy, node_lifecycle, pod_loss, replicasets,
-    taint_eviction)
+    deployments, disruption_budgets, endpointslices, kube_proxy, node_lifecycle, replicasets, taint_eviction)
 from gpupoc.sim.controllers.kubelet import kubelet_for
 from gpupoc.sim.controllers.kueue import kueue_for
 from gpupoc.sim.controllers.recreate import recreator_for
@@ -53,7 +52,6 @@ ADDONS: dict[str, Callable[[ClusterState], Reconciler]] = {
     "endpointslice": endpointslices.EndpointSliceController,
     "disruption": disruption_budgets.DisruptionController,
     "kube-proxy": kube_proxy.KubeProxy,
-    "pod-loss": pod_loss.PodLoss,  # the pod-lost fault only
 }
 
 
@@ -68,8 +66,8 @@ def tune_gc() -> None:
 def build_controllers(state: ClusterState) -> None:
     """Create the state's controllers and indexes (those already there are kept): the queue manager (with its
     hooks), the scheduler, the mode's gang scheduler on it, the Job controller (subscribed to the
-    pod-disrupted signal), the kubelet, the event index, the quota usage tracker and, under the
-    ``admission-refused`` fault, its refusing webhook."""
+    pod-disrupted signal), the kubelet, the event index, the quota usage tracker, the registered controllers
+    (``ADDONS``) and those a fault profile added (``state.reactors.addons``)."""
     kueue_for(state)
     scheduler_for(state)
     gang_scheduler(state)
@@ -77,8 +75,7 @@ def build_controllers(state: ClusterState) -> None:
     kubelet_for(state)
     event_index(state)
     quota.tracker(state)
-    admission_webhook.register(state)  # the admission-refused fault only
-    for name, make in ADDONS.items():
+    for name, make in {**ADDONS, **state.reactors.addons}.items():
         if name not in state.addons:
             state.addons[name] = make(state)
 
@@ -163,8 +160,8 @@ async def run_controllers(state: ClusterState, stop: asyncio.Event, tick: float 
             if recreator.enabled:
                 await guard.run("recreate", recreator.run_pass)
             await guard.run("kubelet", kubelet.reconcile)
-            for name in ADDONS:
-                await guard.run(name, state.addons[name].run_pass)
+            for name, addon in list(state.addons.items()):
+                await guard.run(name, addon.run_pass)
             await guard.run("quota", lambda: quota.refresh(state))
             await asyncio.sleep(0)  # let API requests in even when kicks keep coming
             if stop.is_set():

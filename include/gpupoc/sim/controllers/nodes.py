@@ -20,7 +20,6 @@ from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import disruption
 from gpupoc.sim.controllers import kubelet_status as ks
 from gpupoc.sim.events import NORMAL, WARNING
-from gpupoc.sim.faults import Fault
 from gpupoc.sim.store import NotFound
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -160,7 +159,7 @@ def evict_pod(state: ClusterState, pod: dict, node: str) -> None:
         log = state.logs.get(key[0], key[1], cs.get("name", ""))
         if log is not None:
             log.close()
-    if state.has(Fault.GPUS_LEAK):
+    if state.reactors.keeps_gpus("Failed", False):  # the pod failed with its node
         state.inventory.telemetry.pop(key, None)
     else:
         state.inventory.release(key)

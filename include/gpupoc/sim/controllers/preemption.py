@@ -2,8 +2,8 @@
 
 When a pod fits nowhere, lower-priority pods are chosen as victims on the node where that matters least
 (``scheduling.select_victims``/``best_choice``), the preemptor is nominated to that node, and each victim is
-stopped in its platform's words (``disruption.preempt``). Under ``priority-ignored`` nothing is preempted;
-under ``serving-preempted`` a serving replica (a pod a ReplicaSet controls) is a victim whatever its priority.
+stopped in its platform's words (``disruption.preempt``). Nothing is preempted without the priority queue
+(``reactors.priority_queue``); a pod ``reactors.victim_whatever_priority`` picks is a victim of any preemptor.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections import Counter
 from gpupoc.sim.controllers import disruption
 from gpupoc.sim.controllers import scheduling as S
 from gpupoc.sim.controllers.scheduling import Failure
-from gpupoc.sim.faults import Fault
 
 Key = tuple[str, str]
 
@@ -25,8 +24,8 @@ class PreemptionMixin:
         """DefaultPreemption post-filter: evict lower-priority pods where that makes room. Returns the
         post-filter message (None when disabled; the placement found when victims were chosen) and whether
         the pod was nominated to a node."""
-        if self.state.has(Fault.PRIORITY_IGNORED):
-            return None, False
+        if not self.state.reactors.priority_queue:
+            return None, False  # DefaultPreemption is off
         if not S.preempts(pod):
             return "preemption: " + S.NOT_ELIGIBLE_NEVER, False
         nominated = pod.get("status", {}).get("nominatedNodeName")
@@ -37,8 +36,8 @@ class PreemptionMixin:
         post: Counter = Counter({S.PREEMPTION_NOT_HELPFUL: sum(reasons.unresolvable.values())})
         resolvable = {n for names in reasons.resolvable.values() for n in names}
         choices: list[S.NodeChoice] = []
-        serving = self.state.has(Fault.SERVING_PREEMPTED)
-        if not serving and not any(p < prio and c > 0 for p, c in self._prio_count.items()):
+        anyone = self.state.reactors.victim_whatever_priority is not None  # some pods are victims of anyone
+        if not anyone and not any(p < prio and c > 0 for p, c in self._prio_count.items()):
             post[S.NO_VICTIMS] += len(resolvable)  # no lower-priority pod runs anywhere
         else:
             for name in sorted(resolvable):
@@ -59,16 +58,16 @@ class PreemptionMixin:
         return S.placement_message(choice.node, len(choice.victims)), True
 
     def _candidates(self, node: str, prio: int) -> list[S.Victim]:
-        serving = self.state.has(Fault.SERVING_PREEMPTED)
+        anyones = self.state.reactors.victim_whatever_priority  # None: only lower priorities are victims
         out = []
         for k in self._node_pods.get(node, ()):
-            if self._prio_of.get(k, 0) >= prio and not serving:
+            if self._prio_of.get(k, 0) >= prio and anyones is None:
                 continue
             victim = self.store.get("pods", k[0], k[1])
             if victim is None or victim["metadata"].get("deletionTimestamp"):
                 continue
-            if self._prio_of.get(k, 0) >= prio and not _serves(victim):
-                continue  # serving-preempted: a serving replica is a victim whatever its priority
+            if self._prio_of.get(k, 0) >= prio and not anyones(victim):
+                continue
             out.append(S.Victim(k, self._prio_of[k], S.gpu_request(victim),
                                 victim.get("status", {}).get("startTime") or ""))
         return out
@@ -87,9 +86,3 @@ class PreemptionMixin:
             if victim is not None:
                 self._victims.add(v.key)
                 disruption.preempt(self.state, victim, preemptor, choice.node, self.wording_of(preemptor))
-
-
-def _serves(pod: dict) -> bool:
-    """A serving replica: a pod its ReplicaSet controls."""
-    return any(r.get("kind") == "ReplicaSet" and r.get("controller") for r in pod["metadata"].get("ownerReferences")
-               or [])

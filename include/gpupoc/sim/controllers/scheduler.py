@@ -24,9 +24,8 @@ from gpupoc.sim.controllers.placement import PlacementMixin
 from gpupoc.sim.controllers.preemption import PreemptionMixin
 from gpupoc.sim.controllers.release import StaggeredRelease
 from gpupoc.sim.controllers.scheduling import Failure, NodeClass, set_condition
-from gpupoc.sim.controllers.wording import KAI, KUBE_WORDING, VOLCANO, Wording, opaque_fit_error, wordings_for
+from gpupoc.sim.controllers.wording import KAI, KUBE_WORDING, VOLCANO, Wording, wordings_for
 from gpupoc.sim.events import NORMAL, WARNING
-from gpupoc.sim.faults import Fault, hides_reasons
 from gpupoc.sim.store import Change
 
 Key = tuple[str, str]
@@ -78,7 +77,7 @@ class Scheduler(PreemptionMixin, PlacementMixin):
         self.moves = 0  # changes to the free-GPU buckets (a fit computed earlier is stale once this grows)
         self.retry_seconds = state.config.timing.scheduler_retry_seconds
         self.wordings = wordings_for(state.mode, state.behaviours)  # scheduler name -> how it speaks
-        self.opaque = hides_reasons(state.faults)
+        self.opaque = not state.reactors.reasons_shown
         self.release = StaggeredRelease(state.behaviour_seed) if state.behaves(Behaviour.RELEASE_STAGGERED) \
             else None
         for pod in self.store.list("pods"):
@@ -106,7 +105,7 @@ class Scheduler(PreemptionMixin, PlacementMixin):
             pending = False  # its gate was lifted: it reaches the queue after its staggered delay
         if pending:
             if key not in self._pending:
-                self._pending[key] = S.queue_key(pod, next(self._seq), self.state.has(Fault.PRIORITY_IGNORED))
+                self._pending[key] = S.queue_key(pod, next(self._seq), not self.state.reactors.priority_queue)
                 self._new.add(key)
         elif key in self._pending:
             del self._pending[key]
@@ -356,7 +355,7 @@ class Scheduler(PreemptionMixin, PlacementMixin):
         message = reasons.messages.get((post, wording.dialect))
         if message is None:
             if self.opaque:
-                message = opaque_fit_error(self._node_count, self.state.faults, self.state.behaviours)
+                message = self.state.reactors.opaque_fit_error(self._node_count)
             else:
                 message = wording.unschedulable(self._node_count, reasons.counts(), post)
             reasons.messages[(post, wording.dialect)] = message

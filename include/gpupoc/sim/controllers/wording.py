@@ -22,7 +22,6 @@ from gpupoc.kube.schedulers import SchedulerMode
 from gpupoc.sim.behaviours import Behaviour
 from gpupoc.sim.controllers import scheduling as S
 from gpupoc.sim.controllers import zh_wording
-from gpupoc.sim.faults import Fault
 
 KUBE, VOLCANO, KAI, ZH = "kube-scheduler", "volcano", "kai", "zh"
 VAGUE = "Pod is pending."  # what the scheduler says of every unschedulable pod under ``vague-reasons``
@@ -88,14 +87,6 @@ def wordings_for(mode: SchedulerMode, behaviours: frozenset[Behaviour]) -> dict[
         return {S.DEFAULT_SCHEDULER: KUBE_WORDING}
     wording = wording_for(behaviours)
     return {name: wording for name in wording.scheduler_names}
-
-
-def opaque_fit_error(num_nodes: int, faults: frozenset = frozenset(), behaviours: frozenset = frozenset()) -> str:
-    """What every scheduler says of an unschedulable pod under ``reasons-opaque`` (a count of nodes, no reason)
-    and ``vague-reasons`` (``VAGUE``, in Chinese under ``zh-wording``)."""
-    if Fault.VAGUE_REASONS in faults:
-        return zh_wording.VAGUE if Behaviour.ZH_WORDING in behaviours else VAGUE
-    return f"0/{num_nodes} nodes are available."
 
 
 def volcano_evict_message(action: str = "preempt") -> str:

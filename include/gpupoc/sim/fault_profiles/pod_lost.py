@@ -1,10 +1,11 @@
-"""The ``pod-lost`` fault: the platform loses one running pod and keeps no record of it.
+"""``pod-lost``: the platform loses one running pod and keeps no record of it.
 
 Once per cluster, the first bare pod (no owner) asking for GPUs whose containers have run for
 ``RUNNING_SECONDS`` (the first by namespace and name when several have) is taken out of the store as if its
 object had been lost: no delete request (so no audit record), no event, no last status. Every read answers
 404 from then on; the kubelet, the scheduler and the quota usage let it go as for any object that vanished
 (they follow the store). A platform's own controllers (ReplicaSets, Jobs) are spared: their pods are replaced.
+The fault adds ``PodLoss`` to the controllers the loop runs (``reactors.addons``, after ``controllers.loop.ADDONS``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from datetime import datetime
 from gpupoc.kube.resources import GPU
 from gpupoc.sim import clock, quota
 from gpupoc.sim.cluster import ClusterState
-from gpupoc.sim.faults import Fault
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +45,14 @@ def is_target(pod: dict, now: datetime, running_s: float = RUNNING_SECONDS) -> b
 
 
 class PodLoss:
-    """Loses one running pod under the ``pod-lost`` fault (a no-op otherwise)."""
+    """Loses one running pod, once (a controller the fault adds, ``reactors.addons``)."""
 
     def __init__(self, state: ClusterState):
         self.state = state
         self.lost: tuple[str, str] | None = None  # (namespace, name) once lost
 
     def run_pass(self) -> None:
-        if self.lost is not None or not self.state.has(Fault.POD_LOST):
+        if self.lost is not None:
             return
         now = clock.now()
         targets = sorted((p["metadata"]["namespace"], p["metadata"]["name"]) for p in self.state.store.list("pods")
@@ -62,3 +62,7 @@ class PodLoss:
         self.lost = targets[0]
         self.state.store.delete("pods", *self.lost)  # the store only: no request, no audit line, no event
         log.warning("fault pod-lost: pod %s/%s lost without a record", *self.lost)
+
+
+def install(state: ClusterState) -> None:
+    state.reactors.addons["pod-loss"] = PodLoss
