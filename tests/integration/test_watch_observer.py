@@ -67,3 +67,41 @@ def test_the_cache_sees_every_pod_with_one_list(start_sim, behaviours):
     assert ("ADDED", "w0") in changes or ("MODIFIED", "w0") in changes
     assert stats.lists == 1 + stats.relists_after_gone
     assert counted.lists == stats.lists
+
+
+def test_collection_resumes_the_observers_lists_and_sees_what_changed_after_it_without_listing(start_sim):
+    from gpupoc.pipeline.watch_resume import resume, saved_collections
+
+    server = start_sim()
+    factory = ClientFactory(str(server.kubeconfig))
+    admin = factory.caller("admin")
+    ns = "resumed"
+    assert admin.call("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}}).ok
+    path = f"/api/v1/namespaces/{ns}/pods"
+    for i in range(3):
+        assert admin.call("POST", path, body=_pod(f"r{i}")).ok
+    observer = WatchingCaller(admin)
+    try:
+        first_truthy("the observer's cache to hold three pods", lambda: _names(observer, path) == ["r0", "r1", "r2"],
+                     step_seconds=60)
+    finally:
+        observer.close()
+    saved = list(saved_collections(observer, ("pods",)))
+    # after the observer's end: one pod deleted, one created, another's labels changed
+    assert admin.call("DELETE", f"{path}/r1", query={"gracePeriodSeconds": "0"}).ok
+    assert admin.call("POST", path, body=_pod("after")).ok
+    assert admin.call("PATCH", f"{path}/r2", body={"metadata": {"labels": {"later": "yes"}}},
+                      content_type="application/merge-patch+json").ok
+    counted = Counted(admin)
+    try:
+        resumed = resume(counted, saved)
+        got = {p["metadata"]["name"]: p for p in resumed.call(
+            "GET", path, query={"labelSelector": "watched=yes"}).body["items"]}
+        listed = {p["metadata"]["name"]: p for p in admin.call(
+            "GET", path, query={"labelSelector": "watched=yes"}).body["items"]}
+    finally:
+        factory.close()
+    assert sorted(got) == sorted(listed) == ["after", "r0", "r2"]
+    assert got["r2"]["metadata"]["labels"].get("later") == "yes"
+    assert counted.lists == 0, "collection listed the pods again"
+    assert resumed.stats()[0]["watches"] == 1

@@ -96,6 +96,19 @@ class Collection:
         return Response(200, {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": rv},
                               "items": items})
 
+    @classmethod
+    def seeded(cls, caller: Streamer, path: str, query: list[tuple[str, str]], rv: str,
+               items: list[dict]) -> "Collection":
+        """A collection holding ``items`` at ``rv``, as a cache saved earlier left it (not yet watched)."""
+        c = cls(caller, path, query, None)
+        c.items, c.rv = {_key(o): o for o in items}, rv
+        return c
+
+    def held(self) -> tuple[list[dict], str]:
+        """The objects the cache holds and its resourceVersion, as of now."""
+        with self._lock:
+            return list(self.items.values()), self.rv
+
     # ---- life ----
     def start(self) -> Response:
         """The first list; the watch from its resourceVersion starts when the list succeeded."""
@@ -177,6 +190,35 @@ class Collection:
             return None
         finally:
             self.stats.bytes_watched += self._handle.bytes_read
+
+    def catch_up(self, timeout_s: int) -> None:
+        """Every change since the cache's resourceVersion, from one watch that ends at the server's first
+        bookmark (kube-apiserver sends one 2 s before a watch's timeout, once it has sent every change before
+        it) or at that timeout; a list instead when the watch is refused (410 Gone: the history compacted) or
+        cut. A list refused too leaves the collection listed on every read, as the server answers."""
+        query = [*self.query, ("watch", "true"), ("allowWatchBookmarks", "true"), ("resourceVersion", self.rv),
+                 ("timeoutSeconds", str(timeout_s))]
+        handle = self._handle = StreamHandle()
+        self.stats.watches += 1
+        refusal = None if self.rv else {"code": 410, "message": "no resourceVersion to resume from"}
+        try:
+            for event in (self.caller.stream(self.path, query, timeout_s + 30, handle) if self.rv else ()):
+                refusal = self._take(event)
+                if refusal is not None or event.get("type") == "BOOKMARK":
+                    break
+        except Exception as exc:  # noqa: BLE001 - a cut stream: the collection is listed instead
+            refusal = {"code": 0, "message": type(exc).__name__}
+        finally:
+            handle.close()
+            self.stats.bytes_watched += handle.bytes_read
+        if refusal is None:
+            return
+        code = int(refusal.get("code") or 0)
+        self.stats.relists_after_gone += code == 410
+        self.stats.refusals.append(f"HTTP {code}: {str(refusal.get('message') or '')[:120]}")
+        r = self._list()
+        if not r.ok:
+            self.stats.listing_only = f"the list after a refused catch-up answered HTTP {r.status}"
 
     def _take(self, event: dict) -> dict | None:
         kind, obj = event.get("type"), event.get("object") or {}

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
+from gpupoc.common import fastjson
 from gpupoc.common.timefmt import parse_time, utcnow
 from gpupoc.monitoring.intake_count import intake_refusals, receiver_records
 from gpupoc.pipeline import wave as W
@@ -14,6 +15,8 @@ from gpupoc.pipeline.attempts import gather
 from gpupoc.pipeline.audit import Ledger
 from gpupoc.pipeline.audit_deletes import pod_bindings
 from gpupoc.pipeline.k8s import service_account_actor
+from gpupoc.pipeline.observe import list_events
+from gpupoc.pipeline.watch_resume import ResumedLists, SavedCollection, resume
 from gpupoc.pipeline.preemptors import Facts, KnownPod, known_pod
 from gpupoc.pipeline.runs import attempt_runs
 from gpupoc.pipeline.scheduler_objects import kueue_cluster_queues, priority_queues
@@ -22,7 +25,7 @@ from gpupoc.plan.platforms import identity
 from gpupoc.podspec import labels as L
 from gpupoc.steps.attempt_decision import decisions
 from gpupoc.steps.context import RunContext
-from gpupoc.steps.markers import RELEASE_FILE
+from gpupoc.steps.markers import COLLECTOR_API, OBSERVER_LISTS, RELEASE_FILE
 from gpupoc.classes.registry import definition
 from gpupoc.steps.startup import startup_rows
 from gpupoc.steps.replay import REPLAY_TABLES, collect_replay, is_replay
@@ -63,11 +66,15 @@ def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict, Facts]:
     (the services' replicas are judged on them too). The pods, events and records it reads (10,000 pods and their
     events are hundreds of MiB) are gone once it returns, before the class's collector."""
     admin = ctx.admin("collect evidence")
-    pods = W.list_pods(admin.inner, ctx.namespaces, ctx.selector)
+    lists = resumed_lists(ctx)
+    pods = W.list_pods(lists or admin.inner, ctx.namespaces, ctx.selector)
     ctx.writer.write_json("pods", pods)
     release = ctx.read_file(RELEASE_FILE, {}) or {}
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
-    records = ctx.platform_records()
+    records = ctx.platform_records(events=list_events(lists, ctx.namespaces) if lists else None)
+    if lists:
+        ctx.writer.write_json(COLLECTOR_API, lists.stats())
+        lists = None  # the wave's pods and events are let go of with the lists
     probes = {i.name: ctx.plan.tenant(i.tenant).namespace for i in class_items(ctx.plan, ctx.test_class)}
     attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
     facts = preemption_facts(ctx, records)
@@ -87,6 +94,17 @@ def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict, Facts]:
                "release_spread_seconds": release.get("release_spread_seconds"),
                "arrival_spread_seconds": release.get("arrival_spread_seconds"), **startup_summary}
     return timelines, runs, summary, facts
+
+
+def resumed_lists(ctx: RunContext) -> ResumedLists | None:
+    """The observer's lists of the wave's pods and its events, caught up with the cluster by a watch from
+    where the observer left them (``pipeline/watch_resume.py``); None when it saved none (a wave under
+    ``RESUME_FROM_PODS`` pods: listed again) or the client cannot watch."""
+    path = ctx.files(OBSERVER_LISTS)
+    reader = ctx.reader()
+    if not path.is_file() or not callable(getattr(reader, "stream", None)):
+        return None
+    return resume(reader, (SavedCollection.from_dict(d) for d in fastjson.loads(path.read_bytes())))
 
 
 def preemption_facts(ctx: RunContext, records) -> Facts:

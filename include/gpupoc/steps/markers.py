@@ -10,8 +10,12 @@ OBSERVING_FILE = "observing"        # the observer took its first snapshot: the 
 # attempt ended, each with whether it came (the tasks waiting for the wave end with it: ``steps.wave_end``)
 OBSERVER_END = "observer_end"
 OBSERVER_API = "observer_api"  # what the observer's watches cost the API server: lists, relists, bytes
+# the wave's pods and its namespaces' events as the observer's watches held them at its end, with their
+# resourceVersions: collection resumes them instead of listing again (``pipeline/watch_resume.py``)
+OBSERVER_LISTS = "observer_lists"
+COLLECTOR_API = "collector_api"  # what collection's catch-up watches cost the API server
 # a cleared run starts over: no marker of a past try may count
-STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_FILE, OBSERVER_END)
+STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_FILE, OBSERVER_END, OBSERVER_LISTS)
 # either marker: the release has begun (lifting the gates of a large wave takes seconds, and an attempt taken
 # away in them must not be resubmitted behind a gate nobody lifts again)
 RELEASE_BEGUN = (RELEASING_FILE, RELEASE_FILE)

@@ -14,14 +14,15 @@ from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.async_release import lift_gates
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
 from gpupoc.pipeline.watch_cache import WatchingCaller, watching
+from gpupoc.pipeline.watch_resume import RESUME_FROM_PODS, pods_held, saved_collections
 from gpupoc.pipeline.watch_record import WatchedPods
 from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.attempt_decision import task_view
 from gpupoc.steps.bulk import in_bulk, shards
-from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVED_PODS, OBSERVER_API, OBSERVER_END, OBSERVING_FILE,
-                                  RELEASE_FILE, RELEASING_FILE)
+from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVED_PODS, OBSERVER_API, OBSERVER_END, OBSERVER_LISTS,
+                                  OBSERVING_FILE, RELEASE_FILE, RELEASING_FILE)
 from gpupoc.steps.replay import is_replay, release_schedule
 from gpupoc.steps.shard_files import OBSERVER_TRANSITIONS, created_pods, still_creating
 
@@ -179,6 +180,7 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
             caller.close()
             ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
             ctx.writer.write_json(OBSERVER_API, caller.stats())
+            save_lists(ctx, caller)
     _save_observed(ctx, acc, seen_pods)
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
     ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
@@ -191,6 +193,14 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
             "open_at_deadline": [o.item for o in result.open],
             "awaited_attempts": len(result.awaited),
             "awaited_in_vain": [a.item for a in result.awaited.values() if not a.came]}
+
+
+def save_lists(ctx: RunContext, caller: WatchingCaller) -> None:
+    """The wave's pods and its namespaces' events as the watches held them, for collection to resume
+    (``OBSERVER_LISTS``); kept only for a wave of ``RESUME_FROM_PODS`` pods or more."""
+    saved = list(saved_collections(caller, ("pods", "events")))
+    if pods_held(saved) >= RESUME_FROM_PODS:
+        ctx.writer.write_json_items(OBSERVER_LISTS, (s.to_dict() for s in saved))
 
 
 def _pod_key(p: dict) -> str:

@@ -187,3 +187,20 @@ def test_a_watch_asked_for_less_than_its_life_ends_at_its_timeout_without_an_err
             return await _events(r)
 
     assert all(e["type"] != "ERROR" for e in asyncio.run(run()))
+
+
+def test_a_watch_with_bookmarks_gets_one_before_its_timeout_as_from_kube_apiserver(tmp_path):
+    state = make_state(tmp_path)
+    state.identities = make_identities(state.config)
+
+    async def run(query: str):
+        async with TestClient(TestServer(build_app(state))) as client:
+            r = await client.get(f"{PODS}?watch=true&resourceVersion={state.store.rv}&{query}",
+                                 headers=_token(state))
+            return await _events(r)
+
+    with_bookmarks = asyncio.run(run("allowWatchBookmarks=true&timeoutSeconds=3"))
+    assert [e["type"] for e in with_bookmarks] == ["BOOKMARK"], with_bookmarks
+    assert with_bookmarks[0]["object"]["metadata"]["resourceVersion"] == str(state.store.rv)
+    assert asyncio.run(run("timeoutSeconds=3")) == [], "no bookmark unless asked for"
+    assert asyncio.run(run("allowWatchBookmarks=true&timeoutSeconds=2")) == [], "none when the timeout is that close"

@@ -25,6 +25,7 @@ from gpupoc.sim.store import Change, Gone, Store, watch_line
 
 DEFAULT_TIMEOUT = 1800
 BOOKMARK_EVERY = 30.0
+PRE_TIMEOUT_BOOKMARK = 2.0  # kube-apiserver's cacheWatcher: a bookmark 2 s before a watch's deadline
 WRITE_BATCH = 500  # events per socket write at most
 Key = tuple[str, str]
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -134,6 +135,11 @@ class Watcher:
             "kind": self.spec.kind, "apiVersion": self.spec.group_version,
             "metadata": {"resourceVersion": str(store.rv), "annotations": {INITIAL_EVENTS_END: "true"}}}))
 
+    async def bookmark(self, store: Store) -> None:
+        await self.resp.write(watch_line("BOOKMARK", {
+            "kind": self.spec.kind, "apiVersion": self.spec.group_version,
+            "metadata": {"resourceVersion": str(store.rv)}}))
+
     async def send_backlog(self, ctx: Ctx, backlog: list[Change]) -> None:
         """The changes after ``since``; objects matching now are taken as matching then (the store keeps no
         old versions)."""
@@ -146,21 +152,29 @@ class Watcher:
                 await self.resp.write(chunk)
 
     async def send_live(self, queue: asyncio.Queue, store: Store) -> None:
-        """Live changes until the timeout; a bookmark after ``BOOKMARK_EVERY`` seconds of silence."""
+        """Live changes until the timeout; a bookmark after ``BOOKMARK_EVERY`` seconds of silence and, as
+        kube-apiserver's watch cache sends one, ``PRE_TIMEOUT_BOOKMARK`` seconds before the timeout (a client
+        resuming a watch learns from it that it has every change so far)."""
         deadline = time.monotonic() + self.options.timeout
+        pre_timeout = (deadline - PRE_TIMEOUT_BOOKMARK if self.options.bookmarks and not self.options.expires
+                       and self.options.timeout > PRE_TIMEOUT_BOOKMARK
+                       else float("inf"))
         last_sent = time.monotonic()
         while True:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
             if left <= 0:
                 break
+            if now >= pre_timeout:
+                await self.bookmark(store)
+                pre_timeout, last_sent = float("inf"), now
+                continue
             try:
-                async with asyncio.timeout(min(left, BOOKMARK_EVERY)):
+                async with asyncio.timeout(min(left, BOOKMARK_EVERY, max(0.0, pre_timeout - now))):
                     first = await queue.get()
             except TimeoutError:
                 if self.options.bookmarks and time.monotonic() - last_sent >= BOOKMARK_EVERY - 0.01:
-                    await self.resp.write(watch_line("BOOKMARK", {
-                        "kind": self.spec.kind, "apiVersion": self.spec.group_version,
-                        "metadata": {"resourceVersion": str(store.rv)}}))
+                    await self.bookmark(store)
                     last_sent = time.monotonic()
                 continue
             # every change queued meanwhile goes out in the same write: one socket write per loop turn,

@@ -1,0 +1,92 @@
+"""The observer's watched lists handed on: what its watch cache held at its end, saved, and resumed by a later
+task from the saved resourceVersion instead of listed again.
+
+At 10,000 pods a list of the wave's pods is some 50 MB and its namespaces' events as much; the observer already
+holds both. It saves each watched collection (its request, resourceVersion and objects, ``SavedCollection``);
+``resume`` loads them and catches each up by one watch from its resourceVersion (``Collection.catch_up``: the
+changes since, then the server's bookmark), so the cluster is not listed again unless its history was
+compacted (410 Gone). ``ResumedLists`` answers those lists from the caught-up collections and passes every other
+request to the server.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+from gpupoc.pipeline.k8s import Response, request_info
+from gpupoc.pipeline.watch_cache import Collection, Streamer, WatchingCaller
+
+# a resumed collection's one watch asks this timeout: kube-apiserver's bookmark comes 2 s before it
+CATCH_UP_SECONDS = 4
+# below this many pods listing again is cheaper than waiting for the server's bookmark
+RESUME_FROM_PODS = 1000
+
+
+@dataclass(frozen=True)
+class SavedCollection:
+    """One watched list as a watch cache left it: its request, its resourceVersion and its objects."""
+
+    path: str
+    query: tuple[tuple[str, str], ...]
+    rv: str
+    items: list[dict]
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "query": [list(q) for q in self.query], "rv": self.rv, "items": self.items}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SavedCollection":
+        return cls(str(d["path"]), tuple((str(k), str(v)) for k, v in d.get("query") or []), str(d.get("rv") or ""),
+                   list(d.get("items") or []))
+
+
+def saved_collections(caller: WatchingCaller, resources: Iterable[str]) -> Iterator[SavedCollection]:
+    """The watched lists of ``resources`` (``pods``, ``events`` ...) that ``caller`` holds, one at a time."""
+    wanted = set(resources)
+    for (path, params), c in caller.collections.items():
+        if c.stats.listing_only or request_info("GET", path, list(params)).resource not in wanted:
+            continue
+        items, rv = c.held()
+        yield SavedCollection(path, tuple(params), rv, items)
+
+
+def pods_held(saved: Iterable[SavedCollection]) -> int:
+    """How many pods the saved pod lists hold."""
+    return sum(len(s.items) for s in saved if request_info("GET", s.path, list(s.query)).resource == "pods")
+
+
+@dataclass
+class ResumedLists:
+    """A ``KubeCaller`` answering the resumed lists from their collections, every other request from ``caller``."""
+
+    caller: Streamer
+    collections: dict[tuple, Collection]
+
+    @property
+    def context(self) -> str:
+        return self.caller.context
+
+    def call(self, method: str, path: str, *, query: dict | list | None = None, body: Any = None,
+             content_type: str | None = None, timeout: float | None = None) -> Response:
+        params = tuple(sorted((str(k), str(v)) for k, v in (query.items() if isinstance(query, dict)
+                                                            else query or [])))
+        c = self.collections.get((path, params)) if method == "GET" else None
+        if c is not None:
+            return c.answer()
+        return self.caller.call(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
+
+    def stats(self) -> list[dict]:
+        return [c.stats.to_dict() for c in self.collections.values()]
+
+
+def resume(caller: Streamer, saved: Iterable[SavedCollection], timeout_s: int = CATCH_UP_SECONDS) -> ResumedLists:
+    """The saved lists caught up with the cluster, each by its own watch, all at once."""
+    collections: dict[tuple, Collection] = {}
+    for s in saved:
+        collections[(s.path, s.query)] = Collection.seeded(caller, s.path, list(s.query), s.rv, s.items)
+    if collections:
+        with ThreadPoolExecutor(max_workers=min(8, len(collections)), thread_name_prefix="catch-up") as pool:
+            list(pool.map(lambda c: c.catch_up(timeout_s), collections.values()))
+    return ResumedLists(caller, collections)

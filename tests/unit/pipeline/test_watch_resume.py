@@ -1,0 +1,83 @@
+"""The observer's watched lists resumed by collection: caught up by one watch from the saved resourceVersion,
+listed again only when that watch is refused or cut."""
+
+from __future__ import annotations
+
+from gpupoc.pipeline.watch_cache import WatchingCaller
+from gpupoc.pipeline.watch_resume import ResumedLists, SavedCollection, pods_held, resume, saved_collections
+from tests.unit.pipeline.test_watch_cache import PODS, FakeServer, lists, pod, wait_until
+
+SELECTOR = (("labelSelector", "wave=w1"),)
+EVENTS = "/api/v1/namespaces/team-a/events"
+
+
+def _saved(rv: str = "10") -> SavedCollection:
+    return SavedCollection(PODS, SELECTOR, rv, [pod("p0", "9"), pod("p1", "10")])
+
+
+def _names(lists_: ResumedLists) -> list[tuple[str, str]]:
+    body = lists_.call("GET", PODS, query={"labelSelector": "wave=w1"}).body
+    return sorted((p["metadata"]["name"], p["status"]["phase"]) for p in body["items"])
+
+
+def test_a_resumed_list_has_every_change_since_the_saved_version_without_a_list():
+    server = FakeServer([[{"type": "MODIFIED", "object": pod("p0", "11", "Succeeded")},
+                          {"type": "DELETED", "object": pod("p1", "12")},
+                          {"type": "ADDED", "object": pod("p2", "13")},
+                          {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "14"}}},
+                          {"type": "ADDED", "object": pod("late", "15")}]])  # after the bookmark: not waited for
+    resumed = resume(server, [_saved()])
+    assert _names(resumed) == [("p0", "Succeeded"), ("p2", "Pending")]
+    assert lists(server) == 0, "the cluster was listed again"
+    watch = next(q for m, _, q in server.requests if m == "WATCH")
+    assert ("resourceVersion", "10") in watch and ("allowWatchBookmarks", "true") in watch
+    assert resumed.stats()[0]["watches"] == 1 and resumed.stats()[0]["lists"] == 0
+
+
+def test_a_catch_up_refused_with_410_lists_the_collection_again():
+    server = FakeServer([[{"type": "ERROR", "object": {"code": 410, "message": "too old resource version"}}]],
+                        objects=[pod("p9", "30", "Running")], rv="30")
+    resumed = resume(server, [_saved()])
+    assert _names(resumed) == [("p9", "Running")]
+    assert lists(server) == 1 and resumed.stats()[0]["relists_after_gone"] == 1
+
+
+def test_a_cut_catch_up_lists_the_collection_again():
+    class Cut(FakeServer):
+        def stream(self, path, query, read_timeout_s, handle):
+            self.requests.append(("WATCH", path, tuple(query)))
+            raise ConnectionResetError("cut")
+
+    server = Cut([], objects=[pod("p0", "20", "Succeeded")], rv="20")
+    assert _names(resume(server, [_saved()])) == [("p0", "Succeeded")]
+    assert lists(server) == 1
+
+
+def test_a_stream_that_ends_without_a_bookmark_keeps_what_it_sent():
+    server = FakeServer([[{"type": "MODIFIED", "object": pod("p1", "11", "Failed")}]])
+    assert _names(resume(server, [_saved()])) == [("p0", "Pending"), ("p1", "Failed")]
+    assert lists(server) == 0
+
+
+def test_other_requests_go_to_the_server_as_asked():
+    server = FakeServer([[{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "11"}}}]],
+                        objects=[pod("x", "1")])
+    resumed = resume(server, [_saved()])
+    resumed.call("GET", EVENTS)
+    resumed.call("GET", PODS, query={"labelSelector": "wave=other"})
+    assert [(m, p) for m, p, _ in server.requests if m == "GET"] == [("GET", EVENTS), ("GET", PODS)]
+
+
+def test_the_observers_watched_lists_are_saved_with_their_version_and_counted():
+    server = FakeServer([], objects=[pod("p0", "9"), pod("p1", "10")], rv="10")
+    caller = WatchingCaller(server)
+    try:
+        caller.call("GET", PODS, query={"labelSelector": "wave=w1"})
+        wait_until(server.done.is_set)
+        saved = list(saved_collections(caller, ("pods",)))
+    finally:
+        caller.close()
+    assert [(s.path, s.query, s.rv, len(s.items)) for s in saved] == [(PODS, SELECTOR, "10", 2)]
+    assert pods_held(saved) == 2 and list(saved_collections(caller, ("events",))) == []
+    again = SavedCollection.from_dict(saved[0].to_dict())
+    assert again == saved[0]
