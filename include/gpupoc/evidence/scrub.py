@@ -31,8 +31,9 @@ _KUBECONFIG = re.compile(r"(?s)(kind:\s*Config\b.*(clusters|users):)|((clusters|
 _SECRET_KINDS = ("Secret", "SecretList")
 
 
-# every pattern above needs one of these words, whatever their case: a text without any is left as it is
-_TRIGGER = re.compile(r"bearer|basic|eyj|-----begin|token|password|passwd|api|client-|secret|config", re.IGNORECASE)
+# every pattern above needs one of these words, whatever their case: a text without any is left as it is (searched
+# in the lowered text: four times as fast as an IGNORECASE pattern)
+_TRIGGER = re.compile(r"bearer|basic|eyj|-----begin|token|password|passwd|api|client-|secret|config")
 
 
 def scrub_text(text: str) -> str:
@@ -49,7 +50,7 @@ def scrub_text(text: str) -> str:
 
 def _may_hold_secret(text: str) -> bool:
     """Whether any pattern could match ``text`` (most of a pod's strings hold none of their words)."""
-    return _TRIGGER.search(text) is not None
+    return _TRIGGER.search(text.lower()) is not None
 
 
 @lru_cache(maxsize=4096)
@@ -62,25 +63,34 @@ def scrub(obj: Any) -> Any:
 
     Kubernetes Secret objects keep their metadata but lose ``data`` and ``stringData`` values.
     """
+    if isinstance(obj, str):  # the commonest leaf first: a wave's pods and events are millions of them
+        return obj if _TRIGGER.search(obj.lower()) is None else scrub_text(obj)
     if isinstance(obj, dict):
-        secret = obj.get("kind") in _SECRET_KINDS
-        out = {}
-        for k, v in obj.items():
-            key = str(k)
-            if secret and key in ("data", "stringData") and isinstance(v, dict):
-                out[k] = {dk: REDACTED for dk in v}
-            elif secret and key == "items" and isinstance(v, list):
-                out[k] = [scrub({**i, "kind": "Secret"}) if isinstance(i, dict) else scrub(i) for i in v]
-                for item, orig in zip(out[k], v):
-                    if isinstance(item, dict) and isinstance(orig, dict) and "kind" not in orig:
-                        item.pop("kind", None)
-            elif is_sensitive_key(key) and v not in (None, "", [], {}) and not isinstance(v, bool):
-                out[k] = REDACTED
-            else:
-                out[k] = scrub(v)
-        return out
+        if obj.get("kind") in _SECRET_KINDS:
+            return _scrub_secret(obj)
+        return {k: REDACTED if _redacted(k, v) else scrub(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [scrub(v) for v in obj]
-    if isinstance(obj, str):
-        return scrub_text(obj)
     return obj
+
+
+def _redacted(key: Any, value: Any) -> bool:
+    """Whether ``value`` is held under a sensitive key and says something."""
+    return is_sensitive_key(str(key)) and value not in (None, "", [], {}) and not isinstance(value, bool)
+
+
+def _scrub_secret(obj: dict) -> dict:
+    """A Secret (or SecretList): its metadata kept, every value of its data redacted."""
+    out = {}
+    for k, v in obj.items():
+        key = str(k)
+        if key in ("data", "stringData") and isinstance(v, dict):
+            out[k] = {dk: REDACTED for dk in v}
+        elif key == "items" and isinstance(v, list):
+            out[k] = [scrub({**i, "kind": "Secret"}) if isinstance(i, dict) else scrub(i) for i in v]
+            for item, orig in zip(out[k], v):
+                if isinstance(item, dict) and isinstance(orig, dict) and "kind" not in orig:
+                    item.pop("kind", None)
+        else:
+            out[k] = REDACTED if _redacted(k, v) else scrub(v)
+    return out

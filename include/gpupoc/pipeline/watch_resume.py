@@ -42,6 +42,30 @@ class SavedCollection:
                    list(d.get("items") or []))
 
 
+# a saved file is one list: each collection's header (this key: its request and resourceVersion), then its
+# objects one by one, so each is scrubbed and written alone (a namespace's events are 100 MB at 10,000 pods)
+HEADER = "gpupoc.io/collection"
+
+
+def saved_records(saved: Iterable[SavedCollection]) -> Iterator[dict]:
+    """``saved`` as the records of one list: a header per collection, then its objects."""
+    for s in saved:
+        yield {HEADER: {"path": s.path, "query": [list(q) for q in s.query], "rv": s.rv}}
+        yield from s.items
+
+
+def from_records(records: Iterable[dict]) -> list[SavedCollection]:
+    """The collections ``saved_records`` wrote."""
+    out: list[SavedCollection] = []
+    for r in records:
+        head = r.get(HEADER) if isinstance(r, dict) else None
+        if head is not None:
+            out.append(SavedCollection.from_dict({**head, "items": []}))
+        elif out:
+            out[-1].items.append(r)
+    return out
+
+
 def saved_collections(caller: WatchingCaller, resources: Iterable[str]) -> Iterator[SavedCollection]:
     """The watched lists of ``resources`` (``pods``, ``events`` ...) that ``caller`` holds, one at a time."""
     wanted = set(resources)

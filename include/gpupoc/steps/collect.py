@@ -16,7 +16,7 @@ from gpupoc.pipeline.audit import Ledger
 from gpupoc.pipeline.audit_deletes import pod_bindings
 from gpupoc.pipeline.k8s import service_account_actor
 from gpupoc.pipeline.observe import list_events
-from gpupoc.pipeline.watch_resume import ResumedLists, SavedCollection, resume
+from gpupoc.pipeline.watch_resume import ResumedLists, from_records, resume
 from gpupoc.pipeline.preemptors import Facts, KnownPod, known_pod
 from gpupoc.pipeline.runs import attempt_runs
 from gpupoc.pipeline.scheduler_objects import kueue_cluster_queues, priority_queues
@@ -104,7 +104,7 @@ def resumed_lists(ctx: RunContext) -> ResumedLists | None:
     reader = ctx.reader()
     if not path.is_file() or not callable(getattr(reader, "stream", None)):
         return None
-    return resume(reader, (SavedCollection.from_dict(d) for d in fastjson.loads(path.read_bytes())))
+    return resume(reader, from_records(fastjson.loads(path.read_bytes())))
 
 
 def preemption_facts(ctx: RunContext, records) -> Facts:

@@ -14,7 +14,7 @@ from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.async_release import lift_gates
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
 from gpupoc.pipeline.watch_cache import WatchingCaller, watching
-from gpupoc.pipeline.watch_resume import RESUME_FROM_PODS, pods_held, saved_collections
+from gpupoc.pipeline.watch_resume import RESUME_FROM_PODS, pods_held, saved_collections, saved_records
 from gpupoc.pipeline.watch_record import WatchedPods
 from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
@@ -200,7 +200,7 @@ def save_lists(ctx: RunContext, caller: WatchingCaller) -> None:
     (``OBSERVER_LISTS``); kept only for a wave of ``RESUME_FROM_PODS`` pods or more."""
     saved = list(saved_collections(caller, ("pods", "events")))
     if pods_held(saved) >= RESUME_FROM_PODS:
-        ctx.writer.write_json_items(OBSERVER_LISTS, (s.to_dict() for s in saved))
+        ctx.writer.write_json_items(OBSERVER_LISTS, saved_records(saved))
 
 
 def _pod_key(p: dict) -> str:

@@ -81,3 +81,26 @@ def test_the_observers_watched_lists_are_saved_with_their_version_and_counted():
     assert pods_held(saved) == 2 and list(saved_collections(caller, ("events",))) == []
     again = SavedCollection.from_dict(saved[0].to_dict())
     assert again == saved[0]
+
+
+def test_saved_collections_are_written_object_by_object_and_read_back_whole():
+    from gpupoc.pipeline.watch_resume import from_records, saved_records
+
+    saved = [_saved(), SavedCollection(EVENTS, (), "12", []), SavedCollection(PODS, (("labelSelector", "x=y"),), "13",
+                                                                              [pod("q", "13")])]
+    records = list(saved_records(saved))
+    assert len(records) == 3 + 2 + 1, "a header per collection, then each object alone"
+    assert from_records(records) == saved
+
+
+def test_saved_collections_read_back_from_the_evidence_file_as_written(tmp_path):
+    import json
+
+    from gpupoc.evidence.writer import EvidenceWriter
+    from gpupoc.pipeline.watch_resume import from_records, saved_records
+
+    saved = [_saved(), SavedCollection(EVENTS, (), "12", [{"metadata": {"name": "e1", "namespace": "team-a"},
+                                                             "message": "Successfully assigned team-a/p0"}])]
+    path = EvidenceWriter(tmp_path, "poc_queue_congestion", "r1").write_json_items("observer_lists",
+                                                                                  saved_records(saved))
+    assert from_records(json.loads(path.read_text())) == saved
