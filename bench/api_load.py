@@ -194,14 +194,18 @@ def run_wave(cp, factory: ClientFactory, observers: ClientFactory, n: int, mode:
     stats = caller.stats() if isinstance(caller, WatchingCaller) else []
     time.sleep(1)  # the audit log's last lines
     after, until = metrics(admin), rfc3339(utcnow())
-    say(f"wave {ns}: deleting its namespace")
-    cp.run_kubectl("delete", "namespace", ns, "--timeout=900s", timeout=960)  # the next wave on a quiet server
     obs = result.get("observed")
     return figures(n, mode, run, B.delta(before, after), B.audit_requests(cp.audit_log, since, until), counted,
                    stats, {"create_s": round(create_s, 1), "wave_s": round(wave_s, 1),
                            "created_ok": sum(1 for s in created if s in (200, 201)),
                            "released_ok": sum(1 for s in released if s == 200),
                            "open_at_end": len(obs.open) if obs else None})
+
+
+def delete_namespace(cp, ns: str) -> None:
+    """Delete a finished wave's namespace and wait for it to go (the next wave on a quiet server)."""
+    say(f"wave {ns}: deleting its namespace")
+    cp.run_kubectl("delete", "namespace", ns, "--timeout=900s", timeout=960)
 
 
 def cp_context(cp) -> str:
@@ -299,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
             interval = a.interval or (3.0 if n <= 1000 else 15.0)
             for run in range(a.runs):
                 for mode in a.modes:
+                    if rows:  # the next wave on a quiet server; the last one goes with the control plane
+                        delete_namespace(cp, f"w{rows[-1]['pods']}-{rows[-1]['mode']}-{rows[-1]['run']}")
                     row = run_wave(cp, factory, observers, n, mode, run, interval)
                     print(json.dumps(row), flush=True)
                     rows.append(row)
