@@ -246,7 +246,8 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  on_waiting: Callable[[list[Open], float], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = (),
                  clock: Callable[[], datetime] = utcnow,
-                 monotonic: Callable[[], float] = time.monotonic) -> Observed:
+                 monotonic: Callable[[], float] = time.monotonic,
+                 ended_since: Callable[[datetime], set[str]] | None = None) -> Observed:
     """A snapshot every ``interval_s`` (right after the last when a look takes longer) until every item
     (key -> namespace) has its outcome, or ``timeout_s``.
 
@@ -255,13 +256,15 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     attempt needs its outcome. ``on_waiting(open items, seconds left)`` is called after every snapshot that
     leaves items open. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
     retried observer goes on from them, so an attempt that vanished meanwhile keeps its place. ``clock`` dates
-    each snapshot; ``monotonic`` measures the looks and the deadline."""
+    each snapshot; ``monotonic`` measures the looks and the deadline. ``ended_since(moment)`` (the watch's
+    record) names the items a pod of which ended after a moment: once every open item is among them, the next
+    look is taken at once instead of at its interval (the wave's last pods decide when the verdict comes)."""
     start = monotonic()
     deadline = start + timeout_s
     result = Observed(names=gather_names(caller, plan, namespaces))
     result._track(Snapshot([], list(seen_before), []), items, start)
     while True:
-        looked = monotonic()
+        looked, look_began = monotonic(), clock()
         try:
             snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
         except ApiGaveUp as exc:  # refused for too long (throttled, unavailable): the next look goes on
@@ -283,7 +286,27 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
         if on_waiting:
             on_waiting(result.open, deadline - now)
         snap = present = None  # the next snapshot is read without this one's lists (10,000 pods, their events)
-        sleep(max(0.0, interval_s - (monotonic() - looked)))  # a look of 10,000 pods takes seconds itself
+        wait = max(0.0, interval_s - (monotonic() - looked))  # a look of 10,000 pods takes seconds itself
+        rest(wait, {o.item for o in result.open}, (lambda: ended_since(look_began)) if ended_since else None,
+             sleep, monotonic)
+
+
+# how often a rest between two looks asks whether every open item's pod has ended
+WAKE_POLL_SECONDS = 0.5
+
+
+def rest(seconds: float, open_items: set[str], ended: Callable[[], set[str]] | None,
+         sleep: Callable[[float], None], monotonic: Callable[[], float]) -> None:
+    """``seconds`` until the next look, or less once a pod of every open item ended (``ended()``; without it,
+    the whole ``seconds``)."""
+    if ended is None:
+        sleep(seconds)
+        return
+    end = monotonic() + seconds
+    while (left := end - monotonic()) > 0:
+        if open_items and open_items <= ended():
+            return
+        sleep(min(WAKE_POLL_SECONDS, left))
 
 
 def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source: str, pods: Iterable[dict] = (),

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from gpupoc.common.timefmt import parse_time
 from gpupoc.pipeline.pod_transitions import PodTransitions
-from gpupoc.pipeline.wave import item_key
+from gpupoc.pipeline.wave import TERMINAL, item_key
 from gpupoc.pipeline.watch_cache import OnChange
 
 RELISTED = "RELISTED"  # the change a collection hands on after a relist (no object)
@@ -26,6 +26,7 @@ class WatchedPods:
 
     pods: dict[tuple[str, str], PodTransitions] = field(default_factory=dict)
     _scheduled_events: dict[tuple[str, str], datetime] = field(default_factory=dict)
+    _ended: dict[str, datetime] = field(default_factory=dict)  # item -> when a pod of it last ended or went
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -38,6 +39,10 @@ class WatchedPods:
         resource = path.rstrip("/").rsplit("/", 1)[-1]
         return {"pods": self._pod, "events": self._event}.get(resource)
 
+    def ended_since(self, since: datetime) -> set[str]:
+        """The items a pod of which ended (or was deleted) after ``since``, as the watch received it."""
+        return {item for item, at in list(self._ended.items()) if at >= since}
+
     def _pod(self, kind: str, pod: dict, received: datetime) -> None:
         if kind == RELISTED:
             with self._lock:
@@ -48,6 +53,8 @@ class WatchedPods:
         key, item = (meta.get("namespace") or "", meta.get("name") or ""), item_key(pod)
         if not item:
             return
+        if kind == "DELETED" or (pod.get("status") or {}).get("phase") in TERMINAL:
+            self._ended[item] = received
         with self._lock:
             t = self.pods.setdefault(key, PodTransitions(key[0], key[1], item))
             t.observe(pod, received)

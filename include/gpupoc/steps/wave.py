@@ -173,7 +173,8 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
                               policy=Policy(policy.limit, policy.platform_requeues, policy.wait_seconds),
                               tasks=lambda: task_view(ctx, task_states() if task_states else None),
                               records=lambda events: ctx.platform_records(events=events),
-                              on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()))
+                              on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()),
+                              ended_since=watched.ended_since if isinstance(caller, WatchingCaller) else None)
     finally:
         waits.clear_note(ctx.run_dir, "observe")
         if isinstance(caller, WatchingCaller):

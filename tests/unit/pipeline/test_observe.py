@@ -257,3 +257,30 @@ def test_a_look_refused_too_long_at_the_deadline_ends_the_observer_with_the_clea
     with pytest.raises(ApiGaveUp, match="HTTP 429"):
         observe.observe_wave(api, ["team-a"], "sel", {"a": "team-a"}, interval_s=5, timeout_s=0,
                              sleep=lambda s: None)
+
+
+def test_a_rest_between_looks_ends_once_a_pod_of_every_open_item_ended():
+    from gpupoc.pipeline.observe import rest
+
+    now = [0.0]
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(s)
+        now[0] += s
+
+    ended: set[str] = set()
+
+    def ended_now() -> set[str]:
+        if now[0] >= 2.0:
+            ended.update({"a", "b"})
+        return ended
+
+    rest(15.0, {"a", "b"}, ended_now, sleep, lambda: now[0])
+    assert now[0] == 2.0, "the rest went on after every open item's pod ended"
+    now[0], slept[:] = 0.0, []
+    rest(15.0, {"a", "b", "c"}, lambda: {"a", "b"}, sleep, lambda: now[0])
+    assert now[0] == 15.0, "an open item whose pod has not ended keeps the interval"
+    now[0], slept[:] = 0.0, []
+    rest(15.0, {"a"}, None, sleep, lambda: now[0])
+    assert slept == [15.0], "without a watch's record the rest is one sleep"

@@ -55,3 +55,14 @@ def test_what_an_earlier_try_kept_is_carried_on():
     again.handler("/api/v1/namespaces/ns/pods")("MODIFIED", pod(), T0 + timedelta(seconds=5))
     assert again.pods[("ns", "p")].received["Seen"] == T0
     assert WatchedPods().handler("/apis/apps/v1/namespaces/ns/deployments") is None
+
+
+def test_the_items_whose_pod_ended_or_went_are_named_from_a_moment_on():
+    w = WatchedPods()
+    on_pod = w.handler("/api/v1/namespaces/ns/pods")
+    on_pod("MODIFIED", pod("Running", True, item="a-1"), T0)
+    on_pod("MODIFIED", pod("Succeeded", True, item="a-1"), T0 + timedelta(seconds=5))
+    on_pod("DELETED", pod("Running", True, item="b-1"), T0 + timedelta(seconds=8))
+    on_pod("MODIFIED", pod("Running", True, item="c-1"), T0 + timedelta(seconds=9))
+    assert w.ended_since(T0) == {"a-1", "b-1"}
+    assert w.ended_since(T0 + timedelta(seconds=6)) == {"b-1"}, "an end before the moment does not count"
