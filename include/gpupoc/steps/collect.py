@@ -100,11 +100,11 @@ def resumed_lists(ctx: RunContext) -> ResumedLists | None:
     """The observer's lists of the wave's pods and its events, caught up with the cluster by a watch from
     where the observer left them (``pipeline/watch_resume.py``); None when it saved none (a wave under
     ``RESUME_FROM_PODS`` pods: listed again) or the client cannot watch."""
-    path = ctx.files(OBSERVER_LISTS)
+    names = ctx.read_file(OBSERVER_LISTS, []) or []
     reader = ctx.reader()
-    if not path.is_file() or not callable(getattr(reader, "stream", None)):
+    if not names or not callable(getattr(reader, "stream", None)):
         return None
-    return resume(reader, from_records(fastjson.loads(path.read_bytes())))
+    return resume(reader, [c for name in names for c in from_records(fastjson.loads(ctx.files(name).read_bytes()))])
 
 
 def preemption_facts(ctx: RunContext, records) -> Facts:

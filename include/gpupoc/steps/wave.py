@@ -200,8 +200,12 @@ def save_lists(ctx: RunContext, caller: WatchingCaller) -> None:
     """The wave's pods and its namespaces' events as the watches held them, for collection to resume
     (``OBSERVER_LISTS``); kept only for a wave of ``RESUME_FROM_PODS`` pods or more."""
     saved = list(saved_collections(caller, ("pods", "events")))
-    if pods_held(saved) >= RESUME_FROM_PODS:
-        ctx.writer.write_json_items(OBSERVER_LISTS, saved_records(saved))
+    if pods_held(saved) < RESUME_FROM_PODS:
+        return
+    names = [f"{OBSERVER_LISTS}-{i}" for i in range(len(saved))]
+    for name, collection in zip(names, saved):  # a file each: collection reads one at a time back
+        ctx.writer.write_json_items(name, saved_records([collection]))
+    ctx.writer.write_json(OBSERVER_LISTS, names)
 
 
 def _pod_key(p: dict) -> str:
