@@ -62,10 +62,12 @@ def cleanup(ctx: RunContext) -> dict:
     admin = ctx.admin("delete the wave's pods after collecting evidence")
     try:
         errors = delete_leftovers(ctx)  # a service whose delete task failed: its Deployment first
-        listed = (W.list_pods(admin.inner, ctx.namespaces, selector)
-                  for selector in (ctx.selector, service_selector(ctx.run_id, ctx.test_class)))
-        pods = list({(p["metadata"]["namespace"], p["metadata"]["name"]): p for group in listed for p in group}.values())
-        errors += W.delete_pods(admin, pods) + delete_pod_groups(ctx)
+        pods: dict[tuple[str, str], dict] = {}
+        for selector in (ctx.selector, service_selector(ctx.run_id, ctx.test_class)):
+            group = W.list_pods(admin.inner, ctx.namespaces, selector)
+            errors += W.delete_selected(admin, group, selector)
+            pods.update({(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in group})
+        errors += delete_pod_groups(ctx)
     finally:
         ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's GPU lease
     if errors:

@@ -56,6 +56,11 @@ class FakeApi:
             p["spec"]["schedulingGates"] = [g for g in p["spec"]["schedulingGates"] if g["name"] not in drop]
             p["metadata"]["annotations"].update(body["metadata"]["annotations"])
             return Response(200, p)
+        if method == "DELETE" and parts[-1] == "pods":  # deletecollection: the namespace's pods the selector picks
+            wanted = dict(t.split("=", 1) for t in ((query or {}).get("labelSelector") or "").split(",") if t)
+            doomed = [k for k, p in self.pods.items() if k[0] == parts[3] and all(
+                (p["metadata"].get("labels") or {}).get(lk) == lv for lk, lv in wanted.items())]
+            return Response(200, {"kind": "PodList", "items": [self.pods.pop(k) for k in doomed]})
         if method == "DELETE":
             return Response(200 if self.pods.pop((parts[3], parts[5]), None) else 404, {})
         return Response(404, {"kind": "Status", "message": "not found"})

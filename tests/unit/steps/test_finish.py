@@ -78,3 +78,27 @@ def test_the_verdict_fails_a_run_whose_check_failed_and_one_never_validated():
         finish.verdict({"success": False, "failed_checks": ["QC-05"], "summary_path": "validation/summary.json"})
     with pytest.raises(GpupocError, match="the validate task did not run"):
         finish.verdict(None)
+
+
+def test_cleanup_deletes_each_namespaces_wave_with_one_request_or_pod_by_pod_where_refused(make_ctx):
+    ctx = make_ctx(task="cleanup")
+    api = ctx.factory.api
+    for item in ctx.items[:4]:
+        p = wave_pod(ctx, item, gates=(), phase="Succeeded")
+        api.pods[(p["metadata"]["namespace"], p["metadata"]["name"])] = p
+    namespaces = sorted({ns for ns, _ in api.pods})
+    refused_ns = namespaces[0]
+    real = api.call
+
+    def no_collection_delete_in_one(method, path, **kw):
+        if method == "DELETE" and path == f"/api/v1/namespaces/{refused_ns}/pods":
+            return Response(403, {"kind": "Status", "message": "cannot deletecollection"})
+        return real(method, path, **kw)
+
+    api.call = no_collection_delete_in_one
+    assert finish.cleanup(ctx) == {"deleted": 4}
+    assert api.pods == {}
+    deletes = [path for method, path, _, _ in api.calls if method == "DELETE"]
+    assert all(path.startswith(f"/api/v1/namespaces/{refused_ns}/pods/") for path in deletes
+               if path.count("/") == 6), "only the refusing namespace's pods were deleted one by one"
+    assert {f"/api/v1/namespaces/{ns}/pods" for ns in namespaces[1:]} <= set(deletes)
