@@ -34,7 +34,7 @@ class CongestionRow(WorkloadTimeline):
     pool_free_at_release: int | None
     platform_reason: str | None
     platform_message: str | None
-    platform_explained: bool
+    explained: bool | None  # the one judgement of QC-05 (see ``reconstruct``); None: not judged (``judged``)
     platform_names_bottleneck: bool | None
     first_position: int | None
     eta_offered: bool
@@ -255,9 +255,9 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
         bottleneck = Bottleneck.UNOBSERVED if needs else Bottleneck.NONE
     if not texts and positions:  # a structured position explains the wait too: where it stands in the queue
         texts = [(POSITION_REASON, f"position {positions[-1]} in its ClusterQueue (visibility API)")]
-    explained = bool(texts)
+    told = bool(texts)
     names = None
-    if explained and bottleneck not in (Bottleneck.NONE, Bottleneck.UNOBSERVED):
+    if told and bottleneck not in (Bottleneck.NONE, Bottleneck.UNOBSERVED):
         named = set().union(*(classify_message(x) for _, x in texts))
         names = bool(named & NAMED_BY[bottleneck])
     reason, message = texts[-1] if texts else (None, None)
@@ -265,15 +265,17 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
     eta_err = None
     if eta_at is not None and t.scheduled_at is not None:
         eta_err = (eta_at - t.scheduled_at).total_seconds()
+    observed = bool(causes) or not needs
     return CongestionRow(
         **{f.name: getattr(t, f.name) for f in fields(WorkloadTimeline)},
         needs_explanation=needs, bottleneck=bottleneck.value,
         ahead_at_release=len(ahead), ahead_higher_priority=_higher(ahead, t.priority),
-        pool_free_at_release=free, platform_reason=reason, platform_message=message, platform_explained=explained,
+        pool_free_at_release=free, platform_reason=reason, platform_message=message,
+        explained=told if needs and observed else None,
         platform_names_bottleneck=names, first_position=positions[0] if positions else None,
         eta_offered=eta_at is not None, eta_at=eta_at, eta_error_seconds=eta_err,
         eta_within_tolerance=None if eta_err is None else abs(eta_err) <= eta_tol,
-        explained_from=source if explained else None, observed=bool(causes) or not needs,
+        explained_from=source if told else None, observed=observed,
     )
 
 
@@ -314,7 +316,7 @@ def summarize(rows: list[CongestionRow], max_wait_seconds: float) -> CongestionS
         return round(num / den, 4) if den else None
 
     need = [r for r in rows if r.judged]
-    explained = [r for r in need if r.platform_explained]
+    explained = [r for r in need if r.explained]
     judged = [r for r in explained if r.platform_names_bottleneck is not None]
     named = [r for r in judged if r.platform_names_bottleneck]
     eta = [r for r in rows if r.eta_within_tolerance is not None]
