@@ -159,9 +159,10 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     attempt the pipeline's gate held until it ended, before the wave's release, never waited (``_gated_throughout``).
     Its bottleneck is the most frequent reconstructed cause over the snapshots in which it waited (the later
     one on a tie); the platform explained it when any of those snapshots carried a text that names a cause
-    (the pod's condition, its event, or its scheduler's own object, judged against ``context``: what the pod
-    asks for and the cluster's names, ``readable.explains``) or its queue position (Kueue's visibility API),
-    and named it right when one of those texts names that cause.
+    (the pod's condition, its event, or the first of its scheduler's own objects' texts that does, judged here
+    and only here against ``context``: what the pod asks for and the cluster's names, ``readable.explains``)
+    or its queue position (Kueue's visibility API), and named it right when one of those texts names that
+    cause. That judgement is the row's ``explained``, the name it keeps to QC-05's verdict.
     A wait no snapshot saw (the observer was late or down, or its only looks were stale: still gated after the
     release) is judged from the platform's scheduling
     ``events`` during the wait (one ``Observation`` per event moment), each in a snapshot rebuilt from the
@@ -177,8 +178,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     rows = []
     kept: dict[datetime, _Snapshot] = {}
     for t in sorted(timelines, key=lambda w: (w.submitted_at or NEVER, w.pod)):
-        ctx = _with_gang(context(t.namespace, t.pod), t)
-        judged: dict[tuple[str | None, str], bool] = {}  # its texts repeat in every snapshot: judged once each
+        judge = _judge(_with_gang(context(t.namespace, t.pod), t))
         causes: list[Bottleneck] = []
         texts: list[tuple[str | None, str]] = []
         positions: list[int] = []
@@ -199,11 +199,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
             if ahead_at_release is None:
                 ahead_at_release, free_at_release = ahead, free
             causes.append(cause)
-            for r, x in mine.statements:
-                if (r, x) not in judged:
-                    judged[(r, x)] = explains(r, x, ctx)
-                if judged[(r, x)] and not _only_pipeline_gate(mine, x):
-                    texts.append((r, x))
+            texts += [(r, x) for r, x in _telling(mine, judge) if not _only_pipeline_gate(mine, x)]
             if mine.position is not None:
                 positions.append(mine.position)
             if mine.eta is not None:
@@ -211,6 +207,27 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         rows.append(_row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
                          explain_after_seconds, eta_tolerance_seconds, source, _gated_throughout(t, release)))
     return rows
+
+
+def _judge(ctx: ExplainContext) -> Callable[[str | None, str], bool]:
+    """``readable.explains`` in ``ctx``, each (reason, text) judged once: a pod's texts repeat in every
+    snapshot."""
+    judged: dict[tuple[str | None, str], bool] = {}
+
+    def judge(reason: str | None, text: str) -> bool:
+        if (reason, text) not in judged:
+            judged[(reason, text)] = explains(reason, text, ctx)
+        return judged[(reason, text)]
+
+    return judge
+
+
+def _telling(o: Observation, judge: Callable[[str | None, str], bool]) -> list[tuple[str | None, str]]:
+    """What the platform said of the pod in ``o`` that names a cause: its condition, its latest event, and the
+    first of its scheduler's texts that does (the one a user reads first), in that order."""
+    told = [(r, x) for r, x in o.pod_said if judge(r, x)]
+    first = next(((r, x) for r, x, _ in o.scheduler_said if judge(r, x)), None)
+    return told + ([first] if first else [])
 
 
 def _waiting_snapshots(t: WorkloadTimeline, snaps: list[_Snapshot]) -> list[_Snapshot]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from gpupoc.common.constants import PIPELINE_GATE
@@ -220,11 +221,37 @@ def test_the_platforms_own_gate_and_placeholders_are_no_explanation_but_the_sche
                      ob(15, "c", reason="Unschedulable", message="0/1 nodes are available.")]
     assert row(reconstruct(tl, gated, ONE_NODE), "c").explained is False
     told = waits + [ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1],
-                       scheduler_reason="Pending", scheduler_message=quota)]
+                       scheduler_said=(("Pending", quota, "Workload team-a/c condition QuotaReserved"),))]
     c = row(reconstruct(tl, told, ONE_NODE), "c")
     assert c.explained is True and (c.platform_reason, c.platform_message) == ("Pending", quota)
     assert c.platform_names_bottleneck is True
 
+
+
+def test_the_first_of_the_schedulers_texts_that_names_a_cause_is_the_one_judged_explaining():
+    """A PodGroup's texts come in the order a user reads them; a placeholder before the telling one is passed
+    over, and only the telling one is kept (a later one would add causes the user did not read first)."""
+    tl, obs = three_of_four(None)
+    vague = ("Unschedulable", "Unable to schedule podgroup", "PodGroup team-a/g condition Unschedulable")
+    quota = ("Unschedulable", "queue resource quota insufficient: insufficient nvidia.com/gpu",
+             "PodGroup team-a/g event Unschedulable")
+    nodes = ("FailedScheduling", FAILED, "PodGroup team-a/g event FailedScheduling")  # explains too, read later
+    said = [replace(o, scheduler_said=(vague, quota, nodes)) if o.pod == "c" else o for o in obs]
+    c = row(reconstruct(tl, said, ONE_NODE), "c")
+    assert c.explained is True and (c.platform_reason, c.platform_message) == quota[:2]
+    only_vague = [replace(o, scheduler_said=(vague,)) if o.pod == "c" else o for o in obs]
+    assert row(reconstruct(tl, only_vague, ONE_NODE), "c").explained is False
+
+
+def test_a_podgroup_message_counts_a_gang_only_as_large_as_the_gang_is():
+    message = "Not enough valid tasks for gang-scheduling, valid: 1, min: 4"
+    for size, told in ((4, True), (2, False)):
+        tl = [wl(f"g{i}", gpus=4, scheduled=31, gang="g", gang_size=size) for i in range(size)]
+        tl = [wl("a", gpus=8, scheduled=0)] + tl
+        obs = [ob(t, "a", node="n1") for t in (3, 6)] + [
+            ob(t, f"g{i}", scheduler_said=(("NotEnoughTasks", message, "PodGroup team-a/g condition Unschedulable"),))
+            for t in (3, 6) for i in range(size)]
+        assert row(reconstruct(tl, obs, ONE_NODE), "g0").explained is told, size
 
 
 def test_a_vague_message_in_any_language_leaves_a_wait_unexplained():
