@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dataclasses import replace
 from datetime import datetime
 
-from gpupoc.classes.queue_congestion.table import ExplanationRow, GangPlacement
+from gpupoc.classes.queue_congestion.table import ExplanationRow
 from gpupoc.common.priority import gangs_placed_whole
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
@@ -122,7 +123,7 @@ def write_gang_placements(ctx: RunContext, timelines, observations) -> dict:
     """``gang_placements``: one row per gang of the wave (none when the wave has no multi-pod workload)."""
     adapter = W.adapter_name(ctx.plan)
     rows = gang_rows(timelines, observation_end(timelines, observations))
-    ctx.writer.write("gang_placements", [GangPlacement(**r.to_dict(), adapter=adapter) for r in rows],
+    ctx.writer.write("gang_placements", [replace(r, adapter=adapter) for r in rows],
                      source="pipeline reconstruction (workload_runs timelines)")
     return {"gangs": len(rows), "partly_placed": sum(1 for r in rows if r.partial_seconds > 0),
             "longest_stall_seconds": max((r.longest_stall_seconds for r in rows), default=None)}
