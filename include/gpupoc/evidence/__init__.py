@@ -10,7 +10,6 @@ from gpupoc.evidence.tables import (
     AlertRecord,
     ArtifactRecord,
     AuditMatch,
-    Explanation,
     FailureRecord,
     LedgerRow,
     PlatformInfo,
@@ -24,7 +23,7 @@ from gpupoc.evidence.writer import EvidenceWriter, TableRecord, run_dir_for, saf
 
 __all__ = [
     "TABLES", "AccessProbe", "AlertRecord", "ArtifactRecord", "AuditMatch", "EvidenceSchemaError",
-    "EvidenceWriter", "Explanation", "FailureRecord", "LedgerRow", "PlatformInfo", "QueueSnapshot",
+    "EvidenceWriter", "FailureRecord", "LedgerRow", "PlatformInfo", "QueueSnapshot",
     "EvidenceUnreadable", "Problem", "ProblemKind", "QuotaSample", "RunEvidence", "TableRecord", "TableStatus",
     "UtilizationRow", "WorkloadRun", "find_runs", "platform_rows", "run_dir_for", "safe_segment", "schema", "scrub",
     "scrub_text", "to_arrow",

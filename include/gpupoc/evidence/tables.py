@@ -1,4 +1,5 @@
-"""Typed rows of the evidence tables. Each dataclass is one table; its pyarrow schema follows its fields.
+"""Typed rows of the evidence tables. Each dataclass is one table; its pyarrow schema follows its fields. A test
+class's own tables are its folder's (``classes/<class>/table.py``); ``TABLES`` names every table.
 
 Times are UTC ``datetime`` (stored as ``timestamp[us, UTC]``); ``X | None`` fields may be empty.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from gpupoc.classes.queue_congestion.table import TABLES as QUEUE_CONGESTION_TABLES
 from gpupoc.evidence.cost_tables import COST_TABLES
 from gpupoc.evidence.replay_tables import REPLAY_TABLES
 from gpupoc.evidence.service_tables import SERVICE_TABLES
@@ -80,55 +82,6 @@ class QueueSnapshot:
     source: str | None = None
     tenant: str | None = None
     queue: str | None = None
-
-
-@dataclass
-class Explanation:
-    """The platform's explanation of a wait beside the pipeline's own reconstruction of the bottleneck."""
-
-    pod: str
-    namespace: str | None = None
-    tenant: str | None = None
-    wait_seconds: float | None = None
-    needs_explanation: bool | None = None  # it waited longer than a scheduling pass after its release, or never ran
-    platform_reason: str | None = None
-    platform_message: str | None = None
-    reconstructed_bottleneck: str | None = None
-    ahead_count: int | None = None
-    explained: bool | None = None
-    explained_from: str | None = None  # snapshots, or events when no snapshot saw the wait
-    observed: bool | None = None  # False: it needed an explanation but no snapshot or event saw it (not judged)
-    eta_offered: bool | None = None  # the platform offered an expected start (an ETA) for this workload
-    eta_error_seconds: float | None = None
-    expected_wait_seconds: float | None = None  # the pipeline's estimate: queue at release, plan's durations
-    priority_class: str | None = None
-    gpus: int | None = None
-
-
-@dataclass
-class GangPlacement:
-    """One gang of the wave: how long it was partly placed, how long until whole, whether it stalled."""
-
-    gang: str
-    tenant: str | None = None
-    namespace: str | None = None
-    pool: str | None = None
-    priority_class: str | None = None
-    adapter: str | None = None                  # the plan's scheduler adapter (kube-scheduler has no gangs)
-    replicas: int | None = None
-    min_available: int | None = None
-    gpus_per_pod: int | None = None
-    attempts: int | None = None
-    released_at: datetime | None = None
-    first_placed_at: datetime | None = None
-    full_at: datetime | None = None             # first moment min_available replicas held GPUs together
-    all_placed_at: datetime | None = None       # every replica had got its GPUs
-    fully_placed: bool | None = None
-    time_to_full_seconds: float | None = None   # release -> all placed (-> end of observation if never)
-    partial_seconds: float | None = None        # some replicas held GPUs, fewer than min_available, one waited
-    partial_while_others_waited_seconds: float | None = None
-    idle_gpu_seconds: float | None = None       # GPUs held by the partly placed replicas meanwhile
-    longest_stall_seconds: float | None = None  # partly placed while nothing in the pool was placed or ended
 
 
 @dataclass
@@ -321,8 +274,7 @@ class LedgerRow:
 TABLES: dict[str, type] = {
     "workload_runs": WorkloadRun,
     "queue_snapshots": QueueSnapshot,
-    "explanations": Explanation,
-    "gang_placements": GangPlacement,
+    **QUEUE_CONGESTION_TABLES,
     "queue_shares": QueueShare,
     "reclaim_probes": ReclaimProbeRow,
     "access_probes": AccessProbe,

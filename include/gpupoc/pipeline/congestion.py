@@ -34,7 +34,7 @@ class CongestionRow(WorkloadTimeline):
     pool_free_at_release: int | None
     platform_reason: str | None
     platform_message: str | None
-    platform_explained: bool
+    explained: bool | None  # the one judgement of QC-05 (see ``reconstruct``); None: not judged (``judged``)
     platform_names_bottleneck: bool | None
     first_position: int | None
     eta_offered: bool
@@ -159,9 +159,10 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     attempt the pipeline's gate held until it ended, before the wave's release, never waited (``_gated_throughout``).
     Its bottleneck is the most frequent reconstructed cause over the snapshots in which it waited (the later
     one on a tie); the platform explained it when any of those snapshots carried a text that names a cause
-    (the pod's condition, its event, or its scheduler's own object, judged against ``context``: what the pod
-    asks for and the cluster's names, ``readable.explains``) or its queue position (Kueue's visibility API),
-    and named it right when one of those texts names that cause.
+    (the pod's condition, its event, or the first of its scheduler's own objects' texts that does, judged here
+    and only here against ``context``: what the pod asks for and the cluster's names, ``readable.explains``)
+    or its queue position (Kueue's visibility API), and named it right when one of those texts names that
+    cause. That judgement is the row's ``explained``, the name it keeps to QC-05's verdict.
     A wait no snapshot saw (the observer was late or down, or its only looks were stale: still gated after the
     release) is judged from the platform's scheduling
     ``events`` during the wait (one ``Observation`` per event moment), each in a snapshot rebuilt from the
@@ -177,8 +178,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     rows = []
     kept: dict[datetime, _Snapshot] = {}
     for t in sorted(timelines, key=lambda w: (w.submitted_at or NEVER, w.pod)):
-        ctx = _with_gang(context(t.namespace, t.pod), t)
-        judged: dict[tuple[str | None, str], bool] = {}  # its texts repeat in every snapshot: judged once each
+        judge = _judge(_with_gang(context(t.namespace, t.pod), t))
         causes: list[Bottleneck] = []
         texts: list[tuple[str | None, str]] = []
         positions: list[int] = []
@@ -199,11 +199,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
             if ahead_at_release is None:
                 ahead_at_release, free_at_release = ahead, free
             causes.append(cause)
-            for r, x in mine.statements:
-                if (r, x) not in judged:
-                    judged[(r, x)] = explains(r, x, ctx)
-                if judged[(r, x)] and not _only_pipeline_gate(mine, x):
-                    texts.append((r, x))
+            texts += [(r, x) for r, x in _telling(mine, judge) if not _only_pipeline_gate(mine, x)]
             if mine.position is not None:
                 positions.append(mine.position)
             if mine.eta is not None:
@@ -211,6 +207,27 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         rows.append(_row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
                          explain_after_seconds, eta_tolerance_seconds, source, _gated_throughout(t, release)))
     return rows
+
+
+def _judge(ctx: ExplainContext) -> Callable[[str | None, str], bool]:
+    """``readable.explains`` in ``ctx``, each (reason, text) judged once: a pod's texts repeat in every
+    snapshot."""
+    judged: dict[tuple[str | None, str], bool] = {}
+
+    def judge(reason: str | None, text: str) -> bool:
+        if (reason, text) not in judged:
+            judged[(reason, text)] = explains(reason, text, ctx)
+        return judged[(reason, text)]
+
+    return judge
+
+
+def _telling(o: Observation, judge: Callable[[str | None, str], bool]) -> list[tuple[str | None, str]]:
+    """What the platform said of the pod in ``o`` that names a cause: its condition, its latest event, and the
+    first of its scheduler's texts that does (the one a user reads first), in that order."""
+    told = [(r, x) for r, x in o.pod_said if judge(r, x)]
+    first = next(((r, x) for r, x, _ in o.scheduler_said if judge(r, x)), None)
+    return told + ([first] if first else [])
 
 
 def _waiting_snapshots(t: WorkloadTimeline, snaps: list[_Snapshot]) -> list[_Snapshot]:
@@ -255,9 +272,9 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
         bottleneck = Bottleneck.UNOBSERVED if needs else Bottleneck.NONE
     if not texts and positions:  # a structured position explains the wait too: where it stands in the queue
         texts = [(POSITION_REASON, f"position {positions[-1]} in its ClusterQueue (visibility API)")]
-    explained = bool(texts)
+    told = bool(texts)
     names = None
-    if explained and bottleneck not in (Bottleneck.NONE, Bottleneck.UNOBSERVED):
+    if told and bottleneck not in (Bottleneck.NONE, Bottleneck.UNOBSERVED):
         named = set().union(*(classify_message(x) for _, x in texts))
         names = bool(named & NAMED_BY[bottleneck])
     reason, message = texts[-1] if texts else (None, None)
@@ -265,15 +282,17 @@ def _row(t: WorkloadTimeline, causes: list[Bottleneck], texts: list[tuple[str | 
     eta_err = None
     if eta_at is not None and t.scheduled_at is not None:
         eta_err = (eta_at - t.scheduled_at).total_seconds()
+    observed = bool(causes) or not needs
     return CongestionRow(
         **{f.name: getattr(t, f.name) for f in fields(WorkloadTimeline)},
         needs_explanation=needs, bottleneck=bottleneck.value,
         ahead_at_release=len(ahead), ahead_higher_priority=_higher(ahead, t.priority),
-        pool_free_at_release=free, platform_reason=reason, platform_message=message, platform_explained=explained,
+        pool_free_at_release=free, platform_reason=reason, platform_message=message,
+        explained=told if needs and observed else None,
         platform_names_bottleneck=names, first_position=positions[0] if positions else None,
         eta_offered=eta_at is not None, eta_at=eta_at, eta_error_seconds=eta_err,
         eta_within_tolerance=None if eta_err is None else abs(eta_err) <= eta_tol,
-        explained_from=source if explained else None, observed=bool(causes) or not needs,
+        explained_from=source if told else None, observed=observed,
     )
 
 
@@ -314,7 +333,7 @@ def summarize(rows: list[CongestionRow], max_wait_seconds: float) -> CongestionS
         return round(num / den, 4) if den else None
 
     need = [r for r in rows if r.judged]
-    explained = [r for r in need if r.platform_explained]
+    explained = [r for r in need if r.explained]
     judged = [r for r in explained if r.platform_names_bottleneck is not None]
     named = [r for r in judged if r.platform_names_bottleneck]
     eta = [r for r in rows if r.eta_within_tolerance is not None]

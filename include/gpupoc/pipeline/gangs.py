@@ -11,51 +11,25 @@ GPUs are held idle. Per gang (``gang_rows``):
   observation when one never did, ``fully_placed`` false);
 - ``longest_stall_seconds``: the longest time it stayed partly placed while no attempt of its pool was
   placed or ended: a deadlock when it exceeds the plan's ``deadlock_seconds``.
-Pure functions over ``WorkloadTimeline`` (``gang`` and ``gang_size`` set for replicas of a gang).
+Pure functions over ``WorkloadTimeline`` (``gang`` and ``gang_size`` set for replicas of a gang); each gang's
+row is the class's ``gang_placements`` row model (``classes/queue_congestion/table.py``), its adapter left to
+the collector.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from datetime import datetime
 
+from gpupoc.classes.queue_congestion.table import GangPlacement
 from gpupoc.pipeline.intervals import segments
 from gpupoc.pipeline.timelines import WorkloadTimeline
-
-
-@dataclass(frozen=True)
-class GangRow:
-    """One gang of the wave and how it was placed (a ``gang_placements`` row)."""
-
-    gang: str
-    tenant: str
-    namespace: str
-    pool: str
-    priority_class: str
-    replicas: int
-    min_available: int
-    gpus_per_pod: int
-    attempts: int
-    released_at: datetime | None
-    first_placed_at: datetime | None
-    full_at: datetime | None
-    all_placed_at: datetime | None
-    fully_placed: bool
-    time_to_full_seconds: float | None
-    partial_seconds: float
-    partial_while_others_waited_seconds: float
-    idle_gpu_seconds: float
-    longest_stall_seconds: float
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _r(x: float) -> float:
     return round(x, 3)
 
 
-def gang_row(gang: str, members: list[WorkloadTimeline], pool: list[WorkloadTimeline], end: datetime) -> GangRow:
+def gang_row(gang: str, members: list[WorkloadTimeline], pool: list[WorkloadTimeline], end: datetime) -> GangPlacement:
     """The row of one gang; ``members`` are its replicas' attempts, ``pool`` every attempt of its pool."""
     first = members[0]
     need = max(1, first.gang_size)
@@ -86,7 +60,7 @@ def gang_row(gang: str, members: list[WorkloadTimeline], pool: list[WorkloadTime
         else:
             stall = 0.0
     ttf_end = all_placed or end
-    return GangRow(
+    return GangPlacement(
         gang=gang, tenant=first.tenant, namespace=first.namespace, pool=first.pool,
         priority_class=first.priority_class, replicas=replicas, min_available=need, gpus_per_pod=first.gpus,
         attempts=len(members), released_at=released, first_placed_at=min(placed_first.values(), default=None),
@@ -96,7 +70,7 @@ def gang_row(gang: str, members: list[WorkloadTimeline], pool: list[WorkloadTime
         longest_stall_seconds=_r(longest))
 
 
-def gang_rows(timelines: list[WorkloadTimeline], end: datetime) -> list[GangRow]:
+def gang_rows(timelines: list[WorkloadTimeline], end: datetime) -> list[GangPlacement]:
     """One row per gang of the wave, in order of release (``end``: when observation stopped)."""
     gangs: dict[str, list[WorkloadTimeline]] = {}
     for t in timelines:

@@ -142,9 +142,9 @@ class Snapshot:
 
 
 def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str, plan=None,
-                 clock: Callable[[], datetime] = utcnow, names: ClusterNames = ClusterNames()) -> Snapshot:
-    """Every wave pod with the platform's own reason, message, position and ETA (if any); ``names`` are the
-    cluster's object names a scheduler's text is judged against (``cluster_names``)."""
+                 clock: Callable[[], datetime] = utcnow) -> Snapshot:
+    """Every wave pod with the platform's own reason, message, position and ETA (if any), and what its
+    scheduler's own objects say, as they said it: nothing is judged here (``congestion.reconstruct`` judges)."""
     taken = clock()  # when the look began: a list of thousands of pods answers seconds later, and a pod seen
     # still gated must not be dated after its release (one moment for the whole look: it is one snapshot)
     pods = list_pods(caller, namespaces, label_selector)
@@ -163,7 +163,7 @@ def observe_once(caller: KubeCaller, namespaces: list[str], label_selector: str,
             reason=cond.get("reason") if waiting else None, message=cond.get("message") if waiting else None,
             event_reason=ev.get("reason"), event_message=ev.get("message"),
             eta=parse_time((m.get("annotations") or {}).get(ETA_ANNOTATION)), item=item_key(p)))
-    obs = explain(caller, plan, namespaces, pods, events, obs, names)  # the scheduler's own objects
+    obs = explain(caller, plan, namespaces, pods, events, obs)  # the scheduler's own objects
     return Snapshot(obs, pods, events)
 
 
@@ -266,7 +266,7 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     while True:
         looked, look_began = monotonic(), clock()
         try:
-            snap = observe_once(caller, namespaces, label_selector, plan, clock, result.names)
+            snap = observe_once(caller, namespaces, label_selector, plan, clock)
         except ApiGaveUp as exc:  # refused for too long (throttled, unavailable): the next look goes on
             if monotonic() >= deadline:
                 raise
@@ -319,8 +319,7 @@ def snapshot_rows(obs: list[Observation], tenants_by_ns: dict[str, str], source:
     for o in obs:
         if o.node or o.phase in TERMINAL:
             continue
-        said = (o.namespace, o.pod, o.reason, o.message, o.event_reason, o.event_message, o.scheduler_reason,
-                o.scheduler_message)
+        said = (o.namespace, o.pod, o.reason, o.message, o.event_reason, o.event_message, o.scheduler_said)
         if said not in told:
             told[said] = o.explanation(context(o.namespace, o.pod))
         reason, message = told[said]

@@ -13,20 +13,20 @@ reason a user can read lives in the object the scheduler keeps for the workload:
 - KAI: the PodGroup named by ``pod-group-name``, its ``status.schedulingConditions`` (message and
   ``reasons[]``: ``OverLimit``, ``NonPreemptibleOverQuota``, ``PodSchedulingErrors``) and its events.
 
-``explain`` is the observer's hook: one call per snapshot fills each observation's ``scheduler_*`` fields,
-its queue position and its gang. Reads only; a resource the platform does not serve contributes nothing.
+``explain`` is the observer's hook: one call per snapshot fills each observation's ``scheduler_said`` (every
+text of the scheduler's objects about the pod, in the order a user reads them, not judged: the reconstruction
+judges each once, ``congestion.reconstruct``), its queue position and its gang. Reads only; a resource the
+platform does not serve contributes nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable
+from typing import Iterable
 
 from gpupoc.kube.schedulers import KUEUE_VERSION
-from gpupoc.pipeline.cluster_names import contexts
 from gpupoc.pipeline.k8s import KubeCaller
-from gpupoc.pipeline.readable import ClusterNames, ExplainContext, explains
-from gpupoc.pipeline.timelines import Observation
+from gpupoc.pipeline.timelines import Observation, Said
 from gpupoc.pipeline.workload_outcome import Statement, group_event_statements, named_pod
 from gpupoc.podspec import labels as L
 from gpupoc.podspec.gangs import KAI_GROUP, KAI_PODGROUPS, VOLCANO_GROUP, VOLCANO_PODGROUPS
@@ -39,11 +39,10 @@ Key = tuple[str, str]
 
 @dataclass(frozen=True)
 class PodExplanation:
-    """What the scheduler's own objects say about one pod."""
+    """What the scheduler's own objects say about one pod: its texts (``Observation.scheduler_said``) and its
+    queue position."""
 
-    reason: str | None = None
-    message: str | None = None
-    source: str | None = None
+    said: tuple[Said, ...] = ()
     position: int | None = None
 
 
@@ -129,8 +128,8 @@ def kueue_view(caller: KubeCaller, plan, namespaces: Iterable[str]) -> dict[Key,
                      if c.get("type") == "QuotaReserved" and c.get("status") == "False"), None)
         for name in owned_pods(wl):
             out[(ns, name)] = PodExplanation(
-                cond.get("reason") if cond else None, cond.get("message") if cond else None,
-                f"Workload {ns}/{wl['metadata']['name']} condition QuotaReserved" if cond else None,
+                _said([(cond.get("reason"), cond.get("message"),
+                        f"Workload {ns}/{wl['metadata']['name']} condition QuotaReserved")] if cond else []),
                 positions.get((ns, name)))
     for key, pos in positions.items():
         out.setdefault(key, PodExplanation(position=pos))
@@ -158,10 +157,9 @@ def podgroup_events(events: list[dict]) -> dict[Key, list[dict]]:
     return out
 
 
-def _best(candidates: list[tuple[str | None, str | None, str]],
-          ctx: ExplainContext) -> tuple[str | None, str | None, str | None]:
-    """The first text that names a cause of the wait (``readable.explains``), else none."""
-    return next((c for c in candidates if explains(c[0], c[1], ctx)), (None, None, None))
+def _said(candidates: list[tuple[str | None, str | None, str]]) -> tuple[Said, ...]:
+    """The texts that say something (an empty message says nothing), in the order given."""
+    return tuple((r, m, src) for r, m, src in candidates if m)
 
 
 def _volcano_texts(pg: dict, events: list[dict]) -> list[tuple[str | None, str | None, str]]:
@@ -191,8 +189,8 @@ def _kai_texts(pg: dict, events: list[dict]) -> list[tuple[str | None, str | Non
 
 
 def podgroup_view(caller: KubeCaller, adapter: str, namespaces: Iterable[str], pods: list[dict],
-                  events: list[dict], context: Callable[[str, str], ExplainContext]) -> dict[Key, PodExplanation]:
-    """(namespace, pod) -> the best text of the pod's PodGroup (Volcano or KAI)."""
+                  events: list[dict]) -> dict[Key, PodExplanation]:
+    """(namespace, pod) -> the texts of the pod's PodGroup (Volcano or KAI)."""
     api, keys, texts = ((VOLCANO_PODGROUPS, VOLCANO_GROUP_KEYS, _volcano_texts) if adapter == "volcano"
                         else (KAI_PODGROUPS, (KAI_GROUP,), _kai_texts))
     groups: dict[Key, dict] = {}
@@ -200,7 +198,7 @@ def podgroup_view(caller: KubeCaller, adapter: str, namespaces: Iterable[str], p
         for pg in _list(caller, f"{api}/namespaces/{ns}/podgroups"):
             groups[(ns, pg["metadata"]["name"])] = pg
     on_groups = podgroup_events(events)
-    best: dict[Key, PodExplanation] = {}
+    said: dict[Key, PodExplanation] = {}
     out: dict[Key, PodExplanation] = {}
     for p in pods:
         m = p["metadata"]
@@ -208,20 +206,14 @@ def podgroup_view(caller: KubeCaller, adapter: str, namespaces: Iterable[str], p
         gkey = (m["namespace"], group)
         if group is None or gkey not in groups:
             continue
-        if gkey not in best:
-            ctx = context(m["namespace"], m["name"])
-            size = (groups[gkey].get("spec") or {}).get("minMember")
-            if isinstance(size, int):  # the gang as its PodGroup sizes it
-                sized = ClusterNames(gang_sizes={group.lower(): frozenset({size})})
-                ctx = replace(ctx, cluster=ctx.cluster.merged(sized))
-            reason, message, source = _best(texts(groups[gkey], on_groups.get(gkey, [])), ctx)
-            best[gkey] = PodExplanation(reason, message, source)
-        out[(m["namespace"], m["name"])] = best[gkey]
+        if gkey not in said:
+            said[gkey] = PodExplanation(_said(texts(groups[gkey], on_groups.get(gkey, []))))
+        out[(m["namespace"], m["name"])] = said[gkey]
     return out
 
 
-def scheduler_view(caller: KubeCaller, plan, namespaces: Iterable[str], pods: list[dict], events: list[dict],
-                   context: Callable[[str, str], ExplainContext]) -> dict[Key, PodExplanation]:
+def scheduler_view(caller: KubeCaller, plan, namespaces: Iterable[str], pods: list[dict],
+                   events: list[dict]) -> dict[Key, PodExplanation]:
     """(namespace, pod) -> what the plan's scheduler says about the pod in its own objects."""
     if plan is None:
         return {}
@@ -229,16 +221,15 @@ def scheduler_view(caller: KubeCaller, plan, namespaces: Iterable[str], pods: li
     if adapter == "kueue":
         return kueue_view(caller, plan, namespaces)
     if adapter in ("volcano", "kai"):
-        return podgroup_view(caller, adapter, namespaces, pods, events, context)
+        return podgroup_view(caller, adapter, namespaces, pods, events)
     return {}
 
 
 def explain(caller: KubeCaller, plan, namespaces: Iterable[str], pods: list[dict], events: list[dict],
-            observations: list[Observation], names: ClusterNames = ClusterNames()) -> list[Observation]:
-    """The observer's hook, once per snapshot: each observation with its scheduler's own reason, message and
-    source (the first of its texts that names a cause, judged against ``names``), its queue position (Kueue)
-    and its gang."""
-    view = scheduler_view(caller, plan, namespaces, pods, events, contexts(pods, names))
+            observations: list[Observation]) -> list[Observation]:
+    """The observer's hook, once per snapshot: each observation with what its scheduler's own objects say
+    (``scheduler_said``, not judged here), its queue position (Kueue) and its gang."""
+    view = scheduler_view(caller, plan, namespaces, pods, events)
     gangs = {(p["metadata"]["namespace"], p["metadata"]["name"]): ((p["metadata"].get("labels") or {}).get(L.GANG))
              for p in pods}
     out = []
@@ -250,8 +241,7 @@ def explain(caller: KubeCaller, plan, namespaces: Iterable[str], pods: list[dict
             out.append(o)
             continue
         ex = ex or PodExplanation()
-        out.append(replace(o, scheduler_reason=ex.reason, scheduler_message=ex.message,
-                           scheduler_source=ex.source, position=o.position if ex.position is None else ex.position,
+        out.append(replace(o, scheduler_said=ex.said, position=o.position if ex.position is None else ex.position,
                            gang=gang))
     return out
 

@@ -11,6 +11,9 @@ from datetime import datetime
 from gpupoc.common.timefmt import parse_time, rfc3339
 from gpupoc.pipeline.readable import ExplainContext, explains
 
+# What a scheduler's own object says about a pod: (reason, message, the object and field it is read from).
+Said = tuple[str | None, str, str]
+
 
 @dataclass(frozen=True)
 class WorkloadTimeline:
@@ -46,9 +49,9 @@ class WorkloadTimeline:
         return max(0.0, (self.scheduled_at - self.ready_at).total_seconds())
 
 
-_TEXTS = ("pod", "namespace", "phase", "node", "reason", "message", "event_reason", "event_message", "item",
-          "scheduler_reason", "scheduler_message", "scheduler_source", "gang")
+_TEXTS = ("pod", "namespace", "phase", "node", "reason", "message", "event_reason", "event_message", "item", "gang")
 _GATES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_SAID: dict[tuple[Said, ...], tuple[Said, ...]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +72,10 @@ class Observation:
     position: int | None = None   # queue position if the platform offers one (Kueue visibility API)
     eta: datetime | None = None   # expected start if the platform offers one
     item: str = ""                # the wave item the pod runs
-    scheduler_reason: str | None = None   # what the scheduler's own object says (Workload, PodGroup)
-    scheduler_message: str | None = None
-    scheduler_source: str | None = None   # which object and field: "Workload team-a/w condition QuotaReserved"
+    # What the scheduler's own objects say (Kueue Workload, Volcano or KAI PodGroup), each text in the order a
+    # user reads them, not judged: the reconstruction judges them (``congestion.reconstruct``). The source names
+    # the object and field: "Workload team-a/w condition QuotaReserved".
+    scheduler_said: tuple[Said, ...] = ()
     gang: str | None = None               # the gang the pod belongs to (its object name)
 
     def __post_init__(self) -> None:
@@ -84,6 +88,9 @@ class Observation:
         if self.gates:
             gates = tuple(self.gates)
             object.__setattr__(self, "gates", _GATES.setdefault(gates, gates))
+        if self.scheduler_said:  # a gang's texts repeat for each member, snapshot after snapshot
+            said = tuple((r, sys.intern(m), sys.intern(src)) for r, m, src in self.scheduler_said)
+            object.__setattr__(self, "scheduler_said", _SAID.setdefault(said, said))
 
     @property
     def holds_gpus(self) -> bool:
@@ -92,30 +99,32 @@ class Observation:
     def to_dict(self) -> dict:
         """JSON-able (times as RFC 3339)."""
         d = {name: getattr(self, name) for name in _observation_fields()}  # flat: no asdict's deep copy
-        d.update(taken_at=rfc3339(self.taken_at), eta=rfc3339(self.eta) if self.eta else None, gates=list(self.gates))
+        d.update(taken_at=rfc3339(self.taken_at), eta=rfc3339(self.eta) if self.eta else None, gates=list(self.gates),
+                 scheduler_said=[list(s) for s in self.scheduler_said])
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Observation":
+        """The observation ``to_dict`` wrote (one written with a single ``scheduler_reason``, ``_message`` and
+        ``_source`` reads as that one text)."""
         known = _observation_fields()
+        said = [tuple(s) for s in d.get("scheduler_said") or ()]
+        if not said and d.get("scheduler_message"):
+            said = [(d.get("scheduler_reason"), d["scheduler_message"], d.get("scheduler_source") or "")]
         return cls(**{**{k: v for k, v in d.items() if k in known}, "taken_at": parse_time(d["taken_at"]),
-                      "eta": parse_time(d.get("eta")), "gates": tuple(d.get("gates") or ())})
+                      "eta": parse_time(d.get("eta")), "gates": tuple(d.get("gates") or ()),
+                      "scheduler_said": tuple(said)})
 
     @property
-    def texts(self) -> list[str]:
-        return [t for t in (self.message, self.event_message, self.scheduler_message) if t]
-
-    @property
-    def statements(self) -> list[tuple[str | None, str]]:
-        """(reason, text) of everything the platform said about the pod here, readable or not."""
-        return [(r, t) for r, t in ((self.reason, self.message), (self.event_reason, self.event_message),
-                                    (self.scheduler_reason, self.scheduler_message)) if t]
+    def pod_said(self) -> list[tuple[str | None, str]]:
+        """(reason, text) of what the pod itself says here (its condition, its latest event), readable or not."""
+        return [(r, t) for r, t in ((self.reason, self.message), (self.event_reason, self.event_message)) if t]
 
     def explanation(self, ctx: ExplainContext) -> tuple[str | None, str | None]:
-        """The most telling (reason, text) a user could read: the scheduler's own object first, else the pod's
-        condition, else its latest event, the first that names a cause (``readable.explains``); the pod's
-        condition when none does."""
-        for r, t in ((self.scheduler_reason, self.scheduler_message), (self.reason, self.message),
+        """The most telling (reason, text) a user could read, for the ``queue_snapshots`` table: the scheduler's
+        own objects first, else the pod's condition, else its latest event, the first that names a cause
+        (``readable.explains``); the pod's condition when none does."""
+        for r, t in (*((r, t) for r, t, _ in self.scheduler_said), (self.reason, self.message),
                      (self.event_reason, self.event_message)):
             if explains(r, t, ctx):
                 return r, t

@@ -6,11 +6,14 @@ and ``manifest.json`` (rows, sha256, source, verified, reason, window, plan hash
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from gpupoc.classes.queue_congestion.table import ExplanationRow
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
 TENANTS = ["team-vision", "team-nlp", "team-serving"]
@@ -43,15 +46,18 @@ def workload_runs(n: int = 12, test_class: str = "queue_congestion") -> pd.DataF
 
 
 def explanations(n: int = 12) -> pd.DataFrame:
-    """One row per workload; the first two never waited long enough to need an explanation."""
-    need = [i >= 2 for i in range(n)]
-    return pd.DataFrame({
-        "pod": [f"wave-{i}" for i in range(n)], "namespace": [TENANTS[i % 3] for i in range(n)],
-        "platform_reason": ["Unschedulable" if x else None for x in need],
-        "platform_message": ["0/3 nodes are available: 3 Insufficient nvidia.com/gpu." if x else None for x in need],
-        "reconstructed_bottleneck": ["capacity" if x else "none" for x in need], "ahead_count": list(range(n)),
-        "explained": [True if x else None for x in need], "needs_explanation": need, "eta_offered": [False] * n,
-        "eta_error_seconds": [None] * n})
+    """One row per workload (the class's row model); the first two never waited long enough to need an
+    explanation."""
+    rows = []
+    for i in range(n):
+        need = i >= 2
+        rows.append(asdict(ExplanationRow(
+            pod=f"wave-{i}", namespace=TENANTS[i % 3], needs_explanation=need,
+            platform_reason="Unschedulable" if need else None,
+            platform_message="0/3 nodes are available: 3 Insufficient nvidia.com/gpu." if need else None,
+            reconstructed_bottleneck="capacity" if need else "none", ahead_count=i, explained=True if need else None,
+            eta_offered=False)))
+    return pd.DataFrame(rows)
 
 
 def queue_snapshots(n: int = 8) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from gpupoc.common.constants import PIPELINE_GATE
@@ -58,7 +59,7 @@ def test_waiting_for_gpus_in_a_full_pool_is_insufficient_gpus_and_the_failed_sch
     assert c.needs_explanation
     assert c.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
     assert c.pool_free_at_release == 0
-    assert c.platform_explained and c.platform_names_bottleneck is True
+    assert c.explained and c.platform_names_bottleneck is True
     assert c.platform_message == FAILED
     assert not row(rows, "a").needs_explanation
 
@@ -67,7 +68,7 @@ def test_a_wait_without_any_reason_or_message_counts_as_unexplained():
     tl, obs = three_of_four(message=None)
     rows = reconstruct(tl, obs, ONE_NODE)
     s = summarize(rows, max_wait_seconds=60)
-    assert row(rows, "c").platform_explained is False
+    assert row(rows, "c").explained is False
     assert row(rows, "c").platform_names_bottleneck is None
     assert (s.needing_explanation, s.explained, s.explained_ratio) == (1, 0, 0.0)
 
@@ -79,7 +80,7 @@ def test_quota_exhausted_is_told_apart_from_missing_gpus_and_a_gpu_message_is_sc
     obs = [x for t in (3, 6, 12) for x in (ob(t, "a", node="n1"), ob(t, "b", message=FAILED))]
     b = row(reconstruct(tl, obs, cap), "b")
     assert b.bottleneck == Bottleneck.QUOTA.value
-    assert b.platform_explained and b.platform_names_bottleneck is False
+    assert b.explained and b.platform_names_bottleneck is False
 
 
 def test_enough_free_gpus_spread_over_nodes_is_fragmentation():
@@ -112,7 +113,7 @@ def test_snapshots_before_release_and_the_pipeline_gate_message_are_not_the_plat
     c = row(reconstruct(tl, obs, ONE_NODE), "c")
     assert c.wait_seconds == 30
     assert c.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
-    assert c.platform_explained is False
+    assert c.explained is False
 
 
 def test_an_eta_is_scored_against_the_actual_scheduling_moment():
@@ -131,14 +132,15 @@ def test_summary_counts_spreads_and_never_scheduled_workloads_as_over_the_wait_l
     assert s.arrival_spread_seconds == 28
     assert s.release_spread_seconds == 0.4
     assert s.over_max_wait == 1
-    assert row(rows, "c").needs_explanation and row(rows, "c").platform_explained
+    assert row(rows, "c").needs_explanation and row(rows, "c").explained
     assert s.eta_offered == 0 and s.eta_accurate_ratio is None
     assert s.bottlenecks[Bottleneck.INSUFFICIENT_GPUS.value] == 1
 
 
-def test_a_long_wait_with_no_snapshot_is_unobserved():
+def test_a_long_wait_with_no_snapshot_is_unobserved_and_left_unjudged():
     rows = reconstruct([wl("a", scheduled=60)], [], ONE_NODE)
-    assert rows[0].bottleneck == Bottleneck.UNOBSERVED.value and rows[0].platform_explained is False
+    assert rows[0].bottleneck == Bottleneck.UNOBSERVED.value and rows[0].explained is None, \
+        "a wait nothing saw is neither explained nor unexplained"
     assert rows[0].needs_explanation and not rows[0].observed and not rows[0].judged
 
 
@@ -162,7 +164,7 @@ def test_a_wait_no_snapshot_saw_is_judged_from_the_platforms_scheduling_events()
               Observation(taken_at=at(40), pod="c", namespace="team-a", event_reason="FailedScheduling",
                           event_message="after it was bound: not part of the wait")]
     r = row(reconstruct(tl, [], ONE_NODE, events=events), "c")
-    assert r.needs_explanation and r.platform_explained and r.explained_from == "events"
+    assert r.needs_explanation and r.explained and r.explained_from == "events"
     assert r.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value and r.platform_names_bottleneck is True
     assert r.platform_message == FAILED and r.pool_free_at_release == 0
 
@@ -183,11 +185,11 @@ def test_a_watchs_silent_look_makes_a_wait_no_snapshot_saw_observed_and_unexplai
     tl = [wl("a", finished_at=at(30)), wl("b", finished_at=at(30)), wl("c", scheduled=31)]
     silent = Observation(taken_at=at(5), pod="c", namespace="team-a")  # pod_transitions.watch_looks
     r = row(reconstruct(tl, [], ONE_NODE, events=[silent]), "c")
-    assert r.observed and r.judged and not r.platform_explained
+    assert r.observed and r.judged and not r.explained
     assert r.bottleneck == Bottleneck.INSUFFICIENT_GPUS.value
     word = Observation(taken_at=at(2), pod="c", namespace="team-a", reason="Unschedulable", message=FAILED)
     r = row(reconstruct(tl, [], ONE_NODE, events=[silent, word]), "c")
-    assert r.observed and r.platform_explained and r.platform_names_bottleneck is True
+    assert r.observed and r.explained and r.platform_names_bottleneck is True
 
 
 def test_events_outside_the_wait_or_of_another_pod_do_not_explain_it():
@@ -197,7 +199,7 @@ def test_events_outside_the_wait_or_of_another_pod_do_not_explain_it():
               Observation(taken_at=at(10), pod="b", namespace="team-a", event_reason="FailedScheduling",
                           event_message=FAILED)]
     r = row(reconstruct(tl, [], ONE_NODE, events=events), "c")
-    assert r.needs_explanation and not r.platform_explained and r.explained_from is None
+    assert r.needs_explanation and not r.explained and r.explained_from is None
     assert r.bottleneck == Bottleneck.UNOBSERVED.value
 
 
@@ -217,30 +219,56 @@ def test_the_platforms_own_gate_and_placeholders_are_no_explanation_but_the_sche
     waits = [ob(12, "a", node="n1"), ob(12, "b", node="n1")]
     gated = waits + [ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1]),
                      ob(15, "c", reason="Unschedulable", message="0/1 nodes are available.")]
-    assert row(reconstruct(tl, gated, ONE_NODE), "c").platform_explained is False
+    assert row(reconstruct(tl, gated, ONE_NODE), "c").explained is False
     told = waits + [ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1],
-                       scheduler_reason="Pending", scheduler_message=quota)]
+                       scheduler_said=(("Pending", quota, "Workload team-a/c condition QuotaReserved"),))]
     c = row(reconstruct(tl, told, ONE_NODE), "c")
-    assert c.platform_explained is True and (c.platform_reason, c.platform_message) == ("Pending", quota)
+    assert c.explained is True and (c.platform_reason, c.platform_message) == ("Pending", quota)
     assert c.platform_names_bottleneck is True
 
+
+
+def test_the_first_of_the_schedulers_texts_that_names_a_cause_is_the_one_judged_explaining():
+    """A PodGroup's texts come in the order a user reads them; a placeholder before the telling one is passed
+    over, and only the telling one is kept (a later one would add causes the user did not read first)."""
+    tl, obs = three_of_four(None)
+    vague = ("Unschedulable", "Unable to schedule podgroup", "PodGroup team-a/g condition Unschedulable")
+    quota = ("Unschedulable", "queue resource quota insufficient: insufficient nvidia.com/gpu",
+             "PodGroup team-a/g event Unschedulable")
+    nodes = ("FailedScheduling", FAILED, "PodGroup team-a/g event FailedScheduling")  # explains too, read later
+    said = [replace(o, scheduler_said=(vague, quota, nodes)) if o.pod == "c" else o for o in obs]
+    c = row(reconstruct(tl, said, ONE_NODE), "c")
+    assert c.explained is True and (c.platform_reason, c.platform_message) == quota[:2]
+    only_vague = [replace(o, scheduler_said=(vague,)) if o.pod == "c" else o for o in obs]
+    assert row(reconstruct(tl, only_vague, ONE_NODE), "c").explained is False
+
+
+def test_a_podgroup_message_counts_a_gang_only_as_large_as_the_gang_is():
+    message = "Not enough valid tasks for gang-scheduling, valid: 1, min: 4"
+    for size, told in ((4, True), (2, False)):
+        tl = [wl(f"g{i}", gpus=4, scheduled=31, gang="g", gang_size=size) for i in range(size)]
+        tl = [wl("a", gpus=8, scheduled=0)] + tl
+        obs = [ob(t, "a", node="n1") for t in (3, 6)] + [
+            ob(t, f"g{i}", scheduler_said=(("NotEnoughTasks", message, "PodGroup team-a/g condition Unschedulable"),))
+            for t in (3, 6) for i in range(size)]
+        assert row(reconstruct(tl, obs, ONE_NODE), "g0").explained is told, size
 
 
 def test_a_vague_message_in_any_language_leaves_a_wait_unexplained():
     for vague in ("Pod is pending.", "调度中", "Job queued"):
         tl, obs = three_of_four(vague)
         c = row(reconstruct(tl, obs, ONE_NODE), "c")
-        assert c.needs_explanation and c.platform_explained is False, vague
+        assert c.needs_explanation and c.explained is False, vague
     tl, obs = three_of_four("0/1 个节点可用：1 个节点 nvidia.com/gpu 不足。")
-    assert row(reconstruct(tl, obs, ONE_NODE), "c").platform_explained is True
+    assert row(reconstruct(tl, obs, ONE_NODE), "c").explained is True
 
 
 def test_what_a_message_names_is_judged_in_the_pods_context():
     tl, obs = three_of_four("waiting for lq-7")
-    assert row(reconstruct(tl, obs, ONE_NODE), "c").platform_explained is False  # a name unknown to the cluster
+    assert row(reconstruct(tl, obs, ONE_NODE), "c").explained is False  # a name unknown to the cluster
     named = ExplainContext(PodRefs("team-a", "c"), ClusterNames(queues=frozenset({"lq-7"})))
     c = row(reconstruct(tl, obs, ONE_NODE, context=lambda ns, pod: named), "c")
-    assert c.platform_explained is True and c.platform_message == "waiting for lq-7"
+    assert c.explained is True and c.platform_message == "waiting for lq-7"
 
 
 def test_a_queue_position_from_the_visibility_api_explains_a_gated_wait():
@@ -249,7 +277,7 @@ def test_a_queue_position_from_the_visibility_api_explains_a_gated_wait():
     obs = [ob(12, "a", node="n1"), ob(12, "b", node="n1"),
            ob(12, "c", gates=("kueue.x-k8s.io/admission",), reason=gate[0], message=gate[1], position=2)]
     c = row(reconstruct(tl, obs, ONE_NODE), "c")
-    assert c.platform_explained is True and c.platform_reason == POSITION_REASON and "position 2" in c.platform_message
+    assert c.explained is True and c.platform_reason == POSITION_REASON and "position 2" in c.platform_message
 
 GANG_MSG = "pod group is not ready, 1 Pending, 4 minAvailable; Pending: 1 Unschedulable"
 

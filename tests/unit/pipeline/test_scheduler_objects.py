@@ -54,12 +54,12 @@ def test_kueue_pods_get_their_workloads_quota_message_and_their_position():
                  f"{S.KUEUE_VISIBILITY}/namespaces/team-nlp/localqueues/training/pendingworkloads": [vis]})
     gated = obs("p1", reason="SchedulingGated", message="Scheduling is blocked due to non-empty scheduling gates")
     [o] = S.explain(api, plan_with("kueue"), ["team-nlp"], [pod("p1")], [], [gated])
-    assert (o.scheduler_reason, o.scheduler_message, o.position) == ("Pending", QUOTA, 3)
-    assert o.scheduler_source == "Workload team-nlp/g condition QuotaReserved"
+    assert o.scheduler_said == (("Pending", QUOTA, "Workload team-nlp/g condition QuotaReserved"),)
+    assert o.position == 3
     assert o.explanation(CTX) == ("Pending", QUOTA)
 
 
-def test_volcano_pods_get_the_enqueue_event_while_pending_and_the_gang_condition_once_enqueued():
+def test_volcano_pods_read_the_enqueue_event_first_while_pending_and_the_gang_condition_first_once_enqueued():
     def pg(phase):  # a gang of four: its message counts it
         return {"metadata": {"name": "g", "namespace": "team-nlp"}, "spec": {"minMember": 4},
                 "status": {"phase": phase, "conditions": [
@@ -70,9 +70,10 @@ def test_volcano_pods_get_the_enqueue_event_while_pending_and_the_gang_condition
     member = pod("p1", annotations={"scheduling.k8s.io/group-name": "g"}, labels={L.GANG: "g"})
     path = f"{S.VOLCANO_PODGROUPS}/namespaces/team-nlp/podgroups"
     [o] = S.explain(Paths({path: [pg("Pending")]}), plan_with("volcano"), ["team-nlp"], [member], [event], [obs("p1")])
-    assert (o.scheduler_message, o.gang) == (QUEUE, "g")
+    assert [m for _, m, _ in o.scheduler_said] == [QUEUE, GANG] and o.gang == "g"
     [o] = S.explain(Paths({path: [pg("Inqueue")]}), plan_with("volcano"), ["team-nlp"], [member], [event], [obs("p1")])
-    assert o.scheduler_message == GANG and o.scheduler_source == "PodGroup team-nlp/g (Inqueue) condition Unschedulable"
+    assert [m for _, m, _ in o.scheduler_said] == [GANG, QUEUE]
+    assert o.scheduler_said[0][2] == "PodGroup team-nlp/g (Inqueue) condition Unschedulable"
 
 
 def test_kai_pods_get_the_reason_of_their_podgroups_scheduling_condition():
@@ -84,29 +85,33 @@ def test_kai_pods_get_the_reason_of_their_podgroups_scheduling_condition():
     api = Paths({f"{S.KAI_PODGROUPS}/namespaces/team-nlp/podgroups": [pg]})
     [o] = S.explain(api, plan_with("kai"), ["team-nlp"], [pod("p1", annotations={"pod-group-name": "pg-1"})], [],
                     [obs("p1")])
-    assert (o.scheduler_reason, o.scheduler_message) == ("NonPreemptibleOverQuota", over)
+    assert o.scheduler_said[0][:2] == ("NonPreemptibleOverQuota", over)
+    assert o.explanation(CTX) == ("NonPreemptibleOverQuota", over)
 
 
-def test_empty_podgroup_messages_leave_the_pod_unexplained():
+def test_empty_podgroup_messages_are_not_recorded_and_leave_the_pod_unexplained():
     pg = {"metadata": {"name": "g", "namespace": "team-nlp"}, "status": {"phase": "Inqueue", "conditions": [
         {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": ""}]}}
     api = Paths({f"{S.VOLCANO_PODGROUPS}/namespaces/team-nlp/podgroups": [pg]})
     opaque = obs("p1", reason="Unschedulable", message="0/5 nodes are available.")
     [o] = S.explain(api, plan_with("volcano"), ["team-nlp"], [pod("p1", annotations={"scheduling.k8s.io/group-name": "g"})],
                     [], [opaque])
-    assert o.scheduler_message is None and o.explanation(CTX) == ("Unschedulable", "0/5 nodes are available.")
+    assert o.scheduler_said == () and o.explanation(CTX) == ("Unschedulable", "0/5 nodes are available.")
 
 
-def test_a_podgroup_message_counts_a_gang_only_as_large_as_its_podgroup_says():
+def test_the_observer_records_a_podgroups_texts_as_said_without_judging_them():
+    """Whether a text explains the wait is judged once, by the reconstruction (``test_congestion``): a text
+    naming a gang of another size is recorded all the same."""
     said = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughTasks",
             "message": "Not enough valid tasks for gang-scheduling, valid: 1, min: 4"}
     member = pod("p1", annotations={"scheduling.k8s.io/group-name": "g"}, labels={L.GANG: "g"})
     path = f"{S.VOLCANO_PODGROUPS}/namespaces/team-nlp/podgroups"
-    for size, told in ((4, said["message"]), (2, None)):
+    for size in (4, 2):
         pg = {"metadata": {"name": "g", "namespace": "team-nlp"}, "spec": {"minMember": size},
               "status": {"phase": "Inqueue", "conditions": [said]}}
         [o] = S.explain(Paths({path: [pg]}), plan_with("volcano"), ["team-nlp"], [member], [], [obs("p1")])
-        assert o.scheduler_message == told, size
+        assert o.scheduler_said == (("NotEnoughTasks", said["message"],
+                                     "PodGroup team-nlp/g (Inqueue) condition Unschedulable"),), size
 
 
 def test_kube_scheduler_plans_read_no_scheduler_objects_but_keep_the_gang():

@@ -32,6 +32,9 @@ LAYERS = [
 CLI_MODULE_SUFFIXES = (".cli", "_cli")
 # Where Airflow may be imported: its DAG code, the local deployment, the UI plugin's pages, and the optional
 # lookup of Airflow connections for the monitoring sources.
+# A test class's tables (``classes/<class>/table.py``: its row models, standard library only) are the evidence
+# writer's schemas: they sit in the evidence layer, beneath everything that writes or reads them.
+CLASS_TABLE_LAYER = "evidence"
 AIRFLOW_ALLOWED = ("dags/", "airflow_runtime/", "ui/", "monitoring/sources.py")
 
 
@@ -115,6 +118,9 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 def layer(module: str) -> int | None:
     if module.endswith(CLI_MODULE_SUFFIXES):
         return 0
+    parts = module.split(".")
+    if len(parts) == 4 and parts[1] == "classes" and parts[3] == "table":
+        return layer(f"gpupoc.{CLASS_TABLE_LAYER}")
     top = module.split(".")[1] if "." in module else module
     return next((i for i, names in enumerate(LAYERS) if top in names), None)
 
@@ -168,6 +174,16 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_an_import_under_type_checking_is_an_edge():
     text = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gpupoc.sim.store import Store\n"
     assert "gpupoc.sim.store" in imports_in(text, "gpupoc.sim")
+
+
+def test_a_class_table_module_sits_in_the_evidence_layer_and_imports_no_package_module():
+    assert layer("gpupoc.classes.queue_congestion.table") == layer("gpupoc.evidence")
+    assert layer("gpupoc.classes.queue_congestion.collector") == layer("gpupoc.steps")
+    tables = sorted(PACKAGE.glob("classes/*/table.py"))
+    assert tables, "no class table module found"
+    for p in tables:
+        mine = {i for i in imports(p) if i.startswith("gpupoc")}
+        assert mine == set(), f"{p.relative_to(PACKAGE)} imports {sorted(mine)}: a class's row models use only the standard library"
 
 
 def test_an_area_command_line_module_sits_in_the_top_layer():

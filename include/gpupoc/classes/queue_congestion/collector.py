@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dataclasses import replace
 from datetime import datetime
 
+from gpupoc.classes.queue_congestion.table import ExplanationRow
 from gpupoc.common.priority import gangs_placed_whole
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.cluster_names import contexts, gather_names
-from gpupoc.pipeline.congestion import reconstruct, summarize
+from gpupoc.pipeline.congestion import CongestionRow, reconstruct, summarize
 from gpupoc.pipeline.gangs import gang_rows
 from gpupoc.pipeline.observe import scheduling_event_observations
 from gpupoc.pipeline.pod_transitions import PodTransitions, watch_looks
@@ -54,21 +56,25 @@ def collect_congestion(ctx: RunContext, timelines, runs) -> dict:
                        context=explain_contexts(ctx))
     durations = {i.name: planned_seconds(ctx.plan, i) for i in class_items(ctx.plan, ctx.test_class)}
     expected = expected_waits(timelines, durations, cap.pool_gpus)
-    ctx.writer.write("explanations", [{
-        "pod": r.pod, "namespace": r.namespace, "tenant": r.tenant, "wait_seconds": r.wait_seconds,
-        "needs_explanation": r.needs_explanation, "platform_reason": r.platform_reason, "platform_message": r.platform_message,
-        "reconstructed_bottleneck": r.bottleneck, "ahead_count": r.ahead_at_release,
-        "explained": r.platform_explained if r.judged else None, "explained_from": r.explained_from,
-        "observed": r.observed if r.needs_explanation else None,
-        "eta_offered": r.eta_offered, "eta_error_seconds": r.eta_error_seconds,
-        "expected_wait_seconds": expected.get((r.namespace, r.pod)),
-        "priority_class": r.priority_class, "gpus": r.gpus} for r in rows], source="pipeline reconstruction")
+    ctx.writer.write("explanations", [explanation_row(r, expected.get((r.namespace, r.pod))) for r in rows],
+                     source="pipeline reconstruction")
     summary = summarize(rows, th.max_wait_seconds)
     gangs = write_gang_placements(ctx, timelines, obs)
     ctx.writer.write_json("congestion_rows", [r.to_dict() for r in rows])
     ctx.writer.write_json("congestion_summary", summary.to_dict())
     return {k: v for k, v in summary.to_dict().items() if k != "bottlenecks"} | {
         "bottlenecks": summary.bottlenecks, "gangs": gangs}
+
+
+def explanation_row(r: CongestionRow, expected_wait_seconds: float | None) -> ExplanationRow:
+    """The ``explanations`` row of one reconstructed workload: its judgement ``explained`` as it is."""
+    return ExplanationRow(
+        pod=r.pod, namespace=r.namespace, tenant=r.tenant, wait_seconds=r.wait_seconds,
+        needs_explanation=r.needs_explanation, platform_reason=r.platform_reason, platform_message=r.platform_message,
+        reconstructed_bottleneck=r.bottleneck, ahead_count=r.ahead_at_release, explained=r.explained,
+        explained_from=r.explained_from, observed=r.observed if r.needs_explanation else None,
+        eta_offered=r.eta_offered, eta_error_seconds=r.eta_error_seconds,
+        expected_wait_seconds=expected_wait_seconds, priority_class=r.priority_class, gpus=r.gpus)
 
 
 def watched_looks(ctx: RunContext) -> list[Observation]:
@@ -117,7 +123,7 @@ def write_gang_placements(ctx: RunContext, timelines, observations) -> dict:
     """``gang_placements``: one row per gang of the wave (none when the wave has no multi-pod workload)."""
     adapter = W.adapter_name(ctx.plan)
     rows = gang_rows(timelines, observation_end(timelines, observations))
-    ctx.writer.write("gang_placements", [{**r.to_dict(), "adapter": adapter} for r in rows],
+    ctx.writer.write("gang_placements", [replace(r, adapter=adapter) for r in rows],
                      source="pipeline reconstruction (workload_runs timelines)")
     return {"gangs": len(rows), "partly_placed": sum(1 for r in rows if r.partial_seconds > 0),
             "longest_stall_seconds": max((r.longest_stall_seconds for r in rows), default=None)}
