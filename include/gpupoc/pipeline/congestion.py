@@ -82,28 +82,56 @@ _EVENT_SLACK = timedelta(seconds=1)
 
 
 def snapshot_from_timelines(at: datetime, timelines: list[WorkloadTimeline],
-                            own: Observation | None = None) -> list[Observation]:
+                            own: Observation | None = None, made: "RebuiltStates | None" = None) -> list[Observation]:
     """The wave at ``at`` as the timelines tell it (who held GPUs, who waited, who was still gated), with
-    ``own`` standing for its pod: a snapshot rebuilt from a scheduling event when no observer saw the wait."""
+    ``own`` standing for its pod: a snapshot rebuilt from a scheduling event when no observer saw the wait.
+    ``made`` keeps each timeline's rebuilt observations for the next moments (``RebuiltStates``)."""
+    made = made or RebuiltStates()
     out = [own] if own is not None else []
     for t in timelines:
         if own is not None and (t.namespace, t.pod) == (own.namespace, own.pod):
             continue
-        o = _timeline_observation(at, t)
-        if o is not None:
-            out.append(o)
+        state = _timeline_state(at, t)
+        if state is not None:
+            out.append(made.of(at, t, state))
     return out
 
 
-def _timeline_observation(at: datetime, t: WorkloadTimeline) -> Observation | None:
+def _timeline_state(at: datetime, t: WorkloadTimeline) -> str | None:
+    """What the timeline says its pod was doing at ``at``: holding GPUs, waiting, still gated, or none of them."""
     if t.scheduled_at and t.scheduled_at <= at and (t.finished_at is None or at < t.finished_at):
+        return "running"
+    if t.ready_at and t.ready_at <= at and (t.scheduled_at is None or at < t.scheduled_at):
+        return "waiting"
+    if t.released_at and at < t.released_at:
+        return "gated"
+    return None
+
+
+class RebuiltStates:
+    """Each timeline's rebuilt observation per state, made once for every moment of a reconstruction (at 10,000
+    pods some 175 moments are rebuilt: 1.75 million observations otherwise). A rebuilt snapshot is read for what
+    each pod holds and whether it queues (``bottleneck.state_at``), never for when it was seen: an observation
+    made once is dated the first moment it was rebuilt for, and its snapshot carries its own moment."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[int, str], Observation] = {}
+
+    def of(self, at: datetime, t: WorkloadTimeline, state: str) -> Observation:
+        key = (id(t), state)  # the timelines outlive the reconstruction that holds this
+        o = self._made.get(key)
+        if o is None:
+            o = self._made[key] = _observation(at, t, state)
+        return o
+
+
+def _observation(at: datetime, t: WorkloadTimeline, state: str) -> Observation:
+    if state == "running":
         return Observation(taken_at=at, pod=t.pod, namespace=t.namespace, phase="Running",
                            node=t.node or "(node not recorded)")
-    if t.ready_at and t.ready_at <= at and (t.scheduled_at is None or at < t.scheduled_at):
+    if state == "waiting":
         return Observation(taken_at=at, pod=t.pod, namespace=t.namespace)
-    if t.released_at and at < t.released_at:
-        return Observation(taken_at=at, pod=t.pod, namespace=t.namespace, gates=(PIPELINE_GATE,))
-    return None
+    return Observation(taken_at=at, pod=t.pod, namespace=t.namespace, gates=(PIPELINE_GATE,))
 
 
 # Rebuilt moments kept at once (a wave's events share their whole-second moments: the release, mostly).
@@ -111,13 +139,13 @@ REBUILT_KEPT = 16
 
 
 def _rebuilt(at: datetime, own: Observation, timelines: list[WorkloadTimeline],
-             kept: dict[datetime, _Snapshot]) -> _Snapshot:
+             kept: dict[datetime, _Snapshot], made: RebuiltStates | None = None) -> _Snapshot:
     """``snapshot_from_timelines(at, timelines, own)`` as a snapshot. Where the timelines already show ``own``'s
     pod as ``own`` counts (waiting, unbound, not gated: the same GPUs held, the same queue), that is the moment
     every such pod shares, built once (its GPU accounting too) and kept among the last ``REBUILT_KEPT``."""
     base = kept.get(at)
     if base is None:
-        obs = snapshot_from_timelines(at, timelines)
+        obs = snapshot_from_timelines(at, timelines, made=made)
         base = _Snapshot(at, obs, {(o.namespace, o.pod): o for o in obs})
         if len(kept) >= REBUILT_KEPT:
             kept.pop(next(iter(kept)))
@@ -125,7 +153,7 @@ def _rebuilt(at: datetime, own: Observation, timelines: list[WorkloadTimeline],
     mine = base.by_pod.get((own.namespace, own.pod))
     if mine is not None and _standing(mine) == _standing(own):
         return base
-    exact = snapshot_from_timelines(at, timelines, own)
+    exact = snapshot_from_timelines(at, timelines, own, made)
     return _Snapshot(at, exact, {(o.namespace, o.pod): o for o in exact})
 
 
@@ -177,6 +205,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
         by_pod[(e.namespace, e.pod)].append(e)
     rows = []
     kept: dict[datetime, _Snapshot] = {}
+    made = RebuiltStates()
     for t in sorted(timelines, key=lambda w: (w.submitted_at or NEVER, w.pod)):
         judge = _judge(_with_gang(context(t.namespace, t.pod), t))
         causes: list[Bottleneck] = []
@@ -191,7 +220,7 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
             source, seen = "events", []
             for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at):
                 if e.taken_at >= t.ready_at - _EVENT_SLACK and (t.scheduled_at is None or e.taken_at <= t.scheduled_at):
-                    seen.append((_rebuilt(max(e.taken_at, t.ready_at), e, timelines, kept), e))
+                    seen.append((_rebuilt(max(e.taken_at, t.ready_at), e, timelines, kept, made), e))
         for snap, mine in seen:
             cause, ahead, free = bottleneck_at(t, mine, snap.state_for(tl_by_key, cap, gangs_whole), cap)
             if cause is Bottleneck.GATED:
