@@ -40,15 +40,14 @@ def _session_leader() -> "subprocess.Popen":
     """A `sleep` leading its own session, returned once its command line reads as `sleep` (right after exec
     the kernel shows an empty one for a moment, which counts as a component still starting)."""
     import subprocess
-    import time
 
     from gpupoc.common.processes import cmdline
+    from tests.waiting import wait_for
 
     proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    deadline = time.monotonic() + 60  # an exec takes milliseconds, seconds on a loaded machine
-    while not cmdline(proc.pid).startswith("sleep"):
-        assert time.monotonic() < deadline, f"sleep (pid {proc.pid}) did not exec within 60 s"
-        time.sleep(0.01)
+    # an exec takes milliseconds, seconds on a loaded machine
+    wait_for(f"sleep (pid {proc.pid}) to exec", lambda: cmdline(proc.pid), lambda line: line.startswith("sleep"),
+             step_seconds=60, poll=0.01)
     return proc
 
 

@@ -5,19 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 from gpupoc.common.processes import cmdline, pid_alive
+from tests.waiting import first_truthy, wait_for
 
 
 def test_pid_alive_checks_the_command_line():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "gpupoc-test-mark"])
     try:
         # between fork and exec the child still shows its parent's command line: wait for the exec
-        for _ in range(500):
-            if "gpupoc-test-mark" in (cmdline(child.pid) or ""):
-                break
-            time.sleep(0.01)
+        wait_for("the child to exec", lambda: cmdline(child.pid) or "", lambda line: "gpupoc-test-mark" in line,
+                 step_seconds=60, poll=0.01)
         assert pid_alive(child.pid, "gpupoc-test-mark")
         assert not pid_alive(child.pid, "prometheus")  # a reused pid is not our Prometheus
     finally:
@@ -28,8 +26,8 @@ def test_pid_alive_checks_the_command_line():
 
 def test_a_zombie_or_a_finished_process_is_not_alive():
     child = subprocess.Popen([sys.executable, "-c", "pass"])
-    while cmdline(child.pid) and "python" in cmdline(child.pid):  # until it exits (a zombie until reaped)
-        pass
+    # until it exits (a zombie until reaped)
+    first_truthy("the child to exit", lambda: "python" not in (cmdline(child.pid) or ""), step_seconds=60, poll=0.01)
     assert not pid_alive(child.pid, "python")
     child.wait()
     assert not pid_alive(child.pid, "python")
@@ -45,8 +43,9 @@ def test_start_ticks_and_running_follow_the_process_through_its_end():
         assert process_running(child.pid)
     finally:
         child.kill()
-    while process_running(child.pid):  # a zombie until reaped: no longer running, start time still readable
-        time.sleep(0.01)
+    # a zombie until reaped: no longer running, start time still readable
+    first_truthy("the killed child to stop running", lambda: not process_running(child.pid), step_seconds=60,
+                 poll=0.01)
     assert start_ticks(child.pid) == ticks, "a zombie keeps its start time"
     child.wait()
     assert start_ticks(child.pid) is None and not process_running(child.pid)

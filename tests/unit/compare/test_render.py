@@ -9,7 +9,7 @@ import json
 import jsonschema
 import pytest
 
-from .conftest import rerecord
+from .conftest import copies, rerecord
 from gpupoc.compare import compare
 from gpupoc.compare.render import SCHEMA_FILE
 from gpupoc.exceptions import ComparisonRefused
@@ -27,10 +27,12 @@ def _as(platform: dict, plan: dict | None = None, plan_hash: str | None = None):
     return change
 
 
-@pytest.fixture
-def mixed(two_roots, tmp_path):
-    """kueue on the real control plane (KWOK nodes, real Kueue) beside volcano on the simulated cluster."""
-    a, b = two_roots
+@pytest.fixture(scope="module")
+def mixed(good_root, tmp_path_factory):
+    """kueue on the real control plane (KWOK nodes, real Kueue) beside volcano on the simulated cluster;
+    compared once for the tests that read it."""
+    tmp_path = tmp_path_factory.mktemp("mixed")
+    a, b = copies(good_root, tmp_path)
     rerecord(a, _as(KWOK))
     rerecord(b, _as({"adapter": "volcano"}))
     return compare([f"kueue={a}", f"volcano={b}"], tmp_path / "cmp", pdf=False)

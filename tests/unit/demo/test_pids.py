@@ -2,12 +2,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
 from gpupoc.common.processes import pid_alive as is_alive
 from gpupoc.demo.pids import PidFile, ProcessEntry, stop, stop_all
+from tests.waiting import first_truthy
 
 # A process that leads its own session and has a child: like `gpupoc sim serve` and its workload processes.
 PARENT = ("import subprocess, sys, time; "
@@ -62,10 +62,9 @@ def test_stop_ends_the_leader_and_its_whole_group(family):
     entry = ProcessEntry("fam", proc.pid, "gpupoc-test-parent", group=True)
     assert stop(entry, grace=5) in ("stopped", "killed")
     proc.wait(timeout=5)
-    deadline = time.monotonic() + 60  # it dies at once; a loaded machine may take seconds
-    while is_alive(child, "gpupoc-test-child") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not is_alive(child, "gpupoc-test-child"), "the leader's child went with the group (waited 60 s)"
+    # it dies at once; a loaded machine may take seconds
+    first_truthy("the leader's child to go with the group", lambda: not is_alive(child, "gpupoc-test-child"),
+                 step_seconds=60, poll=0.05)
 
 
 def test_a_pid_whose_mark_does_not_match_is_never_signalled(family):
@@ -94,10 +93,9 @@ def test_stop_also_ends_a_child_that_left_the_group_for_its_own_session():
     try:
         assert os.getpgid(child) != proc.pid, "the child is out of the leader's group"
         stop(ProcessEntry("leader", proc.pid, "gpupoc-test-leader"), grace=5)
-        deadline = time.monotonic() + 60  # it dies at once; a loaded machine may take seconds
-        while is_alive(child, "gpupoc-test-own-session") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not is_alive(child, "gpupoc-test-own-session"), "the child in its own session lived 60 s on"
+        # it dies at once; a loaded machine may take seconds
+        first_truthy("the child in its own session to end", lambda: not is_alive(child, "gpupoc-test-own-session"),
+                     step_seconds=60, poll=0.05)
     finally:
         for pid in (proc.pid, child):
             try:

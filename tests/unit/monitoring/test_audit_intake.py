@@ -10,7 +10,6 @@ import json
 import ssl
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
@@ -22,18 +21,18 @@ from gpupoc.monitoring import audit_intake as intake
 from gpupoc.monitoring.intake_auth import refused
 from gpupoc.sim.api.tls import ensure_pki
 from gpupoc.sim.audit_webhook import WebhookBackend, load_webhook_config
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def delivered(record, name: str, timeout: float = 20.0) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = [json.loads(x) for x in record.read_text().splitlines() if x.strip()]
-        if any(e["objectRef"]["name"] == name for e in got):
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {name} in {record}")
+def delivered(record, name: str, step_seconds: float = 20.0) -> list[dict]:
+    """The events recorded once one named ``name`` is among them (a stall of ``step_seconds`` fails)."""
+    def events() -> list[dict]:
+        return [json.loads(x) for x in record.read_text().splitlines() if x.strip()]
+
+    return wait_for(f"{name} in {record}", events, lambda got: any(e["objectRef"]["name"] == name for e in got),
+                    step_seconds=step_seconds, poll=0.05, describe=lambda got: repr([e["objectRef"]["name"] for e in got]))
 
 
 def event(name: str) -> dict:

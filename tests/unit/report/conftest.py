@@ -54,6 +54,20 @@ def write_service_runs(root, faults=frozenset(), parameters=None, tables=None):
     return root
 
 
+def good_service_root(tmp_path_factory, dest):
+    """A copy at ``dest`` of the good root with the later service runs of a platform that serves well
+    (``write_service_runs(root)``), validated once per test session (``tests/session_cache.py``)."""
+    def build(d):
+        root = d / "evidence"
+        shutil.copytree(session_cache.good_root(tmp_path_factory, "services-base"), root,
+                        ignore=shutil.ignore_patterns("report"))
+        write_service_runs(root)
+
+    cached = session_cache.shared(tmp_path_factory, "good-service-root", build)
+    shutil.copytree(cached / "evidence", dest, ignore=shutil.ignore_patterns("report"))
+    return dest
+
+
 # Reviewers bound to their Airflow users, as a plan names them; a sign-off counts only when signed in as one.
 REVIEWERS = [{"name": "Zhao Min", "role": "security", "airflow_user": "zhao"},
              {"name": "Li Lei", "role": "platform", "airflow_user": "li"},

@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
-from .conftest import GOOD_SCORES, write_service_runs
+from .conftest import GOOD_SCORES, good_service_root, write_service_runs
 from gpupoc.cli import main
 from gpupoc.report.models import Verdict
 from gpupoc.report.publish import publish_report
@@ -34,8 +34,9 @@ def _checks(report) -> dict:
 PLAN = Path(__file__).resolve().parents[3] / "plans" / "default.yaml"
 
 
-def test_revalidated_with_a_plan_every_run_is_judged_with_the_parameters_it_stored(root_copy, tmp_path):
-    write_service_runs(root_copy)  # validated as their DAGs validate them: the service checks judged
+def test_revalidated_with_a_plan_every_run_is_judged_with_the_parameters_it_stored(tmp_path_factory, tmp_path):
+    # service runs validated as their DAGs validate them: the service checks judged
+    root_copy = good_service_root(tmp_path_factory, tmp_path / "evidence")
     stored = publish_report(root_copy, out_dir=tmp_path / "stored", pdf=False, bundle=False).build.report
     again = publish_report(root_copy, out_dir=tmp_path / "again", plan=PLAN, revalidate=True, pdf=False,
                            bundle=False).build.report

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from .agreement import disagreements
-from .conftest import write_service_runs
+from .conftest import good_service_root, write_service_runs
 from gpupoc.report import build_report
 from gpupoc.report import measures as M
 from gpupoc.report.cells import cell, header
@@ -36,7 +36,7 @@ def built(good_root, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("services")
     unmeasured = ss.service_tables("queue_congestion")["service_slo"].assign(held=None, availability_pct=None,
                                                                               seconds=0, sent=0)
-    roots = {"good": _root(good_root, tmp, "good"), "bad": _root(good_root, tmp, "bad", faults=FAULTS),
+    roots = {"good": good_service_root(tmp_path_factory, tmp / "good" / "evidence"), "bad": _root(good_root, tmp, "bad", faults=FAULTS),
              "unmeasured": _root(good_root, tmp, "unmeasured", parameters={"max_replica_replacement_seconds": 60},
                                  tables={"queue_congestion": {"service_slo": unmeasured}})}
     return {name: build_report(root, out_dir=tmp / name / "report") for name, root in roots.items()}

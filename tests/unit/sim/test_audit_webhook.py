@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -18,6 +17,7 @@ from gpupoc.monitoring.audit_webhook import serve
 from gpupoc.monitoring.intake_auth import IntakeAuth
 from gpupoc.sim.audit_webhook import WebhookBackend, WebhookConfig, load_webhook_config
 from gpupoc.sim.cli import parse_duration
+from tests.waiting import first_truthy
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -36,12 +36,9 @@ def names(record) -> list[str]:
     return [json.loads(x)["objectRef"]["name"] for x in record.read_text().splitlines() if x.strip()]
 
 
-def wait_for(what: str, predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.02)
+def wait_for(what: str, predicate, step_seconds: float = 20.0) -> None:
+    """Until ``predicate()`` holds (``tests/waiting.py``: a stall of ``step_seconds`` fails, naming ``what``)."""
+    first_truthy(what, predicate, step_seconds=step_seconds, poll=0.02)
 
 
 def ev(name: str) -> dict:

@@ -6,11 +6,11 @@ import json
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 
 from gpupoc.workload.lag import SERVE_MS_HEADER
 from gpupoc.workload.serving import Histogram
+from tests.waiting import wait_for
 
 
 def free_port() -> int:
@@ -19,18 +19,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    """Until /healthz answers 200 (a stall guard: the model trains for a fraction of a second)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_ready(url: str, proc: subprocess.Popen, step_seconds: float = 60.0) -> None:
+    """Until /healthz answers 200 (a stall guard: the model trains for a fraction of a second); a refused
+    connection is no answer yet, an exited server fails at once with its output."""
+    def status() -> int:
         assert proc.poll() is None, proc.stdout.read()
-        try:
-            with urllib.request.urlopen(url, timeout=1) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError(f"{url} did not answer 200 within {timeout}s")
+        with urllib.request.urlopen(url, timeout=1) as resp:
+            return resp.status
+
+    wait_for(f"{url} to answer 200", status, lambda code: code == 200, step_seconds=step_seconds, poll=0.1,
+             transient=(OSError,))
 
 
 def test_the_histogram_counts_every_observation_into_cumulative_buckets():
