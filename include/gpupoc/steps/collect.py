@@ -7,7 +7,6 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
-from gpupoc.common import fastjson
 from gpupoc.common.timefmt import parse_time, utcnow
 from gpupoc.monitoring.intake_count import intake_refusals, receiver_records
 from gpupoc.pipeline import wave as W
@@ -104,7 +103,7 @@ def resumed_lists(ctx: RunContext) -> ResumedLists | None:
     reader = ctx.reader()
     if not names or not callable(getattr(reader, "stream", None)):
         return None
-    return resume(reader, [c for name in names for c in from_records(fastjson.loads(ctx.files(name).read_bytes()))])
+    return resume(reader, [c for name in names for c in from_records(ctx.read_file(name, []) or [])])
 
 
 def preemption_facts(ctx: RunContext, records) -> Facts:
