@@ -176,8 +176,9 @@ NEEDS: tuple[Need, ...] = (
          "services in the isolation class", fallback=True),
     Need(R, Scope.TENANTS, "discovery.k8s.io", "endpointslices", ("list",), (*WAVE,),
          "services: the observer's snapshots of each Service's ready endpoints", "services"),
-    Need(R, Scope.TENANTS, "", "pods", ("get", "list", "patch", "delete"), (*WAVE,),
-         "observe and collect the wave (list, get), lift the wave's gate (patch), clean up (delete)"),
+    Need(R, Scope.TENANTS, "", "pods", ("get", "list", "patch", "deletecollection"), (*WAVE,),
+         "observe and collect the wave (list, get), lift the wave's gate (patch), clean up (deletecollection by "
+         "the run's selector)"),
     Need(R, Scope.TENANTS, DRA, "resourceclaims", ("get", "list"), (*WAVE,),
          "collect: the devices kube-scheduler allocated to each wave pod's claims", "gpus dra"),
     Need(R, Scope.TENANTS, "", "events", ("list",), (*WAVE,),
