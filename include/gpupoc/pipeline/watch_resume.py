@@ -33,8 +33,9 @@ class SavedCollection:
     rv: str
     items: list[dict]
 
-    def to_dict(self) -> dict:
-        return {"path": self.path, "query": [list(q) for q in self.query], "rv": self.rv, "items": self.items}
+    def header(self) -> dict:
+        """Its request and resourceVersion, without its objects (``saved_records`` writes them one by one)."""
+        return {"path": self.path, "query": [list(q) for q in self.query], "rv": self.rv}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SavedCollection":
@@ -50,7 +51,7 @@ HEADER = "gpupoc.io/collection"
 def saved_records(saved: Iterable[SavedCollection]) -> Iterator[dict]:
     """``saved`` as the records of one list: a header per collection, then its objects."""
     for s in saved:
-        yield {HEADER: {"path": s.path, "query": [list(q) for q in s.query], "rv": s.rv}}
+        yield {HEADER: s.header()}
         yield from s.items
 
 

@@ -4,7 +4,8 @@ listed again only when that watch is refused or cut."""
 from __future__ import annotations
 
 from gpupoc.pipeline.watch_cache import WatchingCaller
-from gpupoc.pipeline.watch_resume import ResumedLists, SavedCollection, pods_held, resume, saved_collections
+from gpupoc.pipeline.watch_resume import (ResumedLists, SavedCollection, from_records, pods_held, resume,
+                                          saved_collections, saved_records)
 from tests.unit.pipeline.test_watch_cache import PODS, FakeServer, lists, pod, wait_until
 
 SELECTOR = (("labelSelector", "wave=w1"),)
@@ -79,8 +80,8 @@ def test_the_observers_watched_lists_are_saved_with_their_version_and_counted():
         caller.close()
     assert [(s.path, s.query, s.rv, len(s.items)) for s in saved] == [(PODS, SELECTOR, "10", 2)]
     assert pods_held(saved) == 2 and list(saved_collections(caller, ("events",))) == []
-    again = SavedCollection.from_dict(saved[0].to_dict())
-    assert again == saved[0]
+    again = from_records(saved_records(saved))
+    assert again == saved
 
 
 def test_saved_collections_are_written_object_by_object_and_read_back_whole():
