@@ -7,6 +7,7 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
+from gpupoc.common.stopwatch import Stopwatch
 from gpupoc.common.timefmt import parse_time, utcnow
 from gpupoc.monitoring.intake_count import intake_refusals, receiver_records
 from gpupoc.pipeline import wave as W
@@ -24,7 +25,7 @@ from gpupoc.plan.platforms import identity
 from gpupoc.podspec import labels as L
 from gpupoc.steps.attempt_decision import decisions
 from gpupoc.steps.context import RunContext
-from gpupoc.steps.markers import COLLECTOR_API, OBSERVER_LISTS, RELEASE_FILE
+from gpupoc.steps.markers import COLLECTOR_API, COLLECTOR_STAGES, OBSERVER_LISTS, RELEASE_FILE
 from gpupoc.classes.registry import definition
 from gpupoc.steps.startup import startup_rows
 from gpupoc.steps.replay import REPLAY_TABLES, collect_replay, is_replay
@@ -40,16 +41,21 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     missing = missing_prerequisites(ctx)
     if missing:
         return collect_not_run(ctx, started_at, missing)
-    timelines, runs, summary, facts = _attempts(ctx)  # the wave's pods, events and records are let go of here
+    watch = Stopwatch("collect_evidence")
+    timelines, runs, summary, facts = _attempts(ctx, watch)  # the wave's pods, events and records go here
     class_def = definition(ctx.test_class)
-    summary.update((class_def.collector(ctx, timelines, runs) if class_def.collector else None) or {})
-    summary.update(collect_services(ctx, runs, facts))  # a replica's preemptor: as QC-13's
+    with watch.stage("class collector"):
+        summary.update((class_def.collector(ctx, timelines, runs) if class_def.collector else None) or {})
+    with watch.stage("services"):
+        summary.update(collect_services(ctx, runs, facts))  # a replica's preemptor: as QC-13's
     replayed = is_replay(ctx)
     if replayed:  # the history's waits beside the platform's, and the capacity question
-        summary.update(collect_replay(ctx, runs))
+        with watch.stage("replay"):
+            summary.update(collect_replay(ctx, runs))
     platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
     end = utcnow()
     intake = intake_refusals(receiver_records(ctx.plan), parse_time(started_at), end)
+    ctx.writer.write_json(COLLECTOR_STAGES, watch.as_dict())
     ctx.writer.write_manifest(window_start=started_at or end, window_end=end, plan_hash=plan_hash(ctx.plan),
                               platform=platform,
                               expected_tables=(*class_def.tables, *(REPLAY_TABLES if replayed else ()),
@@ -59,33 +65,41 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 
 
-def _attempts(ctx: RunContext) -> tuple[list, list[dict], dict, Facts]:
+def _attempts(ctx: RunContext, watch: Stopwatch) -> tuple[list, list[dict], dict, Facts]:
     """Every attempt read back with its outcome: the ``workload_runs``, ``startup_latency`` and ledger rows, the
     attempts' timelines for the class's collector, the summary so far and the facts preemptors were resolved on
     (the services' replicas are judged on them too). The pods, events and records it reads (10,000 pods and their
-    events are hundreds of MiB) are gone once it returns, before the class's collector."""
+    events are hundreds of MiB) are gone once it returns, before the class's collector. Each stage is timed."""
     admin = ctx.admin("collect evidence")
-    lists = resumed_lists(ctx)
-    pods = W.list_pods(lists or admin.inner, ctx.namespaces, ctx.selector)
-    ctx.writer.write_json("pods", pods)
+    with watch.stage("resume lists"):
+        lists = resumed_lists(ctx)
+    with watch.stage("pods"):
+        pods = W.list_pods(lists or admin.inner, ctx.namespaces, ctx.selector)
+        ctx.writer.write_json("pods", pods)
     release = ctx.read_file(RELEASE_FILE, {}) or {}
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
-    records = ctx.platform_records(events=list_events(lists, ctx.namespaces) if lists else None)
+    with watch.stage("platform records"):
+        records = ctx.platform_records(events=list_events(lists, ctx.namespaces) if lists else None)
     if lists:
         ctx.writer.write_json(COLLECTOR_API, lists.stats())
         lists = None  # the wave's pods and events are let go of with the lists
     probes = {i.name: ctx.plan.tenant(i.tenant).namespace for i in class_items(ctx.plan, ctx.test_class)}
-    attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
-    facts = preemption_facts(ctx, records)
-    timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [], records.events,
-                                   decisions(ctx), facts)
-    for r in runs:
-        r["run_id"] = ctx.run_id
-    ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
-    _ledger_submissions(ctx, pods)
-    startup, phases, startup_summary = startup_rows(ctx, pods)
-    ctx.writer.write("startup_latency", startup, source=SNAPSHOT_SOURCE)
-    ctx.writer.write("startup_phases", phases, source=SNAPSHOT_SOURCE)
+    with watch.stage("attempts"):
+        attempts = gather(items, pods, ctx.observed_pods(), ctx.submissions(), records, also=probes)
+    with watch.stage("preemption facts"):
+        facts = preemption_facts(ctx, records)
+    with watch.stage("workload runs"):
+        timelines, runs = attempt_runs(ctx.plan, ctx.test_class, attempts, release.get("rows") or [],
+                                       records.events, decisions(ctx), facts)
+        for r in runs:
+            r["run_id"] = ctx.run_id
+        ctx.writer.write("workload_runs", runs, source=SNAPSHOT_SOURCE)
+    with watch.stage("ledger"):
+        _ledger_submissions(ctx, pods)
+    with watch.stage("startup latency"):
+        startup, phases, startup_summary = startup_rows(ctx, pods)
+        ctx.writer.write("startup_latency", startup, source=SNAPSHOT_SOURCE)
+        ctx.writer.write("startup_phases", phases, source=SNAPSHOT_SOURCE)
     outcomes = Counter(a.outcome.outcome.value for a in attempts)
     summary = {"pods": len(pods), "expected": len(ctx.items), "attempts": len(attempts),
                "outcomes": dict(sorted(outcomes.items())),

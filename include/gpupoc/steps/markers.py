@@ -15,6 +15,7 @@ OBSERVER_API = "observer_api"  # what the observer's watches cost the API server
 # names one file per list (``observer_lists-<i>``)
 OBSERVER_LISTS = "observer_lists"
 COLLECTOR_API = "collector_api"  # what collection's catch-up watches cost the API server
+COLLECTOR_STAGES = "collector_stages"  # where collect_evidence spent its time, stage by stage
 # a cleared run starts over: no marker of a past try may count
 STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_FILE, OBSERVER_END, OBSERVER_LISTS)
 # either marker: the release has begun (lifting the gates of a large wave takes seconds, and an attempt taken

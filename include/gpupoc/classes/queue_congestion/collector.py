@@ -10,6 +10,7 @@ from datetime import datetime
 
 from gpupoc.classes.queue_congestion.table import ExplanationRow
 from gpupoc.common.priority import gangs_placed_whole
+from gpupoc.common.stopwatch import Stopwatch
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.cluster_names import contexts, gather_names
@@ -35,33 +36,44 @@ EXPLAIN_AFTER_SECONDS = 5.0
 def collect_congestion(ctx: RunContext, timelines, runs) -> dict:
     """Reconstruct each wait's bottleneck and score the platform's explanation of it."""
     th = ctx.spec.thresholds
-    nodes = ctx.read_file("nodes", []) or []
-    cap = W.capacity(ctx.plan, [{"metadata": {"name": n["name"], "labels": n.get("labels") or {}},
-                                 "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes],
-                     held=serving_gpus(ctx))
-    obs = read_observations(ctx)
+    watch = Stopwatch("queue congestion collector")
+    with watch.stage("capacity"):
+        nodes = ctx.read_file("nodes", []) or []
+        cap = W.capacity(ctx.plan, [{"metadata": {"name": n["name"], "labels": n.get("labels") or {}},
+                                     "status": {"allocatable": n.get("allocatable") or {}}} for n in nodes],
+                         held=serving_gpus(ctx))
+    with watch.stage("observations"):
+        obs = read_observations(ctx)
     groups: dict[str, set[str]] = {}
     for t in timelines:
         if t.gang:
             groups.setdefault(t.gang, set()).add(t.pod)
-    events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines}, groups)
-    ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
-    looks = watched_looks(ctx)
-    if looks:
-        ctx.writer.write_json("watch_looks", [o.to_dict() for o in looks])
+    with watch.stage("scheduling events"):
+        events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines}, groups)
+        ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
+    with watch.stage("watch looks"):
+        looks = watched_looks(ctx)
+        if looks:
+            ctx.writer.write_json("watch_looks", [o.to_dict() for o in looks])
     events += looks
-    rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
-                       eta_tolerance_seconds=th.eta_tolerance_seconds, events=events,
-                       gangs_whole=gangs_placed_whole(W.adapter_name(ctx.plan), ctx.plan.platform.options.gangs),
-                       context=explain_contexts(ctx))
-    durations = {i.name: planned_seconds(ctx.plan, i) for i in class_items(ctx.plan, ctx.test_class)}
-    expected = expected_waits(timelines, durations, cap.pool_gpus)
-    ctx.writer.write("explanations", [explanation_row(r, expected.get((r.namespace, r.pod))) for r in rows],
-                     source="pipeline reconstruction")
-    summary = summarize(rows, th.max_wait_seconds)
-    gangs = write_gang_placements(ctx, timelines, obs)
-    ctx.writer.write_json("congestion_rows", [r.to_dict() for r in rows])
-    ctx.writer.write_json("congestion_summary", summary.to_dict())
+    with watch.stage("explain contexts"):
+        context = explain_contexts(ctx)
+    with watch.stage("reconstruct"):
+        rows = reconstruct(timelines, obs, cap, explain_after_seconds=EXPLAIN_AFTER_SECONDS,
+                           eta_tolerance_seconds=th.eta_tolerance_seconds, events=events,
+                           gangs_whole=gangs_placed_whole(W.adapter_name(ctx.plan), ctx.plan.platform.options.gangs),
+                           context=context)
+    with watch.stage("expected waits"):
+        durations = {i.name: planned_seconds(ctx.plan, i) for i in class_items(ctx.plan, ctx.test_class)}
+        expected = expected_waits(timelines, durations, cap.pool_gpus)
+    with watch.stage("write tables"):
+        ctx.writer.write("explanations", [explanation_row(r, expected.get((r.namespace, r.pod))) for r in rows],
+                         source="pipeline reconstruction")
+        summary = summarize(rows, th.max_wait_seconds)
+        gangs = write_gang_placements(ctx, timelines, obs)
+        ctx.writer.write_json("congestion_rows", [r.to_dict() for r in rows])
+        ctx.writer.write_json("congestion_summary", summary.to_dict())
+    ctx.writer.write_json("collector_stages-queue_congestion", watch.as_dict())
     return {k: v for k, v in summary.to_dict().items() if k != "bottlenecks"} | {
         "bottlenecks": summary.bottlenecks, "gangs": gangs}
 
