@@ -75,7 +75,9 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     assert t["collect_evidence"].trigger_rule == "all_done" and t["cleanup"].trigger_rule == "all_done"
     assert t["validate"].upstream_task_ids == {"validate_plan", "collect_evidence"}
     assert t["publish_evidence"].upstream_task_ids == {"collect_evidence", "validate"}
-    assert t["cleanup"].upstream_task_ids >= {"publish_evidence"}
+    assert t["cleanup"].upstream_task_ids >= {"collect_evidence"}
+    assert not {"validate", "publish_evidence"} & t["cleanup"].upstream_task_ids, \
+        "the pods are deleted and the lease ends beside validation, which reads only the evidence"
     assert t["verdict"].upstream_task_ids == {"cleanup", "validate", "hold_cluster"}
     assert dag.task_dict["verdict"].downstream_task_ids == set()
 

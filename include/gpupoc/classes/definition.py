@@ -8,6 +8,15 @@ from typing import Callable
 from gpupoc.common.test_classes import TestClass
 
 Step = Callable[..., dict]
+
+
+@dataclass(frozen=True)
+class CollectedSoFar:
+    """What ``collect_evidence`` already read from the cluster, handed to the class's collector so that it
+    does not read it again (one list of the namespaces' events per collection)."""
+
+    scheduling_events: tuple[dict, ...] = ()  # the events that say why a pod could not be scheduled
+
 COMMON_TABLES = ("workload_runs", "queue_snapshots", "platform_info")
 
 
@@ -20,7 +29,7 @@ class ClassDefinition:
     test_class: TestClass
     tags: tuple[str, ...]
     probes: tuple[tuple[str, Step], ...]
-    collector: Callable[..., dict] | None
+    collector: Callable[..., dict] | None  # (ctx, timelines, runs, CollectedSoFar) -> summary
     tables: tuple[str, ...]
     key_figure: str  # the one figure the report's summary shows for the class
 

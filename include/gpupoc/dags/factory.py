@@ -11,7 +11,7 @@ Shape (every class)::
                   cluster_acquired >> observe (snapshots from before the release to the wave's end)
                   cluster_acquired >> wave_released (sensor) >> <class probes>
     [wave, release_gate, observe, probes] >> collect_evidence (all_done) >> validate >> publish_evidence
-        >> cleanup (all_done, ends the lease) >> verdict (with hold_cluster)
+    collect_evidence >> cleanup (all_done, ends the lease; beside validate) >> verdict (with validate, hold_cluster)
 
 Exclusive GPUs: test classes of the same ``gpu_group`` must not hold GPUs, nor quota, at the same time.
 Gated pods hold no GPU but count against ResourceQuota from their creation, so a class takes the group's
@@ -241,6 +241,7 @@ AFTER: tuple[tuple[str | tuple[str, ...], str | tuple[str, ...]], ...] = (
     ("prepare_wave", "bulk_shard"),  # the shard tasks start once the gangs exist
     ("wave_released", "probes"),
     (("wave", "bulk_shard", "release_gate", "observe", "probes", "delete_service"), "collect_evidence"),
-    ("publish_evidence", "cleanup"),
+    # the pods are deleted and the lease ends once the evidence is collected: validating needs neither
+    ("collect_evidence", "cleanup"),
     (("hold_cluster", "cleanup"), "verdict"),
 )

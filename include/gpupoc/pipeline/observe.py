@@ -71,15 +71,19 @@ def latest_events(events: list[dict], pod_names: set[str]) -> dict[tuple[str, st
     return out
 
 
-def scheduling_event_observations(caller: KubeCaller, namespaces: Iterable[str], pod_names: set[str],
+def scheduling_events(events: Iterable[dict]) -> tuple[dict, ...]:
+    """The events (of ``list_events``) that say why a pod could not be scheduled."""
+    return tuple(e for e in events if e.get("reason") in SCHEDULING_EVENT_REASONS)
+
+
+def scheduling_event_observations(events: Iterable[dict], pod_names: set[str],
                                   groups: dict[str, set[str]] | None = None) -> list[Observation]:
     """Every moment the platform said why a wave pod could not be scheduled (first and last time of each
-    aggregated event), as observations: what a user reads in ``kubectl describe`` after the fact. Events on a
-    pod's Kueue Workload count for the pod (``event_pods``; ``groups``: gang key -> its pods)."""
+    aggregated event), as observations: what a user reads in ``kubectl describe`` after the fact. ``events``
+    are the namespaces' events as ``list_events`` gives them (collection reads them once). Events on a pod's
+    Kueue Workload count for the pod (``event_pods``; ``groups``: gang key -> its pods)."""
     out: list[Observation] = []
-    for e in list_events(caller, namespaces):
-        if e.get("reason") not in SCHEDULING_EVENT_REASONS:
-            continue
+    for e in scheduling_events(events):
         moments = {parse_time(x) for x in (e.get("firstTimestamp"), e.get("lastTimestamp"), e.get("eventTime"))}
         for name in event_pods(e.get("involvedObject") or {}, pod_names, groups or {}):
             for at in sorted(m for m in moments if m is not None):

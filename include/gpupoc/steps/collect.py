@@ -15,7 +15,7 @@ from gpupoc.pipeline.attempts import gather
 from gpupoc.pipeline.audit import Ledger
 from gpupoc.pipeline.audit_deletes import pod_bindings
 from gpupoc.pipeline.k8s import service_account_actor
-from gpupoc.pipeline.observe import list_events
+from gpupoc.pipeline.observe import list_events, scheduling_events
 from gpupoc.pipeline.watch_resume import ResumedLists, from_records, resume
 from gpupoc.pipeline.preemptors import Facts, KnownPod, known_pod
 from gpupoc.pipeline.runs import attempt_runs
@@ -26,6 +26,7 @@ from gpupoc.podspec import labels as L
 from gpupoc.steps.attempt_decision import decisions
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import COLLECTOR_API, COLLECTOR_STAGES, OBSERVER_LISTS, RELEASE_FILE
+from gpupoc.classes.definition import CollectedSoFar
 from gpupoc.classes.registry import definition
 from gpupoc.steps.startup import startup_rows
 from gpupoc.steps.replay import REPLAY_TABLES, collect_replay, is_replay
@@ -42,10 +43,10 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     if missing:
         return collect_not_run(ctx, started_at, missing)
     watch = Stopwatch("collect_evidence")
-    timelines, runs, summary, facts = _attempts(ctx, watch)  # the wave's pods, events and records go here
+    timelines, runs, summary, facts, so_far = _attempts(ctx, watch)  # the wave's pods and events go here
     class_def = definition(ctx.test_class)
     with watch.stage("class collector"):
-        summary.update((class_def.collector(ctx, timelines, runs) if class_def.collector else None) or {})
+        summary.update((class_def.collector(ctx, timelines, runs, so_far) if class_def.collector else None) or {})
     with watch.stage("services"):
         summary.update(collect_services(ctx, runs, facts))  # a replica's preemptor: as QC-13's
     replayed = is_replay(ctx)
@@ -65,10 +66,10 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 
 
-def _attempts(ctx: RunContext, watch: Stopwatch) -> tuple[list, list[dict], dict, Facts]:
+def _attempts(ctx: RunContext, watch: Stopwatch) -> tuple[list, list[dict], dict, Facts, CollectedSoFar]:
     """Every attempt read back with its outcome: the ``workload_runs``, ``startup_latency`` and ledger rows, the
-    attempts' timelines for the class's collector, the summary so far and the facts preemptors were resolved on
-    (the services' replicas are judged on them too). The pods, events and records it reads (10,000 pods and their
+    attempts' timelines for the class's collector, the summary so far, the facts preemptors were resolved on
+    (the services' replicas are judged on them too) and the scheduling events for the class's collector. The pods, events and records it reads (10,000 pods and their
     events are hundreds of MiB) are gone once it returns, before the class's collector. Each stage is timed."""
     admin = ctx.admin("collect evidence")
     with watch.stage("resume lists"):
@@ -106,7 +107,7 @@ def _attempts(ctx: RunContext, watch: Stopwatch) -> tuple[list, list[dict], dict
                "resubmitted": sum(1 for a in attempts if a.number > 1),
                "release_spread_seconds": release.get("release_spread_seconds"),
                "arrival_spread_seconds": release.get("arrival_spread_seconds"), **startup_summary}
-    return timelines, runs, summary, facts
+    return timelines, runs, summary, facts, CollectedSoFar(scheduling_events(records.events))
 
 
 def resumed_lists(ctx: RunContext) -> ResumedLists | None:

@@ -73,7 +73,7 @@ def test_scheduling_events_become_observations_at_their_first_and_last_moment():
 
     api = FakeApi([], events=[event("p1", "FailedScheduling", T0, T0 + timedelta(seconds=9)),
                               event("p1", "Pulled", T0, T0), event("other", "FailedScheduling", T0, T0)])
-    obs = observe.scheduling_event_observations(api, ["team-nlp"], {"p1"})
+    obs = observe.scheduling_event_observations(observe.list_events(api, ["team-nlp"]), {"p1"})
     assert [(o.taken_at, o.pod, o.event_reason) for o in obs] == [
         (T0, "p1", "FailedScheduling"), (T0 + timedelta(seconds=9), "p1", "FailedScheduling")]
 
@@ -87,7 +87,7 @@ def test_a_kueue_workloads_pending_event_counts_for_its_pod_and_a_pod_groups_for
     api = FakeApi([], events=[on_workload("pod-p1-1a2b3", "couldn't assign flavors"),
                               on_workload("train-2x8g-9f8e7", "insufficient quota"),
                               on_workload("pod-other-1a2b3", "not a wave pod"), on_workload("pod-p1", "no hash")])
-    obs = observe.scheduling_event_observations(api, ["team-nlp"], {"p1", "g-0", "g-1"},
+    obs = observe.scheduling_event_observations(observe.list_events(api, ["team-nlp"]), {"p1", "g-0", "g-1"},
                                                 {"train-2x8g": {"g-0", "g-1"}})
     assert sorted((o.pod, o.event_message) for o in obs) == [
         ("g-0", "insufficient quota"), ("g-1", "insufficient quota"), ("p1", "couldn't assign flavors")]

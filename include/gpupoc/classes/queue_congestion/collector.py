@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from dataclasses import replace
 from datetime import datetime
 
+from gpupoc.classes.definition import CollectedSoFar
 from gpupoc.classes.queue_congestion.table import ExplanationRow
 from gpupoc.common.priority import gangs_placed_whole
 from gpupoc.common.stopwatch import Stopwatch
@@ -33,8 +34,9 @@ if TYPE_CHECKING:
 EXPLAIN_AFTER_SECONDS = 5.0
 
 
-def collect_congestion(ctx: RunContext, timelines, runs) -> dict:
-    """Reconstruct each wait's bottleneck and score the platform's explanation of it."""
+def collect_congestion(ctx: RunContext, timelines, runs, so_far: CollectedSoFar) -> dict:
+    """Reconstruct each wait's bottleneck and score the platform's explanation of it (the platform's
+    scheduling events as collection read them: ``so_far``)."""
     th = ctx.spec.thresholds
     watch = Stopwatch("queue congestion collector")
     with watch.stage("capacity"):
@@ -49,7 +51,7 @@ def collect_congestion(ctx: RunContext, timelines, runs) -> dict:
         if t.gang:
             groups.setdefault(t.gang, set()).add(t.pod)
     with watch.stage("scheduling events"):
-        events = scheduling_event_observations(ctx.reader(), ctx.namespaces, {t.pod for t in timelines}, groups)
+        events = scheduling_event_observations(so_far.scheduling_events, {t.pod for t in timelines}, groups)
         ctx.writer.write_json("scheduling_events", [e.to_dict() for e in events])
     with watch.stage("watch looks"):
         looks = watched_looks(ctx)

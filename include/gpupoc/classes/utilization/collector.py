@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from gpupoc.steps.context import RunContext
 
 
-def collect_utilization(ctx: RunContext, timelines, runs) -> dict:
+def collect_utilization(ctx: RunContext, timelines, runs, _so_far=None) -> dict:
     """GPU samples from Prometheus (dcgm-exporter) over the run, aggregated per bucket, GPU and holder."""
     try:
         from gpupoc.monitoring.collectors import collect_gpu_samples
