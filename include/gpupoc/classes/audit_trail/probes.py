@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def quota_change(ctx: RunContext) -> dict:
     """An administrator changes a tenant's GPU quota and restores it; both land in the ledger."""
-    from gpupoc.pipeline.audit import change_quota, restore_quota
+    from gpupoc.classes.audit_trail.quota_change import change_quota, restore_quota
 
     qc = ctx.spec.quota_change
     if qc is None:
@@ -41,7 +41,7 @@ def quota_change(ctx: RunContext) -> dict:
 
 def artifact_hand_over(ctx: RunContext) -> dict:
     """Once the producer has finished, record its artifact: path, sha256, producer and consumer."""
-    from gpupoc.pipeline.artifacts import hand_over
+    from gpupoc.classes.audit_trail.artifacts import hand_over
 
     art = ctx.spec.artifact
     if art is None:
@@ -74,7 +74,7 @@ def _run_consumer(ctx: RunContext, art, producer_caller, namespace: str, produce
                   deadline: float) -> tuple[str, str]:
     """Start the plan's consumer workload with ``--artifact <the path the producer reported>`` as the
     consumer's tenant, and wait for it to end: (its pod name, "") or ("", why the pipeline hashes instead)."""
-    from gpupoc.pipeline.artifacts import parse_artifact_lines
+    from gpupoc.classes.audit_trail.artifacts import parse_artifact_lines
     from gpupoc.plan import class_items
     from gpupoc.podspec import labels as L
 

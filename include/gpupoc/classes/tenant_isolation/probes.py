@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
 def isolation_probes(ctx: RunContext) -> dict:
     """Every cross-tenant attempt with each tenant's own token, then the over-quota submissions."""
-    from gpupoc.pipeline.isolation import run_isolation_probes
+    from gpupoc.classes.tenant_isolation.isolation import run_isolation_probes
     from gpupoc.pipeline.k8s import service_account_actor
-    from gpupoc.pipeline.quotas import submit_over_quota
+    from gpupoc.classes.tenant_isolation.quotas import submit_over_quota
 
     wait_for_release(ctx, ctx.spec.gate_timeout_seconds)
     actors = [service_account_actor(t.kube_context, t.namespace, t.service_account) for t in ctx.plan.tenants]
@@ -52,7 +52,7 @@ def isolation_probes(ctx: RunContext) -> dict:
 
 def sample_quotas(ctx: RunContext) -> dict:
     """Usage against quota every few seconds until the wave has ended."""
-    from gpupoc.pipeline.quotas import sample_quotas as sample
+    from gpupoc.classes.tenant_isolation.quotas import sample_quotas as sample
 
     interval = float(getattr(ctx.spec, "quota_sample_interval_seconds", 5))
     admin = ctx.caller(ctx.plan.platform.admin_context)
@@ -83,7 +83,7 @@ def _attach_audit(ctx: RunContext, attempts) -> None:
     """Each access attempt's audit event from the plan's audit source (waiting for a batching or lagging
     source until every attempt is found or its catch-up time passed)."""
     from gpupoc.monitoring.audit_source import caught_up, plan_audit_source
-    from gpupoc.pipeline.isolation import attach_audit
+    from gpupoc.classes.tenant_isolation.isolation import attach_audit
 
     source = plan_audit_source(ctx.plan)
     times = [t for t in (parse_time(a.at) for a in attempts) if t is not None]
@@ -103,8 +103,8 @@ def _attach_audit(ctx: RunContext, attempts) -> None:
 def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
     """access_probes (with the audit record of each attempt), each tenant's share of the GPUs, and the
     memory-isolation probe's row."""
-    from gpupoc.pipeline.isolation import AccessAttempt
-    from gpupoc.pipeline.quotas import tenant_shares
+    from gpupoc.classes.tenant_isolation.isolation import AccessAttempt
+    from gpupoc.classes.tenant_isolation.quotas import tenant_shares
 
     attempts = [AccessAttempt(**d) for d in ctx.read_file("access_attempts", []) or []]
     if attempts:
@@ -117,11 +117,11 @@ def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
              "message": a.message, "audit_matched": a.audit_matched} for a in attempts]
     from dataclasses import asdict
 
-    from gpupoc.pipeline import evidence_rows
-    from gpupoc.pipeline.quotas import OverQuotaResult
+    from gpupoc.classes.tenant_isolation.rows import access_probes
+    from gpupoc.classes.tenant_isolation.quotas import OverQuotaResult
 
     over_quota = [OverQuotaResult.model_validate(d) for d in ctx.read_file("over_quota", []) or []]
-    rows += [{**asdict(r), "at": parse_time(r.at)} for r in evidence_rows.access_probes([], over_quota)]
+    rows += [{**asdict(r), "at": parse_time(r.at)} for r in access_probes([], over_quota)]
     if rows:
         ctx.writer.write("access_probes", rows, source="kubernetes-api (tenant tokens) + audit log")
     else:
@@ -143,7 +143,7 @@ def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
 
 def write_fair_shares(ctx: RunContext, timelines) -> dict:
     """``queue_shares``: each competing tenant's share of the pool beside its fair share (plan: fair_share)."""
-    from gpupoc.pipeline.fair_share import Owed, share_rows
+    from gpupoc.classes.tenant_isolation.fair_share import Owed, share_rows
     from gpupoc.classes.queue_congestion.collector import observation_end
 
     fs = ctx.spec.fair_share

@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 from gpupoc.monitoring.results import Window
-from gpupoc.pipeline.alert_rows import alert_records, collect_alert_history
+from gpupoc.classes.fault_recovery.alert_rows import alert_records, collect_alert_history
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
 
