@@ -146,4 +146,4 @@ def collect_fault_recovery(ctx: RunContext, timelines, runs) -> dict:
     else:
         ctx.writer.mark_not_verified("alerts", f"{result.source} holds alerts for the window, none about the "
                                      "tenants' namespaces or the cluster's nodes", result.source)
-    return {"alerts": len(rows), "alert_names": sorted({r["alertname"] for r in rows})}
+    return {"alerts": len(rows), "alert_names": sorted({r.alertname for r in rows})}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import secrets
 import time
+from dataclasses import asdict
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline import wave as W
@@ -126,7 +127,7 @@ def reclaim_probe(ctx: RunContext) -> dict:
                       borrower_held=held, lender_asks=asks, free=free, submitted_at=submitted_at,
                       placed=[placed.get(n) for n in lent] if lent else [None], taken=taken,
                       observed_seconds=observed, max_reclaim_seconds=th.max_reclaim_seconds)
-    ctx.writer.write_json(RECLAIM_FILE, {**row.to_dict(), "submitted_at": rfc3339(submitted_at),
+    ctx.writer.write_json(RECLAIM_FILE, {**asdict(row), "submitted_at": rfc3339(submitted_at),
                                          "borrower_submitted_at": rfc3339(borrower_at),
                                          "placed_at": rfc3339(row.placed_at) if row.placed_at else None})
     admin = ctx.admin("reclaim probe: delete its pods")

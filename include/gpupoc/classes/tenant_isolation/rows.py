@@ -10,18 +10,20 @@ from gpupoc.classes.tenant_isolation import table as t
 from gpupoc.classes.tenant_isolation.isolation import AccessAttempt
 from gpupoc.classes.tenant_isolation.quotas import OverQuotaResult
 from gpupoc.classes.tenant_isolation.quotas import QuotaSample as Sample
+from gpupoc.common.timefmt import parse_time
 from gpupoc.kube.resources import GPU_QUOTA_KEY
 
 
 def access_probes(rows: Iterable[AccessAttempt], over_quota: Iterable[OverQuotaResult] = ()) -> list[t.AccessProbe]:
-    """Cross-tenant attempts, and over-quota submissions as attempts that should not run."""
+    """Cross-tenant attempts (the platform's answer as the message; the finding stays in the detailed rows),
+    and over-quota submissions as attempts that should not run."""
     out = [t.AccessProbe(actor_tenant=r.actor, target_namespace=r.target_namespace, action=r.action,
                          resource=r.resource, verb=r.verb, subresource=r.subresource or None, name=r.name or None,
-                         at=r.at, http_status=r.http_status, allowed=r.allowed, expected_allowed=False,
-                         access_review_allowed=r.sar_allowed, message=_join(r.message, r.finding),
-                         audit_matched=r.audit_matched) for r in rows]
+                         at=parse_time(r.at), http_status=r.http_status, allowed=r.allowed,
+                         expected_allowed=r.expected == "allowed", access_review_allowed=r.sar_allowed,
+                         message=r.message, audit_matched=r.audit_matched) for r in rows]
     out += [t.AccessProbe(actor_tenant=r.tenant, target_namespace=r.namespace, action=f"over_quota_{r.outcome}",
-                          resource="pods", verb="create", name=r.pod, at=r.at, http_status=r.http_status,
+                          resource="pods", verb="create", name=r.pod, at=parse_time(r.at), http_status=r.http_status,
                           allowed=r.outcome == "admitted", expected_allowed=False,
                           message=_join(f"{r.requested_gpus} GPU(s) asked, {r.remaining_gpus} left: {r.outcome}",
                                         r.user_message, r.finding)) for r in over_quota]
@@ -45,6 +47,13 @@ def quota_samples(rows: Iterable[Sample], tenants: Mapping[str, str] | None = No
             out.append(t.QuotaSample(resource="nvidia.com/gpu held", hard=r.hard_gpus, used=r.pods_gpus,
                                      source="bound pods' GPU requests", **base))
     return out
+
+
+def sampled_quotas(rows: Iterable[Sample], tenants: Mapping[str, str]) -> list[t.QuotaSample]:
+    """The sampling task's rows: per sample, the quota's GPU accounting as the quota's status reports it."""
+    return [t.QuotaSample(ts=parse_time(s.at), tenant=tenants.get(s.namespace, s.namespace), namespace=s.namespace,
+                          resource=GPU_QUOTA_KEY, hard=s.hard_gpus, used=s.used_gpus, quota=s.quota,
+                          source="resourcequota status") for s in rows]
 
 
 def _join(*parts: str, sep: str = " | ") -> str:

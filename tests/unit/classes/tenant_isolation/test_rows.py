@@ -23,7 +23,7 @@ def test_access_attempts_and_over_quota_become_access_probes():
     assert table.num_rows == 2
     a, b = table.to_pylist()
     assert (a["allowed"], a["expected_allowed"], a["access_review_allowed"]) == (True, False, False)
-    assert "could get pods/log" in a["message"]
+    assert a["message"] == "200: text" and a["at"] is not None
     assert (b["action"], b["allowed"]) == ("over_quota_blocked", False) and "exceeded quota" in b["message"]
 
 
@@ -34,3 +34,11 @@ def test_quota_samples_split_into_gpu_pods_and_held_rows():
     assert [(r["resource"], r["used"], r["tenant"]) for r in rows] == [
         ("requests.nvidia.com/gpu", 4.0, "vision"), ("pods", 2.0, "vision"), ("nvidia.com/gpu held", 4.0, "vision")]
     assert ev.quota_samples([QuotaSample(at=AT, namespace="x", quota="", finding="not verified")]) == []
+
+
+def test_the_sampling_task_s_quota_rows_name_the_tenant_and_the_quota_status():
+    s = QuotaSample(at=AT, namespace="team-a", quota="q", hard_gpus=8, used_gpus=4)
+    [row] = to_arrow("quota_samples", ev.sampled_quotas([s], {"team-a": "vision"})).to_pylist()
+    assert (row["tenant"], row["resource"], row["hard"], row["used"], row["source"]) == (
+        "vision", "requests.nvidia.com/gpu", 8.0, 4.0, "resourcequota status")
+    assert row["ts"] is not None
