@@ -8,7 +8,6 @@ from gpupoc.evidence.tables import (
     TABLES,
     PlatformInfo,
     QueueSnapshot,
-    UtilizationRow,
     WorkloadRun,
     platform_rows,
 )
@@ -18,6 +17,6 @@ __all__ = [
     "TABLES", "EvidenceSchemaError",
     "EvidenceWriter", "PlatformInfo", "QueueSnapshot",
     "EvidenceUnreadable", "Problem", "ProblemKind", "RunEvidence", "TableRecord", "TableStatus",
-    "UtilizationRow", "WorkloadRun", "find_runs", "platform_rows", "run_dir_for", "safe_segment", "schema", "scrub",
+    "WorkloadRun", "find_runs", "platform_rows", "run_dir_for", "safe_segment", "schema", "scrub",
     "scrub_text", "to_arrow",
 ]

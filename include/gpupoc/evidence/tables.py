@@ -13,6 +13,7 @@ from gpupoc.classes.audit_trail.table import TABLES as AUDIT_TRAIL_TABLES
 from gpupoc.classes.fault_recovery.table import TABLES as FAULT_RECOVERY_TABLES
 from gpupoc.classes.queue_congestion.table import TABLES as QUEUE_CONGESTION_TABLES
 from gpupoc.classes.tenant_isolation.table import TABLES as TENANT_ISOLATION_TABLES
+from gpupoc.classes.utilization.table import TABLES as UTILIZATION_TABLES
 from gpupoc.evidence.cost_tables import COST_TABLES
 from gpupoc.evidence.replay_tables import REPLAY_TABLES
 from gpupoc.evidence.service_tables import SERVICE_TABLES
@@ -88,27 +89,6 @@ class QueueSnapshot:
 
 
 @dataclass
-class UtilizationRow:
-    """GPU use of one pod on one GPU in one time bucket, beside what was allocated."""
-
-    bucket: datetime
-    namespace: str | None = None
-    pod: str | None = None
-    tenant: str | None = None
-    task_type: str | None = None
-    pool: str | None = None
-    node: str | None = None
-    gpu_uuid: str | None = None
-    util_avg: float | None = None
-    util_p95: float | None = None
-    mem_mib_avg: float | None = None
-    allocated_gpu_hours: float | None = None
-    used_gpu_hours: float | None = None
-    samples: int | None = None
-    serving: bool | None = None          # the pod is a replica of one of the class's online services
-
-
-@dataclass
 class PlatformInfo:
     """One fact about the platform under test (version, scheduler, node count, GPU models...)."""
 
@@ -122,9 +102,9 @@ TABLES: dict[str, type] = {
     "queue_snapshots": QueueSnapshot,
     **QUEUE_CONGESTION_TABLES,
     **TENANT_ISOLATION_TABLES,
+    **UTILIZATION_TABLES,
     **FAULT_RECOVERY_TABLES,
     **AUDIT_TRAIL_TABLES,
-    "utilization": UtilizationRow,
     "platform_info": PlatformInfo,
     **REPLAY_TABLES,
     **STARTUP_TABLES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpupoc.evidence import tables as t
+from gpupoc.classes.utilization import table as t
 
 
 def utilization_rows(samples: pd.DataFrame, step_s: float, freq: str = "1h") -> list[t.UtilizationRow]:
