@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from gpupoc.pipeline.faults import FaultContext, Scenario, build_injector, run_scenario
-from gpupoc.pipeline.gpus import api_probe, dcgm_probe, url_fetcher
+from gpupoc.classes.fault_recovery.faults import FaultContext, Scenario, build_injector, run_scenario
+from gpupoc.classes.fault_recovery.gpus import api_probe, dcgm_probe, url_fetcher
 from gpupoc.pipeline.k8s import ClientFactory
 from gpupoc.plan.injector_spec import CommandInjector, DrainInjector, SimInjector, TaintInjector
 

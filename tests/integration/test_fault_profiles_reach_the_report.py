@@ -1,6 +1,6 @@
 """Each planted fault profile of the simulated cluster reaches the report: the real probes of the class that
 covers it run against the faulty cluster, their rows become the class's evidence tables through the same
-functions the DAG uses (``gpupoc.pipeline.evidence_rows``), the run is validated, and the report's item turns
+functions the DAG uses (each class's ``rows.py``), the run is validated, and the report's item turns
 to FAIL with its evidence and failure class, and the decision follows its tier. The same probes on a correct
 cluster leave those items passing (so the test can fail).
 
@@ -18,11 +18,15 @@ from datetime import timedelta
 import pandas as pd
 import pytest
 
-from gpupoc.pipeline import evidence_rows as ER
-from gpupoc.pipeline.audit import Ledger, LedgerCaller, change_quota, match_ledger, read_audit_lines, restore_quota
-from gpupoc.pipeline.faults import FaultContext, Scenario, run_scenario
-from gpupoc.pipeline.gpus import api_probe, dcgm_probe, url_fetcher
-from gpupoc.pipeline.isolation import attach_audit, run_isolation_probes, sample_quotas, submit_over_quota
+from gpupoc.classes.audit_trail import rows as audit_rows
+from gpupoc.classes.fault_recovery import rows as fault_rows
+from gpupoc.classes.tenant_isolation import rows as isolation_rows
+from gpupoc.classes.audit_trail.quota_change import change_quota, restore_quota
+from gpupoc.pipeline.audit import Ledger, LedgerCaller, match_ledger, read_audit_lines
+from gpupoc.classes.fault_recovery.faults import FaultContext, Scenario, run_scenario
+from gpupoc.classes.fault_recovery.gpus import api_probe, dcgm_probe, url_fetcher
+from gpupoc.classes.tenant_isolation.isolation import attach_audit, run_isolation_probes
+from gpupoc.classes.tenant_isolation.quotas import sample_quotas, submit_over_quota
 from gpupoc.pipeline.k8s import Actor, ClientFactory, service_account_actor
 from gpupoc.pipeline.runs import pod_moments
 from gpupoc.pipeline.timelines import WorkloadTimeline
@@ -89,8 +93,8 @@ def isolation_tables(sim, f: ClientFactory, tmp_path) -> dict[str, pd.DataFrame]
                              lambda name, gpus: pod(name, "team-serving", gpus=gpus), observe_s=2)
     samples = sample_quotas(admin, TENANTS)
     admin.call("DELETE", "/api/v1/namespaces/team-nlp/pods/victim", body={"gracePeriodSeconds": 0})
-    return {"access_probes": frame(ER.access_probes(attempts, [over])),
-            "quota_samples": frame(ER.quota_samples(samples))}
+    return {"access_probes": frame(isolation_rows.access_probes(attempts, [over])),
+            "quota_samples": frame(isolation_rows.quota_samples(samples))}
 
 
 def pod_failed_alerts(admin, ns: str):
@@ -121,7 +125,7 @@ def failure_tables(sim, f: ClientFactory, tmp_path) -> dict[str, pd.DataFrame]:
                                                       image="registry.invalid/team-nlp/trainer:404"),
                      fail_timeout_s=20, airflow_retries=0, name="missing-image"),
     ]
-    return {"failure_records": frame(ER.failure_records(records))}
+    return {"failure_records": frame(fault_rows.failure_records(records))}
 
 
 def audit_tables(sim, f: ClientFactory, tmp_path) -> dict[str, pd.DataFrame]:
@@ -134,7 +138,7 @@ def audit_tables(sim, f: ClientFactory, tmp_path) -> dict[str, pd.DataFrame]:
     admin = LedgerCaller(f("admin"), ADMIN, ledger)
     restore_quota(admin, change_quota(admin, "team-serving", "team-serving-gpu", 10))
     matches = match_ledger(ledger.entries, audit_events(sim), verbs={"create", "patch", "update", "delete"})
-    return {"audit_matches": frame(ER.audit_matches(matches))}
+    return {"audit_matches": frame(audit_rows.audit_matches(matches))}
 
 
 # one training node, filled by a pod nobody may preempt; a low-priority pod arrives, then a high-priority one

@@ -10,15 +10,15 @@ import time
 import pytest
 
 from gpupoc.common.timefmt import parse_time
-from gpupoc.pipeline.artifacts import hand_over
+from gpupoc.classes.audit_trail.artifacts import hand_over
 from gpupoc.monitoring.audit import read_audit_log
-from gpupoc.pipeline.audit import Ledger, LedgerCaller, change_quota, match_ledger, restore_quota
+from gpupoc.classes.audit_trail.quota_change import change_quota, restore_quota
+from gpupoc.pipeline.audit import Ledger, LedgerCaller, match_ledger
 from gpupoc.pipeline.audit import audit_events as to_events
-from gpupoc.pipeline.faults import FaultContext, Scenario, run_scenario
-from gpupoc.pipeline.gpus import api_probe, dcgm_probe, url_fetcher
-from gpupoc.pipeline.isolation import (
-    P1, attach_audit, probes_for, Targets, run_isolation_probes, sample_quotas, submit_over_quota,
-)
+from gpupoc.classes.fault_recovery.faults import FaultContext, Scenario, run_scenario
+from gpupoc.classes.fault_recovery.gpus import api_probe, dcgm_probe, url_fetcher
+from gpupoc.classes.tenant_isolation.isolation import P1, attach_audit, probes_for, Targets, run_isolation_probes
+from gpupoc.classes.tenant_isolation.quotas import sample_quotas, submit_over_quota
 from gpupoc.pipeline.k8s import Actor, ClientFactory, service_account_actor
 
 from tests.waiting import wait_for as progressive_wait

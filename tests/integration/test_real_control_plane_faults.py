@@ -16,8 +16,8 @@ from gpupoc.controlplane import BinariesMissing, control_plane_binaries, start_c
 from gpupoc.controlplane.nodes import node_names
 from gpupoc.controlplane.pod_logs import write_pod_log
 from gpupoc.exceptions import ConfigError
-from gpupoc.pipeline.faults import FaultContext, Scenario, SimNodeInjector, build_injector, run_scenario
-from gpupoc.pipeline.gpus import api_probe
+from gpupoc.classes.fault_recovery.faults import FaultContext, Scenario, SimNodeInjector, build_injector, run_scenario
+from gpupoc.classes.fault_recovery.gpus import api_probe
 from gpupoc.pipeline.k8s import ClientFactory
 from gpupoc.plan import DEFAULT_PLAN, load_plan, parse_plan
 from gpupoc.plan.injector_spec import CommandInjector, DrainInjector, TaintInjector

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from gpupoc.common.test_classes import TestClass
 
@@ -23,8 +23,9 @@ COMMON_TABLES = ("workload_runs", "queue_snapshots", "platform_info")
 @dataclass(frozen=True)
 class ClassDefinition:
     """A class's DAG tags, its probes (task id, step), its collector and the tables it must produce, and the
-    evidence Asset it publishes for the report; the wave-item roles its operator submits are
-    ``TestClass.operator_roles`` (the rest its probes submit)."""
+    evidence Asset it publishes for the report, and its own suite parameters (from its plan section, beside the
+    shared ones); the wave-item roles its operator submits are ``TestClass.operator_roles`` (the rest its probes
+    submit)."""
 
     test_class: TestClass
     tags: tuple[str, ...]
@@ -32,6 +33,7 @@ class ClassDefinition:
     collector: Callable[..., dict] | None  # (ctx, timelines, runs, CollectedSoFar) -> summary
     tables: tuple[str, ...]
     key_figure: str  # the one figure the report's summary shows for the class
+    suite_parameters: Callable[[Any], dict[str, Any]] | None = None  # the class's plan section -> its parameters
 
     @property
     def roles(self) -> tuple[str, ...]:

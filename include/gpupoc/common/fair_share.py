@@ -1,7 +1,7 @@
 """Fair shares of a pool: what each competing tenant is owed (guarantees first, then weighted max-min).
 
 Used by the plan's checks (a reclaim is owed only within the lender's fair share) and by the isolation
-class's fair-share evidence (``gpupoc.pipeline.fair_share``). Pure functions on numbers.
+class's fair-share evidence (``gpupoc.classes.tenant_isolation.fair_share``). Pure functions on numbers.
 """
 
 from __future__ import annotations

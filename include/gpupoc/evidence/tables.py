@@ -9,7 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from gpupoc.classes.audit_trail.table import TABLES as AUDIT_TRAIL_TABLES
+from gpupoc.classes.fault_recovery.table import TABLES as FAULT_RECOVERY_TABLES
 from gpupoc.classes.queue_congestion.table import TABLES as QUEUE_CONGESTION_TABLES
+from gpupoc.classes.tenant_isolation.table import TABLES as TENANT_ISOLATION_TABLES
+from gpupoc.classes.utilization.table import TABLES as UTILIZATION_TABLES
 from gpupoc.evidence.cost_tables import COST_TABLES
 from gpupoc.evidence.replay_tables import REPLAY_TABLES
 from gpupoc.evidence.service_tables import SERVICE_TABLES
@@ -85,152 +89,6 @@ class QueueSnapshot:
 
 
 @dataclass
-class QueueShare:
-    """One tenant's share of a pool while the tenants competed, beside the share it was owed."""
-
-    tenant: str
-    pool: str | None = None
-    weight: float | None = None
-    guaranteed_gpus: float | None = None
-    contended_seconds: float | None = None
-    mean_gpus: float | None = None
-    fair_gpus: float | None = None
-    share: float | None = None
-    fair_share: float | None = None
-    share_error: float | None = None            # share - fair_share; empty when the tenants never competed
-
-
-@dataclass
-class ReclaimProbeRow:
-    """The reclaim probe: the borrower's hold when the lender asked, and how soon the lender was served."""
-
-    borrower: str
-    lender: str
-    pool: str | None = None
-    borrower_submitted_at: datetime | None = None
-    borrower_guaranteed_gpus: float | None = None
-    borrower_gpus_at_submit: float | None = None
-    borrowed_gpus: float | None = None
-    lender_gpus: int | None = None
-    free_gpus_at_submit: int | None = None
-    needs_reclaim: bool | None = None
-    submitted_at: datetime | None = None
-    placed_at: datetime | None = None
-    reclaim_seconds: float | None = None
-    reclaimed: bool | None = None               # placed within max_reclaim_seconds; empty when none was owed
-    borrower_pods_taken: int | None = None
-    observed_seconds: float | None = None
-
-
-@dataclass
-class AccessProbe:
-    """One cross-tenant attempt with the tenant's own identity, its access review and its audit record."""
-
-    actor_tenant: str
-    target_namespace: str
-    action: str
-    resource: str
-    verb: str
-    subresource: str | None = None
-    name: str | None = None
-    at: datetime | None = None
-    http_status: int | None = None
-    allowed: bool | None = None
-    expected_allowed: bool | None = None
-    access_review_allowed: bool | None = None
-    message: str | None = None
-    audit_matched: bool | None = None
-
-
-@dataclass
-class QuotaSample:
-    """Usage against quota of one tenant at one moment."""
-
-    ts: datetime
-    tenant: str
-    namespace: str
-    resource: str
-    hard: float | None = None
-    used: float | None = None
-    quota: str | None = None
-    source: str | None = None
-
-
-@dataclass
-class UtilizationRow:
-    """GPU use of one pod on one GPU in one time bucket, beside what was allocated."""
-
-    bucket: datetime
-    namespace: str | None = None
-    pod: str | None = None
-    tenant: str | None = None
-    task_type: str | None = None
-    pool: str | None = None
-    node: str | None = None
-    gpu_uuid: str | None = None
-    util_avg: float | None = None
-    util_p95: float | None = None
-    mem_mib_avg: float | None = None
-    allocated_gpu_hours: float | None = None
-    used_gpu_hours: float | None = None
-    samples: int | None = None
-    serving: bool | None = None          # the pod is a replica of one of the class's online services
-
-
-@dataclass
-class FailureRecord:
-    """One provoked failure: trigger, platform behaviour, what user and operator saw, recovery."""
-
-    scenario: str
-    trigger: str | None = None
-    pod: str | None = None
-    namespace: str | None = None
-    platform_behaviour: str | None = None
-    user_visible: str | None = None
-    operator_visible: str | None = None
-    recovery: str | None = None
-    logs_readable: bool | None = None
-    events: str | None = None
-    airflow_retries: int | None = None
-    platform_restarts: int | None = None
-    alerts: str | None = None
-    gpu_release_seconds: float | None = None
-    verified: bool | None = None
-    reason: str | None = None
-
-
-@dataclass
-class AuditMatch:
-    """One action of the pipeline's ledger and the platform audit event that records it (if any)."""
-
-    ledger_action: str
-    actor: str | None = None
-    verb: str | None = None
-    resource: str | None = None
-    namespace: str | None = None
-    name: str | None = None
-    at: datetime | None = None
-    audit_event_id: str | None = None
-    matched: bool | None = None
-    delay_seconds: float | None = None
-    decision: str | None = None
-    code: int | None = None
-
-
-@dataclass
-class ArtifactRecord:
-    """An artifact handed over from producer to consumer: where, what hash, who."""
-
-    path: str
-    sha256: str | None = None
-    producer: str | None = None
-    consumer: str | None = None
-    namespace: str | None = None
-    size_bytes: int | None = None
-    verified: bool | None = None
-
-
-@dataclass
 class PlatformInfo:
     """One fact about the platform under test (version, scheduler, node count, GPU models...)."""
 
@@ -239,53 +97,15 @@ class PlatformInfo:
     source: str | None = None
 
 
-@dataclass
-class AlertRecord:
-    """One alert seen during the run (firing or resolved), from Prometheus, Alertmanager or the receiver."""
-
-    alertname: str
-    state: str | None = None
-    severity: str | None = None
-    namespace: str | None = None
-    pod: str | None = None
-    node: str | None = None
-    starts_at: datetime | None = None
-    ends_at: datetime | None = None
-    summary: str | None = None
-    source: str | None = None
-
-
-@dataclass
-class LedgerRow:
-    """One action the pipeline took (who, what, when), as its own ledger recorded it."""
-
-    at: datetime
-    actor: str
-    verb: str
-    resource: str | None = None
-    subresource: str | None = None
-    namespace: str | None = None
-    name: str | None = None
-    http_status: int | None = None
-    purpose: str | None = None
-    task: str | None = None
-
-
 TABLES: dict[str, type] = {
     "workload_runs": WorkloadRun,
     "queue_snapshots": QueueSnapshot,
     **QUEUE_CONGESTION_TABLES,
-    "queue_shares": QueueShare,
-    "reclaim_probes": ReclaimProbeRow,
-    "access_probes": AccessProbe,
-    "quota_samples": QuotaSample,
-    "utilization": UtilizationRow,
-    "failure_records": FailureRecord,
-    "audit_matches": AuditMatch,
-    "artifacts": ArtifactRecord,
+    **TENANT_ISOLATION_TABLES,
+    **UTILIZATION_TABLES,
+    **FAULT_RECOVERY_TABLES,
+    **AUDIT_TRAIL_TABLES,
     "platform_info": PlatformInfo,
-    "alerts": AlertRecord,
-    "ledger": LedgerRow,
     **REPLAY_TABLES,
     **STARTUP_TABLES,
     **SHARING_TABLES,

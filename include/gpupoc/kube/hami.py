@@ -3,6 +3,8 @@ pods and nodes and reads from users (``pkg/util/types.go``, ``pkg/device/nvidia/
 words (``pkg/device/common/common.go``) and its event reasons (``pkg/scheduler/event.go``). The simulated
 cluster's HAMi writes them; the pipeline's probes and the preflight read them on any cluster."""
 
+import json
+
 SCHEDULER_NAME = "hami-scheduler"
 DEVICE_TYPE = "NVIDIA"
 
@@ -40,3 +42,28 @@ FILTERING_FAILED = "FilteringFailed"
 FILTERING_SUCCEED = "FilteringSucceed"
 BINDING_FAILED = "BindingFailed"
 BINDING_SUCCEED = "BindingSucceed"
+
+
+def registered_cards(node: dict) -> dict[str, int]:
+    """Card UUID -> its memory (MiB) from HAMi's registration: the JSON list (``id``, ``devmem``) of the current
+    device plugin, or the older ``UUID,count,devmem,devcore,type,numa,health:`` list."""
+    raw = ((node.get("metadata") or {}).get("annotations") or {}).get(NODE_REGISTER) or ""
+    try:
+        listed = json.loads(raw)
+    except ValueError:
+        listed = None
+    if isinstance(listed, list):
+        return {str(d.get("id")): int(d.get("devmem") or 0) for d in listed if isinstance(d, dict) and d.get("id")}
+    out = {}
+    for item in raw.split(":"):
+        parts = item.split(",")
+        if len(parts) >= 3 and parts[0]:
+            out[parts[0]] = _mib(parts[2])
+    return out
+
+
+def _mib(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0

@@ -44,7 +44,7 @@ def cards(node: dict) -> tuple[int, str]:
     """The node's physical GPUs, and how its allocatable ``nvidia.com/gpu`` counts them when not one each: HAMi
     registers each card once in ``hami.io/node-nvidia-register`` and advertises cards x ``deviceSplitCount``
     vGPUs; time-slicing and MPS advertise cards x ``nvidia.com/gpu.replicas``."""
-    from gpupoc.pipeline.vgpu_slices import registered_cards
+    from gpupoc.kube.hami import registered_cards
 
     allocatable = _gpus(node)
     registered = registered_cards(node)

@@ -3,8 +3,8 @@
 Some evidence cells join what the platform said with what the pipeline wrote about it: a failure record's
 ``recovery`` reads ``no pipeline action (the pod ended on its own); platform restarts 0; GPUs released after
 7.4s``, its ``user_visible`` the pod's status, a sentence about the log and the log's last lines. The evidence
-keeps them as written (``gpupoc.pipeline.evidence_rows``, ``gpupoc.pipeline.fault_record``,
-``gpupoc.pipeline.faults``). A report in another language than English splits such a cell at the separators
+keeps them as written (the test classes' row builders and probes: ``gpupoc.classes.tenant_isolation.rows``,
+``gpupoc.classes.fault_recovery.rows``, ``.fault_record``, ``.faults``). A report in another language than English splits such a cell at the separators
 the pipeline joins with (``; `` and `` | ``), words each part the pipeline wrote from the string table
 (``phrase.*``) and keeps every other part, the platform's and the workload's text, as a quote. English reports
 show the cell as it was.
@@ -82,7 +82,7 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [(re.compile(p), k) for p, k in [
     (r"^operators saw neither a Warning event nor an alert$", "phrase.finding.unseen"),
     (rf"^GPUs not released within (?P<s>{_N})s of the failure \(still held per (?P<sources>[^)]+)\)$",
      "phrase.finding.leak"),
-    # access probes and over-quota submissions (gpupoc.pipeline.isolation, gpupoc.pipeline.quotas)
+    # access probes and over-quota submissions (gpupoc.classes.tenant_isolation: isolation, quotas)
     (r"^(?P<asked>\d+) GPU\(s\) asked, (?P<left>-?\d+) left: (?P<outcome>\w+)$", "phrase.quota_asked"),
     (r"^(?P<who>\S+) could (?P<verb>\w+) (?P<res>\S+) in (?P<ns>\S+) \(HTTP (?P<code>\d+)\): cross-tenant access$",
      "phrase.cross_tenant_access"),
@@ -147,9 +147,9 @@ def _sentence(text: str, words: Wording, when: Callable[[str], str]) -> str | No
                 value = when(value)
             elif name in WORDED_AGAIN and value:
                 value = _sentence(value, words, when) or "".join(t for t, _ in parts(value, words, when))
-            elif name == "method":  # the injector's method (gpupoc.pipeline.injectors.Injection.method)
+            elif name == "method":  # the injector's method (gpupoc.classes.fault_recovery.injectors.Injection.method)
                 value = words.table.get(f"inject_method.{value}", value)
-            elif name == "outcome":  # an over-quota submission's outcome (gpupoc.pipeline.quotas)
+            elif name == "outcome":  # an over-quota submission's outcome (gpupoc.classes.tenant_isolation.quotas)
                 value = words.table.get(f"over_quota.{value}", value)
             elif name == "node":
                 value = words.t("phrase.bound_to", node=value) if key == "phrase.quota_not_enforced" and value \

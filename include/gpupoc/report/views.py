@@ -2,7 +2,7 @@
 collected them made relative.
 
 An artifact's path is shown on its tenant's volume, from its producer's directory on (``<producer>/model.npz``):
-``gpupoc.pipeline.artifacts`` takes the part before ``/<producer pod>/`` as where the volume is mounted, which on
+``gpupoc.classes.audit_trail.artifacts`` takes the part before ``/<producer pod>/`` as where the volume is mounted, which on
 the simulated cluster is a directory of the host (``…/var/sim/volumes/<namespace>/artifacts``) and in a real
 pod a mount point. A source that is a file of the collecting machine is named by its last two segments. The
 item tables and the evidence pages both read tables through here.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpupoc.classes.registry import definition
 from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.exceptions import GpupocError, PrerequisiteMissing, ValidationFailed
 from gpupoc.pipeline import wave as W
@@ -28,14 +29,15 @@ def validate(ctx: RunContext, run_dir: str) -> dict:
 
 
 def suite_parameters(ctx: RunContext) -> dict:
-    """The suites' parameters: the class's thresholds, its resubmission expectation, and which of the cases a
-    check ``requires`` the plan provokes (gangs in the wave, a fair share, a reclaim probe)."""
+    """The suites' parameters: the class's thresholds, its resubmission expectation, which of the shared cases a
+    check ``requires`` the plan provokes (gangs in the wave, services), and the class's own parameters from its
+    definition (tenant isolation: a fair share, a reclaim probe)."""
     th = getattr(ctx.spec, "thresholds", None)
     params = th.model_dump(mode="json") if th is not None else {}
+    own = definition(ctx.test_class).suite_parameters
     return {**params, "platform_requeues": ctx.spec.resubmission.platform_requeues,
             "gangs_in_wave": any(i.gang for i in ctx.wave_items()),
-            "fair_share_defined": getattr(ctx.spec, "fair_share", None) is not None,
-            "reclaim_defined": getattr(ctx.spec, "reclaim", None) is not None,
+            **(own(ctx.spec) if own is not None else {}),
             "services_defined": bool(ctx.spec.services),
             "service_traffic_defined": any(s.traffic for s in ctx.spec.services),
             "service_failures_defined": bool(getattr(ctx.spec, "service_failures", None))}

@@ -167,7 +167,7 @@ def test_collector_frame_feeds_the_utilization_aggregator():
     """The collector's own frame (from a synthetic Prometheus answer) goes through the adapter into
     aggregate_utilization_samples: breaks if either side renames a column."""
     from gpupoc.evidence.writer import to_arrow
-    from gpupoc.validation.derived import aggregate_utilization_samples, samples_from_collector
+    from gpupoc.classes.utilization.samples import aggregate_utilization_samples, samples_from_collector
 
     res = collectors.collect_gpu_samples(FakeProm(), WINDOW)
     assert res.verified, res.reason
@@ -188,7 +188,7 @@ def test_collector_frame_feeds_the_utilization_aggregator():
 def test_adapter_names_missing_columns():
     import pandas as pd
 
-    from gpupoc.validation.derived import samples_from_collector
+    from gpupoc.classes.utilization.samples import samples_from_collector
 
     with pytest.raises(KeyError, match="uuid"):
         samples_from_collector(pd.DataFrame({"timestamp": [], "util": []}), 15.0)

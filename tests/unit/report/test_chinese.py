@@ -3,7 +3,7 @@ pipeline writes, in every format, with only the platform's and the workloads' ow
 of things (ids, namespaces, pods, the plan's names) left as they are.
 
 The report is built from the synthetic evidence of a correct platform, with failure records written by the
-pipeline's own row builder (``gpupoc.pipeline.evidence_rows.failure_records``) from records in every state a
+pipeline's own row builder (``gpupoc.classes.fault_recovery.rows.failure_records``) from records in every state a
 fault run leaves (log readable, not applicable, unreadable; the pipeline deleting the pod or recovering a node;
 GPUs released or not; reasons and findings), waits whose bottleneck is a shortage or a queue, a preemption, and
 an online service that misses its SLO, has a replica preempted and survives a node failure too slowly (its
@@ -23,8 +23,8 @@ import pandas as pd
 import pytest
 
 from .conftest import GOOD_SCORES, write_service_runs
-from gpupoc.pipeline import evidence_rows
-from gpupoc.pipeline.fault_record import FaultRecord
+from gpupoc.classes.fault_recovery.rows import failure_records
+from gpupoc.classes.fault_recovery.fault_record import FaultRecord
 from gpupoc.report import build_report
 from gpupoc.report.cells import QUOTED, VALUE_WORDS
 from gpupoc.report.phrases import COMPOSED
@@ -47,7 +47,7 @@ COMPOSED_IN = {"failure_records", "service_slo", "service_recovery"}  # tables w
 
 
 def _fault_rows() -> pd.DataFrame:
-    """Failure records as the fault run writes them (``gpupoc.pipeline.fault_record``, ``faults``)."""
+    """Failure records as the fault run writes them (``gpupoc.classes.fault_recovery.fault_record``, ``faults``)."""
     base = dict(tenant="team-nlp", namespace="team-nlp", trigger_method="workload-spec", triggered_at=AT,
                 triggered_by="team-nlp (pod submitted with its own token)", node="training-0", airflow_retries=1,
                 verified=True, release_source="dcgm-exporter via prometheus,kubernetes-api", gpus_released=True)
@@ -81,7 +81,7 @@ def _fault_rows() -> pd.DataFrame:
                     reason="the failure was not observed within 120s; Airflow retries not recorded (the driver "
                            "ran outside a task)", **{**base, "airflow_retries": None, "gpus_released": None}),
     ]
-    return pd.DataFrame([dataclasses.asdict(r) for r in evidence_rows.failure_records(records)])
+    return pd.DataFrame([dataclasses.asdict(r) for r in failure_records(records)])
 
 
 def _queue_tables() -> dict[str, pd.DataFrame]:

@@ -1,8 +1,8 @@
 """The pipeline's sentences inside evidence cells, worded in Chinese part by part; the platform's text between
 them stays a quote, and an English report keeps the cell as it was."""
 
-from gpupoc.pipeline import evidence_rows
-from gpupoc.pipeline.quotas import OverQuotaResult
+from gpupoc.classes.tenant_isolation.rows import access_probes
+from gpupoc.classes.tenant_isolation.quotas import OverQuotaResult
 from gpupoc.report.cells import cell, local_time
 from gpupoc.report.phrases import parts, worded
 from gpupoc.report.wording import Wording
@@ -32,7 +32,7 @@ def test_an_over_quota_submission_s_message_is_worded_around_the_platform_s_answ
     row = OverQuotaResult(tenant="team-nlp", namespace="team-nlp", quota="team-nlp-gpu", pod="over-quota-0",
                           requested_gpus=4, remaining_gpus=0, outcome="blocked", http_status=403, at="2026-11-30T08:00:00Z",
                           user_message='pods "over-quota-0" is forbidden: exceeded quota')
-    message = evidence_rows.access_probes([], [row])[0].message
+    message = access_probes([], [row])[0].message
     c = cell(message, "message", ZH)
     assert c.parts[0] == ("申请 4 个 GPU，剩余 0 个：被阻止", False)
     assert ('pods "over-quota-0" is forbidden: exceeded quota', True) in c.parts

@@ -18,6 +18,7 @@ def test_the_default_plan_provokes_no_gang_and_keeps_its_thresholds(make_ctx):
     params = finish.suite_parameters(ctx)
     assert params["gangs_in_wave"] is False and params["platform_requeues"] is False
     assert params["max_wait_seconds"] == ctx.spec.thresholds.max_wait_seconds
+    assert "fair_share_defined" not in params and "reclaim_defined" not in params  # tenant isolation's own
 
 
 def test_a_queue_plan_provokes_gangs_a_fair_share_and_a_reclaim(tmp_path, make_ctx):

@@ -1,9 +1,9 @@
-"""Derived tables: priority order and utilization aggregation."""
+"""Derived tables: priority order and each tenant's share."""
 
 import pandas as pd
 
 from gpupoc.validation import synthetic as syn
-from gpupoc.validation.derived import aggregate_utilization_samples, priority_order
+from gpupoc.validation.derived import priority_order
 from gpupoc.evidence.reader import RunEvidence
 
 
@@ -27,16 +27,6 @@ def test_priority_order_counts_lower_priority_workloads_scheduled_first(tmp_path
     assert po.loc["wave-2", "overtaken_by_lower"] == 2  # both low-priority wave-0 and wave-1 went first
     assert po.loc["wave-5", "overtaken_by_lower"] == 3  # wave-0, wave-1 and wave-4 (100) went first
     assert po.loc["wave-0", "overtaken_by_lower"] == 0
-
-
-def test_aggregate_utilization_samples_keeps_gpu_hours():
-    samples = syn.utilization_samples(gpus=2, days=0.5, step_seconds=60)
-    out = aggregate_utilization_samples(samples, "1h")
-    assert len(out) == 2 * 12
-    assert abs(out["allocated_gpu_hours"].sum() - 2 * 12) < 1e-6
-    expected_used = float((samples["util"].astype(float) / 100 * 60 / 3600).sum())
-    assert abs(out["used_gpu_hours"].sum() - expected_used) < 1e-3
-    assert (out["util_p95"] >= out["util_avg"]).all()
 
 
 def test_tenant_share_is_counted_within_each_pool_two_or_more_tenants_competed_for(tmp_path):
@@ -109,28 +99,6 @@ def test_an_attempt_that_ended_unscheduled_is_overtaken_only_while_it_waited(tmp
     runs["outcome_at"] = [t0 + pd.Timedelta(seconds=30), pd.NaT, pd.NaT]
     po = priority_order(_run(tmp_path, runs)).set_index("pod")
     assert po.loc["wave-0", "overtaken_by_lower"] == 1, "only the one placed while it still waited"
-
-
-def test_the_bucket_shrinks_so_a_short_run_still_has_a_view_over_time():
-    from gpupoc.validation.derived import MIN_BUCKETS, effective_bucket_seconds
-
-    assert effective_bucket_seconds(3600, 60, 15) == 60, "a long run keeps the plan's bucket"
-    assert effective_bucket_seconds(80, 60, 2) == 20 and 80 / 20 >= MIN_BUCKETS
-    assert effective_bucket_seconds(10, 60, 5) == 5, "never below the sampling step"
-
-
-def test_a_run_of_fifty_seconds_spans_several_buckets_wherever_the_minute_falls():
-    from gpupoc.validation.derived import MIN_BUCKETS, effective_bucket_seconds
-
-    planned_counts = []
-    for offset in range(0, 60, 5):  # the run starts at any second of the clock's minute
-        samples = syn.utilization_samples(gpus=1, days=50 / 86400, step_seconds=2)
-        samples["ts"] = pd.to_datetime(samples["ts"], utc=True).dt.floor("min") + pd.Timedelta(seconds=offset) + \
-            (pd.to_datetime(samples["ts"], utc=True) - pd.to_datetime(samples["ts"], utc=True).min())
-        planned_counts.append(aggregate_utilization_samples(samples, "60s")["bucket"].nunique())
-        seconds = effective_bucket_seconds(50, 60, 2)
-        assert aggregate_utilization_samples(samples, f"{seconds}s")["bucket"].nunique() >= MIN_BUCKETS - 1
-    assert min(planned_counts) == 1, "with the plan's minute a short run sometimes had a single bucket"
 
 
 def _gang_and_backfill(tmp_path, adapter: str | None) -> pd.DataFrame:

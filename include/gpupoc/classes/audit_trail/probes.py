@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def quota_change(ctx: RunContext) -> dict:
     """An administrator changes a tenant's GPU quota and restores it; both land in the ledger."""
-    from gpupoc.pipeline.audit import change_quota, restore_quota
+    from gpupoc.classes.audit_trail.quota_change import change_quota, restore_quota
 
     qc = ctx.spec.quota_change
     if qc is None:
@@ -41,7 +41,7 @@ def quota_change(ctx: RunContext) -> dict:
 
 def artifact_hand_over(ctx: RunContext) -> dict:
     """Once the producer has finished, record its artifact: path, sha256, producer and consumer."""
-    from gpupoc.pipeline.artifacts import hand_over
+    from gpupoc.classes.audit_trail.artifacts import hand_over
 
     art = ctx.spec.artifact
     if art is None:
@@ -74,7 +74,7 @@ def _run_consumer(ctx: RunContext, art, producer_caller, namespace: str, produce
                   deadline: float) -> tuple[str, str]:
     """Start the plan's consumer workload with ``--artifact <the path the producer reported>`` as the
     consumer's tenant, and wait for it to end: (its pod name, "") or ("", why the pipeline hashes instead)."""
-    from gpupoc.pipeline.artifacts import parse_artifact_lines
+    from gpupoc.classes.audit_trail.artifacts import parse_artifact_lines
     from gpupoc.plan import class_items
     from gpupoc.podspec import labels as L
 
@@ -109,6 +109,7 @@ def _run_consumer(ctx: RunContext, art, producer_caller, namespace: str, produce
 def _match_audit(ctx: RunContext, entries) -> int | None:
     """The ``audit_matches`` table: the ledger's writes matched against the plan's audit source (waiting for a
     batching or lagging source to deliver them); the number matched, None when the source gave nothing."""
+    from gpupoc.classes.audit_trail.rows import audit_matches
     from gpupoc.monitoring.audit_source import caught_up, plan_audit_source
     from gpupoc.pipeline.audit import match_ledger
 
@@ -130,32 +131,22 @@ def _match_audit(ctx: RunContext, entries) -> int | None:
         ctx.writer.mark_not_verified("audit_matches", f"audit source unreadable: {exc}", source.origin)
         return None
     ms = match_ledger(entries, events, verbs=verbs)
-    ctx.writer.write("audit_matches", [{
-        "ledger_action": f"{m.verb} {m.resource} {m.namespace}/{m.name}".strip(), "actor": m.username,
-        "verb": m.verb, "resource": m.resource, "namespace": m.namespace or None, "name": m.name or None,
-        "at": parse_time(m.at), "audit_event_id": m.audit_id or None, "matched": m.matched,
-        "delay_seconds": m.delay_s, "decision": m.audit_decision or None, "code": m.audit_code}
-        for m in ms], source=source.origin)
+    ctx.writer.write("audit_matches", audit_matches(ms, required_only=False), source=source.origin)
     return sum(1 for m in ms if m.matched)
 
 
 def collect_audit(ctx: RunContext, timelines, runs) -> dict:
     """The pipeline's ledger (every task's actions) matched against the platform's audit source."""
+    from gpupoc.classes.audit_trail.artifacts import ArtifactRecord
+    from gpupoc.classes.audit_trail.rows import artifacts, ledger_rows
     from gpupoc.pipeline.audit import read_ledger
 
     entries = read_ledger(ctx.run_dir / "ledger")
-    ctx.writer.write("ledger", [{"at": parse_time(e.at), "actor": e.username, "verb": e.verb,
-                                 "resource": e.resource or None, "subresource": e.subresource or None,
-                                 "namespace": e.namespace or None, "name": e.name or None, "http_status": e.status,
-                                 "purpose": e.purpose or None, "task": e.task or None} for e in entries],
-                     source="pipeline ledger")
+    ctx.writer.write("ledger", ledger_rows(entries), source="pipeline ledger")
     matched = _match_audit(ctx, entries)
     art = ctx.read_file("artifact")
     if art and art.get("path"):
-        ctx.writer.write("artifacts", [{"path": art["path"], "sha256": art.get("sha256") or None,
-                                        "producer": art.get("producer_pod"), "consumer": art.get("consumer"),
-                                        "namespace": art.get("namespace"), "size_bytes": art.get("size_bytes"),
-                                        "verified": bool(art.get("verified"))}],
+        ctx.writer.write("artifacts", artifacts([ArtifactRecord.model_validate(art)]),
                          source="producer log + " + ("volume" if art.get("consumer") in (None, "", "pipeline")
                                                      else "consumer pod log"))
     else:

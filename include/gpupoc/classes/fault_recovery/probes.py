@@ -18,7 +18,7 @@ _SCENARIO = {"nonzero_exit": "NON_ZERO_EXIT", "missing_image": "MISSING_IMAGE", 
 
 def _scenario(inj):
     """The pipeline's scenario of a plan injection: a node_failure through a drain is a ``node_drain``."""
-    from gpupoc.pipeline.faults import Scenario
+    from gpupoc.classes.fault_recovery.faults import Scenario
 
     if inj.kind == "node_failure" and inj.injector.method == "drain":
         return Scenario.NODE_DRAIN
@@ -32,7 +32,7 @@ def _injector(ctx: RunContext, inj, admin):
 
 def node_injector(ctx: RunContext, spec, admin=None):
     """The node injector of a plan's ``injector`` spec (sim, command, taint or drain), as the administrator."""
-    from gpupoc.pipeline.injectors import build_injector
+    from gpupoc.classes.fault_recovery.injectors import build_injector
 
     plan = ctx.plan
     kubeconfig = str(plan.kubeconfig_path) if plan.kubeconfig_path else None
@@ -42,8 +42,8 @@ def node_injector(ctx: RunContext, spec, admin=None):
 
 def inject_faults(ctx: RunContext) -> dict:
     """Provoke each planned failure once and record its evidence chain (under the class's GPU lease)."""
-    from gpupoc.pipeline import faults as F
-    from gpupoc.pipeline.gpus import api_probe, prometheus_probe
+    from gpupoc.classes.fault_recovery import faults as F
+    from gpupoc.classes.fault_recovery.gpus import api_probe, prometheus_probe
 
     admin = ctx.admin("fault injection")
     alerts = _alert_source(ctx)
@@ -87,16 +87,16 @@ def inject_faults(ctx: RunContext) -> dict:
 
 
 def _failure_rows(records: list[dict]) -> list:
-    """The ``failure_records`` table rows: complete records through ``evidence_rows.failure_records`` (operator
+    """The ``failure_records`` table rows: complete records through ``rows.failure_records`` (operator
     view from Warning events and alerts, recovery from what happened); a scenario that raised keeps its reason."""
-    from gpupoc.evidence.tables import FailureRecord as Row
-    from gpupoc.pipeline import evidence_rows
-    from gpupoc.pipeline.faults import FaultRecord
+    from gpupoc.classes.fault_recovery.table import FailureRecord as Row
+    from gpupoc.classes.fault_recovery.rows import failure_records
+    from gpupoc.classes.fault_recovery.faults import FaultRecord
 
     rows = []
     for r in records:
         if "trigger" in r:
-            rows += evidence_rows.failure_records([FaultRecord.model_validate(r)])
+            rows += failure_records([FaultRecord.model_validate(r)])
         else:
             rows.append(Row(scenario=r.get("scenario") or "?", pod=r.get("pod"), namespace=r.get("namespace"),
                             verified=False, reason=r.get("reason") or "the scenario raised before its record"))
@@ -105,7 +105,7 @@ def _failure_rows(records: list[dict]) -> list:
 
 def _alert_source(ctx: RunContext):
     """Alerts from the webhook receiver's record, else Prometheus' ALERTS series, else none (not verified)."""
-    from gpupoc.pipeline import fault_record as FR
+    from gpupoc.classes.fault_recovery import fault_record as FR
 
     src = monitoring_sources(ctx)
     if src is None:
@@ -121,7 +121,7 @@ def collect_fault_recovery(ctx: RunContext, timelines, runs) -> dict:
 
     from gpupoc.common.timefmt import utcnow
     from gpupoc.monitoring.results import Window
-    from gpupoc.pipeline.alert_rows import alert_records, collect_alert_history
+    from gpupoc.classes.fault_recovery.alert_rows import alert_records, collect_alert_history
 
     end = utcnow()
     start = parse_time((ctx.read_file("run_params", {}) or {}).get("started_at")) or end - timedelta(hours=1)
@@ -146,4 +146,4 @@ def collect_fault_recovery(ctx: RunContext, timelines, runs) -> dict:
     else:
         ctx.writer.mark_not_verified("alerts", f"{result.source} holds alerts for the window, none about the "
                                      "tenants' namespaces or the cluster's nodes", result.source)
-    return {"alerts": len(rows), "alert_names": sorted({r["alertname"] for r in rows})}
+    return {"alerts": len(rows), "alert_names": sorted({r.alertname for r in rows})}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from gpupoc.classes.definition import COMMON_TABLES, ClassDefinition
 from gpupoc.classes.tenant_isolation.memory_isolation import memory_isolation_probe
+from gpupoc.classes.tenant_isolation.parameters import suite_parameters
 from gpupoc.classes.tenant_isolation.probes import collect_isolation, isolation_probes, sample_quotas
 from gpupoc.classes.tenant_isolation.reclaim import reclaim_probe
 from gpupoc.classes.tenant_isolation.vgpu_slices import vgpu_slices_probe
@@ -18,4 +19,4 @@ DEFINITION = ClassDefinition(
      ("memory_isolation_probe", memory_isolation_probe), ("vgpu_slices_probe", vgpu_slices_probe)),
     collect_isolation,
     (*COMMON_TABLES, "access_probes", "quota_samples", "memory_isolation", "vgpu_slices"),
-    "cross-tenant attempts denied")
+    "cross-tenant attempts denied", suite_parameters)

@@ -6,7 +6,7 @@ it on the same card (HAMi: ``nvidia.com/use-gpuuuid``; time-slicing and MPS: the
 most free GPU devices; where the device plugin puts a pod on another card of it, as its distributed allocation
 of replicas does, that pod stays to hold its replica and another is tried), lets the aggressor
 allocate past its slice, then lets the neighbour's tenant allocate within its own slice. Each pod runs the
-workload program's ``gpumem`` mode; the verdict and the row are ``gpupoc.pipeline.memory_isolation``'s. The row
+workload program's ``gpumem`` mode; the verdict and the row are ``gpupoc.classes.tenant_isolation.memory_judge``'s. The row
 goes to ``files/memory_isolation.json``, the collector writes ``memory_isolation``; the pods are deleted.
 """
 
@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
-from gpupoc.pipeline import memory_isolation as M
+from gpupoc.classes.tenant_isolation import memory_judge as M
 from gpupoc.steps.probes.common import monitoring_sources, probe_manifest, wait_for_release, waiting
 from gpupoc.steps.wave_end import WaveEnd
 

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import time
 
-from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.common.timefmt import parse_time
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.steps.probes.common import (
@@ -24,9 +23,9 @@ if TYPE_CHECKING:
 
 def isolation_probes(ctx: RunContext) -> dict:
     """Every cross-tenant attempt with each tenant's own token, then the over-quota submissions."""
-    from gpupoc.pipeline.isolation import run_isolation_probes
+    from gpupoc.classes.tenant_isolation.isolation import run_isolation_probes
     from gpupoc.pipeline.k8s import service_account_actor
-    from gpupoc.pipeline.quotas import submit_over_quota
+    from gpupoc.classes.tenant_isolation.quotas import submit_over_quota
 
     wait_for_release(ctx, ctx.spec.gate_timeout_seconds)
     actors = [service_account_actor(t.kube_context, t.namespace, t.service_account) for t in ctx.plan.tenants]
@@ -52,12 +51,13 @@ def isolation_probes(ctx: RunContext) -> dict:
 
 def sample_quotas(ctx: RunContext) -> dict:
     """Usage against quota every few seconds until the wave has ended."""
-    from gpupoc.pipeline.quotas import sample_quotas as sample
+    from gpupoc.classes.tenant_isolation.quotas import sample_quotas as sample
+    from gpupoc.classes.tenant_isolation.table import QuotaSample
 
     interval = float(getattr(ctx.spec, "quota_sample_interval_seconds", 5))
     admin = ctx.caller(ctx.plan.platform.admin_context)
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
-    rows: list[dict] = []
+    rows: list[QuotaSample] = []
     budget = ctx.spec.gate_timeout_seconds + ctx.hold_timeout_s()
     deadline = time.monotonic() + budget
     with waiting(ctx, "the wave's end (quota usage sampled every "
@@ -68,12 +68,11 @@ def sample_quotas(ctx: RunContext) -> dict:
 
 
 def _sample_until(ctx: RunContext, admin, tenants, rows, interval, deadline, sample) -> None:
+    from gpupoc.classes.tenant_isolation.rows import sampled_quotas
+
     end = WaveEnd()
     while True:
-        for s in sample(admin, list(tenants)):
-            rows.append({"ts": parse_time(s.at), "tenant": tenants.get(s.namespace, s.namespace),
-                         "namespace": s.namespace, "resource": GPU_QUOTA_KEY, "hard": s.hard_gpus, "used": s.used_gpus,
-                         "quota": s.quota, "source": "resourcequota status"})
+        rows += sampled_quotas(sample(admin, list(tenants)), tenants)
         if end.over(ctx) or time.monotonic() >= deadline:
             return
         time.sleep(interval)
@@ -83,7 +82,7 @@ def _attach_audit(ctx: RunContext, attempts) -> None:
     """Each access attempt's audit event from the plan's audit source (waiting for a batching or lagging
     source until every attempt is found or its catch-up time passed)."""
     from gpupoc.monitoring.audit_source import caught_up, plan_audit_source
-    from gpupoc.pipeline.isolation import attach_audit
+    from gpupoc.classes.tenant_isolation.isolation import attach_audit
 
     source = plan_audit_source(ctx.plan)
     times = [t for t in (parse_time(a.at) for a in attempts) if t is not None]
@@ -103,25 +102,18 @@ def _attach_audit(ctx: RunContext, attempts) -> None:
 def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
     """access_probes (with the audit record of each attempt), each tenant's share of the GPUs, and the
     memory-isolation probe's row."""
-    from gpupoc.pipeline.isolation import AccessAttempt
-    from gpupoc.pipeline.quotas import tenant_shares
+    from gpupoc.classes.tenant_isolation.isolation import AccessAttempt
+    from gpupoc.classes.tenant_isolation.quotas import tenant_shares
 
     attempts = [AccessAttempt(**d) for d in ctx.read_file("access_attempts", []) or []]
     if attempts:
         _attach_audit(ctx, attempts)
     tenants_by_ns = {t.namespace: t.name for t in ctx.plan.tenants}
-    rows = [{"actor_tenant": a.actor, "target_namespace": a.target_namespace, "action": a.action,
-             "resource": a.resource, "verb": a.verb, "subresource": a.subresource or None, "name": a.name or None,
-             "at": parse_time(a.at), "http_status": a.http_status, "allowed": a.allowed,
-             "expected_allowed": a.expected == "allowed", "access_review_allowed": a.sar_allowed,
-             "message": a.message, "audit_matched": a.audit_matched} for a in attempts]
-    from dataclasses import asdict
-
-    from gpupoc.pipeline import evidence_rows
-    from gpupoc.pipeline.quotas import OverQuotaResult
+    from gpupoc.classes.tenant_isolation.quotas import OverQuotaResult
+    from gpupoc.classes.tenant_isolation.rows import access_probes
 
     over_quota = [OverQuotaResult.model_validate(d) for d in ctx.read_file("over_quota", []) or []]
-    rows += [{**asdict(r), "at": parse_time(r.at)} for r in evidence_rows.access_probes([], over_quota)]
+    rows = access_probes(attempts, over_quota)
     if rows:
         ctx.writer.write("access_probes", rows, source="kubernetes-api (tenant tokens) + audit log")
     else:
@@ -137,13 +129,13 @@ def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
     from gpupoc.classes.tenant_isolation.vgpu_slices import write_vgpu_slices
 
     slices = write_vgpu_slices(ctx)
-    return {"attempts": len(rows), "cross_tenant_allowed": sum(1 for r in rows if r["allowed"]),
+    return {"attempts": len(rows), "cross_tenant_allowed": sum(1 for r in rows if r.allowed),
             "tenants": sorted(tenants_by_ns.values()), **fair, **reclaim, **memory, **slices}
 
 
 def write_fair_shares(ctx: RunContext, timelines) -> dict:
     """``queue_shares``: each competing tenant's share of the pool beside its fair share (plan: fair_share)."""
-    from gpupoc.pipeline.fair_share import Owed, share_rows
+    from gpupoc.classes.tenant_isolation.fair_share import Owed, share_rows
     from gpupoc.classes.queue_congestion.collector import observation_end
 
     fs = ctx.spec.fair_share
@@ -152,13 +144,14 @@ def write_fair_shares(ctx: RunContext, timelines) -> dict:
     pool = ctx.plan.pool(fs.pool)
     owed = [Owed(t.tenant, t.weight, t.guaranteed_gpus) for t in fs.tenants]
     rows = share_rows(timelines, pool.name, pool.capacity_gpus, owed, observation_end(timelines, []))
-    ctx.writer.write("queue_shares", [r.to_dict() for r in rows], source="pipeline reconstruction (workload_runs)")
+    ctx.writer.write("queue_shares", rows, source="pipeline reconstruction (workload_runs)")
     return {"share_errors": {r.tenant: r.share_error for r in rows}}
 
 
 def write_reclaim(ctx: RunContext) -> dict:
     """``reclaim_probes`` from the reclaim probe's result (plan: reclaim)."""
     from gpupoc.classes.tenant_isolation.reclaim import RECLAIM_FILE
+    from gpupoc.classes.tenant_isolation.table import ReclaimProbeRow
 
     if ctx.spec.reclaim is None:
         return {}
@@ -167,7 +160,8 @@ def write_reclaim(ctx: RunContext) -> dict:
         ctx.writer.mark_not_verified("reclaim_probes", "the reclaim_probe task recorded no result; see its log",
                                      "kubernetes-api")
         return {"reclaimed": None}
-    row = {**row, "submitted_at": parse_time(row.get("submitted_at")), "placed_at": parse_time(row.get("placed_at")),
-           "borrower_submitted_at": parse_time(row.get("borrower_submitted_at"))}
+    row = ReclaimProbeRow(**{**row, "submitted_at": parse_time(row.get("submitted_at")),
+                             "placed_at": parse_time(row.get("placed_at")),
+                             "borrower_submitted_at": parse_time(row.get("borrower_submitted_at"))})
     ctx.writer.write("reclaim_probes", [row], source="kubernetes-api (tenant tokens)")
-    return {"reclaimed": row.get("reclaimed"), "reclaim_seconds": row.get("reclaim_seconds")}
+    return {"reclaimed": row.reclaimed, "reclaim_seconds": row.reclaim_seconds}

@@ -4,7 +4,7 @@ After the wave has ended, the borrower submits its pods and fills the pool beyon
 holds more than that, the lender submits pods within its fair share, and the probe watches, every second,
 until every lender pod holds its GPUs at the same moment or ``max_reclaim_seconds`` (plus a margin) have
 passed (a lender pod that ended and left its GPUs to a sibling is no reclaim). The row
-(``gpupoc.pipeline.reclaim``) goes to ``files/reclaim.json``; the collector writes ``reclaim_probes``. The
+(``gpupoc.classes.tenant_isolation.reclaim_judge``) goes to ``files/reclaim.json``; the collector writes ``reclaim_probes``. The
 probe's pods are deleted at the end, so the class's lease ends with a clean pool.
 """
 
@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 
 import secrets
 import time
+from dataclasses import asdict
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.k8s import pod_gpus
-from gpupoc.pipeline.reclaim import held_by_node, reclaim_row
+from gpupoc.classes.tenant_isolation.reclaim_judge import held_by_node, reclaim_row
 from gpupoc.steps.probes.common import probe_manifest, wait_for_release, waiting
 from gpupoc.steps.wave_end import WaveEnd
 
@@ -126,7 +127,7 @@ def reclaim_probe(ctx: RunContext) -> dict:
                       borrower_held=held, lender_asks=asks, free=free, submitted_at=submitted_at,
                       placed=[placed.get(n) for n in lent] if lent else [None], taken=taken,
                       observed_seconds=observed, max_reclaim_seconds=th.max_reclaim_seconds)
-    ctx.writer.write_json(RECLAIM_FILE, {**row.to_dict(), "submitted_at": rfc3339(submitted_at),
+    ctx.writer.write_json(RECLAIM_FILE, {**asdict(row), "submitted_at": rfc3339(submitted_at),
                                          "borrower_submitted_at": rfc3339(borrower_at),
                                          "placed_at": rfc3339(row.placed_at) if row.placed_at else None})
     admin = ctx.admin("reclaim probe: delete its pods")

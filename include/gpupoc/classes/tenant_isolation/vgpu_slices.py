@@ -6,7 +6,7 @@ a node's card, asking ``SHARE`` of the card's memory for ``HOLD_SECONDS``; once 
 asks as much of the same card (``nvidia.com/use-gpuuuid``). It reads every card's grants when the scheduler
 answers the second pod, then waits for the first to end and the second to be placed. The node is another one than
 the memory-isolation probe's when there is one (both run beside each other); otherwise it waits for that probe's
-answer first. The verdict and the row are ``gpupoc.pipeline.vgpu_slices``'; the row goes to
+answer first. The verdict and the row are ``gpupoc.classes.tenant_isolation.vgpu_judge``'; the row goes to
 ``files/vgpu_slices.json``, the collector writes ``vgpu_slices``; the pods are deleted.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Callable
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
-from gpupoc.pipeline import memory_isolation as M
-from gpupoc.pipeline import vgpu_slices as V
+from gpupoc.classes.tenant_isolation import memory_judge as M
+from gpupoc.classes.tenant_isolation import vgpu_judge as V
 from gpupoc.steps.probes.common import probe_manifest, waiting
 from gpupoc.classes.tenant_isolation.memory_isolation import MEMORY_FILE, await_turn, choose, list_nodes
 

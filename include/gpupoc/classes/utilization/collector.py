@@ -16,7 +16,7 @@ def collect_utilization(ctx: RunContext, timelines, runs, _so_far=None) -> dict:
         from gpupoc.steps.probes.cost import write_cost
         from gpupoc.monitoring.results import Window
         from gpupoc.monitoring.sources import resolve_sources
-        from gpupoc.validation.derived import (
+        from gpupoc.classes.utilization.samples import (
             aggregate_utilization_samples,
             effective_bucket_seconds,
             samples_from_collector,

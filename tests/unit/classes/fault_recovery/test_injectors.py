@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpupoc.pipeline.injectors import (CommandInjector, SimNodeInjector, TaintInjector, build_injector,
+from gpupoc.classes.fault_recovery.injectors import (CommandInjector, SimNodeInjector, TaintInjector, build_injector,
                                        kubectl_drain_injector, render)
 from gpupoc.plan.injector_spec import CommandInjector as CommandSpec
 from gpupoc.plan.injector_spec import DrainInjector, SimInjector, TaintInjector as TaintSpec
@@ -33,7 +33,7 @@ def test_a_failing_or_missing_command_is_recorded_as_not_ok_and_tokens_are_redac
 
 
 def test_each_method_is_built_from_its_spec(tmp_path, monkeypatch):
-    monkeypatch.setattr("gpupoc.pipeline.injectors.kubectl_command", lambda: "kubectl")
+    monkeypatch.setattr("gpupoc.classes.fault_recovery.injectors.kubectl_command", lambda: "kubectl")
     admin = object()
     assert isinstance(build_injector(SimInjector(), admin, kubeconfig=None, context=None), SimNodeInjector)
     taint = build_injector(TaintSpec(method="taint", key="example.com/down", value="yes"), admin, kubeconfig=None,
@@ -51,14 +51,14 @@ def test_each_method_is_built_from_its_spec(tmp_path, monkeypatch):
 
 
 def test_drain_without_a_kubeconfig_uses_kubectls_in_cluster_account(monkeypatch):
-    monkeypatch.setattr("gpupoc.pipeline.injectors.kubectl_command", lambda: "kubectl")
+    monkeypatch.setattr("gpupoc.classes.fault_recovery.injectors.kubectl_command", lambda: "kubectl")
     inj = kubectl_drain_injector(None, "admin")
     assert inj.fail_command.startswith("kubectl cordon {node} && kubectl drain {node} ")
     assert inj.recover_command == "kubectl uncordon {node}"
 
 
 def test_drain_runs_the_built_kubectl_when_there_is_one(monkeypatch):
-    monkeypatch.setattr("gpupoc.pipeline.injectors.kubectl_command", lambda: "/cache/bin dir/kubectl")
+    monkeypatch.setattr("gpupoc.classes.fault_recovery.injectors.kubectl_command", lambda: "/cache/bin dir/kubectl")
     inj = kubectl_drain_injector("/k/config", "admin")
     assert inj.fail_command.startswith("'/cache/bin dir/kubectl' --kubeconfig /k/config --context admin cordon {node}")
     assert inj.recover_command.startswith("'/cache/bin dir/kubectl' ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-from gpupoc.pipeline import vgpu_slices as V
+from gpupoc.classes.tenant_isolation import vgpu_judge as V
 
 CARD, OTHER = "GPU-aaaa", "GPU-bbbb"
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=timezone.utc)
@@ -31,11 +31,10 @@ def pod(name, grants, phase="Running", ns="team-vision", scheduled=T0, finished=
             "spec": {"nodeName": "inference-node-1" if grants else None}, "status": status}
 
 
-def test_hamis_device_lists_and_registrations_are_read_in_both_formats():
+def test_hamis_device_lists_are_read_and_sliced_nodes_found():
     assert V.decode_grants(f"{CARD},NVIDIA,3000,30:{OTHER},NVIDIA,2000,0:;;") == [
         V.Grant(CARD, 3000, 30), V.Grant(OTHER, 2000, 0)]
     assert V.decode_grants(None) == [] and V.decode_grants("garbage") == []
-    assert V.registered_cards(node()) == {CARD: 46068, OTHER: 46068} == V.registered_cards(node(legacy=True))
     assert V.sliced_nodes([node(), {"metadata": {"name": "plain"}}]) == [node()]
 
 

@@ -19,8 +19,8 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
-from gpupoc.pipeline.gpus import GpuProbe
-from gpupoc.pipeline.injectors import NODE_LOSS_METHODS, Injection, NodeInjector
+from gpupoc.classes.fault_recovery.gpus import GpuProbe
+from gpupoc.classes.fault_recovery.injectors import NODE_LOSS_METHODS, Injection, NodeInjector
 from gpupoc.pipeline.k8s import KubeCaller, pod_gpus
 
 P1 = "P1"

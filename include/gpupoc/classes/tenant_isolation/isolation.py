@@ -291,15 +291,3 @@ def attach_audit(rows: list[AccessAttempt], audit_events: list[dict], skew_s: fl
             row.finding = "denied, but no audit event with decision forbid records the attempt"
     return rows
 
-
-# The quota probes belong to this test class too.
-from gpupoc.pipeline.quotas import (  # noqa: E402,F401
-    OverQuotaResult,
-    QuotaSample,
-    TenantShare,
-    classify_submission,
-    observe_quotas,
-    sample_quotas,
-    submit_over_quota,
-    tenant_shares,
-)

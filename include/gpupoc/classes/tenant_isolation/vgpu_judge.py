@@ -18,14 +18,13 @@ probe pods' views and the verdict.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 
 from gpupoc.common.timefmt import parse_time
 from gpupoc.evidence.sharing_tables import VgpuSliceRow
 from gpupoc.evidence.subject import sharing_of
-from gpupoc.kube.hami import ALLOCATED, NODE_REGISTER  # a bound pod's grants; the node's registered cards
+from gpupoc.kube.hami import ALLOCATED, registered_cards  # a bound pod's grants; a node's registered cards
 
 SHARE = 0.6          # each probe pod asks this share of the card's memory: two of them do not fit
 TERMINAL = ("Succeeded", "Failed")
@@ -56,24 +55,6 @@ def decode_grants(value: str | None) -> list[Grant]:
             parts = item.split(",")
             if len(parts) >= 4 and parts[0]:
                 out.append(Grant(parts[0], _int(parts[2]), _int(parts[3])))
-    return out
-
-
-def registered_cards(node: dict) -> dict[str, int]:
-    """Card UUID -> its memory (MiB) from HAMi's registration: the JSON list (``id``, ``devmem``) of the current
-    device plugin, or the older ``UUID,count,devmem,devcore,type,numa,health:`` list."""
-    raw = ((node.get("metadata") or {}).get("annotations") or {}).get(NODE_REGISTER) or ""
-    try:
-        listed = json.loads(raw)
-    except ValueError:
-        listed = None
-    if isinstance(listed, list):
-        return {str(d.get("id")): int(d.get("devmem") or 0) for d in listed if isinstance(d, dict) and d.get("id")}
-    out = {}
-    for item in raw.split(":"):
-        parts = item.split(",")
-        if len(parts) >= 3 and parts[0]:
-            out[parts[0]] = _int(parts[2])
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpupoc.pipeline import memory_isolation as M
+from gpupoc.classes.tenant_isolation import memory_judge as M
 
 CARD = "GPU-7a55"
 SIZES = M.sizes(46068, "hami")

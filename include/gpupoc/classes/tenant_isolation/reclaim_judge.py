@@ -10,9 +10,9 @@ Pure functions: the probe (``gpupoc.classes.tenant_isolation.reclaim``) reads th
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
 from datetime import datetime
 
+from gpupoc.classes.tenant_isolation.table import ReclaimProbeRow
 from gpupoc.pipeline.k8s import pod_gpus
 
 ACTIVE = ("Pending", "Running")
@@ -39,39 +39,15 @@ def fits_free(asks: list[int], free: dict[str, int]) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class ReclaimRow:
-    """One reclaim probe: the borrower's hold when the lender asked, and how soon the lender was served."""
-
-    borrower: str
-    lender: str
-    pool: str
-    borrower_guaranteed_gpus: float
-    borrower_gpus_at_submit: float
-    borrowed_gpus: float
-    lender_gpus: int
-    free_gpus_at_submit: int
-    needs_reclaim: bool
-    submitted_at: datetime | None
-    placed_at: datetime | None
-    reclaim_seconds: float | None   # until every lender pod was placed; the watch's length when one never was
-    reclaimed: bool | None          # placed within max_reclaim_seconds; None when no reclaim was owed
-    borrower_pods_taken: int        # borrower pods the platform preempted or evicted after the lender asked
-    observed_seconds: float
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
 def reclaim_row(*, borrower: str, lender: str, pool: str, borrower_guaranteed: float, borrower_held: float,
                 lender_asks: list[int], free: dict[str, int], submitted_at: datetime | None,
                 placed: list[datetime | None], taken: int, observed_seconds: float,
-                max_reclaim_seconds: float) -> ReclaimRow:
+                max_reclaim_seconds: float) -> ReclaimProbeRow:
     """The probe's row: ``placed`` holds each lender pod's placement time (None: never placed)."""
     needs = borrower_held > borrower_guaranteed and not fits_free(lender_asks, free)
     placed_at = max(placed) if placed and all(placed) else None
     seconds = (placed_at - submitted_at).total_seconds() if placed_at and submitted_at else observed_seconds
-    return ReclaimRow(
+    return ReclaimProbeRow(
         borrower=borrower, lender=lender, pool=pool, borrower_guaranteed_gpus=borrower_guaranteed,
         borrower_gpus_at_submit=borrower_held, borrowed_gpus=max(0.0, borrower_held - borrower_guaranteed),
         lender_gpus=sum(lender_asks), free_gpus_at_submit=sum(free.values()), needs_reclaim=needs,

@@ -9,11 +9,11 @@ from datetime import timedelta
 import pytest
 
 from gpupoc.common.timefmt import utcnow
-from gpupoc.pipeline.faults import (
+from gpupoc.classes.fault_recovery.faults import (
     CommandInjector, FaultContext, Injection, Scenario, SimNodeInjector, build_record, container_state, failure_seen,
     kubectl_drain_injector, run_scenario, wait_released,
 )
-from gpupoc.pipeline.gpus import api_probe, dcgm_probe, holders
+from gpupoc.classes.fault_recovery.gpus import api_probe, dcgm_probe, holders
 from gpupoc.pipeline.k8s import Response
 
 
@@ -252,7 +252,7 @@ def test_a_pull_error_without_warning_events_is_a_finding(fake_caller):
     rec = build_record(ctx, Scenario.MISSING_IMAGE, "p", trigger="bad image", injections=[], failure_at=utcnow(),
                        pod=pod("Pending", state=PULL), airflow_retries=0)
     assert "no Warning event recorded the failure" in rec.findings and rec.failure_event_missing
-    from gpupoc.pipeline.evidence_rows import failure_records
+    from gpupoc.classes.fault_recovery.rows import failure_records
 
     row = failure_records([rec])[0]
     assert row.events is None, "the failure is missing from the platform's events: FR-08 must not pass"
@@ -261,7 +261,7 @@ def test_a_pull_error_without_warning_events_is_a_finding(fake_caller):
 def test_prometheus_probe_counts_gpus_under_either_label_spelling():
     from gpupoc.exceptions import SourceUnavailable
     from gpupoc.monitoring.promclient import PrometheusClient
-    from gpupoc.pipeline.gpus import prometheus_probe
+    from gpupoc.classes.fault_recovery.gpus import prometheus_probe
 
     class Prom(PrometheusClient):
         def __init__(self, answer):
@@ -330,7 +330,7 @@ def test_alert_wait_polls_until_the_rule_fires(fake_caller):
 
 
 def test_receiver_alert_source_reads_the_monitoring_record(tmp_path):
-    from gpupoc.pipeline.faults import receiver_alerts
+    from gpupoc.classes.fault_recovery.faults import receiver_alerts
 
     record = tmp_path / "alerts.jsonl"
     now = utcnow()
@@ -351,7 +351,7 @@ def test_lost_logs_alone_make_the_record_a_p1(fake_caller):
 
 
 def test_an_image_that_never_pulled_has_no_log_to_read_so_the_check_does_not_apply(fake_caller):
-    from gpupoc.pipeline.fault_record import never_started
+    from gpupoc.classes.fault_recovery.fault_record import never_started
 
     ctx = _failed_cluster(fake_caller, {"api": lambda ns, p: 0}, log_text="", alerts=lambda a, b: [])
     pulling = pod("Pending", state=PULL)

@@ -11,38 +11,19 @@ the pool, and their difference. Pure functions over ``WorkloadTimeline``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from gpupoc.common.fair_share import EPS as _EPS
+from gpupoc.classes.tenant_isolation.table import QueueShare
 from gpupoc.common.fair_share import Owed, fair_allocation
 from gpupoc.pipeline.intervals import segments
 from gpupoc.pipeline.timelines import WorkloadTimeline
 
-__all__ = ["Owed", "ShareRow", "fair_allocation", "share_rows"]
-
-
-@dataclass(frozen=True)
-class ShareRow:
-    """One tenant's share of the pool while the tenants competed (a ``queue_shares`` row)."""
-
-    tenant: str
-    pool: str
-    weight: float
-    guaranteed_gpus: float
-    contended_seconds: float
-    mean_gpus: float | None
-    fair_gpus: float | None
-    share: float | None
-    fair_share: float | None
-    share_error: float | None  # share - fair_share (fractions of the pool); None when they never competed
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+__all__ = ["Owed", "QueueShare", "fair_allocation", "share_rows"]
 
 
 def share_rows(timelines: list[WorkloadTimeline], pool: str, capacity: int, owed: list[Owed],
-               end: datetime) -> list[ShareRow]:
+               end: datetime) -> list[QueueShare]:
     """Per competing tenant: mean GPUs held and owed over the contended time in ``pool``, as shares."""
     in_pool = [t for t in timelines if t.pool == pool]
     names = {o.tenant for o in owed}
@@ -73,11 +54,11 @@ def share_rows(timelines: list[WorkloadTimeline], pool: str, capacity: int, owed
     rows = []
     for o in owed:
         if contended <= 0:
-            rows.append(ShareRow(o.tenant, pool, o.weight, o.guaranteed_gpus, 0.0, None, None, None, None, None))
+            rows.append(QueueShare(o.tenant, pool, o.weight, o.guaranteed_gpus, 0.0, None, None, None, None, None))
             continue
         mean, owed_mean = held[o.tenant] / contended, fair[o.tenant] / contended
         share, fair_share = mean / capacity, owed_mean / capacity
-        rows.append(ShareRow(o.tenant, pool, o.weight, o.guaranteed_gpus, round(contended, 3), round(mean, 3),
+        rows.append(QueueShare(o.tenant, pool, o.weight, o.guaranteed_gpus, round(contended, 3), round(mean, 3),
                              round(owed_mean, 3), round(share, 4), round(fair_share, 4),
                              round(share - fair_share, 4)))
     return rows

@@ -1,7 +1,7 @@
 """Fault recovery: provoke a failure (non-zero exit, missing image, OOM kill, node failure, hang past the
-task timeout), then record its evidence chain (``gpupoc.pipeline.fault_record``).
+task timeout), then record its evidence chain (``gpupoc.classes.fault_recovery.fault_record``).
 
-Node failure injection is pluggable (``gpupoc.pipeline.injectors``): the simulator's admin endpoint, an
+Node failure injection is pluggable (``gpupoc.classes.fault_recovery.injectors``): the simulator's admin endpoint, an
 operator-supplied command, a NoExecute taint, or ``kubectl cordon`` + ``drain`` (scenario ``node_drain``: an
 eviction, not a failure); every injection is recorded.
 """
@@ -17,7 +17,7 @@ from typing import Callable
 
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.exceptions import ApiError, GpupocError
-from gpupoc.pipeline.fault_record import (  # noqa: F401 - re-exported for the DAGs
+from gpupoc.classes.fault_recovery.fault_record import (  # noqa: F401 - re-exported for the DAGs
     IMAGE_ERRORS,
     P1,
     WARNING_SCENARIOS,
@@ -35,7 +35,7 @@ from gpupoc.pipeline.fault_record import (  # noqa: F401 - re-exported for the D
     receiver_alerts,
     wait_released,
 )
-from gpupoc.pipeline.injectors import (  # noqa: F401 - re-exported for the DAGs
+from gpupoc.classes.fault_recovery.injectors import (  # noqa: F401 - re-exported for the DAGs
     CommandInjector,
     Injection,
     NodeInjector,

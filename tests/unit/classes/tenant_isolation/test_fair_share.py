@@ -2,9 +2,9 @@
 
 import pytest
 
-from gpupoc.pipeline.fair_share import Owed, share_rows
+from gpupoc.classes.tenant_isolation.fair_share import Owed, share_rows
 
-from .timelines import at, tl
+from tests.unit.pipeline.timelines import at, tl
 
 OWED = [Owed("team-vision", 2, 8), Owed("team-nlp", 1, 8)]
 

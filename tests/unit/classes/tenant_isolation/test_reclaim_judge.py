@@ -1,8 +1,8 @@
 """A reclaim is owed when the borrower holds more than its guarantee and the free GPUs cannot hold the lender."""
 
-from gpupoc.pipeline.reclaim import fits_free, held_by_node, reclaim_row
+from gpupoc.classes.tenant_isolation.reclaim_judge import fits_free, held_by_node, reclaim_row
 
-from .timelines import at
+from tests.unit.pipeline.timelines import at
 
 
 def row(placed, free=None, held=24.0, observed=30.0):

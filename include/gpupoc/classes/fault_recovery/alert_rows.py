@@ -7,6 +7,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from gpupoc.classes.fault_recovery.table import AlertRecord
 from gpupoc.monitoring.results import CollectorResult, Window
 
 
@@ -22,30 +23,29 @@ def _moment(v):
     return pd.Timestamp(v).to_pydatetime()
 
 
-def alert_records(result: CollectorResult, namespaces: Iterable[str], nodes: Iterable[str]) -> list[dict]:
+def alert_records(result: CollectorResult, namespaces: Iterable[str], nodes: Iterable[str]) -> list[AlertRecord]:
     """``AlertRecord`` rows of the alerts about the given namespaces or nodes, or cluster-wide ones (neither
     label); a receiver's repeated notifications of one alert keep their last state."""
     frame, ns_set, node_set = result.frame, set(namespaces), set(nodes)
     receiver = "fingerprint" in frame.columns
-    rows: dict[tuple, dict] = {}
+    rows: dict[tuple, AlertRecord] = {}
     for r in frame.to_dict("records"):
         ns, node = _value(r.get("namespace")), _value(r.get("node")) or _value(r.get("hostname"))
         if ns and ns not in ns_set and not (node and node in node_set):
             continue
         if not ns and node and node not in node_set:
             continue
-        row = {"alertname": _value(r.get("alertname")) or "?",
-               "state": _value(r.get("status") if receiver else r.get("alertstate")),
-               "severity": _value(r.get("severity")), "namespace": ns, "pod": _value(r.get("pod")), "node": node,
-               "starts_at": _moment(r.get("starts_at") if receiver else r.get("start")),
-               "ends_at": _moment(r.get("ends_at") if receiver else r.get("end")),
-               "summary": _value(r.get("summary")), "source": result.source}
-        if receiver and row["ends_at"] and row["ends_at"].year <= 1:  # "0001-01-01": still firing
-            row["ends_at"] = None
-        key = (r.get("fingerprint"),) if receiver else (row["alertname"], row["state"], row["starts_at"], ns, node,
-                                                         row["pod"])
+        row = AlertRecord(alertname=_value(r.get("alertname")) or "?",
+                          state=_value(r.get("status") if receiver else r.get("alertstate")),
+                          severity=_value(r.get("severity")), namespace=ns, pod=_value(r.get("pod")), node=node,
+                          starts_at=_moment(r.get("starts_at") if receiver else r.get("start")),
+                          ends_at=_moment(r.get("ends_at") if receiver else r.get("end")),
+                          summary=_value(r.get("summary")), source=result.source)
+        if receiver and row.ends_at and row.ends_at.year <= 1:  # "0001-01-01": still firing
+            row.ends_at = None
+        key = (r.get("fingerprint"),) if receiver else (row.alertname, row.state, row.starts_at, ns, node, row.pod)
         rows[key] = row
-    return sorted(rows.values(), key=lambda x: (x["starts_at"] is None, x["starts_at"] or 0, x["alertname"]))
+    return sorted(rows.values(), key=lambda x: (x.starts_at is None, x.starts_at or 0, x.alertname))
 
 
 def collect_alert_history(receiver_record: str | None, prometheus, window: Window) -> CollectorResult:

@@ -1,17 +1,15 @@
-"""The pipeline's ledger, its match against the audit log, the admin quota change and artifact hand-over."""
+"""The pipeline's ledger and its match against the audit log."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from gpupoc.pipeline.artifacts import hand_over, index_key, parse_artifact_lines
 from gpupoc.common.timefmt import parse_time, rfc3339
 from gpupoc.pipeline.audit import (
-    Ledger, LedgerCaller, change_quota, find_audit_event, match_ledger, read_ledger, restore_quota,
+    Ledger, LedgerCaller, find_audit_event, match_ledger, read_ledger,
 )
 from gpupoc.pipeline.k8s import Actor, Response
 
@@ -105,95 +103,6 @@ def test_find_audit_event_honours_impersonation_subresource_and_decision():
     assert find_audit_event([ev], subresource="log", decision="allow", **kw) is None
 
 
-def _quota(gpus: str) -> Response:
-    return Response(200, {"kind": "ResourceQuota", "metadata": {"name": "team-a-gpu"},
-                          "spec": {"hard": {"requests.nvidia.com/gpu": gpus}}})
-
-
-def test_admin_quota_change_is_recorded_and_restored(tmp_path, fake_caller):
-    admin = fake_caller("admin")
-    state = {"gpus": "16"}
-
-    def patch(path, query, body):
-        state["gpus"] = body["spec"]["hard"]["requests.nvidia.com/gpu"]
-        return _quota(state["gpus"])
-
-    admin.on("GET", r"/api/v1/namespaces/team-a/resourcequotas/team-a-gpu", lambda *a: _quota(state["gpus"]))
-    admin.on("PATCH", r"/api/v1/namespaces/team-a/resourcequotas/team-a-gpu", patch)
-    ledger = Ledger(tmp_path / "l.jsonl")
-    c = LedgerCaller(admin, ADMIN, ledger)
-    change = change_quota(c, "team-a", "team-a-gpu", 20)
-    assert (change.old_gpus, change.new_gpus, change.change_status, state["gpus"]) == ("16", "20", 200, "20")
-    restore_quota(c, change)
-    assert change.restored and state["gpus"] == "16"
-    patches = [e for e in ledger.entries if e.verb == "patch"]
-    assert [e.seq for e in patches] == [change.change_seq, change.restore_seq]
-
-
-def test_quota_change_reports_a_refused_patch(tmp_path, fake_caller, k8s_status):
-    admin = fake_caller("admin")
-    admin.on("GET", r".*/resourcequotas/q", _quota("8"))
-    admin.on("PATCH", r".*/resourcequotas/q", k8s_status(403, "cannot patch"))
-    change = change_quota(LedgerCaller(admin, ADMIN, Ledger(tmp_path / "l.jsonl")), "team-a", "q", 9)
-    assert change.change_status == 403 and change.new_gpus == "" and "403" in change.message
-
-
-SHA = "ab" * 32
-
-
-def test_parse_artifact_lines_reads_the_workload_format_with_timestamps():
-    log = ("2026-03-01T12:00:00.000000001Z training finished\n"
-           f"2026-03-01T12:00:01.0Z artifact: /data/volumes/team-a/artifacts/train-1/model.npz sha256={SHA} "
-           "size=1234 manifest=/data/volumes/team-a/artifacts/train-1/manifest.json\n")
-    [a] = parse_artifact_lines(log)
-    assert (a.path, a.sha256, a.size_bytes) == ("/data/volumes/team-a/artifacts/train-1/model.npz", SHA, 1234)
-    assert parse_artifact_lines("artifact: not written (GPUPOC_ARTIFACT_DIR is not set)") == []
-
-
-def _artifact_cluster(fake_caller, path: str, sha: str, index: dict):
-    c = fake_caller("team-a")
-    c.on("GET", r".*/pods/train-1", Response(200, {"metadata": {"name": "train-1"}, "spec": {"nodeName": "n1"},
-                                                    "status": {"containerStatuses": [{"state": {"terminated": {
-                                                        "finishedAt": "2026-03-01T12:00:02Z"}}}]}}))
-    c.on("GET", r".*/pods/train-1/log", Response(200, None, f"artifact: {path} sha256={sha} size=3\n"))
-
-    def patch(p, q, body):
-        index.update(body["data"])
-        return Response(200, {"data": index})
-
-    c.on("PATCH", r".*/configmaps/artifact-index", patch)
-    c.on("GET", r".*/configmaps/artifact-index", lambda *a: Response(200, {"data": dict(index)}))
-    return c
-
-
-def test_hand_over_verifies_the_hash_and_writes_the_index(tmp_path, fake_caller):
-    f = tmp_path / "vol" / "train-1" / "model.npz"
-    f.parent.mkdir(parents=True)
-    f.write_bytes(b"abc")
-    sha = hashlib.sha256(b"abc").hexdigest()
-    index: dict = {}
-    c = _artifact_cluster(fake_caller, "/mnt/artifacts/train-1/model.npz", sha, index)
-    rec = hand_over(c, "team-a", "train-1", local_root=tmp_path / "vol")
-    assert rec.verified and rec.hash_verified and rec.index_written, rec.reason
-    assert (rec.producer_node, rec.consumer, rec.index_key) == ("n1", "pipeline", index_key("train-1", "model.npz"))
-    assert json.loads(index[rec.index_key])["sha256"] == sha
-
-
-def test_hand_over_flags_a_tampered_artifact(tmp_path, fake_caller):
-    f = tmp_path / "vol" / "train-1" / "model.npz"
-    f.parent.mkdir(parents=True)
-    f.write_bytes(b"tampered")
-    c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", hashlib.sha256(b"abc").hexdigest(), {})
-    rec = hand_over(c, "team-a", "train-1", local_root=tmp_path / "vol")
-    assert not rec.verified and "hash mismatch" in rec.reason
-
-
-def test_hand_over_to_a_consumer_pod_uses_its_printed_hash(tmp_path, fake_caller):
-    c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", SHA, {})
-    rec = hand_over(c, "team-a", "train-1", consumer="eval-1", consumer_log=f"read model.npz sha256={SHA}\n")
-    assert rec.hash_verified and rec.consumer == "eval-1"
-
-
 def test_unaudited_reads_are_matched_but_not_required(tmp_path):
     ledger = Ledger(tmp_path / "l.jsonl")
     read = ledger.record(ADMIN, "get", at=T0, resource="resourcequotas", namespace="a", name="q", status=200)
@@ -222,13 +131,6 @@ def test_audit_events_reads_the_monitoring_table_and_refuses_a_missing_log(tmp_p
     assert audit_events(log)[0]["auditID"] == "a1"
     with pytest.raises(SourceUnavailable, match="audit log not found"):
         audit_events(tmp_path / "absent.log")
-
-
-def test_hand_over_reads_a_sha256sum_line_from_a_consumer(tmp_path, fake_caller):
-    c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", SHA, {})
-    rec = hand_over(c, "team-a", "train-1", consumer="eval-1",
-                    consumer_log=f"2026-03-01T12:00:00Z {SHA}  /x/train-1/model.npz\n")
-    assert rec.consumer_sha256 == SHA and rec.verified
 
 
 def test_an_unknown_identity_matches_on_the_request_and_reports_the_audited_user(tmp_path):

@@ -9,8 +9,8 @@ import pytest
 
 from gpupoc.monitoring.promclient import PrometheusClient
 from gpupoc.monitoring.results import CollectorResult, Window
-from gpupoc.pipeline.evidence_rows import utilization_rows
-from gpupoc.pipeline.utilization import mem_band, queue_pressure, utilization_views, views_frame
+from gpupoc.classes.utilization.rows import utilization_rows
+from gpupoc.classes.utilization.views import mem_band, queue_pressure, utilization_views, views_frame
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 STEP = 60.0

@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 from gpupoc.monitoring.results import Window
-from gpupoc.pipeline.alert_rows import alert_records, collect_alert_history
+from gpupoc.classes.fault_recovery.alert_rows import alert_records, collect_alert_history
 
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
 
@@ -34,10 +34,10 @@ def test_the_receiver_record_gives_each_alert_once_in_its_last_state_and_only_th
     res = collect_alert_history(str(record), None, Window(T0, T0 + timedelta(minutes=5)))
     assert res.verified
     rows = alert_records(res, ["team-a"], ["node-1"])
-    assert [(r["alertname"], r["state"], r["pod"], r["node"]) for r in rows] == [
+    assert [(r.alertname, r.state, r.pod, r.node) for r in rows] == [
         ("GpuXidError", "firing", None, "node-1"), ("PodFailed", "resolved", "p1", None)]  # by start, then name
-    assert rows[1]["ends_at"] == T0 + timedelta(seconds=30) and rows[0]["ends_at"] is None
-    assert rows[1]["summary"] == "PodFailed fired" and rows[1]["source"] == str(record)
+    assert rows[1].ends_at == T0 + timedelta(seconds=30) and rows[0].ends_at is None
+    assert rows[1].summary == "PodFailed fired" and rows[1].source == str(record)
 
 
 def test_no_source_or_an_empty_record_is_not_verified_and_names_what_was_tried(tmp_path):

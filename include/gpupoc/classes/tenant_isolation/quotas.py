@@ -1,6 +1,6 @@
 """Quota probes: an over-quota submission, usage against quota through the run, two tenants' shares.
 
-Part of the tenant-isolation test class (``gpupoc.pipeline.isolation`` re-exports these).
+Part of the tenant-isolation test class (``gpupoc.classes.tenant_isolation.isolation`` re-exports these).
 """
 
 from __future__ import annotations
