@@ -16,6 +16,7 @@ OBSERVER_API = "observer_api"  # what the observer's watches cost the API server
 OBSERVER_LISTS = "observer_lists"
 COLLECTOR_API = "collector_api"  # what collection's catch-up watches cost the API server
 COLLECTOR_STAGES = "collector_stages"  # where collect_evidence spent its time, stage by stage
+OBSERVER_STAGES = "observer_stages"  # where observe spent its time: its looks, then what it saved
 # a cleared run starts over: no marker of a past try may count
 STALE_MARKERS = (LEASE_FILE, DONE_FILE, RELEASE_FILE, RELEASING_FILE, OBSERVING_FILE, OBSERVER_END, OBSERVER_LISTS)
 # either marker: the release has begun (lifting the gates of a large wave takes seconds, and an attempt taken

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from gpupoc.common.stopwatch import Stopwatch
 from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline import waits
 from gpupoc.pipeline import wave as W
@@ -22,7 +23,7 @@ from gpupoc.steps.context import RunContext
 from gpupoc.steps.attempt_decision import task_view
 from gpupoc.steps.bulk import in_bulk, shards
 from gpupoc.steps.markers import (CLUSTER_NAMES, OBSERVED_PODS, OBSERVER_API, OBSERVER_END, OBSERVER_LISTS,
-                                  OBSERVING_FILE, RELEASE_FILE, RELEASING_FILE)
+                                  OBSERVER_STAGES, OBSERVING_FILE, RELEASE_FILE, RELEASING_FILE)
 from gpupoc.steps.replay import is_replay, release_schedule
 from gpupoc.steps.shard_files import OBSERVER_TRANSITIONS, created_pods, still_creating
 
@@ -167,29 +168,36 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     watched = WatchedPods.from_dicts(ctx.read_file(OBSERVER_TRANSITIONS.removesuffix(".json"), []) or [])
     caller = watching(ctx.reader(), watched.handler)  # reads only: not ledgered; one list, then watches
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
+    clock = Stopwatch("observe")
     try:
-        result = observe_wave(caller, ctx.namespaces, ctx.selector, items, interval_s=interval,
-                              timeout_s=ctx.observe_timeout_s(), plan=ctx.plan,
-                              policy=Policy(policy.limit, policy.platform_requeues, policy.wait_seconds),
-                              tasks=lambda: task_view(ctx, task_states() if task_states else None),
-                              records=lambda events: ctx.platform_records(events=events),
-                              on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()),
-                              ended_since=watched.ended_since if isinstance(caller, WatchingCaller) else None)
+        with clock.stage("looks"):
+            result = observe_wave(caller, ctx.namespaces, ctx.selector, items, interval_s=interval,
+                                  timeout_s=ctx.observe_timeout_s(), plan=ctx.plan,
+                                  policy=Policy(policy.limit, policy.platform_requeues, policy.wait_seconds),
+                                  tasks=lambda: task_view(ctx, task_states() if task_states else None),
+                                  records=lambda events: ctx.platform_records(events=events),
+                                  on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()),
+                                  ended_since=watched.ended_since if isinstance(caller, WatchingCaller) else None)
     finally:
         waits.clear_note(ctx.run_dir, "observe")
         if isinstance(caller, WatchingCaller):
             caller.close()
-            ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
-            ctx.writer.write_json(OBSERVER_API, caller.stats())
-            save_lists(ctx, caller)
-    _save_observed(ctx, acc, seen_pods)
+            with clock.stage("transitions"):
+                ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
+                ctx.writer.write_json(OBSERVER_API, caller.stats())
+            with clock.stage("lists for collection"):
+                save_lists(ctx, caller)
+    with clock.stage("observations"):
+        _save_observed(ctx, acc, seen_pods)
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
     ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
                                          "awaited": [a.to_dict() for a in result.awaited.values()],
                                          "missed_looks": result.missed_looks[:20]})
     tenants = {t.namespace: t.name for t in ctx.plan.tenants}
-    rows = snapshot_rows(acc, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
-    ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
+    with clock.stage("queue snapshots"):
+        rows = snapshot_rows(acc, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
+        ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
+    ctx.writer.write_json(OBSERVER_STAGES, clock.as_dict())
     return {"snapshots": len({rfc3339(o.taken_at) for o in acc}), "rows": len(rows),
             "open_at_deadline": [o.item for o in result.open],
             "awaited_attempts": len(result.awaited),
