@@ -57,12 +57,27 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _drop_unused_config_variables(docs_dir: Path) -> None:
+    """Remove the GX project's ``config_variables.yml`` while it is GX's untouched template (comments only):
+    GX parses that file again at every read of a project setting, hundreds of times a validation, and reads
+    no file as no variables. A project once made is never made again, so the file does not come back."""
+    from great_expectations.data_context.templates import CONFIG_VARIABLES_TEMPLATE
+
+    path = docs_dir / "gx" / "uncommitted" / "config_variables.yml"
+    try:
+        if path.read_text(encoding="utf-8") == CONFIG_VARIABLES_TEMPLATE:
+            path.unlink()
+    except FileNotFoundError:
+        pass
+
+
 def _gx_context(docs_dir: Path):
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     ctx = gx.get_context(mode="file", project_root_dir=str(docs_dir))
+    _drop_unused_config_variables(docs_dir)
     site_dir = str(data_docs_index(docs_dir).parent) + "/"
     sites = ctx.get_config().data_docs_sites or {}
     current = (sites.get(SITE) or {}).get("store_backend", {}).get("base_directory")
