@@ -26,6 +26,7 @@ from gpupoc.evidence.writer import sha256_file, store_suite_parameters
 from gpupoc.exceptions import ToolMissing, ValidationFailed
 from gpupoc.validation.conditions import settle
 from gpupoc.validation.derived import DERIVED
+from gpupoc.validation.gx_costs import cache_view_templates, drop_template_config_variables, saved_once
 from gpupoc.validation.named_rows import name_rows
 from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
                                       Verdict)
@@ -57,27 +58,14 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _drop_unused_config_variables(docs_dir: Path) -> None:
-    """Remove the GX project's ``config_variables.yml`` while it is GX's untouched template (comments only):
-    GX parses that file again at every read of a project setting, hundreds of times a validation, and reads
-    no file as no variables. A project once made is never made again, so the file does not come back."""
-    from great_expectations.data_context.templates import CONFIG_VARIABLES_TEMPLATE
-
-    path = docs_dir / "gx" / "uncommitted" / "config_variables.yml"
-    try:
-        if path.read_text(encoding="utf-8") == CONFIG_VARIABLES_TEMPLATE:
-            path.unlink()
-    except FileNotFoundError:
-        pass
-
-
 def _gx_context(docs_dir: Path):
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     ctx = gx.get_context(mode="file", project_root_dir=str(docs_dir))
-    _drop_unused_config_variables(docs_dir)
+    drop_template_config_variables(docs_dir)
+    cache_view_templates()
     site_dir = str(data_docs_index(docs_dir).parent) + "/"
     sites = ctx.get_config().data_docs_sites or {}
     current = (sites.get(SITE) or {}).get("store_backend", {}).get("base_directory")
@@ -312,7 +300,7 @@ def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, di
         gx, ctx = _gx_context(docs)
         from great_expectations.core.run_identifier import RunIdentifier
 
-        with _saved_once(ctx):
+        with saved_once(ctx):
             cp, params_all = _checkpoint(gx, ctx, ev, runnable)
         run_id = RunIdentifier(run_name=f"{ev.dag_id}__{ev.run_id}", run_time=_run_time(ev))
         result = cp.run(expectation_parameters=params_all, run_id=run_id)
@@ -323,20 +311,6 @@ def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, di
             d = vr.to_json_dict()
             out[d["suite_name"]] = d
         return out
-
-
-@contextmanager
-def _saved_once(ctx: Any) -> Iterator[None]:
-    """GX writes its whole project file (every class's data source) after each change: a data source, an asset,
-    each suite's batch definition, ten or more times a run. Within this block the changes are only kept in
-    memory, where GX reads them from, and the file is written once at its end, also when the block raised."""
-    save = ctx._save_project_config
-    ctx._save_project_config = lambda *a, **k: None
-    try:
-        yield
-    finally:
-        del ctx._save_project_config  # the class's own again
-        save()
 
 
 def _checkpoint(gx: Any, ctx: Any, ev: RunEvidence,
