@@ -26,6 +26,7 @@ from gpupoc.evidence.writer import sha256_file, store_suite_parameters
 from gpupoc.exceptions import ToolMissing, ValidationFailed
 from gpupoc.validation.conditions import settle
 from gpupoc.validation.derived import DERIVED
+from gpupoc.validation.gx_costs import cache_view_templates, drop_template_config_variables, saved_once
 from gpupoc.validation.named_rows import name_rows
 from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
                                       Verdict)
@@ -63,6 +64,8 @@ def _gx_context(docs_dir: Path):
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     ctx = gx.get_context(mode="file", project_root_dir=str(docs_dir))
+    drop_template_config_variables(docs_dir)
+    cache_view_templates()
     site_dir = str(data_docs_index(docs_dir).parent) + "/"
     sites = ctx.get_config().data_docs_sites or {}
     current = (sites.get(SITE) or {}).get("store_backend", {}).get("base_directory")
@@ -297,42 +300,8 @@ def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, di
         gx, ctx = _gx_context(docs)
         from great_expectations.core.run_identifier import RunIdentifier
 
-        cp_name = f"poc_{ev.test_class}"
-        ds_name = f"evidence_{ev.test_class}"
-        for name in [cp_name]:
-            try:
-                ctx.checkpoints.delete(name)
-            except Exception:  # noqa: BLE001 - absent on the first run
-                pass
-        for s, _rel, _p in runnable:
-            try:
-                ctx.validation_definitions.delete(s.name)
-            except Exception:  # noqa: BLE001
-                pass
-        try:
-            ctx.data_sources.delete(ds_name)
-        except Exception:  # noqa: BLE001
-            pass
-        ds = ctx.data_sources.add_pandas_filesystem(ds_name, base_directory=ev.run_dir)
-        vds, params_all = [], {}
-        for s, rel, params in runnable:
-            asset_name = s.table
-            try:
-                asset = ds.get_asset(asset_name)
-            except LookupError:
-                asset = ds.add_parquet_asset(asset_name)
-            bd = asset.add_batch_definition_path(f"{s.name}", path=rel) if not any(
-                b.name == s.name for b in asset.batch_definitions) else asset.get_batch_definition(s.name)
-            suite = gx.ExpectationSuite(**s.gx_suite_dict(params))
-            try:
-                ctx.suites.delete(s.name)
-            except Exception:  # noqa: BLE001
-                pass
-            suite = ctx.suites.add(suite)
-            vds.append(ctx.validation_definitions.add(gx.ValidationDefinition(name=s.name, data=bd, suite=suite)))
-            params_all.update(params)
-        cp = ctx.checkpoints.add(gx.Checkpoint(
-            name=cp_name, validation_definitions=vds, result_format={"result_format": "SUMMARY"}, actions=[]))
+        with saved_once(ctx):
+            cp, params_all = _checkpoint(gx, ctx, ev, runnable)
         run_id = RunIdentifier(run_name=f"{ev.dag_id}__{ev.run_id}", run_time=_run_time(ev))
         result = cp.run(expectation_parameters=params_all, run_id=run_id)
         _update_data_docs(ctx, result)
@@ -342,6 +311,49 @@ def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, di
             d = vr.to_json_dict()
             out[d["suite_name"]] = d
         return out
+
+
+def _checkpoint(gx: Any, ctx: Any, ev: RunEvidence,
+                runnable: list[tuple[SuiteFile, str, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:
+    """The run's checkpoint (its data source, an asset per table, a validation definition per suite), in place
+    of the one an earlier run of the class left; with the expectation parameters of all its suites."""
+    cp_name = f"poc_{ev.test_class}"
+    ds_name = f"evidence_{ev.test_class}"
+    for name in [cp_name]:
+        try:
+            ctx.checkpoints.delete(name)
+        except Exception:  # noqa: BLE001 - absent on the first run
+            pass
+    for s, _rel, _p in runnable:
+        try:
+            ctx.validation_definitions.delete(s.name)
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        ctx.data_sources.delete(ds_name)
+    except Exception:  # noqa: BLE001
+        pass
+    ds = ctx.data_sources.add_pandas_filesystem(ds_name, base_directory=ev.run_dir)
+    vds, params_all = [], {}
+    for s, rel, params in runnable:
+        asset_name = s.table
+        try:
+            asset = ds.get_asset(asset_name)
+        except LookupError:
+            asset = ds.add_parquet_asset(asset_name)
+        bd = asset.add_batch_definition_path(f"{s.name}", path=rel) if not any(
+            b.name == s.name for b in asset.batch_definitions) else asset.get_batch_definition(s.name)
+        suite = gx.ExpectationSuite(**s.gx_suite_dict(params))
+        try:
+            ctx.suites.delete(s.name)
+        except Exception:  # noqa: BLE001
+            pass
+        suite = ctx.suites.add(suite)
+        vds.append(ctx.validation_definitions.add(gx.ValidationDefinition(name=s.name, data=bd, suite=suite)))
+        params_all.update(params)
+    cp = ctx.checkpoints.add(gx.Checkpoint(
+        name=cp_name, validation_definitions=vds, result_format={"result_format": "SUMMARY"}, actions=[]))
+    return cp, params_all
 
 
 def _update_data_docs(gx_context: Any, result: Any) -> None:

@@ -21,6 +21,22 @@ def good_root(tmp_path_factory):
 
 
 @pytest.fixture
+def no_chromium(monkeypatch, tmp_path):
+    """No Chromium for this test: publishing writes every format but report.pdf, with a warning. For tests that
+    check something else than the print (each print starts a Chromium); test_pdf.py, test_summary.py and
+    test_service_figures.py check what is printed."""
+    monkeypatch.setenv("GPUPOC_CHROMIUM", str(tmp_path / "no-chromium"))
+
+
+def classes_copy(good_root, dest, *classes):
+    """A copy at ``dest`` of the good root's runs of ``classes`` only (``poc_<class>``), for a test whose
+    assertions read those classes and which validates every run again: fewer runs to validate."""
+    for tc in classes:
+        shutil.copytree(good_root / f"poc_{tc}", dest / f"poc_{tc}")
+    return dest
+
+
+@pytest.fixture
 def root_copy(good_root, tmp_path):
     dst = tmp_path / "evidence"
     shutil.copytree(good_root, dst, ignore=shutil.ignore_patterns("report"))

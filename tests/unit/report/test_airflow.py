@@ -3,6 +3,7 @@ on the same evidence."""
 
 import json
 
+import pytest
 import yaml
 
 from .conftest import GOOD_SCORES, REVIEWERS, signed
@@ -31,6 +32,7 @@ def test_each_report_run_writes_every_format_and_its_bundle(root_copy, tmp_path)
     assert out["signoff"] == {"security": "open", "platform": "open", "business": "open", "management": "open"}
 
 
+@pytest.mark.usefixtures("no_chromium")
 def test_sign_offs_accumulate_over_report_runs_on_the_same_evidence(root_copy, tmp_path):
     plan = _plan(root_copy, tmp_path, reviewers=REVIEWERS)
     sec = signed({"reviewer": "Zhao Min", "role": "security", "action": "confirm", "at": AT})
@@ -48,6 +50,7 @@ def test_sign_offs_accumulate_over_report_runs_on_the_same_evidence(root_copy, t
     assert sorted(json.loads(ln)["run_id"] for ln in ledger) == ["manual__1", "manual__2"]
 
 
+@pytest.mark.usefixtures("no_chromium")
 def test_a_forged_sign_off_is_kept_in_the_ledger_as_given_and_never_counted(root_copy, tmp_path):
     plan = _plan(root_copy, tmp_path, reviewers=REVIEWERS)
     forged = signed({"reviewer": "Zhao Min", "role": "security", "action": "confirm", "at": AT}, user="li")

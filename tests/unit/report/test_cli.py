@@ -17,6 +17,7 @@ def test_report_command_builds_from_an_evidence_root(good_root, tmp_path, capsys
     assert (tmp_path / "out" / "report.html").is_file() and (tmp_path / "out" / "scorecard.json").is_file()
 
 
+@pytest.mark.usefixtures("no_chromium")
 def test_report_directory_rebuilds_the_same_selection_and_scores(good_root, tmp_path, capsys):
     card = tmp_path / "scores.json"
     card.write_text(json.dumps(GOOD_SCORES))
@@ -28,6 +29,7 @@ def test_report_directory_rebuilds_the_same_selection_and_scores(good_root, tmp_
     assert again["decision"] == "go-live"
 
 
+@pytest.mark.usefixtures("no_chromium")
 def test_single_run_dir_and_bad_path(good_root, tmp_path, capsys):
     run = good_root / "poc_utilization" / "scheduled__1"
     assert main(["report", str(run), "--out", str(tmp_path / "o")]) == 0
@@ -35,6 +37,7 @@ def test_single_run_dir_and_bad_path(good_root, tmp_path, capsys):
     assert "not a directory" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("no_chromium")
 def test_default_plan_supplies_language_rules_and_thresholds(root_copy, tmp_path, capsys):
     from gpupoc.plan import DEFAULT_PLAN
 
@@ -62,6 +65,7 @@ def _plan_over(root, tmp_path, **report):
     return plan
 
 
+@pytest.mark.usefixtures("no_chromium")
 def test_airflow_task_function_writes_under_the_plans_report_dir(root_copy, tmp_path):
     from gpupoc.report.airflow import run_report
 
@@ -73,6 +77,7 @@ def test_airflow_task_function_writes_under_the_plans_report_dir(root_copy, tmp_
     assert '<html lang="zh">' in open(html, encoding="utf-8").read()
 
 
+@pytest.mark.usefixtures("no_chromium")
 def test_the_plans_scorecard_file_scores_the_experience_items_unless_the_form_gives_scores(root_copy, tmp_path):
     import yaml
 

@@ -61,6 +61,7 @@ def test_every_check_is_one_case_in_its_test_class_suite_with_tier_and_item(good
         "a suite applied to three classes yields a case in each class"
 
 
+@pytest.mark.usefixtures("no_chromium")
 def test_failing_check_is_a_failure_with_its_reason_and_exit_code_gates_on_postpone(root_copy, tmp_path, capsys):
     _cross_tenant_logs_and_no_quota_samples(root_copy)
     out = tmp_path / "out"

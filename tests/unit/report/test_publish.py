@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
-from .conftest import GOOD_SCORES, good_service_root, write_service_runs
+from .conftest import GOOD_SCORES, classes_copy, good_service_root, write_later_run
 from gpupoc.cli import main
 from gpupoc.report.models import Verdict
 from gpupoc.report.publish import publish_report
@@ -44,8 +44,13 @@ def test_revalidated_with_a_plan_every_run_is_judged_with_the_parameters_it_stor
     assert _checks(again) == _checks(stored), "the same checks, the same verdicts"
 
 
-def test_a_failed_service_slo_stays_failed_when_revalidated(root_copy, tmp_path):
-    write_service_runs(root_copy, faults={"breach"})
+def test_a_failed_service_slo_stays_failed_when_revalidated(good_root, tmp_path):
+    from gpupoc.validation import synthetic_services as ss
+
+    root_copy = classes_copy(good_root, tmp_path / "evidence", "queue_congestion")
+    write_later_run(root_copy, "queue_congestion", {**syn.good_tables("queue_congestion"),
+                                                    **ss.service_tables("queue_congestion", {"breach"})},
+                    parameters=ss.SERVICE_PARAMETERS)  # as write_service_runs writes its queue_congestion run
     stored = publish_report(root_copy, out_dir=tmp_path / "stored", pdf=False, bundle=False).build.report
     again = publish_report(root_copy, out_dir=tmp_path / "again", plan=PLAN, revalidate=True, pdf=False,
                            bundle=False).build.report
