@@ -61,9 +61,9 @@ class Held:
         """Per pool: the pending workloads' queue ranks and the workloads, in queue order."""
         if self.ranked is None:
             self.ranked = {}
-            for w in sorted(self.pending, key=_rank):
+            for w in sorted(self.pending, key=queue_rank):
                 keys, ws = self.ranked.setdefault(w.pool, ([], []))
-                keys.append(_rank(w))
+                keys.append(queue_rank(w))
                 ws.append(w)
         return self.ranked
 
@@ -95,7 +95,7 @@ def state_at(timelines: list[WorkloadTimeline] | dict, obs: list[Observation], c
     return held
 
 
-def _rank(w: WorkloadTimeline) -> tuple:
+def queue_rank(w: WorkloadTimeline) -> tuple:
     """A priority queue's order: higher priority first, then earlier ready, then earlier submitted."""
     return (-w.priority, w.ready_at or NEVER, w.submitted_at or NEVER, w.pod)
 
@@ -145,4 +145,4 @@ def _ahead_sorted(t: WorkloadTimeline, ranked: dict[str, tuple[list, list]]) -> 
     """Pending workloads of ``t``'s pool a priority queue serves first (higher priority, or same and
     earlier), from the pool's pending workloads in queue order."""
     keys, ws = ranked.get(t.pool, ([], []))
-    return ws[:bisect_left(keys, _rank(t))]
+    return ws[:bisect_left(keys, queue_rank(t))]

@@ -21,6 +21,7 @@ from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.common.timefmt import NEVER
 from gpupoc.pipeline.bottleneck import NAMED_BY, Bottleneck, Held, bottleneck_at, state_at
 from gpupoc.pipeline.readable import ClusterNames, ExplainContext, PodRefs, classify_message, explains
+from gpupoc.pipeline.rebuilt_moments import Judged, Moment, judge_moments
 from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,88 +83,6 @@ POSITION_REASON = "positionInClusterQueue"
 _EVENT_SLACK = timedelta(seconds=1)
 
 
-def snapshot_from_timelines(at: datetime, timelines: list[WorkloadTimeline],
-                            own: Observation | None = None, made: "RebuiltStates | None" = None) -> list[Observation]:
-    """The wave at ``at`` as the timelines tell it (who held GPUs, who waited, who was still gated), with
-    ``own`` standing for its pod: a snapshot rebuilt from a scheduling event when no observer saw the wait.
-    ``made`` keeps each timeline's rebuilt observations for the next moments (``RebuiltStates``)."""
-    made = made or RebuiltStates()
-    out = [own] if own is not None else []
-    for t in timelines:
-        if own is not None and (t.namespace, t.pod) == (own.namespace, own.pod):
-            continue
-        state = _timeline_state(at, t)
-        if state is not None:
-            out.append(made.of(at, t, state))
-    return out
-
-
-def _timeline_state(at: datetime, t: WorkloadTimeline) -> str | None:
-    """What the timeline says its pod was doing at ``at``: holding GPUs, waiting, still gated, or none of them."""
-    if t.scheduled_at and t.scheduled_at <= at and (t.finished_at is None or at < t.finished_at):
-        return "running"
-    if t.ready_at and t.ready_at <= at and (t.scheduled_at is None or at < t.scheduled_at):
-        return "waiting"
-    if t.released_at and at < t.released_at:
-        return "gated"
-    return None
-
-
-class RebuiltStates:
-    """Each timeline's rebuilt observation per state, made once for every moment of a reconstruction (at 10,000
-    pods some 175 moments are rebuilt: 1.75 million observations otherwise). A rebuilt snapshot is read for what
-    each pod holds and whether it queues (``bottleneck.state_at``), never for when it was seen: an observation
-    made once is dated the first moment it was rebuilt for, and its snapshot carries its own moment."""
-
-    def __init__(self) -> None:
-        self._made: dict[tuple[int, str], Observation] = {}
-
-    def of(self, at: datetime, t: WorkloadTimeline, state: str) -> Observation:
-        key = (id(t), state)  # the timelines outlive the reconstruction that holds this
-        o = self._made.get(key)
-        if o is None:
-            o = self._made[key] = _observation(at, t, state)
-        return o
-
-
-def _observation(at: datetime, t: WorkloadTimeline, state: str) -> Observation:
-    if state == "running":
-        return Observation(taken_at=at, pod=t.pod, namespace=t.namespace, phase="Running",
-                           node=t.node or "(node not recorded)")
-    if state == "waiting":
-        return Observation(taken_at=at, pod=t.pod, namespace=t.namespace)
-    return Observation(taken_at=at, pod=t.pod, namespace=t.namespace, gates=(PIPELINE_GATE,))
-
-
-# Rebuilt moments kept at once (a wave's events share their whole-second moments: the release, mostly).
-REBUILT_KEPT = 16
-
-
-def _rebuilt(at: datetime, own: Observation, timelines: list[WorkloadTimeline],
-             kept: dict[datetime, _Snapshot], made: RebuiltStates | None = None) -> _Snapshot:
-    """``snapshot_from_timelines(at, timelines, own)`` as a snapshot. Where the timelines already show ``own``'s
-    pod as ``own`` counts (waiting, unbound, not gated: the same GPUs held, the same queue), that is the moment
-    every such pod shares, built once (its GPU accounting too) and kept among the last ``REBUILT_KEPT``."""
-    base = kept.get(at)
-    if base is None:
-        obs = snapshot_from_timelines(at, timelines, made=made)
-        base = _Snapshot(at, obs, {(o.namespace, o.pod): o for o in obs})
-        if len(kept) >= REBUILT_KEPT:
-            kept.pop(next(iter(kept)))
-        kept[at] = base
-    mine = base.by_pod.get((own.namespace, own.pod))
-    if mine is not None and _standing(mine) == _standing(own):
-        return base
-    exact = snapshot_from_timelines(at, timelines, own, made)
-    return _Snapshot(at, exact, {(o.namespace, o.pod): o for o in exact})
-
-
-def _standing(o: Observation) -> tuple:
-    """What ``bottleneck.state_at`` reads of an observation: the GPUs it holds where, or whether it queues."""
-    return (o.holds_gpus, o.node if o.holds_gpus else None,
-            not o.node and o.phase == "Pending" and PIPELINE_GATE not in o.gates)
-
-
 def bare_context(namespace: str, pod: str) -> ExplainContext:
     """A pod that asks for GPUs and a pod slot, in a cluster whose names are unknown."""
     return ExplainContext(PodRefs(namespace, pod))
@@ -204,39 +123,63 @@ def reconstruct(timelines: list[WorkloadTimeline], observations: list[Observatio
     by_pod: dict[tuple[str, str], list[Observation]] = defaultdict(list)
     for e in events:
         by_pod[(e.namespace, e.pod)].append(e)
-    rows = []
-    kept: dict[datetime, _Snapshot] = {}
-    made = RebuiltStates()
+    waits: list[tuple[WorkloadTimeline, str, list]] = []  # each workload, its source and what saw it wait
+    moments: list[Moment] = []
     for t in sorted(timelines, key=lambda w: (w.submitted_at or NEVER, w.pod)):
-        judge = _judge(_with_gang(context(t.namespace, t.pod), t))
-        causes: list[Bottleneck] = []
-        texts: list[tuple[str | None, str]] = []
-        positions: list[int] = []
-        etas: list[datetime] = []
-        ahead_at_release: list[WorkloadTimeline] | None = None
-        free_at_release: int | None = None
-        source = "snapshots"
         seen = [(snap, snap.by_pod[(t.namespace, t.pod)]) for snap in _waiting_snapshots(t, snaps)]
         if t.ready_at and all(PIPELINE_GATE in mine.gates for _, mine in seen):  # none, or only stale looks
-            source, seen = "events", []
-            for e in sorted(by_pod.get((t.namespace, t.pod), []), key=lambda e: e.taken_at):
-                if e.taken_at >= t.ready_at - _EVENT_SLACK and (t.scheduled_at is None or e.taken_at <= t.scheduled_at):
-                    seen.append((_rebuilt(max(e.taken_at, t.ready_at), e, timelines, kept, made), e))
-        for snap, mine in seen:
-            cause, ahead, free = bottleneck_at(t, mine, snap.state_for(tl_by_key, cap, gangs_whole), cap)
-            if cause is Bottleneck.GATED:
-                continue
-            if ahead_at_release is None:
-                ahead_at_release, free_at_release = ahead, free
-            causes.append(cause)
-            texts += [(r, x) for r, x in _telling(mine, judge) if not _only_pipeline_gate(mine, x)]
-            if mine.position is not None:
-                positions.append(mine.position)
-            if mine.eta is not None:
-                etas.append(mine.eta)
-        rows.append(_row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release,
-                         explain_after_seconds, eta_tolerance_seconds, source, _gated_throughout(t, release)))
+            mine = _event_moments(t, by_pod.get((t.namespace, t.pod), []))
+            waits.append((t, "events", list(range(len(moments), len(moments) + len(mine)))))
+            moments += mine
+        else:
+            waits.append((t, "snapshots", seen))
+    judged = judge_moments(moments, timelines, cap, gangs_whole)
+    rows = []
+    for t, source, seen in waits:
+        if source == "events":
+            looks = [(judged[k], moments[k].event) for k in seen]
+        else:
+            looks = [(bottleneck_at(t, mine, snap.state_for(tl_by_key, cap, gangs_whole), cap), mine)
+                     for snap, mine in seen]
+        rows.append(_judged_row(t, looks, _judge(_with_gang(context(t.namespace, t.pod), t)), source, release,
+                                explain_after_seconds, eta_tolerance_seconds))
     return rows
+
+
+def _event_moments(t: WorkloadTimeline, events: list[Observation]) -> list[Moment]:
+    """The platform's scheduling events during ``t``'s wait, each a moment to judge it at (from its release).
+    The workloads ahead are kept up to its first look that is not the pipeline's gate: the row reads them there
+    only (10,000 waits would otherwise hold as many queues)."""
+    out, ahead_read = [], False
+    for e in sorted(events, key=lambda e: e.taken_at):
+        if e.taken_at >= t.ready_at - _EVENT_SLACK and (t.scheduled_at is None or e.taken_at <= t.scheduled_at):
+            out.append(Moment(max(e.taken_at, t.ready_at), t, e, needs_ahead=not ahead_read))
+            ahead_read = ahead_read or PIPELINE_GATE not in e.gates
+    return out
+
+
+def _judged_row(t: WorkloadTimeline, looks: list[tuple[Judged, Observation]], judge, source: str,
+                release: datetime | None, explain_after: float, eta_tol: float) -> CongestionRow:
+    """The row of ``t`` from each look that saw it wait: the cause then, and what the platform said."""
+    causes: list[Bottleneck] = []
+    texts: list[tuple[str | None, str]] = []
+    positions: list[int] = []
+    etas: list[datetime] = []
+    ahead_at_release: list[WorkloadTimeline] | None = None
+    free_at_release: int | None = None
+    for (cause, ahead, free), mine in looks:
+        if cause is Bottleneck.GATED:
+            continue
+        if ahead_at_release is None:
+            ahead_at_release, free_at_release = ahead, free
+        causes.append(cause)
+        texts += [(r, x) for r, x in _telling(mine, judge) if not _only_pipeline_gate(mine, x)]
+        if mine.position is not None:
+            positions.append(mine.position)
+        if mine.eta is not None:
+            etas.append(mine.eta)
+    return _row(t, causes, texts, positions, etas, ahead_at_release or [], free_at_release, explain_after, eta_tol,
+                source, _gated_throughout(t, release))
 
 
 def _judge(ctx: ExplainContext) -> Callable[[str | None, str], bool]:

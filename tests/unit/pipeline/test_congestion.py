@@ -358,16 +358,14 @@ def _events_only_wave():
     return tl, events, cap
 
 
-def test_waits_judged_from_events_share_each_moment_rebuilt_and_give_what_a_rebuild_per_pod_gives(monkeypatch):
-    from gpupoc.pipeline import congestion
-
+def test_waits_judged_from_events_are_judged_in_the_wave_as_its_timelines_tell_it_at_each_event():
     tl, events, cap = _events_only_wave()
-    shared = reconstruct(tl, [], cap, events=events)
-    assert {r.pod for r in shared if r.explained_from == "events"} == {"p4", "p5", "p6", "p7"}
-    monkeypatch.setattr(congestion, "REBUILT_KEPT", 1)  # one moment kept at a time: rebuilt again when needed
-    assert reconstruct(tl, [], cap, events=events) == shared
-    monkeypatch.setattr(congestion, "_standing", lambda o: object())  # never the same: rebuilt for each pod
-    assert reconstruct(tl, [], cap, events=events) == shared
+    rows = reconstruct(tl, [], cap, events=events)
+    assert {r.pod for r in rows if r.explained_from == "events"} == {"p4", "p5", "p6", "p7"}
+    # at the release the four placed pods hold all 16 GPUs: the others wait for GPUs, behind the higher ones
+    assert {r.pod: (r.bottleneck, r.pool_free_at_release, r.ahead_at_release) for r in rows if r.pod >= "p4"} == {
+        "p4": ("insufficient_gpus", 0, 0), "p5": ("insufficient_gpus", 0, 1), "p6": ("insufficient_gpus", 0, 2),
+        "p7": ("insufficient_gpus", 0, 3)}
 
 
 def test_the_higher_priority_work_ahead_is_counted_in_queue_order():
