@@ -21,3 +21,16 @@ def test_each_definition_lives_in_its_own_class_folder():
 def test_the_audit_class_operator_submits_the_artifact_producer_too():
     assert definition(TestClass.AUDIT_TRAIL).roles == ("wave", "artifact-producer")
     assert definition(TestClass.QUEUE_CONGESTION).roles == ("wave",)
+
+
+def test_every_collector_takes_what_collection_hands_it():
+    """``steps.collect`` calls a class's collector with the run, the timelines, the runs and what collection
+    already read: a collector that takes fewer fails that class's collect_evidence."""
+    from inspect import signature
+
+    from gpupoc.classes.definition import CollectedSoFar
+
+    collectors = {t.value: d.collector for t, d in DEFINITIONS.items() if d.collector}
+    assert len(collectors) == len(TestClass), "every class collects its own tables"
+    for name, collector in collectors.items():
+        signature(collector).bind(object(), [], [], CollectedSoFar())  # raises TypeError when it cannot

@@ -135,7 +135,7 @@ def _match_audit(ctx: RunContext, entries) -> int | None:
     return sum(1 for m in ms if m.matched)
 
 
-def collect_audit(ctx: RunContext, timelines, runs) -> dict:
+def collect_audit(ctx: RunContext, timelines, runs, _so_far=None) -> dict:
     """The pipeline's ledger (every task's actions) matched against the platform's audit source."""
     from gpupoc.classes.audit_trail.artifacts import ArtifactRecord
     from gpupoc.classes.audit_trail.rows import artifacts, ledger_rows

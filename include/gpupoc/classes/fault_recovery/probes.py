@@ -115,7 +115,7 @@ def _alert_source(ctx: RunContext):
     return FR.prometheus_alerts(src.prometheus_client()) if src.prometheus else None
 
 
-def collect_fault_recovery(ctx: RunContext, timelines, runs) -> dict:
+def collect_fault_recovery(ctx: RunContext, timelines, runs, _so_far=None) -> dict:
     """The ``alerts`` table: what operators were told while the failures were provoked (receiver or ALERTS)."""
     from datetime import timedelta
 

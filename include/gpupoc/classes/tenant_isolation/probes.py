@@ -99,7 +99,7 @@ def _attach_audit(ctx: RunContext, attempts) -> None:
         pass  # audit_matched stays unknown: the audit suite's checks name the missing source
 
 
-def collect_isolation(ctx: RunContext, timelines, runs) -> dict:
+def collect_isolation(ctx: RunContext, timelines, runs, _so_far=None) -> dict:
     """access_probes (with the audit record of each attempt), each tenant's share of the GPUs, and the
     memory-isolation probe's row."""
     from gpupoc.classes.tenant_isolation.isolation import AccessAttempt
