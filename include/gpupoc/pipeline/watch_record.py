@@ -27,6 +27,7 @@ class WatchedPods:
     pods: dict[tuple[str, str], PodTransitions] = field(default_factory=dict)
     _scheduled_events: dict[tuple[str, str], datetime] = field(default_factory=dict)
     _ended: dict[str, datetime] = field(default_factory=dict)  # item -> when a pod of it last ended or went
+    _last: dict[tuple[str, str], dict] = field(default_factory=dict)  # the last object each pod's watch sent
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -38,6 +39,11 @@ class WatchedPods:
         """The change handler of a watched collection: pods and events; nothing else is kept here."""
         resource = path.rstrip("/").rsplit("/", 1)[-1]
         return {"pods": self._pod, "events": self._event}.get(resource)
+
+    def last_objects(self) -> list[dict]:
+        """The last object the watches received of each wave pod, a pod that went between two looks included."""
+        with self._lock:
+            return [self._last[k] for k in sorted(self._last)]
 
     def ended_since(self, since: datetime) -> set[str]:
         """The items a pod of which ended (or was deleted) after ``since``, as the watch received it."""
@@ -56,6 +62,7 @@ class WatchedPods:
         if kind == "DELETED" or (pod.get("status") or {}).get("phase") in TERMINAL:
             self._ended[item] = received
         with self._lock:
+            self._last[key] = pod
             t = self.pods.setdefault(key, PodTransitions(key[0], key[1], item))
             t.observe(pod, received)
             t.scheduled_event_at = t.scheduled_event_at or self._scheduled_events.get(key)

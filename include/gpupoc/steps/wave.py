@@ -187,6 +187,8 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
                 ctx.writer.write_json(OBSERVER_API, caller.stats())
             with clock.stage("lists for collection"):
                 save_lists(ctx, caller)
+    for pod in watched.last_objects():  # a pod that lived between two looks (lost at once): as its watch saw it
+        seen_pods.setdefault(_pod_key(pod), pod)
     with clock.stage("observations"):
         _save_observed(ctx, acc, seen_pods)
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())

@@ -66,3 +66,13 @@ def test_the_items_whose_pod_ended_or_went_are_named_from_a_moment_on():
     on_pod("MODIFIED", pod("Running", True, item="c-1"), T0 + timedelta(seconds=9))
     assert w.ended_since(T0) == {"a-1", "b-1"}
     assert w.ended_since(T0 + timedelta(seconds=6)) == {"b-1"}, "an end before the moment does not count"
+
+
+def test_the_last_object_of_each_wave_pod_is_kept_a_pod_gone_between_looks_included():
+    w = WatchedPods()
+    on_pod = w.handler("/api/v1/namespaces/ns/pods")
+    on_pod("ADDED", pod(), T0)
+    on_pod("MODIFIED", pod("Running", True), T0 + timedelta(seconds=1))
+    on_pod("DELETED", pod("Running", True), T0 + timedelta(seconds=2))  # lost at once: no look saw it
+    on_pod("ADDED", pod(item=""), T0)  # not a wave pod
+    assert [p["status"]["phase"] for p in w.last_objects()] == ["Running"]
