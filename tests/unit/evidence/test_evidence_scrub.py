@@ -77,3 +77,58 @@ def test_each_pattern_is_caught_whatever_the_case_of_its_trigger_word():
                "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----"]
     for text in samples:
         assert scrub_text(text) != text, text
+
+
+def _random_leaf(rng):
+    import enum
+
+    class Kind(str, enum.Enum):
+        TOKEN = "abc"
+
+    words = ["apiVersion", "api", "API_KEY", "apikey", "Bearer x.y", "basic", "eyJabcdef.ghijkl.mn", "tok", "TOKEN",
+             "passwd", "Password", "-----BEGIN RSA PRIVATE KEY-----", "client-key-data", "ClientKey", "kind:\nConfig",
+             "Secret", "credential", "Authorization", "cookie", "private_key", "sec", "ret", "to\u212aen",
+             "caf\u00e9", "plain", "team-nlp", "training-node-7", "Successfully assigned"]
+    pick = rng.random()
+    if pick < 0.6:
+        return rng.choice(words) + rng.choice(["", " ", ": ", "=", "\n"]) + rng.choice(words)
+    return rng.choice([None, True, 0, 7, 1.5, 2**70, Kind.TOKEN])
+
+
+def _random_obj(rng, depth=0):
+    keys = ["name", "token", "apiVersion", "kind", "data", "Cookie", "auth", 3, "spec", "value"]
+    if depth > 3 or rng.random() < 0.3:
+        return _random_leaf(rng)
+    if rng.random() < 0.5:
+        return [_random_obj(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    obj = {rng.choice(keys): _random_obj(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    if rng.random() < 0.1:
+        obj["kind"] = rng.choice(["Secret", "SecretList", "Pod"])
+    return obj
+
+
+def test_what_says_nothing_secret_is_exactly_what_scrub_leaves_alone():
+    """The writer's fast path: an object judged to say nothing secret is one ``scrub`` would return unchanged."""
+    import random
+
+    from gpupoc.evidence.scrub import says_nothing_secret
+
+    rng, fast = random.Random(7), 0
+    for _ in range(20_000):
+        obj = _random_obj(rng)
+        if says_nothing_secret(obj):
+            fast += 1
+            assert scrub(obj) == obj, obj
+    assert fast > 1_000  # the random objects do reach the fast path
+
+
+def test_a_pod_without_secrets_takes_the_fast_path_and_one_with_a_token_does_not():
+    from gpupoc.evidence.scrub import says_nothing_secret
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "qc-1", "namespace": "team-nlp"},
+           "spec": {"containers": [{"env": [{"name": "WORKLOAD_DURATION_SECONDS", "value": "30"}]}]}}
+    assert says_nothing_secret(pod)
+    pod["spec"]["containers"][0]["env"].append({"name": "HF_TOKEN", "value": "hf_abc"})
+    assert not says_nothing_secret(pod)
+    assert not says_nothing_secret({"name": "to\u212aen: abc"})  # the Kelvin sign lowers to a k
+    assert not says_nothing_secret({1: "x"})  # a key JSON cannot hold as it is: scrub decides
