@@ -12,7 +12,6 @@ probes (an administrator's quota change, the artifact hand-over) are in ``gpupoc
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from datetime import datetime, timedelta
