@@ -85,34 +85,35 @@ def test_a_correct_cluster_denies_every_cross_tenant_attempt_and_audits_each_den
 
 def test_over_quota_is_blocked_with_the_quota_message_and_usage_is_sampled(sim_server, factory):
     run_pod(factory, "team-nlp", pod("quota-user", "team-nlp", env={"WORKLOAD_DURATION_SECONDS": "120"}))
-    hard = {s.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-serving"].hard_gpus
+    hard = {s.row.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-serving"].row.hard
     assert hard > 0
     row = submit_over_quota(factory("team-serving"), "team-serving", "team-serving", "team-serving-gpu",
                             lambda name, gpus: pod(name, "team-serving", gpus=gpus), observe_s=2)
     # one GPU more than the quota's hard limit is asked for, and refused at admission
     assert row.outcome == "blocked" and row.http_status == 403 and row.requested_gpus == hard + 1
     assert "exceeded quota: team-serving-gpu" in row.user_message and row.finding == ""
-    samples = {s.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}
-    assert samples["team-serving"].hard_gpus == hard and samples["team-serving"].used_gpus == 0
+    samples = {s.row.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}
+    assert samples["team-serving"].row.hard == hard and samples["team-serving"].row.used == 0
     assert samples["team-nlp"].pods_gpus >= 1 and not samples["team-nlp"].finding
 
 
 def test_admin_quota_change_is_found_in_the_audit_log(sim_server, factory, tmp_path):
     ledger = Ledger(tmp_path / "ledger" / "audit.jsonl", task="quota_change")
     admin = LedgerCaller(factory("admin"), ADMIN, ledger)
-    before = {s.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-vision"].hard_gpus
+    before = {s.row.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-vision"].row.hard
     change = change_quota(admin, "team-vision", "team-vision-gpu", before + 4)
     restore_quota(admin, change)
     assert (change.old_gpus, change.new_gpus, change.restored) == (str(before), str(before + 4), True)
     # the quota's status follows its spec when the quota controller resyncs
     wait_for("the restored quota in the quota's status", lambda: {
-        s.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-vision"].hard_gpus == before)
-    rows = [m for m in match_ledger(ledger.entries, audit_events(sim_server)) if m.verb == "patch"]
-    assert [m.matched for m in rows] == [True, True]
+        s.row.namespace: s for s in sample_quotas(factory("admin"), TENANTS)}["team-vision"].row.hard == before)
+    rows = [m for m in match_ledger(ledger.entries, audit_events(sim_server)) if m.row.verb == "patch"]
+    assert [m.row.matched for m in rows] == [True, True]
     # the audit event is stamped while the request is served: between its sending and its answer, however
     # long a loaded machine takes
     trip = {e.seq: (parse_time(e.finished_at) - parse_time(e.at)).total_seconds() for e in ledger.entries}
-    assert all(0 <= m.delay_s <= trip[m.seq] + 1e-3 for m in rows), [(m.delay_s, trip[m.seq]) for m in rows]
+    delays = [(m.row.delay_seconds, trip[m.seq]) for m in rows]
+    assert all(0 <= delay <= took + 1e-3 for delay, took in delays), delays
     assert all(m.audit_user == "kubernetes-admin" for m in rows)
 
 
@@ -140,9 +141,9 @@ def test_artifact_hand_over_is_hashed_indexed_and_audited(sim_server, factory, t
     run_pod(factory, "team-vision", pod("producer", "team-vision", image="gpupoc/workload:1",
                                         args=["--mode", "train", "--duration", "1"]), phase="Succeeded", timeout=60)
     rec = hand_over(tenant, "team-vision", "producer")
-    assert rec.verified and rec.hash_verified and rec.index_written, rec.reason
-    assert rec.path.startswith(str(sim_server.data_dir / "volumes" / "team-vision" / "artifacts"))
-    patched = [m for m in match_ledger(ledger.entries, audit_events(sim_server)) if m.verb == "patch"]
+    assert rec.row.verified and rec.hash_verified and rec.index_written, rec.reason
+    assert rec.row.path.startswith(str(sim_server.data_dir / "volumes" / "team-vision" / "artifacts"))
+    patched = [m.row for m in match_ledger(ledger.entries, audit_events(sim_server)) if m.row.verb == "patch"]
     assert [(m.resource, m.name, m.matched) for m in patched] == [("configmaps", "artifact-index", True)]
 
 
@@ -168,8 +169,8 @@ def test_audit_gaps_fault_leaves_the_quota_change_unmatched(start_sim, tmp_path)
         ledger = Ledger(tmp_path / "ledger.jsonl", task="quota_change")
         admin = LedgerCaller(f("admin"), ADMIN, ledger)
         restore_quota(admin, change_quota(admin, "team-nlp", "team-nlp-gpu", 4))
-        rows = [m for m in match_ledger(ledger.entries, audit_events(sim)) if m.verb == "patch"]
-        assert [m.matched for m in rows] == [False, False]
+        rows = [m for m in match_ledger(ledger.entries, audit_events(sim)) if m.row.verb == "patch"]
+        assert [m.row.matched for m in rows] == [False, False]
         assert all("no audit event for kubernetes-admin patch resourcequotas team-nlp/team-nlp-gpu" in m.finding
                    for m in rows)
     finally:

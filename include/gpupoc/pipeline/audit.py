@@ -2,7 +2,8 @@
 
 Every request the pipeline makes goes through a ``LedgerCaller``, which writes one JSON line per action
 (who, what, when) under the run directory. ``match_ledger`` then finds each action in the platform's audit
-log (user, verb, objectRef, time window); an action with no audit record is a finding. The same matcher
+log (user, verb, objectRef, time window), into the action's ``audit_matches`` row (the class's table model,
+``classes/audit_trail/table.py``); an action with no audit record is a finding. The same matcher
 (``find_audit_event``) proves the isolation probes' denials. Matching reads only fields every audit level
 keeps (user, impersonatedUser, verb, objectRef, responseStatus, timestamps, annotations), never
 requestObject/responseObject, so a log written at the Metadata level serves as well. The audit-trail class's own
@@ -11,7 +12,6 @@ probes (an administrator's quota change, the artifact hand-over) are in ``gpupoc
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from datetime import datetime, timedelta
@@ -20,6 +20,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from gpupoc.classes.audit_trail.table import AuditMatch
 from gpupoc.common.request_attributes import RequestAttributes
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.exceptions import SourceUnavailable
@@ -195,33 +196,25 @@ def find_audit_event(events: list[dict], *, username: str, verb: str, resource: 
     return best[2]
 
 
-class AuditMatch(_Row):
-    """One ledger action and the audit record found for it (or why none was)."""
+class LedgerMatch(_Row):
+    """One ledger action beside the audit record found for it (or why none was): ``row`` is its ``audit_matches``
+    row, the table's own model (``classes/audit_trail/table.py`` ``AuditMatch``); the rest is what the table
+    leaves out."""
 
+    row: AuditMatch
     seq: int
     task: str = ""
-    at: str
-    username: str
-    verb: str
-    resource: str
     subresource: str = ""
-    namespace: str = ""
-    name: str = ""
     status: int = 0
     purpose: str = ""
     required: bool = True  # a write, a denial or a secret read: a typical audit policy must record it
-    matched: bool
-    audit_id: str = ""
     audit_user: str = ""
-    audit_code: int | None = None
-    audit_decision: str = ""
     audit_at: str = ""
-    delay_s: float | None = None  # audit stageTimestamp minus the ledger's request time
     finding: str = ""
 
 
 def match_ledger(entries: Iterable[LedgerEntry], audit_events: list[dict], *, skew_s: float = 5.0,
-                 window_s: float = 60.0, verbs: set[str] | None = None) -> list[AuditMatch]:
+                 window_s: float = 60.0, verbs: set[str] | None = None) -> list[LedgerMatch]:
     """Match every ledger action (optionally only ``verbs``) to the platform's audit log.
 
     Actions that never reached the server (status 0) or are not API requests are skipped. An unmatched write,
@@ -229,7 +222,7 @@ def match_ledger(entries: Iterable[LedgerEntry], audit_events: list[dict], *, sk
     matched too but are not required (typical audit policies leave them out).
     """
     used: set[str] = set()
-    rows: list[AuditMatch] = []
+    rows: list[LedgerMatch] = []
     for e in entries:
         if e.status == 0 or not e.resource or (verbs and e.verb not in verbs):
             continue
@@ -238,23 +231,30 @@ def match_ledger(entries: Iterable[LedgerEntry], audit_events: list[dict], *, sk
                               namespace=e.namespace, name=e.name, subresource=e.subresource, skew_s=skew_s,
                               window_s=window_s, used=used)
         required = e.verb in MUTATING_VERBS or e.status in (401, 403) or e.resource == "secrets"
-        row = AuditMatch(seq=e.seq, task=e.task, at=e.at, username=e.username, verb=e.verb, resource=e.resource,
-                         subresource=e.subresource, namespace=e.namespace, name=e.name, status=e.status,
-                         purpose=e.purpose, required=required, matched=ev is not None)
+        row = AuditMatch(ledger_action=f"{e.verb} {e.resource} {e.namespace}/{e.name}".strip(), actor=e.username,
+                         verb=e.verb, resource=e.resource, namespace=e.namespace or None, name=e.name or None,
+                         at=at, matched=ev is not None)
+        match = LedgerMatch(row=row, seq=e.seq, task=e.task, subresource=e.subresource, status=e.status,
+                            purpose=e.purpose, required=required)
         if ev is None:
             if required:
-                row.finding = (f"no audit event for {e.username} {e.verb} {_ref(e)} within {window_s:g}s of "
-                               f"{e.at}: the platform's audit log cannot show who did this")
+                match.finding = (f"no audit event for {e.username} {e.verb} {_ref(e)} within {window_s:g}s of "
+                                 f"{e.at}: the platform's audit log cannot show who did this")
         else:
-            stage_t = parse_time(ev.get("stageTimestamp")) or audit_time(ev)
-            row.audit_id = ev.get("auditID", "")
-            row.audit_user = (ev.get("user") or {}).get("username", "")
-            row.audit_code = (ev.get("responseStatus") or {}).get("code")
-            row.audit_decision = (ev.get("annotations") or {}).get("authorization.k8s.io/decision", "")
-            row.audit_at = rfc3339(stage_t)
-            row.delay_s = round((stage_t - at).total_seconds(), 6) if stage_t else None
-        rows.append(row)
+            _found(match, ev, at)
+        rows.append(match)
     return rows
+
+
+def _found(match: LedgerMatch, ev: dict, at: datetime) -> None:
+    """Fill ``match`` with the audit event found for its action."""
+    stage_t = parse_time(ev.get("stageTimestamp")) or audit_time(ev)
+    match.row.audit_event_id = ev.get("auditID", "") or None
+    match.row.code = (ev.get("responseStatus") or {}).get("code")
+    match.row.decision = (ev.get("annotations") or {}).get("authorization.k8s.io/decision", "") or None
+    match.row.delay_seconds = round((stage_t - at).total_seconds(), 6) if stage_t else None
+    match.audit_user = (ev.get("user") or {}).get("username", "")
+    match.audit_at = rfc3339(stage_t)
 
 
 def _ref(e: LedgerEntry) -> str:

@@ -74,8 +74,8 @@ def test_match_ledger_finds_each_action_once_with_its_delay(tmp_path):
               audit_event(ADMIN.username, "patch", "resourcequotas", "team-a", "q", T0, audit_id="first",
                           stage="RequestReceived")]
     rows = match_ledger([e1, e2], events)
-    assert [(r.seq, r.matched, r.audit_id) for r in rows] == [(1, True, "first"), (2, True, "second")]
-    assert rows[0].delay_s == pytest.approx(0.045, abs=1e-6)
+    assert [(r.seq, r.row.matched, r.row.audit_event_id) for r in rows] == [(1, True, "first"), (2, True, "second")]
+    assert rows[0].row.delay_seconds == pytest.approx(0.045, abs=1e-6)
 
 
 def test_match_ledger_flags_an_action_missing_from_the_audit_log(tmp_path):
@@ -85,7 +85,7 @@ def test_match_ledger_flags_an_action_missing_from_the_audit_log(tmp_path):
     too_late = audit_event(ADMIN.username, "patch", "resourcequotas", "team-a", "q", T0 + timedelta(minutes=5))
     wrong_ns = audit_event(ADMIN.username, "patch", "resourcequotas", "team-b", "q", T0)
     [row] = match_ledger([e], [other_user, too_late, wrong_ns])
-    assert not row.matched and "no audit event" in row.finding and "resourcequotas team-a/q" in row.finding
+    assert not row.row.matched and "no audit event" in row.finding and "resourcequotas team-a/q" in row.finding
 
 
 def test_match_ledger_skips_requests_that_never_reached_the_server(tmp_path):
@@ -138,4 +138,4 @@ def test_an_unknown_identity_matches_on_the_request_and_reports_the_audited_user
     e = ledger.record(Actor("admin", ""), "patch", at=T0, resource="resourcequotas", namespace="a", name="q",
                       status=200)
     [row] = match_ledger([e], [audit_event("kubernetes-admin", "patch", "resourcequotas", "a", "q", T0)])
-    assert row.matched and row.audit_user == "kubernetes-admin"
+    assert row.row.matched and row.audit_user == "kubernetes-admin"

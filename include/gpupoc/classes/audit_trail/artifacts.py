@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from gpupoc.classes.audit_trail.table import ArtifactRecord
 from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline.audit import ARTIFACT_INDEX, ARTIFACT_LINE
 from gpupoc.pipeline.k8s import KubeCaller
@@ -30,27 +31,28 @@ class ArtifactLine(BaseModel):
     manifest: str = ""
 
 
-class ArtifactRecord(BaseModel):
-    """One hand-over: location, hash, producer and consumer, and whether each step could be verified."""
+class HandOver(BaseModel):
+    """One hand-over as the probe checked it: ``row`` is its ``artifacts`` row, the table's own model
+    (``table.py`` ``ArtifactRecord``: location, hash, producer and consumer, verified); the rest is how each
+    step was checked, which the table leaves out."""
 
     model_config = ConfigDict(extra="forbid")
 
-    namespace: str
-    producer_pod: str
+    row: ArtifactRecord
     producer_node: str = ""
     produced_at: str = ""
-    path: str = ""
-    sha256: str = ""
-    size_bytes: int | None = None
     manifest: str = ""
-    consumer: str = ""  # a consumer pod's name, or "pipeline"
     consumer_sha256: str = ""
     hash_verified: bool = False
     index_key: str = ""
     index_written: bool = False
     recorded_at: str = ""
-    verified: bool = False
     reason: str = ""
+
+    @property
+    def reported(self) -> bool:
+        """The producer reported an artifact (a path in its log)."""
+        return bool(self.row.path)
 
 
 def parse_artifact_lines(log_text: str) -> list[ArtifactLine]:
@@ -79,14 +81,15 @@ def file_sha256(path: str | Path) -> str:
 
 def hand_over(tenant: KubeCaller, namespace: str, producer_pod: str, *, consumer: str = "pipeline",
               consumer_log: str | None = None, local_root: str | Path | None = None,
-              write_index: bool = True) -> ArtifactRecord:
+              write_index: bool = True) -> HandOver:
     """Record the hand-over of ``producer_pod``'s artifact.
 
     ``consumer``: a consumer pod whose log (``consumer_log``, else read with the tenant's token) prints the
     sha256 it read, or ``"pipeline"``: the pipeline hashes the file itself, where the volume is visible
     (``local_root`` replaces the part of the path before ``/<producer_pod>/``; None reads the path as is).
     """
-    rec = ArtifactRecord(namespace=namespace, producer_pod=producer_pod, consumer=consumer, recorded_at=rfc3339(utcnow()))
+    rec = HandOver(row=ArtifactRecord(path="", producer=producer_pod, consumer=consumer or None, namespace=namespace,
+                                      verified=False), recorded_at=rfc3339(utcnow()))
     pod = tenant.call("GET", f"/api/v1/namespaces/{namespace}/pods/{producer_pod}")
     if pod.ok:
         rec.producer_node = (pod.body.get("spec") or {}).get("nodeName", "") or ""
@@ -101,7 +104,7 @@ def hand_over(tenant: KubeCaller, namespace: str, producer_pod: str, *, consumer
         rec.reason = "the producer's log has no 'artifact: <path> sha256=<hex>' line: no artifact was reported"
         return rec
     art = lines[-1]
-    rec.path, rec.sha256, rec.size_bytes, rec.manifest = art.path, art.sha256, art.size_bytes, art.manifest
+    rec.row.path, rec.row.sha256, rec.row.size_bytes, rec.manifest = art.path, art.sha256, art.size_bytes, art.manifest
     rec.index_key = index_key(producer_pod, art.path)
     reasons = []
     if consumer == "pipeline":
@@ -112,35 +115,49 @@ def hand_over(tenant: KubeCaller, namespace: str, producer_pod: str, *, consumer
             reasons.append(f"the pipeline could not read the artifact at {local}: {e.strerror or e}; mount the "
                            "volume where the pipeline runs, or hand it over to a consumer pod")
     else:
-        text = consumer_log
-        if text is None:
-            r = tenant.call("GET", f"/api/v1/namespaces/{namespace}/pods/{consumer}/log")
-            text = r.text if r.ok else ""
-            if not r.ok:
-                reasons.append(f"consumer {consumer} log not readable: HTTP {r.status} {r.message}")
-        m = [a or b for a, b in SHA_LINE.findall(text or "")]
-        if m:
-            rec.consumer_sha256 = m[-1]
-        elif text is not None and not reasons:
-            reasons.append(f"consumer {consumer} printed no sha256 of what it read")
-    rec.hash_verified = bool(rec.consumer_sha256) and rec.consumer_sha256 == rec.sha256
+        rec.consumer_sha256 = _consumer_sha256(tenant, namespace, consumer, consumer_log, reasons)
+    rec.hash_verified = bool(rec.consumer_sha256) and rec.consumer_sha256 == rec.row.sha256
     if rec.consumer_sha256 and not rec.hash_verified:
-        reasons.append(f"hash mismatch: producer reported {rec.sha256}, consumer read {rec.consumer_sha256}")
+        reasons.append(f"hash mismatch: producer reported {rec.row.sha256}, consumer read {rec.consumer_sha256}")
     if write_index:
-        entry = {"path": rec.path, "sha256": rec.sha256, "size_bytes": rec.size_bytes, "producer_pod": producer_pod,
-                 "producer_node": rec.producer_node, "produced_at": rec.produced_at, "consumer": consumer,
-                 "consumer_sha256": rec.consumer_sha256, "recorded_at": rec.recorded_at}
-        cm_path = f"/api/v1/namespaces/{namespace}/configmaps/{ARTIFACT_INDEX}"
-        r = tenant.call("PATCH", cm_path, body={"data": {rec.index_key: json.dumps(entry, sort_keys=True)}})
-        if r.ok:
-            back = tenant.call("GET", cm_path)
-            stored = ((back.body or {}).get("data") or {}).get(rec.index_key) if back.ok else None
-            rec.index_written = bool(stored) and json.loads(stored).get("sha256") == rec.sha256
-        if not rec.index_written:
-            reasons.append(f"could not write {ARTIFACT_INDEX}[{rec.index_key}]: HTTP {r.status} {r.message}")
-    rec.verified = rec.hash_verified and (rec.index_written or not write_index)
+        _write_index(tenant, rec, reasons)
+    rec.row.verified = rec.hash_verified and (rec.index_written or not write_index)
     rec.reason = "; ".join(reasons)
     return rec
+
+
+def _consumer_sha256(tenant: KubeCaller, namespace: str, consumer: str, consumer_log: str | None,
+                     reasons: list[str]) -> str:
+    """The sha256 the consumer pod printed of what it read (its log: ``consumer_log``, else read with the
+    tenant's token), or "" with the reason added to ``reasons``."""
+    text = consumer_log
+    if text is None:
+        r = tenant.call("GET", f"/api/v1/namespaces/{namespace}/pods/{consumer}/log")
+        text = r.text if r.ok else ""
+        if not r.ok:
+            reasons.append(f"consumer {consumer} log not readable: HTTP {r.status} {r.message}")
+    m = [a or b for a, b in SHA_LINE.findall(text or "")]
+    if m:
+        return m[-1]
+    if text is not None and not reasons:
+        reasons.append(f"consumer {consumer} printed no sha256 of what it read")
+    return ""
+
+
+def _write_index(tenant: KubeCaller, rec: HandOver, reasons: list[str]) -> None:
+    """Write the hand-over's entry into the tenant's artifact index and read it back (``rec.index_written``)."""
+    row = rec.row
+    entry = {"path": row.path, "sha256": row.sha256, "size_bytes": row.size_bytes, "producer_pod": row.producer,
+             "producer_node": rec.producer_node, "produced_at": rec.produced_at, "consumer": row.consumer,
+             "consumer_sha256": rec.consumer_sha256, "recorded_at": rec.recorded_at}
+    cm_path = f"/api/v1/namespaces/{row.namespace}/configmaps/{ARTIFACT_INDEX}"
+    r = tenant.call("PATCH", cm_path, body={"data": {rec.index_key: json.dumps(entry, sort_keys=True)}})
+    if r.ok:
+        back = tenant.call("GET", cm_path)
+        stored = ((back.body or {}).get("data") or {}).get(rec.index_key) if back.ok else None
+        rec.index_written = bool(stored) and json.loads(stored).get("sha256") == row.sha256
+    if not rec.index_written:
+        reasons.append(f"could not write {ARTIFACT_INDEX}[{rec.index_key}]: HTTP {r.status} {r.message}")
 
 
 def _local_path(path: str, pod: str, local_root: str | Path | None) -> Path:

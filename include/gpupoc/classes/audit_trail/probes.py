@@ -67,7 +67,7 @@ def artifact_hand_over(ctx: RunContext) -> dict:
     if why:
         rec.reason = "; ".join(x for x in (why, rec.reason) if x)
     ctx.writer.write_json("artifact", rec.model_dump(mode="json"))
-    return {"verified": rec.verified, "sha256": rec.sha256, "consumer": rec.consumer}
+    return {"verified": rec.row.verified, "sha256": rec.row.sha256 or "", "consumer": rec.row.consumer}
 
 
 def _run_consumer(ctx: RunContext, art, producer_caller, namespace: str, producer: str,
@@ -123,7 +123,7 @@ def _match_audit(ctx: RunContext, entries) -> int | None:
     since, until = (min(times), max(times)) if times else (utcnow(), utcnow())
 
     def all_matched(events: list[dict]) -> bool:
-        return all(m.matched for m in match_ledger(entries, events, verbs=verbs) if m.required)
+        return all(m.row.matched for m in match_ledger(entries, events, verbs=verbs) if m.required)
 
     try:
         events = caught_up(source, since, until, done=all_matched)
@@ -132,24 +132,33 @@ def _match_audit(ctx: RunContext, entries) -> int | None:
         return None
     ms = match_ledger(entries, events, verbs=verbs)
     ctx.writer.write("audit_matches", audit_matches(ms, required_only=False), source=source.origin)
-    return sum(1 for m in ms if m.matched)
+    return sum(1 for m in ms if m.row.matched)
 
 
 def collect_audit(ctx: RunContext, timelines, runs, _so_far=None) -> dict:
     """The pipeline's ledger (every task's actions) matched against the platform's audit source."""
-    from gpupoc.classes.audit_trail.artifacts import ArtifactRecord
-    from gpupoc.classes.audit_trail.rows import artifacts, ledger_rows
+    from gpupoc.classes.audit_trail.rows import ledger_rows
     from gpupoc.pipeline.audit import read_ledger
 
     entries = read_ledger(ctx.run_dir / "ledger")
     ctx.writer.write("ledger", ledger_rows(entries), source="pipeline ledger")
     matched = _match_audit(ctx, entries)
-    art = ctx.read_file("artifact")
-    if art and art.get("path"):
-        ctx.writer.write("artifacts", artifacts([ArtifactRecord.model_validate(art)]),
-                         source="producer log + " + ("volume" if art.get("consumer") in (None, "", "pipeline")
+    write_artifacts(ctx)
+    return {"ledger_entries": len(entries), "audit_matched": matched}
+
+
+def write_artifacts(ctx: RunContext) -> None:
+    """``artifacts``: the row of the hand-over the ``artifact_hand_over`` task saved, or not verified with its
+    reason when no artifact was reported."""
+    from gpupoc.classes.audit_trail.artifacts import HandOver
+    from gpupoc.classes.audit_trail.rows import artifacts
+
+    art = ctx.read_file("artifact") or {}
+    rec = HandOver.model_validate(art) if "row" in art else None
+    if rec is not None and rec.reported:
+        ctx.writer.write("artifacts", artifacts([rec]),
+                         source="producer log + " + ("volume" if rec.row.consumer in (None, "", "pipeline")
                                                      else "consumer pod log"))
     else:
-        ctx.writer.mark_not_verified("artifacts", (art or {}).get("reason") or "no artifact hand-over recorded",
+        ctx.writer.mark_not_verified("artifacts", art.get("reason") or "no artifact hand-over recorded",
                                      "artifact_hand_over task")
-    return {"ledger_entries": len(entries), "audit_matched": matched}

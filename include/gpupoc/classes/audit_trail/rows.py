@@ -1,27 +1,22 @@
 """The audit-trail class's detailed rows as rows of its tables (``table.py``): the pipeline's ledger, its actions
-beside their audit events, and the artifact hand-over."""
+beside their audit events, and the artifact hand-over. The matcher (``pipeline.audit.match_ledger``) and the
+hand-over probe (``artifacts.hand_over``) build their table rows as the table's models; these pick them out."""
 
 from __future__ import annotations
 
 from typing import Iterable
 
 from gpupoc.classes.audit_trail import table as t
-from gpupoc.classes.audit_trail.artifacts import ArtifactRecord as Artifact
+from gpupoc.classes.audit_trail.artifacts import HandOver
 from gpupoc.common.timefmt import parse_time
-from gpupoc.pipeline.audit import AuditMatch as Match
-from gpupoc.pipeline.audit import LedgerEntry
+from gpupoc.pipeline.audit import LedgerEntry, LedgerMatch
 
 
-def audit_matches(rows: Iterable[Match], required_only: bool = True) -> list[t.AuditMatch]:
+def audit_matches(rows: Iterable[LedgerMatch], required_only: bool = True) -> list[t.AuditMatch]:
     """Ledger actions (named ``verb resource namespace/name``) beside their audit events; with ``required_only``
     only those an audit policy must record (writes, denials, secret reads), so plain reads outside the policy do
     not count as gaps."""
-    return [t.AuditMatch(ledger_action=f"{r.verb} {r.resource} {r.namespace}/{r.name}".strip(),
-                         actor=r.username, verb=r.verb, resource=r.resource,
-                         namespace=r.namespace or None, name=r.name or None, at=parse_time(r.at),
-                         audit_event_id=r.audit_id or None, matched=r.matched, delay_seconds=r.delay_s,
-                         decision=r.audit_decision or None, code=r.audit_code)
-            for r in rows if r.required or not required_only]
+    return [r.row for r in rows if r.required or not required_only]
 
 
 def ledger_rows(entries: Iterable[LedgerEntry]) -> list[t.LedgerRow]:
@@ -31,8 +26,7 @@ def ledger_rows(entries: Iterable[LedgerEntry]) -> list[t.LedgerRow]:
                         http_status=e.status, purpose=e.purpose or None, task=e.task or None) for e in entries]
 
 
-def artifacts(rows: Iterable[Artifact]) -> list[t.ArtifactRecord]:
-    """Each hand-over: where the artifact is, its hash, producer and consumer, verified or not."""
-    return [t.ArtifactRecord(path=r.path or f"(not reported by {r.producer_pod})", sha256=r.sha256 or None,
-                             producer=r.producer_pod, consumer=r.consumer or None, namespace=r.namespace,
-                             size_bytes=r.size_bytes, verified=r.verified) for r in rows]
+def artifacts(rows: Iterable[HandOver]) -> list[t.ArtifactRecord]:
+    """Each hand-over whose producer reported an artifact: where it is, its hash, producer and consumer,
+    verified or not."""
+    return [r.row for r in rows if r.reported]

@@ -1,7 +1,8 @@
 """The audit-trail class's evidence tables, one typed row model each: the only place their columns are
-written. The evidence writer takes each table's schema from its model (``evidence.tables.TABLES``); the class's
-row builders (``rows.py``) build its rows as these models, and the suites under ``expectations/audit_trail.*`` and
-the report read the same column names.
+written. The evidence writer takes each table's schema from its model (``evidence.tables.TABLES``); the ledger's
+matcher (``pipeline.audit.match_ledger``: ``LedgerMatch.row``), the hand-over probe (``artifacts.hand_over``:
+``HandOver.row``) and the row builders (``rows.py``) build its rows as these models, and the suites under
+``expectations/audit_trail.*`` and the report read the same column names.
 
 This module imports nothing of the package: it sits in the evidence layer, beneath everything that writes or
 reads these tables (``tests/unit/structure/test_import_graph.py``).

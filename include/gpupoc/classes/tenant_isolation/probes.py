@@ -72,7 +72,7 @@ def _sample_until(ctx: RunContext, admin, tenants, rows, interval, deadline, sam
 
     end = WaveEnd()
     while True:
-        rows += sampled_quotas(sample(admin, list(tenants)), tenants)
+        rows += sampled_quotas(sample(admin, tenants))
         if end.over(ctx) or time.monotonic() >= deadline:
             return
         time.sleep(interval)

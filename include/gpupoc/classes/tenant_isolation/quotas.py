@@ -1,17 +1,20 @@
 """Quota probes: an over-quota submission, usage against quota through the run, two tenants' shares.
 
-Part of the tenant-isolation test class (``gpupoc.classes.tenant_isolation.isolation`` re-exports these).
+Part of the tenant-isolation test class. A usage reading carries its ``quota_samples`` row as the table's own
+model (``table.py`` ``QuotaSample``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Iterable
+from dataclasses import replace
+from typing import Any, Callable, Iterable, Mapping
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from gpupoc.classes.tenant_isolation.table import QuotaSample
 from gpupoc.kube.resources import GPU_QUOTA_KEY
 from gpupoc.common.timefmt import parse_time, rfc3339, utcnow
 from gpupoc.pipeline.k8s import KubeCaller, holds_gpus, pod_gpus
@@ -130,14 +133,12 @@ def submit_over_quota(tenant: KubeCaller, tenant_name: str, namespace: str, quot
 
 # -- usage against quota through the run -------------------------------------------------------------------
 
-class QuotaSample(_Row):
-    """One reading of a tenant's quota: the platform's accounting beside the GPUs its pods hold."""
+class QuotaReading(_Row):
+    """One reading of a tenant's GPU quota: ``row`` is its ``quota_samples`` row, the table's own model
+    (``table.py`` ``QuotaSample``: the quota's GPU accounting as its status reports it); the rest is what the
+    table's row leaves out: the quota's pod count, the GPUs the tenant's pods really hold, and the finding."""
 
-    at: str
-    namespace: str
-    quota: str
-    hard_gpus: int | None = None
-    used_gpus: int | None = None
+    row: QuotaSample
     pods_gpus: int | None = None  # sum of GPU requests of bound, non-terminal pods
     hard_pods: int | None = None
     used_pods: int | None = None
@@ -145,11 +146,14 @@ class QuotaSample(_Row):
     finding: str = ""
 
 
-def sample_quotas(admin: KubeCaller, namespaces: Iterable[str]) -> list[QuotaSample]:
-    """One sample per GPU quota in each namespace."""
+def sample_quotas(admin: KubeCaller, namespaces: Iterable[str] | Mapping[str, str]) -> list[QuotaReading]:
+    """One reading per GPU quota in each namespace (``namespaces``: a mapping names each namespace's tenant;
+    otherwise the tenant is the namespace's name)."""
+    tenants = dict(namespaces) if isinstance(namespaces, Mapping) else {ns: ns for ns in namespaces}
     rows = []
-    for ns in namespaces:
-        at = rfc3339(utcnow())
+    for ns, tenant in tenants.items():
+        base = QuotaSample(ts=utcnow(), tenant=tenant, namespace=ns, resource=GPU_QUOTA_KEY, quota="",
+                           source="resourcequota status")
         qs = admin.call("GET", f"/api/v1/namespaces/{ns}/resourcequotas")
         pods = admin.call("GET", f"/api/v1/namespaces/{ns}/pods")
         held = sum(pod_gpus(p) for p in (pods.body or {}).get("items") or [] if holds_gpus(p)) if pods.ok else None
@@ -159,25 +163,24 @@ def sample_quotas(admin: KubeCaller, namespaces: Iterable[str]) -> list[QuotaSam
             if GPU_QUOTA_KEY not in hard_map:
                 continue
             hard, used = _int(hard_map.get(GPU_QUOTA_KEY)), _int((st.get("used") or {}).get(GPU_QUOTA_KEY))
-            row = QuotaSample(at=at, namespace=ns, quota=q["metadata"]["name"], hard_gpus=hard, used_gpus=used,
-                              pods_gpus=held, hard_pods=_int(hard_map.get("pods")),
-                              used_pods=_int((st.get("used") or {}).get("pods")),
-                              used_ratio=round(used / hard, 4) if hard and used is not None else None)
+            row = QuotaReading(row=replace(base, quota=q["metadata"]["name"], hard=hard, used=used), pods_gpus=held,
+                               hard_pods=_int(hard_map.get("pods")), used_pods=_int((st.get("used") or {}).get("pods")),
+                               used_ratio=round(used / hard, 4) if hard and used is not None else None)
             if hard is not None and held is not None and held > hard:
                 row.finding = f"P1: pods hold {held} GPU(s), over the quota of {hard}"
             elif used is not None and held is not None and used < held:
                 row.finding = f"quota accounting shows {used} used while pods hold {held}"
             rows.append(row)
         if not qs.ok:
-            rows.append(QuotaSample(at=at, namespace=ns, quota="", pods_gpus=held,
-                                    finding=f"not verified: quota list answered HTTP {qs.status} {qs.message}"))
+            rows.append(QuotaReading(row=base, pods_gpus=held,
+                                     finding=f"not verified: quota list answered HTTP {qs.status} {qs.message}"))
     return rows
 
 
 def observe_quotas(admin: KubeCaller, namespaces: list[str], *, duration_s: float, interval_s: float = 5.0,
-                   stop: threading.Event | None = None) -> list[QuotaSample]:
+                   stop: threading.Event | None = None) -> list[QuotaReading]:
     """Sample every ``interval_s`` until ``duration_s`` passed or ``stop`` is set."""
-    rows: list[QuotaSample] = []
+    rows: list[QuotaReading] = []
     deadline = time.monotonic() + duration_s
     while True:
         rows.extend(sample_quotas(admin, namespaces))

@@ -1,17 +1,17 @@
 """The tenant-isolation probes' detailed rows as rows of the class's tables (``table.py``): cross-tenant attempts
-and over-quota submissions as ``access_probes``, quota samples as ``quota_samples``. The probes keep more than the
-tables hold (findings, severities); tasks write these rows with ``EvidenceWriter.write``."""
+and over-quota submissions as ``access_probes``, quota readings as ``quota_samples`` (each reading carries its row as
+the table's model). The probes keep more than the tables hold (findings, severities); tasks write these rows with
+``EvidenceWriter.write``."""
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from dataclasses import replace
+from typing import Iterable
 
 from gpupoc.classes.tenant_isolation import table as t
 from gpupoc.classes.tenant_isolation.isolation import AccessAttempt
-from gpupoc.classes.tenant_isolation.quotas import OverQuotaResult
-from gpupoc.classes.tenant_isolation.quotas import QuotaSample as Sample
+from gpupoc.classes.tenant_isolation.quotas import OverQuotaResult, QuotaReading
 from gpupoc.common.timefmt import parse_time
-from gpupoc.kube.resources import GPU_QUOTA_KEY
 
 
 def access_probes(rows: Iterable[AccessAttempt], over_quota: Iterable[OverQuotaResult] = ()) -> list[t.AccessProbe]:
@@ -30,30 +30,25 @@ def access_probes(rows: Iterable[AccessAttempt], over_quota: Iterable[OverQuotaR
     return out
 
 
-def quota_samples(rows: Iterable[Sample], tenants: Mapping[str, str] | None = None) -> list[t.QuotaSample]:
-    """Per sample: the quota's GPU accounting, its pod count, and the GPUs the tenant's pods really hold."""
+def quota_samples(rows: Iterable[QuotaReading]) -> list[t.QuotaSample]:
+    """Per reading: the quota's GPU accounting, its pod count, and the GPUs the tenant's pods really hold."""
     out = []
     for r in rows:
-        if not r.quota:
+        if not r.row.quota:
             continue
-        tenant = (tenants or {}).get(r.namespace, r.namespace)
-        base = dict(ts=r.at, tenant=tenant, namespace=r.namespace, quota=r.quota)
-        out.append(t.QuotaSample(resource=GPU_QUOTA_KEY, hard=r.hard_gpus, used=r.used_gpus, source="resourcequota",
-                                 **base))
+        gpus = replace(r.row, source="resourcequota")
+        out.append(gpus)
         if r.hard_pods is not None:
-            out.append(t.QuotaSample(resource="pods", hard=r.hard_pods, used=r.used_pods, source="resourcequota",
-                                     **base))
+            out.append(replace(gpus, resource="pods", hard=r.hard_pods, used=r.used_pods))
         if r.pods_gpus is not None:
-            out.append(t.QuotaSample(resource="nvidia.com/gpu held", hard=r.hard_gpus, used=r.pods_gpus,
-                                     source="bound pods' GPU requests", **base))
+            out.append(replace(gpus, resource="nvidia.com/gpu held", used=r.pods_gpus,
+                               source="bound pods' GPU requests"))
     return out
 
 
-def sampled_quotas(rows: Iterable[Sample], tenants: Mapping[str, str]) -> list[t.QuotaSample]:
-    """The sampling task's rows: per sample, the quota's GPU accounting as the quota's status reports it."""
-    return [t.QuotaSample(ts=parse_time(s.at), tenant=tenants.get(s.namespace, s.namespace), namespace=s.namespace,
-                          resource=GPU_QUOTA_KEY, hard=s.hard_gpus, used=s.used_gpus, quota=s.quota,
-                          source="resourcequota status") for s in rows]
+def sampled_quotas(rows: Iterable[QuotaReading]) -> list[t.QuotaSample]:
+    """The sampling task's rows: per reading, the quota's GPU accounting as the quota's status reports it."""
+    return [r.row for r in rows]
 
 
 def _join(*parts: str, sep: str = " | ") -> str:

@@ -1,8 +1,9 @@
 """The tenant-isolation class's evidence tables, one typed row model each: the only place their columns are
 written. The evidence writer takes each table's schema from its model (``evidence.tables.TABLES``); the class's
-row builders (``rows.py``, ``fair_share.py``, ``reclaim_judge.py``) build its rows as these models, and the suites
-under ``expectations/tenant_isolation.*`` and the report read the same column names. The shared-GPU probes' rows
-(memory isolation, vGPU slices) are in ``evidence/sharing_tables.py``.
+row builders (``rows.py``, ``fair_share.py``, ``reclaim_judge.py``) and the quota sampler (``quotas.py``
+``sample_quotas``: ``QuotaReading.row``) build its rows as these models, and the suites under
+``expectations/tenant_isolation.*`` and the report read the same column names. The shared-GPU probes' rows (memory
+isolation, vGPU slices) are in ``evidence/sharing_tables.py``.
 
 This module imports nothing of the package: it sits in the evidence layer, beneath everything that writes or
 reads these tables (``tests/unit/structure/test_import_graph.py``).

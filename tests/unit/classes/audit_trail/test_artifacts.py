@@ -44,8 +44,8 @@ def test_hand_over_verifies_the_hash_and_writes_the_index(tmp_path, fake_caller)
     index: dict = {}
     c = _artifact_cluster(fake_caller, "/mnt/artifacts/train-1/model.npz", sha, index)
     rec = hand_over(c, "team-a", "train-1", local_root=tmp_path / "vol")
-    assert rec.verified and rec.hash_verified and rec.index_written, rec.reason
-    assert (rec.producer_node, rec.consumer, rec.index_key) == ("n1", "pipeline", index_key("train-1", "model.npz"))
+    assert rec.row.verified and rec.hash_verified and rec.index_written, rec.reason
+    assert (rec.producer_node, rec.row.consumer, rec.index_key) == ("n1", "pipeline", index_key("train-1", "model.npz"))
     assert json.loads(index[rec.index_key])["sha256"] == sha
 
 
@@ -55,17 +55,17 @@ def test_hand_over_flags_a_tampered_artifact(tmp_path, fake_caller):
     f.write_bytes(b"tampered")
     c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", hashlib.sha256(b"abc").hexdigest(), {})
     rec = hand_over(c, "team-a", "train-1", local_root=tmp_path / "vol")
-    assert not rec.verified and "hash mismatch" in rec.reason
+    assert not rec.row.verified and "hash mismatch" in rec.reason
 
 
 def test_hand_over_to_a_consumer_pod_uses_its_printed_hash(tmp_path, fake_caller):
     c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", SHA, {})
     rec = hand_over(c, "team-a", "train-1", consumer="eval-1", consumer_log=f"read model.npz sha256={SHA}\n")
-    assert rec.hash_verified and rec.consumer == "eval-1"
+    assert rec.hash_verified and rec.row.consumer == "eval-1"
 
 
 def test_hand_over_reads_a_sha256sum_line_from_a_consumer(tmp_path, fake_caller):
     c = _artifact_cluster(fake_caller, "/x/train-1/model.npz", SHA, {})
     rec = hand_over(c, "team-a", "train-1", consumer="eval-1",
                     consumer_log=f"2026-03-01T12:00:00Z {SHA}  /x/train-1/model.npz\n")
-    assert rec.consumer_sha256 == SHA and rec.verified
+    assert rec.consumer_sha256 == SHA and rec.row.verified

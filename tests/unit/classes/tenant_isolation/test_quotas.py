@@ -11,6 +11,7 @@ from gpupoc.common.timefmt import rfc3339
 from gpupoc.classes.tenant_isolation.quotas import (
     classify_submission, observe_quotas, sample_quotas, submit_over_quota, tenant_shares,
 )
+from gpupoc.classes.tenant_isolation.table import QuotaSample
 from gpupoc.pipeline.k8s import Response, service_account_actor
 
 A = service_account_actor("team-a", "team-a", "runner")
@@ -69,8 +70,28 @@ def test_quota_samples_flag_pods_holding_more_than_the_quota(fake_caller):
         {"resources": {"limits": {"nvidia.com/gpu": str(n)}}}]}, "status": {"phase": phase}}
     admin.on("GET", r".*/pods", Response(200, {"items": [pod(4, "Running"), pod(2, "Running"), pod(8, "Failed")]}))
     [s] = sample_quotas(admin, ["team-a"])
-    assert (s.hard_gpus, s.used_gpus, s.pods_gpus, s.used_ratio) == (4, 4, 6, 1.0)
+    assert (s.row.hard, s.row.used, s.pods_gpus, s.used_ratio) == (4, 4, 6, 1.0)
     assert s.finding.startswith("P1") and "6 GPU(s)" in s.finding
+
+
+def test_a_quota_reading_carries_its_quota_samples_row_named_for_the_tenant(fake_caller):
+    admin = fake_caller("admin")
+    admin.on("GET", r".*/resourcequotas", Response(200, {"items": [{"metadata": {"name": "team-a-gpu"}, "status": {
+        "hard": {"requests.nvidia.com/gpu": "4"}, "used": {"requests.nvidia.com/gpu": "1"}}}]}))
+    admin.on("GET", r".*/pods", Response(200, {"items": []}))
+    [s] = sample_quotas(admin, {"team-a": "vision"})
+    assert isinstance(s.row, QuotaSample) and s.row.ts is not None
+    assert (s.row.tenant, s.row.namespace, s.row.resource, s.row.quota, s.row.source) == (
+        "vision", "team-a", "requests.nvidia.com/gpu", "team-a-gpu", "resourcequota status")
+
+
+def test_an_unreadable_quota_list_is_a_not_verified_reading_with_an_empty_quota(fake_caller):
+    admin = fake_caller("admin")
+    admin.on("GET", r".*/resourcequotas", Response(403, {"message": "forbidden"}))
+    admin.on("GET", r".*/pods", Response(200, {"items": []}))
+    [s] = sample_quotas(admin, ["team-a"])
+    assert (s.row.tenant, s.row.quota, s.row.hard, s.row.used) == ("team-a", "", None, None)
+    assert s.finding.startswith("not verified: quota list answered HTTP 403")
 
 
 def test_tenant_shares_split_gpu_seconds_and_report_wait_percentiles():
@@ -102,5 +123,5 @@ def test_observe_quotas_samples_until_stopped(fake_caller):
     stop = threading.Event()
     threading.Timer(0.25, stop.set).start()
     rows = observe_quotas(admin, ["team-a"], duration_s=10, interval_s=0.1, stop=stop)
-    assert 2 <= len(rows) <= 5 and all(r.used_gpus == 1 for r in rows)
+    assert 2 <= len(rows) <= 5 and all(r.row.used == 1 for r in rows)
     assert len(observe_quotas(admin, ["team-a"], duration_s=0, interval_s=1)) == 1
