@@ -185,6 +185,7 @@ class Sampler(threading.Thread):
         self.roots, self.aside = roots, dict(aside or {})
         self.cpu: dict[str, float] = {k: 0.0 for k in roots}
         self.peaks: dict[int, tuple[str, str, float]] = {}
+        self.own_peaks: dict[int, float] = {}  # pid -> peak USS (MiB): the pages no other process shares
         self.peak_rss_mib = 0.0
         self.peak_pss_mib = 0.0
         self.samples = 0
@@ -216,6 +217,8 @@ class Sampler(threading.Thread):
                         info = p.memory_full_info()
                         rss, pss = rss + info.rss, pss + getattr(info, "pss", info.rss)
                         self._peak(name, p, info.rss)
+                        own = getattr(info, "uss", info.rss) / 2**20
+                        self.own_peaks[p.pid] = max(self.own_peaks.get(p.pid, 0.0), own)
                     else:
                         one = p.memory_info().rss
                         rss += one
@@ -244,11 +247,13 @@ class Sampler(threading.Thread):
         """The processes with the highest peak RSS: tree, command line, MiB (per process, sampled each second);
         a task instance's id in a command line (LocalExecutor's worker title) is followed by its task
         (``tasks``: id -> task)."""
-        rows = sorted(self.peaks.values(), key=lambda r: -r[2])[:top]
+        rows = sorted(self.peaks.items(), key=lambda r: -r[1][2])[:top]
         out = []
-        for tree, label, mib in rows:
+        for pid, (tree, label, mib) in rows:
             named = next((f"{label} ({task})" for tid, task in (tasks or {}).items() if tid and tid in label), label)
-            out.append({"tree": tree, "process": named, "peak_rss_mib": round(mib)})
+            own = self.own_peaks.get(pid)
+            out.append({"tree": tree, "process": named, "peak_rss_mib": round(mib),
+                        "peak_uss_mib": None if own is None else round(own)})
         return out
 
 
@@ -578,9 +583,11 @@ def print_report(rows: list[dict], imports: dict | None = None) -> None:
             print(f"         start-up (ms from release, {st.get('source') or 'final pod states'}) " + " | ".join(
                 f"{c} p50 {v['p50_ms']} p95 {v['p95_ms']} p99 {v['p99_ms']}" for c, v in st.items()
                 if isinstance(v, dict)) + f" | scheduling {st.get('pods_per_second')} pods/s")
-            print("         peak RSS per process (sampled each second):")
+            print("         peak RSS per process (sampled each second; own: its peak USS, the pages it shares with no other"
+                  " process, such as the modules the scheduler preloaded before forking it, sampled every 5 s):")
             for r in a.get("process_peaks") or []:
-                print(f"           {r['peak_rss_mib']:6d} MiB  [{r['tree']}] {r['process']}")
+                own = "" if r.get("peak_uss_mib") is None else f" (own {r['peak_uss_mib']} MiB)"
+                print(f"           {r['peak_rss_mib']:6d} MiB{own}  [{r['tree']}] {r['process']}")
             print("         where the time goes (s):")
             for k, v in a["profile"].items():
                 print(f"           {k}: {v}")
