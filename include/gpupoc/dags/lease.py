@@ -37,6 +37,11 @@ MARKER_WAITS = {LEASE_FILE: "the GPU lease (another test class may hold the GPUs
                 RELEASE_FILE: "the wave's release (every pod created, the observer ready)"}
 
 
+# how often the triggerer looks for the run's cleanup marker: the lease ends (the next class takes the cluster, the
+# run's verdict may come) at most this long after cleanup; one file lookup each time
+LEASE_END_POLL_SECONDS = 0.5
+
+
 class MarkerFileTrigger(BaseTrigger):
     """Fires once ``path`` exists (status ``done``) or after ``timeout_seconds`` (status ``timeout``).
 
@@ -115,7 +120,7 @@ class GpuLeaseOperator(BaseOperator):
         ctx.writer.write_json(LEASE_FILE, {"acquired_at": rfc3339(utcnow()), "pool": self.pool})
         if done.exists():
             return {"status": "done"}
-        self.defer(trigger=MarkerFileTrigger(str(done), 2.0, self.max_hold_seconds, end_task=True),
+        self.defer(trigger=MarkerFileTrigger(str(done), LEASE_END_POLL_SECONDS, self.max_hold_seconds, end_task=True),
                    method_name="execute_complete",
                    timeout=timedelta(seconds=self.max_hold_seconds + 60))
 
