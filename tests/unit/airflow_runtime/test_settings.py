@@ -94,7 +94,7 @@ def test_a_missing_password_file_says_to_start_airflow_first(tmp_path):
         admin_password(tmp_path)
 
 
-def test_only_the_processes_that_fork_tasks_preload_the_task_modules(tmp_path):
+def test_only_the_processes_that_fork_tasks_or_parsers_preload_what_their_children_need(tmp_path):
     import importlib.util
 
     from gpupoc.airflow_runtime.settings import PRELOAD_DIR, RuntimeSettings, process_env
@@ -107,6 +107,9 @@ def test_only_the_processes_that_fork_tasks_preload_the_task_modules(tmp_path):
     assert mod.should_preload([b"/venv/bin/airflow", b"celery", b"worker", b"--concurrency", b"4"])
     assert not mod.should_preload([b"/venv/bin/airflow", b"celery", b"flower"])
     assert not mod.should_preload([b"/venv/bin/airflow", b"triggerer"])
+    parsing = mod.preloaded_modules([b"/venv/bin/airflow", b"dag-processor", b""])
+    assert "gpupoc.dags.factory" in parsing and "great_expectations" not in parsing  # it parses DAG files only
+    assert "great_expectations" in mod.preloaded_modules([b"/venv/bin/airflow", b"scheduler"])
     assert not mod.should_preload([b"/venv/bin/airflow", b"api-server", b"--port", b"8080"])
     assert not mod.should_preload([b"/usr/bin/python3", b"-m", b"pytest"])
     env = process_env(RuntimeSettings(home=tmp_path, extra_env={"PYTHONPATH": "/elsewhere"}))
