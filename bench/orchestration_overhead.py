@@ -546,6 +546,7 @@ def import_costs(settings) -> dict:
 
 VARIANTS = {
     "as-configured": "the runtime as shipped: the scheduler preloads the task modules before forking workers "
+                     "and the dag-processor the DAG files' imports before forking parsers "
                      "(airflow_runtime/preload), DAG files re-parsed every 300 s, operator polls every 5 s, "
                      "a succeeded pod ends its task in the triggerer",
     "no-preload": "as shipped but without the scheduler's preload: every task process imports the operator itself",
