@@ -22,6 +22,23 @@ def good_root(tmp_path_factory):
     return session_cache.good_root(tmp_path_factory)
 
 
+@pytest.fixture(scope="session")
+def good_report(good_root, tmp_path_factory):
+    """The good root's report as ``build_report`` writes it with no plan and no scores, built once per process for
+    the tests that only read it (its ``report`` and the files under its ``out_dir``)."""
+    from gpupoc.report import build_report
+
+    return build_report(good_root, out_dir=tmp_path_factory.mktemp("good-report") / "out")
+
+
+@pytest.fixture(scope="session")
+def scored_report(good_root, tmp_path_factory):
+    """``good_report`` with the reviewers' scores (``GOOD_SCORES``), built once per process, read only."""
+    from gpupoc.report import build_report
+
+    return build_report(good_root, out_dir=tmp_path_factory.mktemp("scored-report") / "out", scorecard=GOOD_SCORES)
+
+
 @pytest.fixture
 def no_chromium(monkeypatch, tmp_path):
     """No Chromium for this test: publishing writes every format but report.pdf, with a warning. For tests that

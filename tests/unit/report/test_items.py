@@ -12,16 +12,16 @@ from gpupoc.validation import synthetic as syn
 from gpupoc.validation.models import FailureClass, Verdict
 
 
-def test_correct_platform_goes_live_with_reasons(good_root, tmp_path):
-    r = build_report(good_root, out_dir=tmp_path / "out", scorecard=GOOD_SCORES).report
+def test_correct_platform_goes_live_with_reasons(scored_report):
+    r = scored_report.report
     bad = {i.id: (i.verdict.value, i.reason) for i in r.items if i.verdict is not Verdict.PASS}
     assert not bad, f"expected every item to pass, got {bad}"
     assert r.decision is Decision.GO_LIVE and r.decision_reasons == ["every item passed"]
     assert {s.status.value for s in r.scope} == {"go_live"}
 
 
-def test_missing_scores_leave_experience_not_verified(good_root, tmp_path):
-    r = build_report(good_root, out_dir=tmp_path / "out").report
+def test_missing_scores_leave_experience_not_verified(good_report):
+    r = good_report.report
     assert {r.item(i).verdict for i in ("ui_usability", "documentation", "training_cost")} == {Verdict.NOT_VERIFIED}
     assert r.decision is Decision.LATER_OPTIMIZATION
 

@@ -58,8 +58,8 @@ def test_the_json_and_junit_name_it_too(judged):
     assert props["plan_mismatch"] == "true" and props["window_end"] == "2026-11-30T09:00:00Z"
 
 
-def test_the_mismatch_finding_does_not_change_the_decision_by_itself(judged, good_root, tmp_path):
-    plain = build_report(good_root, out_dir=tmp_path / "plain").report
+def test_the_mismatch_finding_does_not_change_the_decision_by_itself(judged, good_report):
+    plain = good_report.report
     assert plain.decision is judged.report.decision and not plain.subject.plan_mismatch
     assert not any(f.item == "plan" for f in plain.findings)
 
