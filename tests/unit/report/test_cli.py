@@ -8,6 +8,7 @@ from .conftest import GOOD_SCORES, classes_copy
 from gpupoc.cli import main
 
 
+@pytest.mark.usefixtures("no_chromium")  # the print is checked in test_pdf.py
 def test_report_command_builds_from_an_evidence_root(good_root, tmp_path, capsys):
     card = tmp_path / "scores.json"
     card.write_text(json.dumps(GOOD_SCORES))
