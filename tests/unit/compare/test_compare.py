@@ -174,15 +174,20 @@ def test_bad_labels_are_refused_with_the_fix(two_roots, tmp_path):
     assert main(["compare", "--label", f"a={a}", "--out", str(tmp_path / "cmp")]) == 2
 
 
-def test_the_serving_figures_are_each_candidate_s_own_report_and_not_measured_without_services(two_roots, tmp_path):
+def test_the_serving_figures_are_each_candidate_s_own_report_and_not_measured_without_services(two_roots, tmp_path,
+                                                                                              tmp_path_factory):
     from gpupoc.validation import synthetic_services as ss, validate_run
+    from tests.unit.report.conftest import good_service_root
 
-    a, b = two_roots
+    _, b = two_roots
+    # a: the report tests' well-serving root (validated once per session), its later utilization run taken out:
+    # the later queue congestion and fault recovery runs of a well-serving platform, as b's below but without faults
+    a = good_service_root(tmp_path_factory, tmp_path / "a-serving" / "evidence")
+    shutil.rmtree(a / "poc_utilization" / "scheduled__2")
     later = syn.T0 + pd.Timedelta(hours=2)
-    for root, faults in ((a, frozenset()), (b, frozenset({"breach", "slow_replacement"}))):
-        for tc in ("queue_congestion", "fault_recovery"):
-            t = {**syn.good_tables(tc), **ss.service_tables(tc, faults)}
-            validate_run(syn.write_run(root, tc, "scheduled__2", t, window_end=later), parameters=ss.SERVICE_PARAMETERS)
+    for tc in ("queue_congestion", "fault_recovery"):
+        t = {**syn.good_tables(tc), **ss.service_tables(tc, frozenset({"breach", "slow_replacement"}))}
+        validate_run(syn.write_run(b, tc, "scheduled__2", t, window_end=later), parameters=ss.SERVICE_PARAMETERS)
     c = tmp_path / "c" / "evidence"  # a third candidate whose plan ran no service
     shutil.copytree(a, c, ignore=shutil.ignore_patterns("report", "scheduled__2"))
     res = compare([f"a={a}", f"b={b}", f"c={c}"], tmp_path / "cmp", plan=DEFAULT_PLAN, pdf=False)

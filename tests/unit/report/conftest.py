@@ -1,6 +1,8 @@
 """A validated evidence root of a correctly behaving platform (built once per test session:
 ``tests/session_cache.py``), copied per test that breaks one class."""
 
+import hashlib
+import json
 import shutil
 from datetime import timedelta
 
@@ -18,6 +20,23 @@ GOOD_SCORES = {"reviewers": [
 @pytest.fixture(scope="session")
 def good_root(tmp_path_factory):
     return session_cache.good_root(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def good_report(good_root, tmp_path_factory):
+    """The good root's report as ``build_report`` writes it with no plan and no scores, built once per process for
+    the tests that only read it (its ``report`` and the files under its ``out_dir``)."""
+    from gpupoc.report import build_report
+
+    return build_report(good_root, out_dir=tmp_path_factory.mktemp("good-report") / "out")
+
+
+@pytest.fixture(scope="session")
+def scored_report(good_root, tmp_path_factory):
+    """``good_report`` with the reviewers' scores (``GOOD_SCORES``), built once per process, read only."""
+    from gpupoc.report import build_report
+
+    return build_report(good_root, out_dir=tmp_path_factory.mktemp("scored-report") / "out", scorecard=GOOD_SCORES)
 
 
 @pytest.fixture
@@ -70,18 +89,37 @@ def write_service_runs(root, faults=frozenset(), parameters=None, tables=None):
     return root
 
 
+def built_root(tmp_path_factory, dest, name, build, classes=None):
+    """A copy at ``dest`` of the good root (its runs of ``classes`` only, when given) changed by ``build(root)``
+    (later runs written and validated), built once per test session under ``name`` (``tests/session_cache.py``)
+    for every test that asks for the same root: ``name`` must say everything ``build`` does."""
+    def make(d):
+        root = d / "evidence"
+        base = session_cache.good_root(tmp_path_factory, f"{name}-base")
+        skip = [] if classes is None else [p.name for p in base.glob("poc_*") if p.name[4:] not in classes]
+        shutil.copytree(base, root, ignore=shutil.ignore_patterns("report", *skip))
+        build(root)
+
+    cached = session_cache.shared(tmp_path_factory, name, make)
+    shutil.copytree(cached / "evidence", dest, ignore=shutil.ignore_patterns("report"))
+    return dest
+
+
 def good_service_root(tmp_path_factory, dest):
     """A copy at ``dest`` of the good root with the later service runs of a platform that serves well
     (``write_service_runs(root)``), validated once per test session (``tests/session_cache.py``)."""
-    def build(d):
-        root = d / "evidence"
-        shutil.copytree(session_cache.good_root(tmp_path_factory, "services-base"), root,
-                        ignore=shutil.ignore_patterns("report"))
-        write_service_runs(root)
+    return built_root(tmp_path_factory, dest, "good-service-root", write_service_runs)
 
-    cached = session_cache.shared(tmp_path_factory, "good-service-root", build)
-    shutil.copytree(cached / "evidence", dest, ignore=shutil.ignore_patterns("report"))
-    return dest
+
+def platform_root(tmp_path_factory, dest, platform: dict):
+    """A copy at ``dest`` of a root holding good runs of queue congestion and tenant isolation recorded on
+    ``platform`` (and none of the good root's runs), validated once per test session per platform."""
+    def build(root):
+        for tc in ("queue_congestion", "tenant_isolation"):
+            write_later_run(root, tc, syn.good_tables(tc), platform=platform)
+
+    key = hashlib.sha256(json.dumps(platform, sort_keys=True).encode()).hexdigest()[:16]
+    return built_root(tmp_path_factory, dest, f"platform-{key}", build, classes=())
 
 
 # Reviewers bound to their Airflow users, as a plan names them; a sign-off counts only when signed in as one.

@@ -38,9 +38,9 @@ def _faulty(good_root, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def reports(good_root, tmp_path_factory):
+def reports(good_root, good_report, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("agree")
-    good = build_report(good_root, out_dir=tmp / "good")
+    good = good_report
     bad = build_report(_faulty(good_root, tmp), out_dir=tmp / "bad")
     return {name: json.loads((res.out_dir / "report.json").read_text()) for name, res in (("good", good),
                                                                                             ("bad", bad))}

@@ -5,6 +5,7 @@ import hashlib
 import io
 import json
 import re
+import shutil
 import tarfile
 
 import pytest
@@ -14,13 +15,27 @@ from gpupoc.cli import main
 from gpupoc.plan import DEFAULT_PLAN, load_plan, plan_hash
 from gpupoc.report import build_report
 from gpupoc.report.bundle import MANIFESTS, SUMS, TOP, bundle_path, create, spec_for_report, verify
+from tests import session_cache
+
+
+@pytest.fixture
+def root_copy(tmp_path_factory, tmp_path):
+    """A copy of its own of the good root with the default plan's report ``report/manual__1`` in it, the report
+    built once per test session (``tests/session_cache.py``): a test reads or changes only its copy."""
+    def build(d):
+        root = d / "evidence"
+        shutil.copytree(session_cache.good_root(tmp_path_factory, "bundle-base"), root,
+                        ignore=shutil.ignore_patterns("report"))
+        build_report(root, out_dir=root / "report" / "manual__1", plan=DEFAULT_PLAN, scorecard=GOOD_SCORES)
+
+    dst = tmp_path / "evidence"
+    shutil.copytree(session_cache.shared(tmp_path_factory, "bundle-report", build) / "evidence", dst)
+    return dst
 
 
 @pytest.fixture
 def report_dir(root_copy):
-    out = root_copy / "report" / "manual__1"
-    build_report(root_copy, out_dir=out, plan=DEFAULT_PLAN, scorecard=GOOD_SCORES)
-    return out
+    return root_copy / "report" / "manual__1"
 
 
 def _members(path):

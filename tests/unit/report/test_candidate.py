@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from .conftest import write_later_run
+from .conftest import platform_root, write_later_run
 from gpupoc.report import build_report
 from gpupoc.report.render import SCHEMA_FILE
 from gpupoc.validation import synthetic as syn
@@ -19,13 +19,15 @@ PLAN = Path(__file__).resolve().parents[3] / "plans" / "default.yaml"
 KWOK = {**syn.SIM_PLATFORM, "nodes.simulated": "0", "nodes.kwok": "9", "kubernetes.gitVersion": "v1.37.2"}
 
 
-def _root(good_root, tmp_path, platform: dict | None) -> Path:
+def _root(good_root, tmp_path) -> Path:
     root = tmp_path / "evidence"
-    shutil.copytree(good_root, root, ignore=shutil.ignore_patterns("report", *(["poc_*"] if platform else [])))
-    if platform:
-        for tc in ("queue_congestion", "tenant_isolation"):
-            write_later_run(root, tc, syn.good_tables(tc), platform=platform)
+    shutil.copytree(good_root, root, ignore=shutil.ignore_patterns("report"))
     return root
+
+
+def _kwok_root(tmp_path_factory, tmp_path, adapter: str) -> Path:
+    """Runs of ``adapter`` on the real control plane with KWOK nodes (``platform_root``)."""
+    return platform_root(tmp_path_factory, tmp_path / "evidence", {**KWOK, "adapter": adapter})
 
 
 def _pages(res) -> dict[str, str]:
@@ -34,7 +36,7 @@ def _pages(res) -> dict[str, str]:
 
 
 def test_a_simulated_run_is_labelled_a_simulated_mode_with_its_behaviours_and_fidelity(good_root, tmp_path):
-    res = build_report(_root(good_root, tmp_path, None), out_dir=tmp_path / "out", plan=PLAN)
+    res = build_report(_root(good_root, tmp_path), out_dir=tmp_path / "out", plan=PLAN)
     c = res.report.subject.candidate
     assert c.kind.value == "simulated" and c.project == "kube-scheduler" and c.version == "v1.37"
     assert c.fidelity.value == "measured" and c.behaviours
@@ -51,8 +53,9 @@ def test_a_simulated_run_is_labelled_a_simulated_mode_with_its_behaviours_and_fi
 @pytest.mark.parametrize("adapter,label", [
     ("kueue", "real Kueue v0.17.0 on Kubernetes v1.37.2 (KWOK nodes)"),
     ("kube-scheduler", "real kube-scheduler v1.37.2 on Kubernetes v1.37.2 (KWOK nodes)")])
-def test_a_kwok_run_labels_kube_scheduler_and_kueue_real_with_the_version_built(good_root, tmp_path, adapter, label):
-    res = build_report(_root(good_root, tmp_path, {**KWOK, "adapter": adapter}), out_dir=tmp_path / "out", plan=PLAN)
+def test_a_kwok_run_labels_kube_scheduler_and_kueue_real_with_the_version_built(tmp_path_factory, tmp_path, adapter,
+                                                                               label):
+    res = build_report(_kwok_root(tmp_path_factory, tmp_path, adapter), out_dir=tmp_path / "out", plan=PLAN)
     c = res.report.subject.candidate
     assert c.kind.value == "real" and c.kwok and c.text == label
     for name, page in _pages(res).items():
@@ -61,8 +64,8 @@ def test_a_kwok_run_labels_kube_scheduler_and_kueue_real_with_the_version_built(
     assert json.loads((res.out_dir / "report.json").read_text())["subject"]["candidate"]["text"] == label
 
 
-def test_a_kwok_run_of_a_scheduler_not_served_there_is_not_known_never_real(good_root, tmp_path):
-    res = build_report(_root(good_root, tmp_path, {**KWOK, "adapter": "volcano"}), out_dir=tmp_path / "out", plan=PLAN)
+def test_a_kwok_run_of_a_scheduler_not_served_there_is_not_known_never_real(tmp_path_factory, tmp_path):
+    res = build_report(_kwok_root(tmp_path_factory, tmp_path, "volcano"), out_dir=tmp_path / "out", plan=PLAN)
     c = res.report.subject.candidate
     assert c.kind.value == "not_known" and "not served on the real control plane" in _pages(res)["summary.html"]
 
@@ -77,11 +80,11 @@ def test_runs_that_did_not_record_their_nodes_leave_the_candidate_not_known(good
     assert "Kueue: not known whether real or simulated" in _pages(res)["summary.html"]
 
 
-def test_the_chinese_report_words_the_label_in_chinese(good_root, tmp_path):
-    res = build_report(_root(good_root, tmp_path, {**KWOK, "adapter": "kueue"}), out_dir=tmp_path / "kwok",
+def test_the_chinese_report_words_the_label_in_chinese(good_root, tmp_path_factory, tmp_path):
+    res = build_report(_kwok_root(tmp_path_factory, tmp_path, "kueue"), out_dir=tmp_path / "kwok",
                        plan=PLAN, language="zh")
     assert "候选：真实的 Kueue v0.17.0，运行于 Kubernetes v1.37.2（KWOK 节点）。" in _pages(res)["summary.html"]
-    sim = build_report(_root(good_root, tmp_path / "s", None), out_dir=tmp_path / "sim", plan=PLAN, language="zh")
+    sim = build_report(_root(good_root, tmp_path / "s"), out_dir=tmp_path / "sim", plan=PLAN, language="zh")
     page = _pages(sim)["report.html"]
     assert "kube-scheduler v1.37 的模拟模式" in page and "保真度：已对照" in page
     assert "GPU 装箱，Pod 逐个绑定（无成组调度）" in page

@@ -43,9 +43,9 @@ def _cross_tenant_logs_and_no_quota_samples(root):
     write_later_run(root, "tenant_isolation", t, not_verified={"quota_samples": "ResourceQuota not readable"})
 
 
-def test_every_check_is_one_case_in_its_test_class_suite_with_tier_and_item(good_root, tmp_path):
-    r = build_report(good_root, out_dir=tmp_path, scorecard=GOOD_SCORES).report
-    xml, cases = _read(tmp_path)
+def test_every_check_is_one_case_in_its_test_class_suite_with_tier_and_item(scored_report):
+    r = scored_report.report
+    xml, cases = _read(scored_report.out_dir)
     assert [s.name for s in xml] == TEST_CLASSES + [EXPERIENCE_SUITE]
     checks = _checks(r)
     assert len(checks) > 30 and len(cases) == len(checks) + 3, "one case per check plus three experience items"
@@ -113,9 +113,8 @@ def test_counts_on_every_suite_and_the_root_add_up(root_copy, tmp_path):
     assert xml.skipped == sum(s.skipped for s in xml) and xml.failures > 0 and xml.skipped >= 3
 
 
-def test_experience_items_are_cases_of_their_own_suite_skipped_without_scores(good_root, tmp_path):
-    build_report(good_root, out_dir=tmp_path)
-    xml, cases = _read(tmp_path)
+def test_experience_items_are_cases_of_their_own_suite_skipped_without_scores(good_report):
+    xml, cases = _read(good_report.out_dir)
     exp = [(case, props) for (suite, _, _), (case, props) in cases.items() if suite == EXPERIENCE_SUITE]
     assert sorted(p["item"] for _, p in exp) == ["documentation", "training_cost", "ui_usability"]
     assert all(case.is_skipped and "no reviewer scored" in case.result[0].message for case, _ in exp)

@@ -61,11 +61,6 @@ def test_a_must_item_that_is_only_not_applicable_postpones_as_not_verified_does(
     assert [(f.item, f.target) for f in findings([na])] == [("check:TR-03", FindingTarget.SECOND_VERIFICATION)]
 
 
-@pytest.fixture(scope="module")
-def good_report(good_root, tmp_path_factory):
-    return build_report(good_root, out_dir=tmp_path_factory.mktemp("na") / "out")
-
-
 def test_the_report_counts_not_applicable_apart_with_reasons_once_per_check(good_report):
     r = good_report.report
     cov = r.coverage

@@ -12,9 +12,8 @@ from gpupoc.report.render import SCHEMA_FILE, json_schema, strings
 
 
 @pytest.fixture(scope="module")
-def built(good_root, tmp_path_factory):
-    out = tmp_path_factory.mktemp("out")
-    return build_report(good_root, out_dir=out / "en", scorecard=GOOD_SCORES)
+def built(scored_report):
+    return scored_report
 
 
 def test_json_output_is_valid_against_the_documented_schema(built):

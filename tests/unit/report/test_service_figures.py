@@ -137,8 +137,8 @@ def test_the_summary_gives_each_class_s_service_figure_after_its_own(built):
     assert "online services that met their SLO" in page and "serving replicas replaced after a node failure" in page
 
 
-def test_a_plan_without_services_shows_no_service_figure(good_root, tmp_path):
-    r = build_report(good_root, out_dir=tmp_path).report
+def test_a_plan_without_services_shows_no_service_figure(good_report):
+    r = good_report.report
     labels = {f.label for it in r.items for f in it.figures}
     assert not labels & {"services_slo_held", "services_measured", "service_endpoint_removed", "serving_gpus"}
     assert not [k for k in r.key_figures if k.label.startswith(("key.services", "key.serving"))]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
-from .conftest import write_later_run
+from .conftest import platform_root, write_later_run
 from gpupoc.evidence.subject import kwok_nodes, simulated_nodes, subject_rows
 from gpupoc.plan import load_plan, plan_hash
 from gpupoc.report import build_report
@@ -58,8 +58,8 @@ def test_the_json_and_junit_name_it_too(judged):
     assert props["plan_mismatch"] == "true" and props["window_end"] == "2026-11-30T09:00:00Z"
 
 
-def test_the_mismatch_finding_does_not_change_the_decision_by_itself(judged, good_root, tmp_path):
-    plain = build_report(good_root, out_dir=tmp_path / "plain").report
+def test_the_mismatch_finding_does_not_change_the_decision_by_itself(judged, good_report):
+    plain = good_report.report
     assert plain.decision is judged.report.decision and not plain.subject.plan_mismatch
     assert not any(f.item == "plan" for f in plain.findings)
 
@@ -82,12 +82,9 @@ def test_kwok_nodes_are_counted_by_their_annotation_whatever_its_value():
     assert kwok_nodes(nodes) == 2
 
 
-def test_a_real_control_plane_with_kwok_nodes_bears_the_kwok_banner_and_its_version(good_root, tmp_path):
-    root = tmp_path / "evidence"
-    shutil.copytree(good_root, root, ignore=shutil.ignore_patterns("report", "poc_*"))
+def test_a_real_control_plane_with_kwok_nodes_bears_the_kwok_banner_and_its_version(tmp_path_factory, tmp_path):
     kwok = {**syn.SIM_PLATFORM, "nodes.simulated": "0", "nodes.kwok": "9", "kubernetes.gitVersion": "v1.37.2"}
-    for tc in ("queue_congestion", "tenant_isolation"):
-        write_later_run(root, tc, syn.good_tables(tc), platform=kwok)
+    root = platform_root(tmp_path_factory, tmp_path / "evidence", kwok)  # as test_candidate.py's kube-scheduler
     res = build_report(root, out_dir=tmp_path / "out", plan=PLAN)
     s = res.report.subject
     assert (s.simulated, s.kwok_nodes, s.kubernetes_version) == (False, 9, "v1.37.2")

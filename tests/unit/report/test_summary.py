@@ -50,8 +50,8 @@ def _squash(text):
     return "".join(unicodedata.normalize("NFKC", text).split())
 
 
-def test_key_figures_give_one_figure_per_class_from_its_evidence(good_root, bad_root, tmp_path):
-    good = {k.test_class: k for k in build_report(good_root, out_dir=tmp_path / "g").report.key_figures}
+def test_key_figures_give_one_figure_per_class_from_its_evidence(good_report, bad_root, tmp_path):
+    good = {k.test_class: k for k in good_report.report.key_figures}
     assert {tc: k.value for tc, k in good.items()} == {
         "queue_congestion": "10/10", "tenant_isolation": "19/19", "utilization": "16 / 7.08 GPU-h (44%)",
         "fault_recovery": "5/5", "audit_trail": "5/5"}

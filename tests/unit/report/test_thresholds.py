@@ -40,8 +40,8 @@ def test_the_same_thresholds_a_run_with_none_stored_or_no_plan_are_no_finding(tm
     assert threshold_findings([_run(tmp_path, {"max_wait_seconds": 1})], {}, say) == []
 
 
-def test_a_plan_with_other_thresholds_is_a_finding_and_changes_no_verdict(good_root, tmp_path):
-    plain = build_report(good_root, out_dir=tmp_path / "plain").report
+def test_a_plan_with_other_thresholds_is_a_finding_and_changes_no_verdict(good_root, good_report, tmp_path):
+    plain = good_report.report
     other = build_report(good_root, out_dir=tmp_path / "plan", plan=PLAN).report
     verdicts = lambda r: {(c.test_class, c.check_id): c.verdict for it in r.items for c in it.checks}  # noqa: E731
     assert verdicts(other) == verdicts(plain)

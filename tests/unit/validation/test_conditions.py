@@ -8,17 +8,23 @@ from gpupoc.validation import synthetic as syn
 from gpupoc.validation.conditions import Case, lint, settle
 from gpupoc.validation.models import CheckOutcome, Tier, Verdict
 from gpupoc.validation.runner import validate_run
+from tests.unit.validation import only
 
 
 def _check(summary, check_id):
     return next(c for c in summary.checks if c.check_id == check_id)
 
 
+# The suites of the checks this file judges (TR-03; QC-04 to QC-07 and QC-11; QC-08).
+SUITES = ("common.workload_runs", "queue_congestion.explanations", "queue_congestion.queue_snapshots")
+
+
 def _validated(tmp_path, test_class, mutate=None, **kw):
     tables = syn.good_tables(test_class)
     if mutate:
         mutate(tables)
-    return validate_run(syn.write_run(tmp_path / "evidence", test_class, "r1", tables, **kw))
+    return validate_run(syn.write_run(tmp_path / "evidence", test_class, "r1", tables, **kw),
+                        suites_dir=only.suites(tmp_path / "suites", *SUITES))
 
 
 def test_nothing_deleted_and_no_eta_offered_read_not_applicable_with_their_reasons(tmp_path):

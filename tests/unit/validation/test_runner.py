@@ -8,6 +8,7 @@ import pytest
 from gpupoc.exceptions import ValidationFailed
 from gpupoc.validation import Verdict, data_docs_index, validate_run, validate_run_or_raise
 from gpupoc.validation import synthetic as syn
+from tests.unit.validation import only
 
 
 def _verdicts(summary):
@@ -103,7 +104,7 @@ def test_row_condition_selects_the_rows_it_names(tmp_path):
     ap = tables["access_probes"]
     ap.loc[0, ["allowed", "http_status"]] = [True, 200]  # a forbidden read that succeeded
     run = syn.write_run(tmp_path, "tenant_isolation", "r1", tables)
-    v = _verdicts(validate_run(run))
+    v = _verdicts(validate_run(run, only.suites(tmp_path / "suites", "tenant_isolation.access_probes")))
     assert v["ISO-02"].verdict is Verdict.FAIL and v["ISO-03"].verdict is Verdict.FAIL
     assert v["ISO-03"].observed["unexpected_count"] == 1
 
@@ -112,9 +113,10 @@ def test_signed_eta_errors_are_judged_within_plus_minus_tolerance(tmp_path):
     tables = syn.good_tables("queue_congestion")
     tables["explanations"]["eta_error_seconds"] = [None] * 9 + [-10.0, 5.0, 40.0]
     run = syn.write_run(tmp_path, "queue_congestion", "r1", tables)
-    ok = _verdicts(validate_run(run, parameters={"eta_tolerance_seconds": 30, "min_eta_accuracy": 0.6}))
+    suites = only.suites(tmp_path / "suites", "queue_congestion.explanations")
+    ok = _verdicts(validate_run(run, suites, parameters={"eta_tolerance_seconds": 30, "min_eta_accuracy": 0.6}))
     assert ok["QC-07"].verdict is Verdict.PASS, ok["QC-07"].reason  # -10 and 5 are within 30 s: 2 of 3
-    strict = _verdicts(validate_run(run, parameters={"eta_tolerance_seconds": 8, "min_eta_accuracy": 0.6}))
+    strict = _verdicts(validate_run(run, suites, parameters={"eta_tolerance_seconds": 8, "min_eta_accuracy": 0.6}))
     assert strict["QC-07"].verdict is Verdict.FAIL  # only 5 is within 8 s
 
 
@@ -167,8 +169,9 @@ def test_a_failed_service_slo_stays_failed_when_revalidated(tmp_path):
     from gpupoc.validation import synthetic_services as ss
 
     run = _service_run(tmp_path, faults={"breach"}, parameters=ss.SERVICE_PARAMETERS)  # stored as the DAG does
-    assert _judged(validate_run(run))["SVC-01"] == "fail"
-    assert _judged(validate_run(run))["SVC-01"] == "fail", "never a pass by a check gone missing"
+    suites = only.suites(tmp_path / "suites", "queue_congestion.service_slo")
+    assert _judged(validate_run(run, suites))["SVC-01"] == "fail"
+    assert _judged(validate_run(run, suites))["SVC-01"] == "fail", "never a pass by a check gone missing"
 
 
 def test_a_run_that_stored_no_parameters_judges_no_check_that_reads_one(tmp_path):

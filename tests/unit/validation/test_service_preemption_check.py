@@ -7,6 +7,7 @@ from gpupoc.validation import synthetic as syn
 from gpupoc.validation import synthetic_services as ss
 from gpupoc.validation.models import Verdict
 from gpupoc.validation.runner import validate_run
+from tests.unit.validation import only
 
 
 def _svc04(tmp_path, preempted_by: tuple[str, int], **row):
@@ -18,7 +19,8 @@ def _svc04(tmp_path, preempted_by: tuple[str, int], **row):
         rep.loc[rep["end"] == "preempted", column] = value
     tables["service_replicas"] = rep
     run = syn.write_run(tmp_path / "evidence", "queue_congestion", "r1", tables)
-    summary = validate_run(run, parameters=ss.SERVICE_PARAMETERS)
+    summary = validate_run(run, suites_dir=only.suites(tmp_path / "suites", "queue_congestion.service_replicas"),
+                           parameters=ss.SERVICE_PARAMETERS)
     return next(c for c in summary.checks if c.check_id == "SVC-04")
 
 

@@ -10,6 +10,7 @@ from gpupoc.validation import synthetic as syn
 from gpupoc.validation import synthetic_services as ss
 from gpupoc.validation.models import Verdict
 from gpupoc.validation.runner import validate_run
+from tests.unit.validation import only
 
 LAGGED = {"held": None, "harness_lag": True, "late_sent": 95, "late_read": 20, "harness_lag_pct": 63.3,
           "max_harness_lag_pct": 50.0,
@@ -24,7 +25,8 @@ def _verdicts(tmp_path, *rows: dict) -> dict:
     tables["service_slo"] = pd.DataFrame(
         [{**one, "service": f"svc-{i}", "harness_lag": False, **row} for i, row in enumerate(rows)])
     run = syn.write_run(tmp_path / "evidence", "queue_congestion", "r1", tables)
-    summary = validate_run(run, parameters=ss.SERVICE_PARAMETERS)
+    summary = validate_run(run, suites_dir=only.suites(tmp_path / "suites", "queue_congestion.service_slo"),
+                           parameters=ss.SERVICE_PARAMETERS)
     return {c.check_id: c for c in summary.checks if c.check_id in ("SVC-01", "SVC-02", "SVC-03")}
 
 

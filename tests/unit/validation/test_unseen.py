@@ -6,6 +6,7 @@ import pytest
 from gpupoc.validation import synthetic as syn
 from gpupoc.validation.models import Verdict
 from gpupoc.validation.runner import validate_run
+from tests.unit.validation import only
 from gpupoc.validation.unseen import decided, resolved_mostly
 
 
@@ -23,7 +24,8 @@ def _validated(tmp_path, unseen: int, explained_of_seen: bool = True, coverage: 
     if not explained_of_seen:
         ex.loc[ex.index[2:5], "explained"] = False
     run = syn.write_run(tmp_path / "evidence", "queue_congestion", "r1", tables)
-    return validate_run(run, parameters={"explanation_coverage": coverage})
+    return validate_run(run, suites_dir=only.suites(tmp_path / "suites", "queue_congestion.explanations"),
+                        parameters={"explanation_coverage": coverage})
 
 
 def test_unseen_waits_that_could_turn_a_pass_make_it_not_verified_with_their_count(tmp_path):

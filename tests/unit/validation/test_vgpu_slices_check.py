@@ -10,6 +10,7 @@ import pytest
 from gpupoc.validation import synthetic as syn
 from gpupoc.validation.models import Verdict
 from gpupoc.validation.runner import validate_run
+from tests.unit.validation import only
 
 SLICED = dict(sharing="hami", memory_slices=True, gpu_uuid="GPU-1", first_tenant="team-vision",
               second_tenant="team-nlp")
@@ -18,7 +19,8 @@ SLICED = dict(sharing="hami", memory_slices=True, gpu_uuid="GPU-1", first_tenant
 def verdicts(tmp_path, row: dict | None) -> dict[str, Verdict]:
     tables = syn.good_tables("tenant_isolation")
     tables["vgpu_slices"] = None if row is None else pd.DataFrame([row])
-    summary = validate_run(syn.write_run(tmp_path / "evidence", "tenant_isolation", "r1", tables))
+    summary = validate_run(syn.write_run(tmp_path / "evidence", "tenant_isolation", "r1", tables),
+                           suites_dir=only.suites(tmp_path / "suites", "tenant_isolation.vgpu_slices"))
     return {c.check_id: c for c in summary.checks if c.table == "vgpu_slices"}
 
 
