@@ -114,12 +114,12 @@ def test_what_says_nothing_secret_is_exactly_what_scrub_leaves_alone():
     from gpupoc.evidence.scrub import says_nothing_secret
 
     rng, fast = random.Random(7), 0
-    for _ in range(20_000):
+    for _ in range(4_000):
         obj = _random_obj(rng)
         if says_nothing_secret(obj):
             fast += 1
             assert scrub(obj) == obj, obj
-    assert fast > 1_000  # the random objects do reach the fast path
+    assert fast > 500  # the random objects do reach the fast path
 
 
 def test_a_pod_without_secrets_takes_the_fast_path_and_one_with_a_token_does_not():
