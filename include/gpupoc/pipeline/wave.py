@@ -257,21 +257,25 @@ def delete_pods(caller: KubeCaller, pods: list[dict]) -> list[str]:
     return errors
 
 
-def delete_selected(caller: KubeCaller, pods: list[dict], selector: str) -> list[str]:
-    """Delete ``pods`` (all matching ``selector``) with one ``deletecollection`` per namespace, as kubectl
-    ``delete pods -l`` does (10,000 deletes one by one took half a minute); a namespace where that is refused
-    (no ``deletecollection`` right: 403, or 405) has its pods deleted one by one. Returns the errors."""
-    by_ns: dict[str, list[dict]] = {}
-    for p in pods:
-        by_ns.setdefault(p["metadata"]["namespace"], []).append(p)
-    errors = []
-    for ns, group in sorted(by_ns.items()):
+def delete_selected(caller: KubeCaller, namespaces: Iterable[str], selector: str,
+                    lister: KubeCaller | None = None) -> tuple[int, list[str]]:
+    """Delete the pods matching ``selector`` in each namespace with one ``deletecollection``, as kubectl
+    ``delete pods -l`` does (10,000 deletes one by one took half a minute). Its answer lists the pods it deleted,
+    so they are not listed first (at 10,000 pods a list is some 60 MB). A namespace where that is refused (no
+    ``deletecollection`` right: 403, or 405) has its pods listed (by ``lister``, else ``caller``) and deleted
+    one by one. Returns how many pods were deleted and the errors."""
+    deleted, errors = 0, []
+    for ns in sorted(set(namespaces)):
         r = caller.call("DELETE", f"/api/v1/namespaces/{ns}/pods", query={"labelSelector": selector}, body={})
         if r.status in (403, 405):
+            group = list_pods(lister or caller, [ns], selector)
             errors += delete_pods(caller, group)
+            deleted += len(group)
         elif not r.ok:
             errors.append(f"pods of {ns} matching {selector}: HTTP {r.status}: {r.message}")
-    return errors
+        elif isinstance(r.body, dict):
+            deleted += len(r.body.get("items") or [])
+    return deleted, errors
 
 
 def adapter_name(plan) -> str:

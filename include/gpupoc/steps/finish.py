@@ -64,18 +64,17 @@ def cleanup(ctx: RunContext) -> dict:
     admin = ctx.admin("delete the wave's pods after collecting evidence")
     try:
         errors = delete_leftovers(ctx)  # a service whose delete task failed: its Deployment first
-        pods: dict[tuple[str, str], dict] = {}
+        deleted = 0
         for selector in (ctx.selector, service_selector(ctx.run_id, ctx.test_class)):
-            group = W.list_pods(admin.inner, ctx.namespaces, selector)
-            errors += W.delete_selected(admin, group, selector)
-            pods.update({(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in group})
+            count, failed = W.delete_selected(admin, ctx.namespaces, selector, lister=admin.inner)
+            deleted, errors = deleted + count, errors + failed
         errors += delete_pod_groups(ctx)
     finally:
         ctx.writer.write_json(DONE_FILE, {"at": rfc3339(utcnow())})  # ends this class's GPU lease
     if errors:
         raise GpupocError(f"{len(errors)} pod(s) of {ctx.dag_id}/{ctx.run_id} could not be deleted: {errors[:3]}; "
                           "delete them with kubectl and rerun cleanup")
-    return {"deleted": len(pods)}
+    return {"deleted": deleted}
 
 
 def verdict(validation: dict | None) -> None:

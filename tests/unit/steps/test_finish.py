@@ -53,6 +53,8 @@ def test_cleanup_deletes_the_wave_s_pods_and_ends_the_lease(make_ctx):
         ctx.factory.api.pods[(p["metadata"]["namespace"], p["metadata"]["name"])] = p
     assert finish.cleanup(ctx) == {"deleted": 3}
     assert ctx.factory.api.pods == {} and ctx.files(DONE_FILE).is_file()
+    lists = [path for method, path, _, _ in ctx.factory.api.calls if method == "GET" and path.endswith("/pods")]
+    assert lists == [], "the deletecollection answers name the pods deleted: the wave is not listed again"
 
 
 def test_a_failed_delete_still_ends_the_lease_and_names_the_fix(make_ctx):
@@ -103,3 +105,5 @@ def test_cleanup_deletes_each_namespaces_wave_with_one_request_or_pod_by_pod_whe
     assert all(path.startswith(f"/api/v1/namespaces/{refused_ns}/pods/") for path in deletes
                if path.count("/") == 6), "only the refusing namespace's pods were deleted one by one"
     assert {f"/api/v1/namespaces/{ns}/pods" for ns in namespaces[1:]} <= set(deletes)
+    lists = {path for method, path, _, _ in api.calls if method == "GET" and path.endswith("/pods")}
+    assert lists == {f"/api/v1/namespaces/{refused_ns}/pods"}, "only the refusing namespace is listed"
