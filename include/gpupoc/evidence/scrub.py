@@ -61,8 +61,8 @@ def is_sensitive_key(key: str) -> bool:
 
 
 # every word ``scrub`` acts on, in a string or in a key: ``_TRIGGER``'s (its ``api`` narrowed to ``api-key``, since
-# every Kubernetes object says ``apiVersion``) and ``SENSITIVE_KEY``'s; looked for one by one (a substring search
-# is seven times as fast as one regular expression of them all)
+# every Kubernetes object says ``apiVersion``) and ``SENSITIVE_KEY``'s; looked for one by one (10,000 pods: 0.4 s,
+# against 0.6 s for one regular expression of them all)
 _ANY_WORD = (b"bearer", b"basic", b"eyj", b"-----begin", b"token", b"passw", b"apikey", b"api-key", b"api_key",
              b"client", b"secret", b"config", b"credential", b"authorization", b"cookie", b"private")
 

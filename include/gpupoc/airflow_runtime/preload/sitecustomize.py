@@ -25,7 +25,8 @@ def preloaded_modules(argv: list) -> tuple[str, ...]:
     for i, name in enumerate(names[:2]):
         if name.endswith("airflow"):
             command = names[i + 1:i + 3]
-            return _ROLES.get(command[0] if command[:1] != ["celery"] else " ".join(command), ()) if command else ()
+            role = " ".join(command) if command[:1] == ["celery"] else "".join(command[:1])
+            return _ROLES.get(role, ())
     return ()
 
 
