@@ -77,6 +77,7 @@ def _attempts(ctx: RunContext, watch: Stopwatch) -> tuple[list, list[dict], dict
     with watch.stage("pods"):
         pods = W.list_pods(lists or admin.inner, ctx.namespaces, ctx.selector)
         ctx.writer.write_json("pods", pods)
+        ctx.hold_observed_pods(pods)
     release = ctx.read_file(RELEASE_FILE, {}) or {}
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
     with watch.stage("platform records"):
@@ -148,9 +149,10 @@ def gang_group_members(ctx: RunContext) -> dict[str, str]:
     """PodGroup uid -> ``ns/name`` of one pod of its gang (they share one priority), for the groups the run made."""
     from gpupoc.steps.gangs import GANG_GROUPS
 
-    pods = ctx.observed_pods()
+    groups = ctx.read_file(GANG_GROUPS, {}) or {}
+    pods = ctx.observed_pods() if groups else {}
     out = {}
-    for uid, g in (ctx.read_file(GANG_GROUPS, {}) or {}).items():
+    for uid, g in groups.items():
         member = next((f"{ns}/{name}" for (ns, name), p in sorted(pods.items()) if ns == g.get("namespace")
                        and ((p.get("metadata") or {}).get("labels") or {}).get(L.GANG) == g.get("gang")), None)
         if member:

@@ -44,6 +44,7 @@ class RunContext:
     test_class: str
     task: str = ""
     _factory: Any = field(default=None, repr=False)
+    _held_pods: dict | None = field(default=None, init=False, repr=False)
 
     @cached_property
     def plan(self):
@@ -141,11 +142,22 @@ class RunContext:
         return self.factory.caller(context, task_component(self.task))
 
     def observed_pods(self) -> dict[tuple[str, str], dict]:
-        """The last state of every pod the observer saw, by (namespace, name)."""
+        """The last state of every pod the observer saw, by (namespace, name); once ``hold_observed_pods`` was
+        called, the held pods."""
         from gpupoc.steps.markers import OBSERVED_PODS
 
+        if self._held_pods is not None:
+            return self._held_pods
         pods = self.read_file(OBSERVED_PODS, []) or []
         return {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+
+    def hold_observed_pods(self, current: list[dict]) -> None:
+        """From now on ``observed_pods`` answers from memory: the observer's pods read once, each pod the cluster
+        still holds (``current``) in its current state. Collection reads them in several stages; at 10,000 pods
+        each read parses some 60 MB."""
+        pods = self.observed_pods()
+        pods.update({(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in current})
+        self._held_pods = pods
 
     def submissions(self):
         """The operator's records of every pod it submitted (or whose creation was refused)."""

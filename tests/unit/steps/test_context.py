@@ -105,3 +105,27 @@ def test_submissions_are_read_back_in_file_order(make_ctx):
         ctx.writer.write_json(f"submission-{item}-{n}", {"item": item, "pod": f"{item}-x", "namespace": "team-nlp",
                                                            "try_number": n, "at": "2026-12-01T09:00:00Z"})
     assert [s.item for s in ctx.submissions()] == ["a", "b"]
+
+
+def _pod(ns: str, name: str, phase: str) -> dict:
+    return {"metadata": {"namespace": ns, "name": name}, "status": {"phase": phase}}
+
+
+def test_held_pods_are_read_once_with_the_cluster_s_current_state_over_the_observer_s(make_ctx):
+    ctx = make_ctx(task="collect_evidence")
+    ctx.writer.write_json("observed_pods", [_pod("a", "gone", "Failed"), _pod("a", "kept", "Running")])
+    assert ctx.observed_pods()[("a", "kept")]["status"]["phase"] == "Running"
+    ctx.hold_observed_pods([_pod("a", "kept", "Succeeded"), _pod("b", "new", "Pending")])
+    ctx.writer.write_json("observed_pods", [])  # no longer read: the held pods answer
+    held = ctx.observed_pods()
+    assert {k: p["status"]["phase"] for k, p in held.items()} == {
+        ("a", "gone"): "Failed", ("a", "kept"): "Succeeded", ("b", "new"): "Pending"}
+    assert ctx.observed_pods() is held
+
+
+def test_a_context_that_holds_nothing_reads_the_observer_s_file_each_time(make_ctx):
+    ctx = make_ctx(task="wave")
+    ctx.writer.write_json("observed_pods", [_pod("a", "p", "Pending")])
+    assert ctx.observed_pods()[("a", "p")]["status"]["phase"] == "Pending"
+    ctx.writer.write_json("observed_pods", [_pod("a", "p", "Running")])
+    assert ctx.observed_pods()[("a", "p")]["status"]["phase"] == "Running"
