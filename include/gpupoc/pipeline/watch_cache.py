@@ -196,21 +196,43 @@ class Collection:
         bookmark (kube-apiserver sends one 2 s before a watch's timeout, once it has sent every change before
         it) or at that timeout; a list instead when the watch is refused (410 Gone: the history compacted) or
         cut. A list refused too leaves the collection listed on every read, as the server answers."""
+        self.settle(self.listen(timeout_s))
+
+    def listen(self, timeout_s: int) -> list[dict]:
+        """``catch_up``'s watch, its events kept, not applied (the cache may still be loading): up to the first
+        bookmark, or an ERROR event last when the watch was refused or cut."""
+        if not self.rv:
+            self.stats.watches += 1
+            return [{"type": "ERROR", "object": {"code": 410, "message": "no resourceVersion to resume from"}}]
         query = [*self.query, ("watch", "true"), ("allowWatchBookmarks", "true"), ("resourceVersion", self.rv),
                  ("timeoutSeconds", str(timeout_s))]
         handle = self._handle = StreamHandle()
         self.stats.watches += 1
-        refusal = None if self.rv else {"code": 410, "message": "no resourceVersion to resume from"}
+        heard: list[dict] = []
         try:
-            for event in (self.caller.stream(self.path, query, timeout_s + 30, handle) if self.rv else ()):
-                refusal = self._take(event)
-                if refusal is not None or event.get("type") == "BOOKMARK":
+            for event in self.caller.stream(self.path, query, timeout_s + 30, handle):
+                heard.append(event)
+                if event.get("type") in ("BOOKMARK", "ERROR"):
                     break
         except Exception as exc:  # noqa: BLE001 - a cut stream: the collection is listed instead
-            refusal = {"code": 0, "message": type(exc).__name__}
+            heard.append({"type": "ERROR", "object": {"code": 0, "message": type(exc).__name__}})
         finally:
             handle.close()
             self.stats.bytes_watched += handle.bytes_read
+        return heard
+
+    def seed(self, items: list[dict]) -> None:
+        """The objects the cache held at its resourceVersion, loaded after its watch was opened (``listen``)."""
+        with self._lock:
+            self.items = {_key(o): o for o in items}
+
+    def settle(self, heard: list[dict]) -> None:
+        """The changes ``listen`` heard applied in order; a list instead when its watch was refused or cut."""
+        refusal = None
+        for event in heard:
+            refusal = self._take(event)
+            if refusal is not None:
+                break
         if refusal is None:
             return
         code = int(refusal.get("code") or 0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from gpupoc.pipeline.k8s import Response, request_info
 from gpupoc.pipeline.watch_cache import Collection, Streamer, WatchingCaller
@@ -106,12 +106,20 @@ class ResumedLists:
         return [c.stats.to_dict() for c in self.collections.values()]
 
 
-def resume(caller: Streamer, saved: Iterable[SavedCollection], timeout_s: int = CATCH_UP_SECONDS) -> ResumedLists:
-    """The saved lists caught up with the cluster, each by its own watch, all at once."""
+def resume(caller: Streamer, saved: Iterable[SavedCollection], timeout_s: int = CATCH_UP_SECONDS,
+           load: Callable[[int], list[dict]] | None = None) -> ResumedLists:
+    """The saved lists caught up with the cluster, each by its own watch, all at once. With ``load``, the saved
+    collections come without their objects and ``load(i)`` reads the i-th one's while the watches wait for the
+    server's bookmark; what they heard meanwhile is applied after."""
     collections: dict[tuple, Collection] = {}
     for s in saved:
         collections[(s.path, s.query)] = Collection.seeded(caller, s.path, list(s.query), s.rv, s.items)
     if collections:
-        with ThreadPoolExecutor(max_workers=min(8, len(collections)), thread_name_prefix="catch-up") as pool:
-            list(pool.map(lambda c: c.catch_up(timeout_s), collections.values()))
+        waiting = list(collections.values())
+        with ThreadPoolExecutor(max_workers=min(8, len(waiting)), thread_name_prefix="catch-up") as pool:
+            heard = [pool.submit(c.listen, timeout_s) for c in waiting]
+            for i, c in enumerate(waiting if load is not None else ()):
+                c.seed(load(i))
+            for c, events in zip(waiting, heard):
+                c.settle(events.result())
     return ResumedLists(caller, collections)

@@ -16,7 +16,7 @@ from gpupoc.pipeline.audit import Ledger
 from gpupoc.pipeline.audit_deletes import pod_bindings
 from gpupoc.pipeline.k8s import service_account_actor
 from gpupoc.pipeline.observe import list_events, scheduling_events
-from gpupoc.pipeline.watch_resume import ResumedLists, from_records, resume
+from gpupoc.pipeline.watch_resume import ResumedLists, SavedCollection, from_records, resume
 from gpupoc.pipeline.preemptors import Facts, KnownPod, known_pod
 from gpupoc.pipeline.runs import attempt_runs
 from gpupoc.pipeline.scheduler_objects import kueue_cluster_queues, priority_queues
@@ -115,11 +115,18 @@ def resumed_lists(ctx: RunContext) -> ResumedLists | None:
     """The observer's lists of the wave's pods and its events, caught up with the cluster by a watch from
     where the observer left them (``pipeline/watch_resume.py``); None when it saved none (a wave under
     ``RESUME_FROM_PODS`` pods: listed again) or the client cannot watch."""
-    names = ctx.read_file(OBSERVER_LISTS, []) or []
+    entries = ctx.read_file(OBSERVER_LISTS, []) or []
     reader = ctx.reader()
-    if not names or not callable(getattr(reader, "stream", None)):
+    if not entries or not callable(getattr(reader, "stream", None)):
         return None
-    return resume(reader, [c for name in names for c in from_records(ctx.read_file(name, []) or [])])
+    if not all(isinstance(e, dict) for e in entries):  # names alone (an observer of an earlier version)
+        return resume(reader, [c for name in entries for c in from_records(ctx.read_file(name, []) or [])])
+
+    def load(i: int) -> list[dict]:
+        return [o for c in from_records(ctx.read_file(entries[i]["file"], []) or []) for o in c.items]
+
+    # each watch opens at once; the objects (some 150 MB at 10,000 pods) load while it waits for the bookmark
+    return resume(reader, [SavedCollection.from_dict({**e, "items": []}) for e in entries], load=load)
 
 
 def preemption_facts(ctx: RunContext, records) -> Facts:

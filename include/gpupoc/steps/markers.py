@@ -12,7 +12,7 @@ OBSERVER_END = "observer_end"
 OBSERVER_API = "observer_api"  # what the observer's watches cost the API server: lists, relists, bytes
 # the wave's pods and its namespaces' events as the observer's watches held them at its end, with their
 # resourceVersions: collection resumes them instead of listing again (``pipeline/watch_resume.py``); this file
-# names one file per list (``observer_lists-<i>``)
+# names one file per list (``observer_lists-<i>``) with its request and resourceVersion
 OBSERVER_LISTS = "observer_lists"
 COLLECTOR_API = "collector_api"  # what collection's catch-up watches cost the API server
 COLLECTOR_STAGES = "collector_stages"  # where collect_evidence spent its time, stage by stage

@@ -212,10 +212,10 @@ def save_lists(ctx: RunContext, caller: WatchingCaller) -> None:
     saved = list(saved_collections(caller, ("pods", "events")))
     if pods_held(saved) < RESUME_FROM_PODS:
         return
-    names = [f"{OBSERVER_LISTS}-{i}" for i in range(len(saved))]
-    for name, collection in zip(names, saved):  # a file each: collection reads one at a time back
-        ctx.writer.write_json_items(name, saved_records([collection]))
-    ctx.writer.write_json(OBSERVER_LISTS, names)
+    entries = [{"file": f"{OBSERVER_LISTS}-{i}", **c.header()} for i, c in enumerate(saved)]
+    for entry, collection in zip(entries, saved):  # a file each: collection reads one at a time back
+        ctx.writer.write_json_items(entry["file"], saved_records([collection]))
+    ctx.writer.write_json(OBSERVER_LISTS, entries)  # the headers too: collection watches before it loads
 
 
 def _pod_key(p: dict) -> str:

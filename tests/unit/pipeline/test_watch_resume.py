@@ -60,6 +60,31 @@ def test_a_stream_that_ends_without_a_bookmark_keeps_what_it_sent():
     assert lists(server) == 0
 
 
+def test_objects_loaded_while_the_watch_waits_are_changed_by_what_it_heard_before_they_came():
+    server = FakeServer([[{"type": "MODIFIED", "object": pod("p0", "11", "Succeeded")},
+                          {"type": "DELETED", "object": pod("p1", "12")},
+                          {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "14"}}}]])
+    loaded = []
+
+    def load(i: int) -> list[dict]:
+        wait_until(lambda: any(m == "WATCH" for m, _, _ in server.requests))  # the watch was opened first
+        loaded.append(i)
+        return _saved().items
+
+    resumed = resume(server, [SavedCollection(PODS, SELECTOR, "10", [])], load=load)
+    assert loaded == [0]
+    assert _names(resumed) == [("p0", "Succeeded")], "the loaded objects overwrote what the watch heard"
+    assert lists(server) == 0
+
+
+def test_objects_loaded_while_a_refused_watch_waited_give_way_to_a_list():
+    server = FakeServer([[{"type": "ERROR", "object": {"code": 410, "message": "too old resource version"}}]],
+                        objects=[pod("p9", "30", "Running")], rv="30")
+    resumed = resume(server, [SavedCollection(PODS, SELECTOR, "10", [])], load=lambda i: _saved().items)
+    assert _names(resumed) == [("p9", "Running")]
+    assert resumed.stats()[0]["relists_after_gone"] == 1
+
+
 def test_other_requests_go_to_the_server_as_asked():
     server = FakeServer([[{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "11"}}}]],
                         objects=[pod("x", "1")])

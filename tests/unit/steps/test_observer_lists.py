@@ -38,8 +38,9 @@ def test_a_large_waves_lists_are_saved_a_file_each_and_resumed_by_collection(mak
     monkeypatch.setattr(wave_step, "RESUME_FROM_PODS", 2)
     ctx = make_ctx()
     wave_step.save_lists(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
-    names = ctx.read_file(OBSERVER_LISTS)
+    names = [e["file"] for e in ctx.read_file(OBSERVER_LISTS)]
     assert names == [f"{OBSERVER_LISTS}-0", f"{OBSERVER_LISTS}-1"] and all(ctx.files(n).is_file() for n in names)
+    assert [e["rv"] for e in ctx.read_file(OBSERVER_LISTS)] == ["10", "10"]
     server = ByPath({PODS: [{"type": "MODIFIED", "object": pod("p1", "11", "Succeeded")}, BOOKMARK]})
     monkeypatch.setattr(ctx, "reader", lambda: server)
     resumed = collect_step.resumed_lists(ctx)
@@ -55,3 +56,14 @@ def test_a_small_wave_saves_nothing_and_collection_lists_as_before(make_ctx, mon
     wave_step.save_lists(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
     assert not ctx.files(OBSERVER_LISTS).is_file()
     assert collect_step.resumed_lists(ctx) is None
+
+
+def test_lists_an_earlier_observer_named_without_their_headers_are_resumed_too(make_ctx, monkeypatch):
+    monkeypatch.setattr(wave_step, "RESUME_FROM_PODS", 2)
+    ctx = make_ctx()
+    wave_step.save_lists(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
+    ctx.writer.write_json(OBSERVER_LISTS, [e["file"] for e in ctx.read_file(OBSERVER_LISTS)])
+    server = ByPath({PODS: [{"type": "DELETED", "object": pod("p0", "11")}, BOOKMARK]})
+    monkeypatch.setattr(ctx, "reader", lambda: server)
+    got = collect_step.resumed_lists(ctx).call("GET", PODS, query={"labelSelector": "wave=w1"}).body["items"]
+    assert [p["metadata"]["name"] for p in got] == ["p1"] and lists(server) == 0
