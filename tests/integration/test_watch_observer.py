@@ -69,8 +69,9 @@ def test_the_cache_sees_every_pod_with_one_list(start_sim, behaviours):
     assert counted.lists == stats.lists
 
 
-def test_collection_resumes_the_observers_lists_and_sees_what_changed_after_it_without_listing(start_sim):
-    from gpupoc.pipeline.watch_resume import resume, saved_collections
+@pytest.mark.parametrize("changed", ["before collection", "while collection loads the saved pods"])
+def test_collection_resumes_the_observers_lists_and_sees_what_changed_after_it_without_listing(start_sim, changed):
+    from gpupoc.pipeline.watch_resume import SavedCollection, resume, saved_collections
 
     server = start_sim()
     factory = ClientFactory(str(server.kubeconfig))
@@ -87,14 +88,24 @@ def test_collection_resumes_the_observers_lists_and_sees_what_changed_after_it_w
     finally:
         observer.close()
     saved = list(saved_collections(observer, ("pods",)))
-    # after the observer's end: one pod deleted, one created, another's labels changed
-    assert admin.call("DELETE", f"{path}/r1", query={"gracePeriodSeconds": "0"}).ok
-    assert admin.call("POST", path, body=_pod("after")).ok
-    assert admin.call("PATCH", f"{path}/r2", body={"metadata": {"labels": {"later": "yes"}}},
-                      content_type="application/merge-patch+json").ok
+
+    def change() -> None:  # after the observer's end: one pod deleted, one created, another's labels changed
+        assert admin.call("DELETE", f"{path}/r1", query={"gracePeriodSeconds": "0"}).ok
+        assert admin.call("POST", path, body=_pod("after")).ok
+        assert admin.call("PATCH", f"{path}/r2", body={"metadata": {"labels": {"later": "yes"}}},
+                          content_type="application/merge-patch+json").ok
+
+    def load(i: int) -> list[dict]:  # the watches are open: what changes now is heard, then applied after
+        change()
+        return saved[i].items
+
     counted = Counted(admin)
     try:
-        resumed = resume(counted, saved)
+        if changed == "before collection":
+            change()
+            resumed = resume(counted, saved)
+        else:
+            resumed = resume(counted, [SavedCollection(s.path, s.query, s.rv, []) for s in saved], load=load)
         got = {p["metadata"]["name"]: p for p in resumed.call(
             "GET", path, query={"labelSelector": "watched=yes"}).body["items"]}
         listed = {p["metadata"]["name"]: p for p in admin.call(

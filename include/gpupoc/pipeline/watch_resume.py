@@ -77,9 +77,13 @@ def saved_collections(caller: WatchingCaller, resources: Iterable[str]) -> Itera
         yield SavedCollection(path, tuple(params), rv, items)
 
 
+def is_pod_list(saved: SavedCollection) -> bool:
+    return request_info("GET", saved.path, list(saved.query)).resource == "pods"
+
+
 def pods_held(saved: Iterable[SavedCollection]) -> int:
     """How many pods the saved pod lists hold."""
-    return sum(len(s.items) for s in saved if request_info("GET", s.path, list(s.query)).resource == "pods")
+    return sum(len(s.items) for s in saved if is_pod_list(s))
 
 
 @dataclass
@@ -107,10 +111,11 @@ class ResumedLists:
 
 
 def resume(caller: Streamer, saved: Iterable[SavedCollection], timeout_s: int = CATCH_UP_SECONDS,
-           load: Callable[[int], list[dict]] | None = None) -> ResumedLists:
+           load: Callable[[int], list[dict] | None] | None = None) -> ResumedLists:
     """The saved lists caught up with the cluster, each by its own watch, all at once. With ``load``, the saved
     collections come without their objects and ``load(i)`` reads the i-th one's while the watches wait for the
-    server's bookmark; what they heard meanwhile is applied after."""
+    server's bookmark (None: they could not be read, the collection is listed again); what a watch heard
+    meanwhile is applied after."""
     collections: dict[tuple, Collection] = {}
     for s in saved:
         collections[(s.path, s.query)] = Collection.seeded(caller, s.path, list(s.query), s.rv, s.items)
@@ -118,8 +123,18 @@ def resume(caller: Streamer, saved: Iterable[SavedCollection], timeout_s: int = 
         waiting = list(collections.values())
         with ThreadPoolExecutor(max_workers=min(8, len(waiting)), thread_name_prefix="catch-up") as pool:
             heard = [pool.submit(c.listen, timeout_s) for c in waiting]
-            for i, c in enumerate(waiting if load is not None else ()):
-                c.seed(load(i))
-            for c, events in zip(waiting, heard):
-                c.settle(events.result())
+            unread = {i for i, c in enumerate(waiting) if load is not None and not _seeded(c, load(i))}
+            for i, (c, events) in enumerate(zip(waiting, heard)):
+                c.settle(UNREAD if i in unread else events.result())
     return ResumedLists(caller, collections)
+
+
+# what a collection whose saved objects could not be read settles with: a list
+UNREAD = [{"type": "ERROR", "object": {"code": 0, "message": "the saved objects could not be read"}}]
+
+
+def _seeded(c: Collection, items: list[dict] | None) -> bool:
+    if items is None:
+        return False
+    c.seed(items)
+    return True

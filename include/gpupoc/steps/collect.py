@@ -121,12 +121,20 @@ def resumed_lists(ctx: RunContext) -> ResumedLists | None:
         return None
     if not all(isinstance(e, dict) for e in entries):  # names alone (an observer of an earlier version)
         return resume(reader, [c for name in entries for c in from_records(ctx.read_file(name, []) or [])])
-
-    def load(i: int) -> list[dict]:
-        return [o for c in from_records(ctx.read_file(entries[i]["file"], []) or []) for o in c.items]
-
     # each watch opens at once; the objects (some 150 MB at 10,000 pods) load while it waits for the bookmark
-    return resume(reader, [SavedCollection.from_dict({**e, "items": []}) for e in entries], load=load)
+    return resume(reader, [SavedCollection.from_dict({**e, "items": []}) for e in entries],
+                  load=lambda i: _saved_objects(ctx, entries[i]))
+
+
+def _saved_objects(ctx: RunContext, entry: dict) -> list[dict] | None:
+    """A saved list's objects: its file's, or for a pod list the observer's pods it names (None when one is
+    missing: the list is read again)."""
+    if "file" in entry:
+        return [o for c in from_records(ctx.read_file(entry["file"], []) or []) for o in c.items]
+    ctx.hold_observed_pods([])
+    held = ctx.observed_pods()
+    pods = [held.get(tuple(key.split("/", 1))) for key in entry.get("pods") or []]
+    return None if any(p is None for p in pods) else pods
 
 
 def preemption_facts(ctx: RunContext, records) -> Facts:

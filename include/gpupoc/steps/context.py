@@ -155,7 +155,7 @@ class RunContext:
         """From now on ``observed_pods`` answers from memory: the observer's pods read once, each pod the cluster
         still holds (``current``) in its current state. Collection reads them in several stages; at 10,000 pods
         each read parses some 60 MB."""
-        pods = self.observed_pods()
+        pods = self.observed_pods()  # the held ones, once held
         pods.update({(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in current})
         self._held_pods = pods
 

@@ -15,7 +15,8 @@ from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.async_release import lift_gates
 from gpupoc.pipeline.observe import observe_wave, snapshot_rows
 from gpupoc.pipeline.watch_cache import WatchingCaller, watching
-from gpupoc.pipeline.watch_resume import RESUME_FROM_PODS, pods_held, saved_collections, saved_records
+from gpupoc.pipeline.watch_resume import (RESUME_FROM_PODS, is_pod_list, pods_held, saved_collections,
+                                          saved_records)
 from gpupoc.pipeline.watch_record import WatchedPods
 from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.pipeline.timelines import Observation
@@ -169,6 +170,7 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     caller = watching(ctx.reader(), watched.handler)  # reads only: not ledgered; one list, then watches
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
     clock = Stopwatch("observe")
+    lists: list[dict] = []  # the watched lists handed to collection (a watching reader's only)
     try:
         with clock.stage("looks"):
             result = observe_wave(caller, ctx.namespaces, ctx.selector, items, interval_s=interval,
@@ -186,11 +188,13 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
                 ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
                 ctx.writer.write_json(OBSERVER_API, caller.stats())
             with clock.stage("lists for collection"):
-                save_lists(ctx, caller)
+                lists = save_lists(ctx, caller, seen_pods)
     for pod in watched.last_objects():  # a pod that lived between two looks (lost at once): as its watch saw it
         seen_pods.setdefault(_pod_key(pod), pod)
     with clock.stage("observations"):
         _save_observed(ctx, acc, seen_pods)
+    if lists:  # named only once the pods they name are saved
+        ctx.writer.write_json(OBSERVER_LISTS, lists)
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
     ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
                                          "awaited": [a.to_dict() for a in result.awaited.values()],
@@ -206,16 +210,23 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
             "awaited_in_vain": [a.item for a in result.awaited.values() if not a.came]}
 
 
-def save_lists(ctx: RunContext, caller: WatchingCaller) -> None:
-    """The wave's pods and its namespaces' events as the watches held them, for collection to resume
-    (``OBSERVER_LISTS``); kept only for a wave of ``RESUME_FROM_PODS`` pods or more."""
+def save_lists(ctx: RunContext, caller: WatchingCaller, seen_pods: dict[str, dict]) -> list[dict]:
+    """The wave's pods and its namespaces' events as the watches held them, for collection to resume: the
+    entries of ``OBSERVER_LISTS``, each list's request and resourceVersion, for a wave of ``RESUME_FROM_PODS``
+    pods or more (none below). The events are saved a file per list. The pods are not saved twice: each pod
+    list names its pods, whose held state goes into ``seen_pods`` (saved as ``OBSERVED_PODS``)."""
     saved = list(saved_collections(caller, ("pods", "events")))
     if pods_held(saved) < RESUME_FROM_PODS:
-        return
-    entries = [{"file": f"{OBSERVER_LISTS}-{i}", **c.header()} for i, c in enumerate(saved)]
-    for entry, collection in zip(entries, saved):  # a file each: collection reads one at a time back
-        ctx.writer.write_json_items(entry["file"], saved_records([collection]))
-    ctx.writer.write_json(OBSERVER_LISTS, entries)  # the headers too: collection watches before it loads
+        return []
+    entries = []
+    for i, collection in enumerate(saved):
+        if is_pod_list(collection):
+            seen_pods.update({_pod_key(p): p for p in collection.items})
+            entries.append({**collection.header(), "pods": sorted(_pod_key(p) for p in collection.items)})
+            continue
+        entries.append({"file": f"{OBSERVER_LISTS}-{i}", **collection.header()})
+        ctx.writer.write_json_items(entries[-1]["file"], saved_records([collection]))  # read back one at a time
+    return entries
 
 
 def _pod_key(p: dict) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from gpupoc.pipeline.watch_cache import WatchingCaller
 from gpupoc.steps import collect as collect_step
 from gpupoc.steps import wave as wave_step
-from gpupoc.steps.markers import OBSERVER_LISTS
+from gpupoc.pipeline.watch_resume import saved_collections, saved_records
+from gpupoc.steps.markers import OBSERVED_PODS, OBSERVER_LISTS
 from tests.unit.pipeline.test_watch_cache import PODS, FakeServer, lists, pod, wait_until
 
 BOOKMARK = {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "11"}}}
@@ -34,36 +35,61 @@ def _observer(objects: list[dict]) -> WatchingCaller:
     return caller
 
 
-def test_a_large_waves_lists_are_saved_a_file_each_and_resumed_by_collection(make_ctx, monkeypatch):
+def _hand_over(ctx, caller: WatchingCaller) -> list[dict]:
+    """What the observer does at its end: its lists saved, its pods saved, then the lists named."""
+    seen: dict[str, dict] = {}
+    entries = wave_step.save_lists(ctx, caller, seen)
+    ctx.writer.write_json_items(OBSERVED_PODS, list(seen.values()))
+    if entries:
+        ctx.writer.write_json(OBSERVER_LISTS, entries)
+    return entries
+
+
+def _resumed_pods(ctx, monkeypatch, server) -> list[tuple[str, str]]:
+    monkeypatch.setattr(ctx, "reader", lambda: server)
+    got = collect_step.resumed_lists(ctx).call("GET", PODS, query={"labelSelector": "wave=w1"}).body["items"]
+    return sorted((p["metadata"]["name"], p["status"]["phase"]) for p in got)
+
+
+def test_a_large_waves_lists_are_saved_once_and_resumed_by_collection(make_ctx, monkeypatch):
     monkeypatch.setattr(wave_step, "RESUME_FROM_PODS", 2)
     ctx = make_ctx()
-    wave_step.save_lists(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
-    names = [e["file"] for e in ctx.read_file(OBSERVER_LISTS)]
-    assert names == [f"{OBSERVER_LISTS}-0", f"{OBSERVER_LISTS}-1"] and all(ctx.files(n).is_file() for n in names)
-    assert [e["rv"] for e in ctx.read_file(OBSERVER_LISTS)] == ["10", "10"]
+    entries = _hand_over(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
+    assert [e["rv"] for e in entries] == ["10", "10"]
+    pods, events = entries
+    assert pods["pods"] == ["team-a/p0", "team-a/p1"] and "file" not in pods, "the pods were saved twice"
+    assert ctx.files(events["file"]).is_file()
     server = ByPath({PODS: [{"type": "MODIFIED", "object": pod("p1", "11", "Succeeded")}, BOOKMARK]})
-    monkeypatch.setattr(ctx, "reader", lambda: server)
-    resumed = collect_step.resumed_lists(ctx)
-    got = resumed.call("GET", PODS, query={"labelSelector": "wave=w1"}).body["items"]
-    assert sorted((p["metadata"]["name"], p["status"]["phase"]) for p in got) == [("p0", "Pending"),
-                                                                                ("p1", "Succeeded")]
+    assert _resumed_pods(ctx, monkeypatch, server) == [("p0", "Pending"), ("p1", "Succeeded")]
     assert lists(server) == 0
+
+
+def test_a_pod_list_whose_pods_were_not_saved_is_listed_again(make_ctx, monkeypatch):
+    monkeypatch.setattr(wave_step, "RESUME_FROM_PODS", 2)
+    ctx = make_ctx()
+    _hand_over(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
+    ctx.writer.write_json_items(OBSERVED_PODS, [pod("p0", "9")])  # p1 missing
+    server = ByPath({})
+    server.objects, server.rv = [pod("p1", "12", "Failed")], "12"
+    assert _resumed_pods(ctx, monkeypatch, server) == [("p1", "Failed")]
+    assert lists(server) == 1
 
 
 def test_a_small_wave_saves_nothing_and_collection_lists_as_before(make_ctx, monkeypatch):
     monkeypatch.setattr(wave_step, "RESUME_FROM_PODS", 3)
     ctx = make_ctx()
-    wave_step.save_lists(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
+    assert _hand_over(ctx, _observer([pod("p0", "9"), pod("p1", "10")])) == []
     assert not ctx.files(OBSERVER_LISTS).is_file()
     assert collect_step.resumed_lists(ctx) is None
 
 
-def test_lists_an_earlier_observer_named_without_their_headers_are_resumed_too(make_ctx, monkeypatch):
-    monkeypatch.setattr(wave_step, "RESUME_FROM_PODS", 2)
+def test_lists_an_earlier_observer_saved_whole_are_resumed_too(make_ctx, monkeypatch):
     ctx = make_ctx()
-    wave_step.save_lists(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
-    ctx.writer.write_json(OBSERVER_LISTS, [e["file"] for e in ctx.read_file(OBSERVER_LISTS)])
+    caller = _observer([pod("p0", "9"), pod("p1", "10")])
+    names = []
+    for i, collection in enumerate(saved_collections(caller, ("pods", "events"))):
+        names.append(f"{OBSERVER_LISTS}-{i}")
+        ctx.writer.write_json_items(names[-1], saved_records([collection]))
+    ctx.writer.write_json(OBSERVER_LISTS, names)
     server = ByPath({PODS: [{"type": "DELETED", "object": pod("p0", "11")}, BOOKMARK]})
-    monkeypatch.setattr(ctx, "reader", lambda: server)
-    got = collect_step.resumed_lists(ctx).call("GET", PODS, query={"labelSelector": "wave=w1"}).body["items"]
-    assert [p["metadata"]["name"] for p in got] == ["p1"] and lists(server) == 0
+    assert _resumed_pods(ctx, monkeypatch, server) == [("p1", "Pending")] and lists(server) == 0
