@@ -246,7 +246,7 @@ class Observed:
 def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str, items: dict[str, str], *,
                  interval_s: float, timeout_s: float, plan=None, policy: Policy = Policy(),
                  tasks: Callable[[], TaskView] = TaskView, records: Callable[[list[dict]], Evidence] = Evidence,
-                 on_snapshot: Callable[[Snapshot], None] | None = None,
+                 on_snapshot: Callable[[Snapshot, bool], None] | None = None,
                  on_waiting: Callable[[list[Open], float], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = (),
                  clock: Callable[[], datetime] = utcnow,
@@ -258,7 +258,8 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     ``tasks()`` says what the wave tasks decided and where they are; ``records(events)`` what the platform
     recorded beside the snapshot's events (owners' conditions, the audit log), read only when an ended
     attempt needs its outcome. ``on_waiting(open items, seconds left)`` is called after every snapshot that
-    leaves items open. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
+    leaves items open; ``on_snapshot(snapshot, last)`` after every snapshot, ``last`` when it is the final
+    one. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
     retried observer goes on from them, so an attempt that vanished meanwhile keeps its place. ``clock`` dates
     each snapshot; ``monotonic`` measures the looks and the deadline. ``ended_since(moment)`` (the watch's
     record) names the items a pod of which ended after a moment: once every open item is among them, the next
@@ -279,12 +280,13 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
             continue
         now = monotonic()
         present = result._track(snap, items, now)
-        if on_snapshot:
-            on_snapshot(snap)
         result.open = open_items(items, result.seen, present, result.ended_at, now, policy, tasks(),
                                  result.outcomes(snap, present, records))
         result._await(result.open)
-        if not result.open or now >= deadline:
+        last = not result.open or now >= deadline
+        if on_snapshot:
+            on_snapshot(snap, last)
+        if last:
             result.events = snap.events
             return result
         if on_waiting:

@@ -151,12 +151,12 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     seen_pods: dict[str, dict] = {_pod_key(p): p for p in ctx.read_file(OBSERVED_PODS, []) or []}
     pace = CheckpointPace()  # the first snapshot (the gated wave, before release) is kept at once
 
-    def keep(snap) -> None:
+    def keep(snap, last: bool) -> None:
         acc.extend(snap.observations)
         seen_pods.update({_pod_key(p): p for p in snap.pods})
         if not ctx.files(OBSERVING_FILE).is_file():
             ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": rfc3339(utcnow())})
-        if pace.due(time.monotonic()):
+        if not last and pace.due(time.monotonic()):  # the last is saved whole right after
             began = time.monotonic()
             _save_observed(ctx, acc, seen_pods)
             ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())

@@ -78,6 +78,15 @@ def test_the_observer_ends_when_every_item_ended_and_keeps_what_it_saw(make_ctx)
     assert ctx.writer.table_path("queue_snapshots").is_file()
 
 
+def test_the_observer_s_last_look_is_saved_once_not_checkpointed_first(make_ctx, monkeypatch):
+    ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
+    saves = []
+    real = wave._save_observed
+    monkeypatch.setattr(wave, "_save_observed", lambda *a: (saves.append(1), real(*a)))
+    assert wave.observe(ctx)["snapshots"] == 1
+    assert len(saves) == 1, "the only look was written twice (checkpoint, then the final save)"
+
+
 def test_a_retried_observer_goes_on_from_the_observations_already_kept(make_ctx):
     ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
     first = len(ctx.read_file("observations", []) or [])
