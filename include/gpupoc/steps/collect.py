@@ -55,14 +55,16 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
             summary.update(collect_replay(ctx, runs))
     platform = {r["key"]: r["value"] for r in _read_table(ctx, "platform_info")}
     end = utcnow()
-    intake = intake_refusals(receiver_records(ctx.plan), parse_time(started_at), end)
+    with watch.stage("alert intake"):
+        intake = intake_refusals(receiver_records(ctx.plan), parse_time(started_at), end)
     ctx.writer.write_json(COLLECTOR_STAGES, watch.as_dict())
-    ctx.writer.write_manifest(window_start=started_at or end, window_end=end, plan_hash=plan_hash(ctx.plan),
-                              platform=platform,
-                              expected_tables=(*class_def.tables, *(REPLAY_TABLES if replayed else ()),
-                                               *expected_tables(ctx)),
-                              extra={"test_class": ctx.test_class, "summary": summary, "intake": intake,
-                                     **identity(ctx.plan)})
+    with watch.stage("manifest"):  # in the task's log only: the stages' file is one the manifest hashes
+        ctx.writer.write_manifest(window_start=started_at or end, window_end=end, plan_hash=plan_hash(ctx.plan),
+                                  platform=platform,
+                                  expected_tables=(*class_def.tables, *(REPLAY_TABLES if replayed else ()),
+                                                   *expected_tables(ctx)),
+                                  extra={"test_class": ctx.test_class, "summary": summary, "intake": intake,
+                                         **identity(ctx.plan)})
     return {"run_dir": str(ctx.run_dir), **{k: v for k, v in summary.items() if not isinstance(v, (list, dict))}}
 
 
