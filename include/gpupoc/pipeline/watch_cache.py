@@ -59,6 +59,7 @@ class CollectionStats:
     bytes_listed: int = 0
     bytes_watched: int = 0
     refusals: list[str] = field(default_factory=list)
+    catch_up_seconds: float | None = None  # a resumed collection's watch: from its request to its bookmark
     listing_only: str = ""  # why the collection is listed on every read (a watch refused for good)
 
     def to_dict(self) -> dict:
@@ -209,6 +210,7 @@ class Collection:
         handle = self._handle = StreamHandle()
         self.stats.watches += 1
         heard: list[dict] = []
+        began = time.monotonic()
         try:
             for event in self.caller.stream(self.path, query, timeout_s + 30, handle):
                 heard.append(event)
@@ -219,6 +221,7 @@ class Collection:
         finally:
             handle.close()
             self.stats.bytes_watched += handle.bytes_read
+            self.stats.catch_up_seconds = round(time.monotonic() - began, 3)
         return heard
 
     def seed(self, items: list[dict]) -> None:
