@@ -22,8 +22,9 @@ from gpupoc.pipeline.watch_cache import Collection, Streamer, WatchingCaller
 
 log = logging.getLogger(__name__)
 
-# a resumed collection's one watch asks this timeout: kube-apiserver's bookmark comes 2 s before it
-CATCH_UP_SECONDS = 4
+# a resumed collection's one watch asks this timeout: kube-apiserver's bookmark comes 2 s before it (its
+# bookmark timer ticks each second), so 1 to 2 s after the request; without one the watch ends at the timeout
+CATCH_UP_SECONDS = 3
 # below this many pods listing again is cheaper than waiting for the server's bookmark
 RESUME_FROM_PODS = 1000
 

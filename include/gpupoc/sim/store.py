@@ -118,14 +118,16 @@ class Store:
         """The stored object itself (not a copy): callers that change it must call ``update``."""
         return self._objects[resource].get((namespace or "", name))
 
-    def list(self, resource: str, namespace: str | None = None) -> list[dict]:
-        """Stored objects of a resource, in one namespace when given, sorted by namespace and name."""
+    def list(self, resource: str, namespace: str | None = None, ordered: bool = True) -> list[dict]:
+        """Stored objects of a resource, in one namespace when given, sorted by namespace and name (in no
+        particular order unless ``ordered``)."""
         items = self._objects[resource]
         if namespace:
             objs = [o for (ns, _), o in items.items() if ns == namespace]
         else:
             objs = list(items.values())
-        objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        if ordered:
+            objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         return objs
 
     def values(self, resource: str) -> ValuesView[dict]:

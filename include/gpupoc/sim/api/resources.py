@@ -58,7 +58,9 @@ async def get_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     return answer_object(ctx, spec, fetch(ctx, spec))
 
 
-def matching(ctx: Ctx, spec: ResourceSpec, sel: Selector) -> list[dict]:
+def matching(ctx: Ctx, spec: ResourceSpec, sel: Selector, ordered: bool = True) -> list[dict]:
+    """The objects the request's namespace and ``sel`` select, sorted by namespace and name unless not
+    ``ordered``."""
     store = ctx.state.store
     ns = ctx.info.namespace if spec.namespaced else None
     name = sel.exact_name()
@@ -72,7 +74,7 @@ def matching(ctx: Ctx, spec: ResourceSpec, sel: Selector) -> list[dict]:
             one = store.get(spec.plural, ns, name)
             objs = [one] if one is not None else []
     else:
-        objs = store.list(spec.plural, ns)
+        objs = store.list(spec.plural, ns, ordered)
     return objs if sel.empty else [o for o in objs if sel.matches(o)]
 
 

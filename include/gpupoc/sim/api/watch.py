@@ -144,7 +144,7 @@ class Watcher:
         """The changes after ``since``; objects matching now are taken as matching then (the store keeps no
         old versions)."""
         self.inside.update((o["metadata"].get("namespace", ""), o["metadata"]["name"])
-                           for o in matching(ctx, self.spec, self.selector)
+                           for o in matching(ctx, self.spec, self.selector, ordered=False)
                            if not self.options.name or o["metadata"]["name"] == self.options.name)
         for start in range(0, len(backlog), WRITE_BATCH):
             chunk = b"".join(self.encode(ch) for ch in backlog[start:start + WRITE_BATCH])
