@@ -41,6 +41,15 @@ def test_a_lines_source_keeps_the_window_and_skips_damaged_lines(tmp_path):
     assert len(src.events()) == 2
 
 
+def test_a_line_with_bytes_that_are_not_utf8_is_read_with_them_replaced_not_skipped(tmp_path):
+    path = tmp_path / "audit.log"
+    write(path, [ev("first", T0)])
+    with path.open("ab") as fh:
+        fh.write(json.dumps(ev("second", T0)).encode().replace(b'"second"', b'"sec\xffond"') + b"\n")
+    src = LinesSource(path, "audit log", "fix it")
+    assert [e["auditID"] for e in src.events()] == ["first", "sec\ufffdond"] and src.skipped == 0
+
+
 def test_a_lines_source_read_again_parses_only_what_arrived_and_reads_a_rotated_file_anew(tmp_path):
     path = tmp_path / "audit.log"
     write(path, [ev("first", T0)])
