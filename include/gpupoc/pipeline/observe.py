@@ -48,14 +48,20 @@ def _event_time(e: dict) -> str:
 
 
 def list_events(caller: KubeCaller, namespaces: Iterable[str]) -> list[dict]:
-    """Every event of the namespaces (a namespace whose events cannot be read contributes none)."""
+    """Every event of the namespaces (a namespace whose events cannot be read contributes none), each naming
+    its namespace: an event the server answered without one is a copy that does; the others are the answer's
+    own objects, not copied (50,000 events at every look of a 10,000-pod wave). Read, never changed."""
     out: list[dict] = []
     for ns in sorted(set(namespaces)):
         r = caller.call("GET", f"/api/v1/namespaces/{ns}/events")
         if r.ok and isinstance(r.body, dict):
-            out += [{**e, "metadata": {**(e.get("metadata") or {}), "namespace": (e.get("metadata") or {}).get(
-                "namespace") or ns}} for e in r.body.get("items") or []]
+            out += [e if (e.get("metadata") or {}).get("namespace") else _in_namespace(e, ns)
+                    for e in r.body.get("items") or []]
     return out
+
+
+def _in_namespace(event: dict, namespace: str) -> dict:
+    return {**event, "metadata": {**(event.get("metadata") or {}), "namespace": namespace}}
 
 
 def latest_events(events: list[dict], pod_names: set[str]) -> dict[tuple[str, str], dict]:

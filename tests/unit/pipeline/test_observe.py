@@ -65,6 +65,24 @@ def test_an_observation_survives_its_json_round_trip():
     assert Observation.from_dict(o.to_dict()) == o
 
 
+def test_listed_events_each_name_their_namespace_and_only_one_answered_without_it_is_copied():
+    class NoNamespace(FakeApi):
+        def call(self, method, path, **kw):
+            r = super().call(method, path, **kw)
+            if method == "GET" and path.endswith("/events"):
+                for e in r.body["items"]:
+                    if e["reason"] == "Pulled":
+                        e["metadata"].pop("namespace")
+            return r
+
+    api = NoNamespace([], events=[ev("p1", "FailedScheduling", MSG, ns="team-nlp"),
+                                  ev("p1", "Pulled", "", ns="team-nlp")])
+    told, pulled = observe.list_events(api, ["team-nlp"])
+    assert told["metadata"]["namespace"] == pulled["metadata"]["namespace"] == "team-nlp"
+    assert told is api.events[0], "an event that names its namespace is copied"
+    assert "namespace" not in api.events[1]["metadata"], "the answer's own event was changed"
+
+
 def test_scheduling_events_become_observations_at_their_first_and_last_moment():
     def event(name, reason, first, last):
         e = ev(name, reason, MSG, ns="team-nlp", at=first)
