@@ -19,10 +19,11 @@ import hashlib
 import json
 import os
 import re
+from itertools import islice
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import orjson
 import pyarrow.parquet as pq
@@ -88,13 +89,26 @@ def _write_json_list(path: Path, items: Iterable[Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         first = True
-        for item in items:
-            f.write(b"[\n  " if first else b",\n  ")
-            first = False
-            clean = item if says_nothing_secret(item) else scrub(item)  # most of a wave's pods and events
-            f.write(_item_bytes(clean).replace(b"\n", b"\n  "))  # one level deeper; newlines in strings are escaped
+        for chunk in _chunks(items, SECRET_CHECK_CHUNK):
+            all_clean = says_nothing_secret(chunk)  # most of a wave's pods and events: each item then is too
+            for item in chunk:
+                f.write(b"[\n  " if first else b",\n  ")
+                first = False
+                clean = item if all_clean or says_nothing_secret(item) else scrub(item)
+                f.write(_item_bytes(clean).replace(b"\n", b"\n  "))  # one level deeper; strings' newlines are escaped
         f.write(b"[]\n" if first else b"\n]\n")
     os.replace(tmp, path)
+
+
+# items checked for secrets at once (a list's JSON holds each item's, so no word it lacks is in any item): at
+# 10,000 pods half the time of checking them one by one
+SECRET_CHECK_CHUNK = 256
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
 
 
 # as json.dumps(indent=2, sort_keys=True) writes: datetimes, enums and dataclasses go to ``_default`` the same way

@@ -123,6 +123,20 @@ def test_a_list_document_is_written_item_by_item_exactly_as_one_document(tmp_pat
     assert w.write_json_items("none", iter(())).read_bytes() == _json_bytes([])
 
 
+def test_a_long_list_checked_for_secrets_a_chunk_at_a_time_is_scrubbed_item_by_item(tmp_path):
+    from gpupoc.evidence.scrub import scrub
+    from gpupoc.evidence.writer import SECRET_CHECK_CHUNK, _json_bytes
+
+    items = [{"pod": f"p-{i}", "phase": "Succeeded"} for i in range(2 * SECRET_CHECK_CHUNK + 3)]
+    items[SECRET_CHECK_CHUNK + 7]["note"] = "Authorization: Bearer abc.def.ghi"
+    items[-1]["token"] = "abc"
+    path = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN).write_json_items("pods", iter(items))
+    assert path.read_bytes() == _json_bytes(scrub(items))
+    written = json.loads(path.read_text())
+    assert written[-1]["token"] == "[REDACTED]" and "abc.def.ghi" not in json.dumps(written)
+    assert written[0] == items[0] and len(written) == len(items)
+
+
 def test_suite_parameters_stored_before_the_manifest_are_in_it_with_their_hash(tmp_path):
     from gpupoc.evidence import RunEvidence
     from gpupoc.evidence.writer import sha256_file
