@@ -102,16 +102,16 @@ def test_only_the_processes_that_fork_tasks_or_parsers_preload_what_their_childr
     spec = importlib.util.spec_from_file_location("preload_site", PRELOAD_DIR / "sitecustomize.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # in pytest's process: not the scheduler, so nothing is imported
-    assert mod.should_preload([b"/venv/bin/airflow", b"scheduler", b""])
-    assert mod.should_preload([b"/venv/bin/python3", b"/venv/bin/airflow", b"scheduler"])
-    assert mod.should_preload([b"/venv/bin/airflow", b"celery", b"worker", b"--concurrency", b"4"])
-    assert not mod.should_preload([b"/venv/bin/airflow", b"celery", b"flower"])
-    assert not mod.should_preload([b"/venv/bin/airflow", b"triggerer"])
+    assert mod.preloaded_modules([b"/venv/bin/airflow", b"scheduler", b""])
+    assert mod.preloaded_modules([b"/venv/bin/python3", b"/venv/bin/airflow", b"scheduler"])
+    assert mod.preloaded_modules([b"/venv/bin/airflow", b"celery", b"worker", b"--concurrency", b"4"])
+    assert not mod.preloaded_modules([b"/venv/bin/airflow", b"celery", b"flower"])
+    assert not mod.preloaded_modules([b"/venv/bin/airflow", b"triggerer"])
     parsing = mod.preloaded_modules([b"/venv/bin/airflow", b"dag-processor", b""])
     assert "gpupoc.dags.factory" in parsing and "great_expectations" not in parsing  # it parses DAG files only
     assert "great_expectations" in mod.preloaded_modules([b"/venv/bin/airflow", b"scheduler"])
-    assert not mod.should_preload([b"/venv/bin/airflow", b"api-server", b"--port", b"8080"])
-    assert not mod.should_preload([b"/usr/bin/python3", b"-m", b"pytest"])
+    assert not mod.preloaded_modules([b"/venv/bin/airflow", b"api-server", b"--port", b"8080"])
+    assert not mod.preloaded_modules([b"/usr/bin/python3", b"-m", b"pytest"])
     env = process_env(RuntimeSettings(home=tmp_path, extra_env={"PYTHONPATH": "/elsewhere"}))
     assert env["PYTHONPATH"].split(":") == [str(PRELOAD_DIR), "/elsewhere"]
     assert "PYTHONPATH" not in process_env(RuntimeSettings(home=tmp_path, preload=False)) or \

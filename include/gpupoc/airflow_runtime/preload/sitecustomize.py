@@ -30,11 +30,6 @@ def preloaded_modules(argv: list) -> tuple[str, ...]:
     return ()
 
 
-def should_preload(argv: list) -> bool:
-    """Whether this process loads modules before it forks (``preloaded_modules``)."""
-    return bool(preloaded_modules(argv))
-
-
 def _preload() -> None:
     try:
         with open("/proc/self/cmdline", "rb") as fh:

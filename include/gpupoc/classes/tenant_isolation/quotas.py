@@ -6,7 +6,6 @@ model (``table.py`` ``QuotaSample``).
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping
@@ -174,24 +173,6 @@ def sample_quotas(admin: KubeCaller, namespaces: Iterable[str] | Mapping[str, st
         if not qs.ok:
             rows.append(QuotaReading(row=base, pods_gpus=held,
                                      finding=f"not verified: quota list answered HTTP {qs.status} {qs.message}"))
-    return rows
-
-
-def observe_quotas(admin: KubeCaller, namespaces: list[str], *, duration_s: float, interval_s: float = 5.0,
-                   stop: threading.Event | None = None) -> list[QuotaReading]:
-    """Sample every ``interval_s`` until ``duration_s`` passed or ``stop`` is set."""
-    rows: list[QuotaReading] = []
-    deadline = time.monotonic() + duration_s
-    while True:
-        rows.extend(sample_quotas(admin, namespaces))
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        if stop is not None:
-            if stop.wait(min(interval_s, left)):
-                break
-        else:
-            time.sleep(min(interval_s, left))
     return rows
 
 

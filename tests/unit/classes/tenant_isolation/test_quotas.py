@@ -9,7 +9,7 @@ import pandas as pd
 from gpupoc.classes.tenant_isolation.isolation import P1
 from gpupoc.common.timefmt import rfc3339
 from gpupoc.classes.tenant_isolation.quotas import (
-    classify_submission, observe_quotas, sample_quotas, submit_over_quota, tenant_shares,
+    classify_submission, sample_quotas, submit_over_quota, tenant_shares,
 )
 from gpupoc.classes.tenant_isolation.table import QuotaSample
 from gpupoc.pipeline.k8s import Response, service_account_actor
@@ -111,17 +111,3 @@ def test_tenant_shares_split_gpu_seconds_and_report_wait_percentiles():
     assert shares["b"].entitled_share == 0.5 and shares["b"].share_vs_entitled == 0.4
     assert shares["b"].never_started == 1 and shares["b"].wait_max_s == 200
     assert shares["a"].wait_p50_s == 5
-
-
-def test_observe_quotas_samples_until_stopped(fake_caller):
-    import threading
-
-    admin = fake_caller("admin")
-    admin.on("GET", r".*/resourcequotas", Response(200, {"items": [{"metadata": {"name": "q"}, "status": {
-        "hard": {"requests.nvidia.com/gpu": "4"}, "used": {"requests.nvidia.com/gpu": "1"}}}]}))
-    admin.on("GET", r".*/pods", Response(200, {"items": []}))
-    stop = threading.Event()
-    threading.Timer(0.25, stop.set).start()
-    rows = observe_quotas(admin, ["team-a"], duration_s=10, interval_s=0.1, stop=stop)
-    assert 2 <= len(rows) <= 5 and all(r.row.used == 1 for r in rows)
-    assert len(observe_quotas(admin, ["team-a"], duration_s=0, interval_s=1)) == 1
