@@ -19,7 +19,7 @@ from gpupoc.pipeline.watch_resume import (RESUME_FROM_PODS, is_pod_list, pods_he
                                           saved_records)
 from gpupoc.pipeline.watch_record import WatchedPods
 from gpupoc.pipeline.open_items import Policy, TaskState
-from gpupoc.pipeline.timelines import Observation
+from gpupoc.steps.observation_parts import ObservationParts
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.attempt_decision import task_view
 from gpupoc.steps.bulk import in_bulk, shards
@@ -147,7 +147,8 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     item whose task ended is never waited for."""
     interval = float(getattr(ctx.spec, "snapshot_interval_seconds", 3))
     policy = ctx.spec.resubmission
-    acc = [Observation.from_dict(d) for d in ctx.read_file("observations", []) or []]
+    parts = ObservationParts.resumed(ctx)
+    acc = parts.kept
     seen_pods: dict[str, dict] = {_pod_key(p): p for p in ctx.read_file(OBSERVED_PODS, []) or []}
     pace = CheckpointPace()  # the first snapshot (the gated wave, before release) is kept at once
 
@@ -158,7 +159,7 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
             ctx.writer.write_json(OBSERVING_FILE, {"first_snapshot_at": rfc3339(utcnow())})
         if not last and pace.due(time.monotonic()):  # the last is saved whole right after
             began = time.monotonic()
-            _save_observed(ctx, acc, seen_pods)
+            _save_observed(ctx, parts, seen_pods)
             ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
             pace.saved(began, time.monotonic())
 
@@ -192,7 +193,7 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     for pod in watched.last_objects():  # a pod that lived between two looks (lost at once): as its watch saw it
         seen_pods.setdefault(_pod_key(pod), pod)
     with clock.stage("observations"):
-        _save_observed(ctx, acc, seen_pods)
+        _save_observed(ctx, parts, seen_pods)
     if lists:  # named only once the pods they name are saved
         ctx.writer.write_json(OBSERVER_LISTS, lists)
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
@@ -233,7 +234,8 @@ def _pod_key(p: dict) -> str:
     return f"{p['metadata']['namespace']}/{p['metadata']['name']}"
 
 
-def _save_observed(ctx: RunContext, observations: list[Observation], pods: dict[str, dict]) -> None:
-    """Every observation so far and the last state of every pod seen, each written item by item."""
-    ctx.writer.write_json_items("observations", (o.to_dict() for o in observations))
+def _save_observed(ctx: RunContext, parts: ObservationParts, pods: dict[str, dict]) -> None:
+    """The observations since the last save (``steps/observation_parts.py``) and the last state of every pod
+    seen, each written item by item."""
+    parts.save()
     ctx.writer.write_json_items(OBSERVED_PODS, (pods[k] for k in sorted(pods)))

@@ -14,6 +14,7 @@ from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps import wave
 from gpupoc.steps.bulk import shards
 from gpupoc.steps.context import RunContext
+from gpupoc.steps.observation_parts import part_numbers, saved_dicts
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.k8s import Response
 from gpupoc.steps.markers import OBSERVED_PODS, OBSERVING_FILE, RELEASE_FILE, RELEASING_FILE
@@ -89,14 +90,16 @@ def test_the_observer_s_last_look_is_saved_once_not_checkpointed_first(make_ctx,
 
 def test_a_retried_observer_goes_on_from_the_observations_already_kept(make_ctx):
     ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
-    first = len(ctx.read_file("observations", []) or [])
+    first = len(list(saved_dicts(ctx)))
     wave.observe(ctx)
-    kept = ctx.read_file("observations")
+    kept = list(saved_dicts(ctx))
     once = len(kept)
     retry = RunContext(ctx.plan_file, ctx.dag_id, ctx.run_id, ctx.test_class, "observe", ctx.factory)
     again = wave.observe(retry)
-    assert first == 0 and len(ctx.read_file("observations")) == 2 * once and again["snapshots"] == 2
-    assert ctx.read_file("observations")[:once] == kept, "the first try's observations are kept as they were"
+    assert first == 0 and len(list(saved_dicts(ctx))) == 2 * once and again["snapshots"] == 2
+    assert list(saved_dicts(ctx))[:once] == kept, "the first try's observations are kept as they were"
+    assert part_numbers(ctx.writer.files_dir) == [0, 1], "the retry wrote over the first try's part"
+    assert len(ctx.read_file("observations-1")) == once, "the retry wrote the first try's observations again"
     rows = pq.read_table(ctx.writer.table_path("queue_snapshots")).num_rows
     assert rows == again["rows"]
 

@@ -24,6 +24,7 @@ from gpupoc.pipeline.readable import ClusterNames
 from gpupoc.pipeline.timelines import Observation
 from gpupoc.plan import class_items
 from gpupoc.plan.overrides import planned_seconds
+from gpupoc.steps.observation_parts import read_observations
 from gpupoc.steps.shard_files import transitions
 from gpupoc.steps.markers import CLUSTER_NAMES
 
@@ -106,16 +107,6 @@ def serving_gpus(ctx: RunContext) -> dict[str, int]:
     from gpupoc.steps.service_observer import REPLICAS_FILE
 
     return held_gpus([Replica.from_dict(r) for r in ctx.read_file(REPLICAS_FILE, []) or []])
-
-
-def read_observations(ctx: RunContext) -> list[Observation]:
-    """The observer's observations, each read dict let go of once it is an ``Observation`` (100,000 of them at
-    10,000 pods: the dicts and the observations are not held whole side by side)."""
-    raw = list(reversed(ctx.read_file("observations", []) or []))
-    out = []
-    while raw:
-        out.append(Observation.from_dict(raw.pop()))
-    return out
 
 
 def explain_contexts(ctx: RunContext):
