@@ -1,6 +1,7 @@
-"""``--mode gpumem``: allocate ``--gpu-mem-mib`` of device memory on the first visible card in steps (``--step-sleep``
-apart), hold it for ``--duration`` seconds, free it. An allocation the card or HAMi-core refuses ends the program as PyTorch's
-caching allocator does: ``torch.OutOfMemoryError: CUDA out of memory.`` and exit code 1."""
+"""``--mode gpumem``: allocate ``--gpu-mem-mib`` of device memory on the first visible card in steps
+(``--step-sleep`` apart), hold it for ``--duration`` seconds, free it. An allocation the card or HAMi-core refuses
+ends the program as PyTorch's caching allocator does: ``torch.OutOfMemoryError: CUDA out of memory.`` and exit
+code 1."""
 
 from __future__ import annotations
 
