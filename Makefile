@@ -60,8 +60,11 @@ control-plane:
 test: venv docs-assets system-deps test-deps control-plane
 	$(BIN)/pytest $(XDIST) $(PYTEST_ARGS)
 
+# Bytecode is kept (__pycache__, ignored by git) even where the environment says not to write it
+# (PYTHONDONTWRITEBYTECODE): else each worker compiles and rewrites every test module again at each run, and each
+# Python a test starts compiles the package again.
 unit: venv docs-assets
-	$(BIN)/pytest -n 2 --dist loadgroup -m "not integration" $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n 2 --dist loadgroup -m "not integration" $(PYTEST_ARGS)
 
 integration: venv docs-assets system-deps test-deps control-plane
 	$(BIN)/pytest $(XDIST) -m integration $(PYTEST_ARGS)

@@ -3,9 +3,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests import scheduling
+
+UNIT_ONLY = "not integration"  # `make unit`'s mark expression
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m "not integration"`` does not import ``tests/integration``: every test module there is marked
+    ``integration`` (``tests/unit/structure/test_integration_marks.py``), so none of its tests would be kept."""
+    if config.getoption("markexpr") == UNIT_ONLY and collection_path == scheduling.TESTS / "integration":
+        return True
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids

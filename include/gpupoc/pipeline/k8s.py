@@ -266,11 +266,20 @@ class ClientFactory:
             raise SourceUnavailable(f"kubeconfig {path}", f"context {context!r}: {_strip_secrets(str(e))}",
                                     f"use one of the contexts listed by `kubectl config get-contexts --kubeconfig "
                                     f"{path}`") from None
-        cfg.retries = 1
+        cfg.retries = _urllib3_retries()
         return client.ApiClient(cfg)
 
 
 CallerFactory = Callable[[str], KubeCaller]
+
+
+def _urllib3_retries():
+    """urllib3's retries under ``ApiCaller``: one more try after a dropped connection, never an answer retried
+    (429/503 with ``Retry-After`` are ``ApiCaller``'s to wait for and count: urllib3 would wait and send again
+    inside each of its sends)."""
+    from urllib3.util.retry import Retry
+
+    return Retry(total=1, respect_retry_after_header=False)
 
 
 def user_agent(component: str) -> str:

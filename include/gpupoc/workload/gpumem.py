@@ -1,6 +1,7 @@
-"""``--mode gpumem``: allocate ``--gpu-mem-mib`` of device memory on the first visible card in steps, hold it for
-``--duration`` seconds, free it. An allocation the card or HAMi-core refuses ends the program as PyTorch's
-caching allocator does: ``torch.OutOfMemoryError: CUDA out of memory.`` and exit code 1."""
+"""``--mode gpumem``: allocate ``--gpu-mem-mib`` of device memory on the first visible card in steps
+(``--step-sleep`` apart), hold it for ``--duration`` seconds, free it. An allocation the card or HAMi-core refuses
+ends the program as PyTorch's caching allocator does: ``torch.OutOfMemoryError: CUDA out of memory.`` and exit
+code 1."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from gpupoc.workload.settings import Settings
 from gpupoc.workload.telemetry import Phase, TelemetryReporter
 
 STEP_MIB = 256
-STEP_SECONDS = 0.05
 
 
 class CudaOutOfMemory(RuntimeError):
@@ -45,7 +45,7 @@ def run_gpumem(s: Settings, rep: TelemetryReporter) -> int:
             held += step
             rep.mem_mib = float(held)
             rep.write()
-            time.sleep(STEP_SECONDS)
+            time.sleep(s.step_sleep)
         print(f"holding {held} MiB for {s.duration:g} s", flush=True)
         deadline = time.monotonic() + s.duration
         while time.monotonic() < deadline:

@@ -80,7 +80,8 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--oom-mib", type=int, default=int(_env_float(env, "WORKLOAD_OOM_MIB", 2048)),
                    help="oom mode: never allocate more host memory than this (env WORKLOAD_OOM_MIB; default 2048)")
     p.add_argument("--step-sleep", type=float, default=_env_float(env, "WORKLOAD_STEP_SLEEP", 0.05),
-                   help="pause between training steps, keeps the CPU cost low (default 0.05 s)")
+                   help="pause between training steps and gpumem's allocation steps, keeps the CPU cost low "
+                        "(env WORKLOAD_STEP_SLEEP; default 0.05 s)")
     p.add_argument("--seed", type=int, default=int(_env_float(env, "WORKLOAD_SEED", 0)))
     p.add_argument("--artifact", default=env.get("WORKLOAD_ARTIFACT") or None,
                    help="infer mode: load this model (a model.npz, a manifest.json, a producer's directory, or a "

@@ -80,7 +80,7 @@ def test_a_refused_listing_names_the_endpoint_and_the_fix():
 
 def test_the_server_answers_503_with_the_reason_when_the_api_server_refuses():
     server = ThreadingHTTPServer(("127.0.0.1", 0), E._handler(renderer(FakeCaller({}, status=403))))
-    Thread(target=server.serve_forever, daemon=True).start()
+    Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         with pytest.raises(urllib.error.HTTPError) as err:

@@ -54,7 +54,7 @@ def replicas():
     for name in ("a", "b"):
         s = ThreadingHTTPServer(("127.0.0.1", 0), Hello)
         s.name = name
-        threading.Thread(target=s.serve_forever, daemon=True).start()
+        threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         servers[name] = s
     yield servers
     for s in servers.values():

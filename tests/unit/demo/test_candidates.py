@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from gpupoc.common.processes import pid_alive
+from gpupoc.common.processes import cmdline, pid_alive
 from gpupoc.demo import candidates as C
 from gpupoc.demo.pids import PidFile
 from gpupoc.demo.runner import CLASS_DAGS
 from gpupoc.demo.services import DemoPaths
+from tests.waiting import wait_for
 
 # A stand-in for `gpupoc demo`: says it started, waits (at most ``bound`` s) until every other candidate named
 # in ``others`` has started too, then writes its result.json; exit 3 when it never saw them.
@@ -136,6 +137,10 @@ def test_down_stops_what_every_candidate_recorded(paths):
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)  # gpupoc-test-candidate-sim"],
                             start_new_session=True)
     try:
+        # down signals only a pid whose command line carries its mark: until the child has exec'd it shows ours
+        # (milliseconds, seconds on a loaded machine)
+        wait_for(f"the candidate's process (pid {proc.pid}) to exec", lambda: cmdline(proc.pid),
+                 lambda line: "gpupoc-test-candidate-sim" in line, step_seconds=60, poll=0.01)
         table = PidFile.load(DemoPaths(paths.repo, paths.var / "compare" / "kai").pids)
         table.record("sim", proc.pid, "gpupoc-test-candidate-sim")
         result = C.stop_with_candidates(paths)

@@ -28,7 +28,7 @@ def event_list(*items: dict, version: str = "audit.k8s.io/v1") -> dict:
 def receiver(tmp_path, request):
     token = getattr(request, "param", None)
     httpd = serve("127.0.0.1", 0, tmp_path / "rec" / "audit.jsonl", IntakeAuth(token=token))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", tmp_path / "rec" / "audit.jsonl"
     httpd.shutdown()

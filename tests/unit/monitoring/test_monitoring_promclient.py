@@ -46,7 +46,7 @@ class FakePrometheus(BaseHTTPRequestHandler):
 def prom():
     FakePrometheus.calls = []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakePrometheus)
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     yield PrometheusClient(f"http://127.0.0.1:{httpd.server_address[1]}", timeout=5)
     httpd.shutdown()

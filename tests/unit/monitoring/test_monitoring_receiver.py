@@ -21,7 +21,7 @@ from gpupoc.monitoring.intake_auth import IntakeAuth, prepare, refused, refused_
 def served(tmp_path):
     record = tmp_path / "alerts.jsonl"
     httpd = receiver.serve("127.0.0.1", 0, record)
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", record
     httpd.shutdown()
@@ -47,7 +47,7 @@ def guarded(tmp_path):
     record = tmp_path / "alerts.jsonl"
     auth = prepare(tmp_path / "receiver", "127.0.0.1", "alert receiver")
     httpd = receiver.serve("127.0.0.1", 0, record, auth)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield f"https://127.0.0.1:{httpd.server_address[1]}", record, auth
     httpd.shutdown()
     httpd.server_close()

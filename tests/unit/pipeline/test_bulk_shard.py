@@ -140,7 +140,11 @@ def test_a_watch_resumed_after_a_cut_and_re_listed_after_410_gone_still_sees_eve
             while len(rec.submitted) < 4:
                 await asyncio.sleep(0.1)
             c.release()
-            for i in range(40):  # churn elsewhere while the watch is cut: its resourceVersion is compacted away
+            # churn elsewhere while the watch is cut (its resourceVersion is compacted away), up to 10 s: until
+            # the runner has met its 410 Gone
+            for i in range(40):
+                if runner.result.gone:
+                    break
                 c.state.store.create("configmaps", {"metadata": {"name": f"churn-{i}", "namespace": "team-nlp"}})
                 await asyncio.sleep(0.25)
             return await task

@@ -64,7 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def api_server():
     srv = HTTPServer(("127.0.0.1", 0), _Handler)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     yield srv
     srv.shutdown()
@@ -126,6 +126,7 @@ def test_caller_gives_up_with_an_error_naming_the_endpoint_and_the_fix_never_the
     assert err.value.status == 429 and "GET http://127.0.0.1" in err.value.endpoint and "/y" in err.value.endpoint
     assert "HTTP 429" in err.value.reason and "flow schema" in err.value.fix and "submission qps" in err.value.fix
     assert slept == [2.0, 2.0, 2.0], "each wait is the Retry-After the server said; the 4th send is the last"
+    assert _Handler.hits == ["/y"] * 4, "one request per send: the HTTP library neither waits nor sends again"
     assert isinstance(err.value, SourceUnavailable) and TOKEN not in str(err.value)
     _Handler.scripts = {}
 

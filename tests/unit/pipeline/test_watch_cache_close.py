@@ -38,7 +38,7 @@ def silent_server():
     _Silent.release = threading.Event()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Silent)
     srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield srv
     _Silent.release.set()
     srv.shutdown()

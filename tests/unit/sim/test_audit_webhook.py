@@ -26,7 +26,7 @@ pytestmark = pytest.mark.timeout(60)
 def receiver(tmp_path):
     record = tmp_path / "audit.jsonl"
     httpd = serve("127.0.0.1", 0, record, IntakeAuth(token="tok"))
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/audit", record
     httpd.shutdown()
     httpd.server_close()
@@ -94,7 +94,7 @@ def test_a_refused_post_is_retried_and_a_full_buffer_drops_new_events(tmp_path):
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Flaky)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
     backend = WebhookBackend(WebhookConfig(url, max_size=1, max_wait_s=0.1, buffer_size=2, initial_backoff_s=0.05))
     try:

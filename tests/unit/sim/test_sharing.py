@@ -63,8 +63,9 @@ def test_a_mig_profile_must_name_slices_and_memory():
 
 
 def submit(state, name: str, ns: str, alloc_mib: int) -> None:
+    """A gpumem pod allocating ``alloc_mib`` without pausing between its steps (nothing here watches it grow)."""
     env = [{"name": "WORKLOAD_MODE", "value": "gpumem"}, {"name": "WORKLOAD_GPU_MEM_MIB", "value": str(alloc_mib)},
-           {"name": "WORKLOAD_DURATION_SECONDS", "value": "600"}]
+           {"name": "WORKLOAD_DURATION_SECONDS", "value": "600"}, {"name": "WORKLOAD_STEP_SLEEP", "value": "0"}]
     pool = "inference" if state.config.pool("inference").sharing.strategy != "none" else "training"
     spec = {"tolerations": TOLERATE_GPU, "nodeSelector": {"gpupoc.io/pool": pool}, "restartPolicy": "Never",
             "containers": [{"name": "main", "image": "gpupoc/workload:1.0", "env": env,

@@ -7,6 +7,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+from .parsed import SOURCES_GROUP, parsed
+
+pytestmark = pytest.mark.xdist_group(SOURCES_GROUP)
+
+
 PACKAGE = Path(__file__).resolve().parents[3] / "include" / "gpupoc"
 # Layers from the top down: a module may import its own layer or lower ones only. docs/architecture.md draws
 # the same list (test_docs.py holds them equal).
@@ -55,7 +62,7 @@ def imports(path: Path) -> set[str]:
 def imports_in(text: str, pkg: str) -> set[str]:
     """The modules that the source ``text`` of a module of package ``pkg`` imports."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(parsed(text)):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -160,7 +167,7 @@ def test_no_private_name_is_imported_from_another_module():
     for p in PACKAGE.rglob("*.py"):
         if "node_modules" in p.parts:
             continue
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpupoc"):
                 bad += [f"{p.relative_to(PACKAGE)}: {node.module}.{a.name}" for a in node.names
                         if a.name.startswith("_") and not a.name.startswith("__")]

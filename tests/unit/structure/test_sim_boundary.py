@@ -8,7 +8,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+from .parsed import SOURCES_GROUP, parsed
 from .test_import_graph import PACKAGE, graph, imports, imports_in, module_name
+
+pytestmark = pytest.mark.xdist_group(SOURCES_GROUP)
+
 
 SIM = "gpupoc.sim"
 # The modules outside gpupoc/sim/ that may import it, each with its reason. Keep this list short.
@@ -25,7 +31,7 @@ def is_sim(name: str) -> bool:
 
 def named_modules(text: str) -> set[str]:
     """Module paths the source names as whole strings (``importlib.import_module("gpupoc.sim.cli")``)."""
-    return {n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    return {n.value for n in ast.walk(parsed(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)
             and n.value.startswith("gpupoc.") and n.value.replace(".", "").replace("_", "").isalnum()}
 
 

@@ -10,6 +10,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+from .parsed import SOURCES_GROUP, parsed
+
+pytestmark = pytest.mark.xdist_group(SOURCES_GROUP)
+
+
 PACKAGE = Path(__file__).resolve().parents[3] / "include" / "gpupoc"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -37,7 +44,7 @@ def function_lengths(text: str) -> dict[str, int]:
             else:
                 visit(child, prefix)
 
-    visit(ast.parse(text), "")
+    visit(parsed(text), "")
     return out
 
 

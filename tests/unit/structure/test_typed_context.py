@@ -6,13 +6,20 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+from .parsed import SOURCES_GROUP, parsed
+
+pytestmark = pytest.mark.xdist_group(SOURCES_GROUP)
+
+
 PACKAGE = Path(__file__).resolve().parents[3] / "include" / "gpupoc"
 
 
 def untyped_contexts(text: str) -> list[str]:
     """``function:line`` of each parameter named ``ctx`` without an annotation in ``text``."""
     out = []
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(parsed(text)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
             out += [f"{node.name}:{a.lineno}" for a in params if a.arg == "ctx" and a.annotation is None]

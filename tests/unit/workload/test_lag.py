@@ -90,7 +90,7 @@ class _Answer(BaseHTTPRequestHandler):
 
 def test_a_request_keeps_its_slot_its_send_and_read_times_and_the_replica_s_time():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     ticks = iter([50.4, 50.9])  # sent 400 ms after its slot at 50.0, read 500 ms later
     try:
         s = request(f"http://127.0.0.1:{server.server_address[1]}/v1/predict", 5.0, 50.0, clock=lambda: next(ticks))
