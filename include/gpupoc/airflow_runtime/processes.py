@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gpupoc.airflow_runtime.settings import POOLS, Executor, RuntimeSettings, process_env, write_config
 from gpupoc.airflow_runtime.topology import Component, component_alive, components as topology, health_roles, stop_rank
-from gpupoc.common.processes import start_ticks
+from gpupoc.common.processes import descendants, kill_left, start_ticks
 from gpupoc.exceptions import ComponentExited, GpupocError, SourceUnavailable
 
 # The LocalExecutor topology (docker-compose.yaml without profiles): component -> ``airflow`` arguments.
@@ -189,6 +189,8 @@ def down(home: Path, grace: float = 20.0) -> dict[str, str]:
     result = {}
     names = sorted(state.pids, key=stop_rank)  # schedulers first, the api-server last (topology.STOP_ORDER)
     recycled = {n for n in names if _recycled(state, n)}
+    # Airflow's task processes lead their own process groups: no group signal below reaches them
+    children = [c for n in names if n not in recycled for c in descendants(state.pids[n])]
     for name in names:
         pid = state.pids[name]
         if name in recycled or not component_alive(pid):
@@ -208,6 +210,7 @@ def down(home: Path, grace: float = 20.0) -> dict[str, str]:
             result[name] = "killed"
         # also reap leftovers of the group (executor workers, task supervisors)
         _stop_group(pid, signal.SIGKILL)
+    kill_left(children)  # the task processes, orphaned once their supervisors are gone
     _reap(state.pids.values())
     path.unlink(missing_ok=True)
     return result

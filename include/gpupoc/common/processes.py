@@ -92,3 +92,24 @@ def die_with_parent() -> None:
 
     if _PRCTL is not None:
         _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def descendants(pid: int) -> list:
+    """Children of every depth (``psutil`` processes), even those that lead their own session or group (the
+    cluster's workload processes, Airflow's task processes); [] when ``pid`` is gone or cannot be read."""
+    try:
+        import psutil
+
+        return psutil.Process(pid).children(recursive=True)
+    except Exception:  # noqa: BLE001 - gone or inaccessible: nothing to collect
+        return []
+
+
+def kill_left(procs: list) -> None:
+    """SIGKILL each of ``procs`` still running (``psutil`` compares start times: a reused pid is not hit)."""
+    for p in procs:
+        try:
+            if p.is_running():
+                p.kill()
+        except Exception:  # noqa: BLE001 - already gone
+            pass

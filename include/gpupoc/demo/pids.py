@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gpupoc.common.processes import pid_alive
+from gpupoc.common.processes import descendants, kill_left, pid_alive
 
 
 @dataclass(frozen=True)
@@ -94,31 +94,12 @@ def _reap(pid: int) -> None:
         pass
 
 
-def _descendants(pid: int) -> list:
-    """Children of every depth, even those that lead their own session (the cluster's workload processes)."""
-    try:
-        import psutil
-
-        return psutil.Process(pid).children(recursive=True)
-    except Exception:  # noqa: BLE001 - gone or inaccessible: nothing to collect
-        return []
-
-
-def _kill_left(procs: list) -> None:
-    for p in procs:
-        try:
-            if p.is_running():  # psutil compares the start time too: a reused pid is not killed
-                p.kill()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-
-
 def stop(entry: ProcessEntry, grace: float = 15.0) -> str:
     """SIGTERM the process (its group when it leads one), SIGKILL after ``grace``, then any descendant left
     (in another session or not); returns what happened."""
     if not pid_alive(entry.pid, entry.mark):
         return "not running"
-    children = _descendants(entry.pid)
+    children = descendants(entry.pid)
     _signal(entry, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while pid_alive(entry.pid, entry.mark) and time.monotonic() < deadline:
@@ -134,7 +115,7 @@ def stop(entry: ProcessEntry, grace: float = 15.0) -> str:
             os.killpg(entry.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    _kill_left(children)
+    kill_left(children)
     _reap(entry.pid)
     return outcome
 

@@ -3,6 +3,7 @@ its log (real child processes: ``airflow version`` exits at once, as a crashed c
 
 from __future__ import annotations
 
+import os
 from importlib.metadata import version
 
 import pytest
@@ -72,3 +73,30 @@ def test_down_never_signals_a_recorded_pid_the_kernel_gave_to_another_process(tm
         for proc in (stranger, own):
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.timeout(120)
+def test_down_stops_a_component_s_descendant_that_leads_its_own_process_group(tmp_path):
+    """Airflow's task processes leave their supervisor's group (``setpgid``): a group signal misses them."""
+    import subprocess
+    import sys
+
+    import psutil
+
+    from gpupoc.airflow_runtime.processes import down
+    from gpupoc.common.processes import start_ticks
+    from tests.waiting import wait_for
+
+    own_group = "import os, time; os.setpgid(0, 0); time.sleep(60)"
+    leader = subprocess.Popen(["sh", "-c", f"{sys.executable} -c '{own_group}' & wait"], start_new_session=True)
+    try:
+        task = wait_for("the leader's child in its own group", lambda: psutil.Process(leader.pid).children(),
+                        lambda kids: bool(kids) and os.getpgid(kids[0].pid) == kids[0].pid, step_seconds=60,
+                        poll=0.05)[0]
+        RuntimeState(home=str(tmp_path), url="http://127.0.0.1:1", pids={"scheduler": leader.pid},
+                      started_ticks={"scheduler": start_ticks(leader.pid)}).save(tmp_path / "gpupoc-runtime.json")
+        down(tmp_path, grace=0.5)
+        task.wait(timeout=10)  # psutil.TimeoutExpired: the task process outlived down
+    finally:
+        leader.kill()
+        leader.wait()
