@@ -202,13 +202,12 @@ class Collection:
     def listen(self, timeout_s: int) -> list[dict]:
         """``catch_up``'s watch, its events kept, not applied (the cache may still be loading): up to the first
         bookmark, or an ERROR event last when the watch was refused or cut."""
+        self.stats.watches += 1
         if not self.rv:
-            self.stats.watches += 1
             return [{"type": "ERROR", "object": {"code": 410, "message": "no resourceVersion to resume from"}}]
         query = [*self.query, ("watch", "true"), ("allowWatchBookmarks", "true"), ("resourceVersion", self.rv),
                  ("timeoutSeconds", str(timeout_s))]
         handle = self._handle = StreamHandle()
-        self.stats.watches += 1
         heard: list[dict] = []
         began = time.monotonic()
         try:

@@ -148,15 +148,14 @@ class RunContext:
 
         if self._held_pods is not None:
             return self._held_pods
-        pods = self.read_file(OBSERVED_PODS, []) or []
-        return {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+        return _by_key(self.read_file(OBSERVED_PODS, []) or [])
 
     def hold_observed_pods(self, current: list[dict]) -> None:
         """From now on ``observed_pods`` answers from memory: the observer's pods read once, each pod the cluster
         still holds (``current``) in its current state. Collection reads them in several stages; at 10,000 pods
         each read parses some 60 MB."""
         pods = self.observed_pods()  # the held ones, once held
-        pods.update({(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in current})
+        pods.update(_by_key(current))
         self._held_pods = pods
 
     def submissions(self):
@@ -199,6 +198,10 @@ class RunContext:
         # the standard library, not orjson: it shares the keys of 10,000 pods' dicts (orjson's copies took 80 MiB
         # more at collection) and was no slower here
         return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else default
+
+
+def _by_key(pods: list[dict]) -> dict[tuple[str, str], dict]:
+    return {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
 
 
 def run_context(plan: str | Path | None, dag_id: str, run_id: str, test_class: str = "", task: str = "",

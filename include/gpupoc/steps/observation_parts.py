@@ -19,9 +19,7 @@ _PART = re.compile(r"^observations-(\d+)\.json$")
 
 def part_numbers(files_dir: Path) -> list[int]:
     """The saved parts' numbers, in order."""
-    if not files_dir.is_dir():
-        return []
-    return sorted(int(m.group(1)) for p in files_dir.iterdir() if (m := _PART.match(p.name)))
+    return sorted(int(m.group(1)) for p in files_dir.glob(f"{WHOLE}-*.json") if (m := _PART.match(p.name)))
 
 
 def saved_dicts(ctx: RunContext) -> Iterator[dict]:
