@@ -3,7 +3,7 @@
 ``operator_items`` are the items the per-pod operator submits (none when the wave goes in bulk); ``shards`` the
 bulk tasks' shards (none otherwise), chosen by the class's ``submission`` (``plan.submission_spec``).
 ``submit_shard`` runs one shard (``pipeline.bulk_shard``) with the per-pod path's own records and decisions:
-each submission as the operator records it (``files/submission-<item>-try<N>.json``), a refusal at admission
+each submission as the operator records it (a batch per file: ``steps.submission_files``), a refusal at admission
 recorded as rejected (``attempt_decision.record_refusal``), each ended attempt decided by
 ``attempt_decision.decide`` (the same classification the observer and the evidence use), a failed pod's log
 tail in the task's log. The observer, release, collection and checks are the same for both paths.
@@ -29,6 +29,7 @@ from gpupoc.steps.attempt_decision import decide, record_refusal
 from gpupoc.steps.context import RunContext
 from gpupoc.steps.markers import RELEASE_BEGUN
 from gpupoc.steps.shard_files import CREATED_PREFIX, SHARD_PREFIX, TRANSITIONS_PREFIX
+from gpupoc.steps.submission_files import SubmissionBatches
 
 log = logging.getLogger(__name__)
 # The run's tasks that run beside every shard from its start to the wave's end: the observer and the release.
@@ -123,12 +124,11 @@ class ShardContext(RunContext):
         return self._cached("observed", lambda: super(ShardContext, self).observed_pods())
 
 
-def _hooks(ctx: RunContext, namespace: str, index: int) -> Hooks:
+def _hooks(ctx: RunContext, namespace: str, index: int, batches: SubmissionBatches) -> Hooks:
     def submitted(item: str, pod: str | None, try_number: int, refusal: Answer | None) -> None:
         now = datetime.now(timezone.utc)
         rejection = None if refusal is None else Rejection(refusal.status, refusal.message, now)
-        ctx.writer.write_json(f"submission-{item}-try{try_number}",
-                              Submission(item, namespace, pod, now, try_number, rejection).to_dict())
+        batches.add(Submission(item, namespace, pod, now, try_number, rejection))
         if refusal is not None and refusal.status in (400, 403, 409, 422):
             record_refusal(ctx, item, namespace, try_number, rejection)
 
@@ -145,6 +145,7 @@ def _hooks(ctx: RunContext, namespace: str, index: int) -> Hooks:
 
     def created(pods: dict[str, CreatedPod]) -> None:
         log.info("shard %d: every creation sent (%d pods created)", index, len(pods))
+        batches.flush()
         ctx.writer.write_json(f"{CREATED_PREFIX}{index}", {"shard": index, "namespace": namespace,
                                                            "at": rfc3339(utcnow()),
                                                            "pods": {k: p.to_dict() for k, p in pods.items()}})
@@ -166,20 +167,25 @@ def submit_shard(ctx: RunContext, shard: dict, kube=None) -> dict:
     timeout = ctx.spec.gate_timeout_seconds + ctx.observe_timeout_s()
     policy = ctx.spec.resubmission
 
+    batches = SubmissionBatches(ctx.writer, s.index)
+
     async def run():
         from gpupoc.pipeline.async_kube import AsyncKubeClient
 
         client = kube or await AsyncKubeClient.from_kubeconfig(
             str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None, s.context)
         try:
-            runner = ShardRunner(client, s, TokenBucket(spec.qps, spec.burst), _hooks(ctx, s.namespace, s.index),
-                                 platform_wait_s=float(policy.wait_seconds))
+            runner = ShardRunner(client, s, TokenBucket(spec.qps, spec.burst),
+                                 _hooks(ctx, s.namespace, s.index, batches), platform_wait_s=float(policy.wait_seconds))
             return await runner.run(timeout)
         finally:
             if kube is None:
                 await client.close()
 
-    result = asyncio.run(run())
+    try:
+        result = asyncio.run(run())
+    finally:
+        batches.flush()
     ctx.writer.write_json(f"{TRANSITIONS_PREFIX}{s.index}", [t.to_dict() for t in result.transitions.values()])
     summary = {"shard": s.index, "namespace": s.namespace, **result.summary()}
     ctx.writer.write_json(f"{SHARD_PREFIX}{s.index}", summary)

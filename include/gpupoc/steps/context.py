@@ -160,10 +160,9 @@ class RunContext:
 
     def submissions(self):
         """The operator's records of every pod it submitted (or whose creation was refused)."""
-        from gpupoc.pipeline.attempts import Submission
+        from gpupoc.steps.submission_files import read_submissions
 
-        files = sorted(self.writer.files_dir.glob("submission-*.json")) if self.writer.files_dir.is_dir() else []
-        return [Submission.from_dict(json.loads(p.read_text(encoding="utf-8"))) for p in files]
+        return read_submissions(self.writer.files_dir)
 
     def platform_records(self, namespaces: list[str] | None = None, events: list[dict] | None = None):
         """What the platform recorded about the wave's pods (of ``namespaces``, all the run's by default):

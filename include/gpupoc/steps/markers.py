@@ -25,9 +25,11 @@ RELEASE_BEGUN = (RELEASING_FILE, RELEASE_FILE)
 # the observer's record of the last state of every pod it saw (a pod the platform deletes keeps its record)
 OBSERVED_PODS = "observed_pods"
 # each wave task's decision on its ended attempt (``decision-<item>-try<N>``, ``steps.attempt_decision``) and its
-# record of each pod it submitted or whose creation was refused (``submission-<item>-try<N>``)
+# record of each pod it submitted or whose creation was refused (``submission-<item>-try<N>``; a bulk shard's
+# records a batch per file, ``submissions-<shard>-<n>``: ``steps.submission_files``)
 DECISION_PREFIX = "decision-"
 SUBMISSION_PREFIX = "submission-"
+SUBMISSION_BATCH_PREFIX = "submissions-"
 # the names of the cluster's objects (queues, quotas, nodes, priority classes, pod groups) the observer read:
 # what a platform's text may name to explain a wait
 CLUSTER_NAMES = "cluster_names"

@@ -28,7 +28,8 @@ from gpupoc.pipeline.observe import list_events
 from gpupoc.pipeline.open_items import Open, Policy, TaskView, open_items
 from gpupoc.pipeline.workload_outcome import OutcomeRecord
 from gpupoc.preflight.model import PreflightReport
-from gpupoc.steps.markers import DECISION_PREFIX, OBSERVER_END, PREFLIGHT_FILE, SUBMISSION_PREFIX
+from gpupoc.steps.markers import DECISION_PREFIX, OBSERVER_END, PREFLIGHT_FILE
+from gpupoc.steps.submission_files import read_submission_file, submission_files
 
 if TYPE_CHECKING:
     from gpupoc.steps.context import RunContext
@@ -48,7 +49,7 @@ class WaveEnd:
     _last: dict[Key, dict] = field(default_factory=dict)        # attempt -> the pod as last seen
     _ended_at: dict[Key, float] = field(default_factory=dict)
     _known: dict[Key, OutcomeRecord] = field(default_factory=dict)
-    _files: dict[Path, object] = field(default_factory=dict)   # submission and decision files read once
+    _files: dict[Path, list] = field(default_factory=dict)   # submission and decision files read once
 
     def over(self, ctx: RunContext) -> bool:
         """Every wave item decided (see the module docstring); ``why`` and ``open`` say what the look found."""
@@ -104,15 +105,15 @@ class WaveEnd:
         if not files.is_dir():
             return [], []
         subs, decided = [], []
-        for prefix, parse, out in ((SUBMISSION_PREFIX, Submission.from_dict, subs),
-                                   (DECISION_PREFIX, TaskDecision.from_dict, decided)):
-            for path in sorted(files.glob(f"{prefix}*.json")):
+        for paths, parse, out in ((submission_files(files), read_submission_file, subs),
+                                  (sorted(files.glob(f"{DECISION_PREFIX}*.json")), _read_decision, decided)):
+            for path in paths:
                 if path not in self._files:
                     try:
-                        self._files[path] = parse(json.loads(path.read_text(encoding="utf-8")))
+                        self._files[path] = parse(path)
                     except (ValueError, KeyError):
                         continue  # being written: the next look reads it
-                out.append(self._files[path])
+                out.extend(self._files[path])
         return subs, decided
 
     def _outcomes(self, ctx: RunContext, present: dict[Key, dict]) -> Callable[[Key], OutcomeRecord]:
@@ -147,6 +148,10 @@ def preflight_refused(ctx: RunContext) -> bool:
 def wave_decided(ctx: RunContext, end: WaveEnd | None = None) -> bool:
     """True once every wave item is decided (``WaveEnd.over``); a waiter that looks again keeps one ``end``."""
     return (end or WaveEnd()).over(ctx)
+
+
+def _read_decision(path: Path) -> list[TaskDecision]:
+    return [TaskDecision.from_dict(json.loads(path.read_text(encoding="utf-8")))]
 
 
 def _live(pod: dict) -> bool:
