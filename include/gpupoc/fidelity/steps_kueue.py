@@ -11,6 +11,8 @@ from gpupoc.fidelity.kueue_setup import (API, cluster_queue, condition, create, 
 from gpupoc.fidelity.run import Run
 from gpupoc.fidelity.setup import HIGH, LOW, OTHER_NS, TENANT_NS, until
 
+EVICTED = frozenset({"EvictedDueToPreempted", "Preempted"})  # a preempted Workload's events
+
 PENDING = reason_is("QuotaReserved", "Pending")
 
 
@@ -54,9 +56,9 @@ def record(run: Run, step: str, prefix: str, ns: str, pod: str, wl: dict, names:
     see.queued_pod(rec, f"{prefix}.pod", get_pod(run.admin, ns, pod), names, run.nodes)
     if wl:
         until(lambda: see.events(rec, prefix, run.admin, ns, name_of(wl), names, run.nodes, wl_events),
-              lambda ev: set(wl_events) <= ev, 15.0)
+              lambda ev: set(wl_events) <= ev, run.wait)
     until(lambda: see.events(rec, f"{prefix}.pod", run.admin, ns, pod, names, run.nodes, pod_events),
-          lambda ev: set(pod_events) <= ev, 15.0)
+          lambda ev: set(pod_events) <= ev, run.wait)
 
 
 def over_quota(run: Run) -> None:
@@ -105,11 +107,13 @@ def _preempt(run: Run, step: str, victim: tuple[str, str], preemptor: tuple[str,
     rec = run.rec(step)
     see.workload(rec, "victim", evicted, names, run.nodes)
     see.queued_pod(rec, "victim.pod.marked", {**marked, "kind": "Pod"} if marked else {}, names, run.nodes)
-    until(lambda: see.events(rec, "victim", a, victim[0], name_of(low), names, run.nodes,
-                             ("EvictedDueToPreempted", "Preempted")),
-          lambda ev: {"EvictedDueToPreempted", "Preempted"} <= ev, 20.0)
     until(lambda: see.events(rec, "victim.pod", a, victim[0], victim[1], names, run.nodes, ("Stopped",)),
-          lambda ev: "Stopped" in ev, 20.0)
+          lambda ev: "Stopped" in ev, run.wait)
+    # the victim's Workload: evicted and preempted, then either requeued (Pending: real Kueue) or deleted with its
+    # pod (the simulated mode); read until one of them, however long a loaded machine takes
+    until(lambda: (see.events(rec, "victim", a, victim[0], name_of(low), names, run.nodes, EVICTED),
+                   workload_of(a, victim[0], victim[1])),
+          lambda seen: EVICTED <= seen[0] and ("Pending" in seen[0] or not seen[1]), run.wait)
     rec.see("preemptor.running", running(run, *preemptor))
     record(run, step, "preemptor", preemptor[0], preemptor[1], high, names,
             ("Pending", "PreemptedWorkload", "QuotaReserved", "Admitted"))
