@@ -10,15 +10,9 @@ from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps.submission_files import BATCH_SECONDS, SubmissionBatches, read_submissions, submission_files
 from gpupoc.steps.wave_end import WaveEnd
 
+from .test_wave_end import Clock
+
 AT = datetime(2026, 12, 7, 11, 0, tzinfo=timezone.utc)
-
-
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def sub(item: str, try_number: int = 1, refused: bool = False) -> Submission:
