@@ -248,6 +248,9 @@ def process_env(s: RuntimeSettings) -> dict[str, str]:
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     env["AIRFLOW_HOME"] = str(s.home.resolve())
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # every task runs in a fresh process: without cached bytecode each one compiles the package's modules the
+    # scheduler did not preload (a 10,000-pod run ended some 10 s later; docs/scale.md)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if s.preload:  # the scheduler loads the task modules once, before it forks workers (preload/sitecustomize.py)
         env["PYTHONPATH"] = os.pathsep.join([str(PRELOAD_DIR), *filter(None, [env.get("PYTHONPATH")])])
     # Options set in the environment override airflow.cfg: drop any inherited ones so the file rules.

@@ -89,6 +89,11 @@ def test_processes_get_the_venv_first_on_path_and_no_inherited_airflow_overrides
     assert "AIRFLOW__CORE__EXECUTOR" not in env
 
 
+def test_processes_keep_compiled_bytecode_even_where_the_shell_turned_it_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert "PYTHONDONTWRITEBYTECODE" not in process_env(RuntimeSettings(home=tmp_path))
+
+
 def test_a_missing_password_file_says_to_start_airflow_first(tmp_path):
     with pytest.raises(ConfigError, match="gpupoc airflow up"):
         admin_password(tmp_path)
