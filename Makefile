@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # Tests run side by side (pytest-xdist): most wait on servers and waves. Tests that share a deployment or a
 # module fixture stay on one worker (xdist_group; tests/scheduling.py), and units are handed out longest first
 # (--no-loadscope-reorder keeps tests/conftest.py's order): docs/testing.md.
-TEST_WORKERS ?= 6
+TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 .PHONY: help venv docs-assets system-deps browser test-deps control-plane test unit integration demo compare down sim stack-up stack-down bench clean

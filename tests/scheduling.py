@@ -35,19 +35,15 @@ LONGEST = [
     "integration/test_bulk_submission.py",
     "integration/test_demo.py",
     "integration/test_kwok_demo.py",              # five classes on the real control plane
-    "integration/test_kwok_gangs_demo.py",        # its own control plane, beside the five classes' one
-    "integration/test_kwok_dra_demo.py",
-    "integration/test_demo_options.py",           # five demos started one after the other (8:18 alone)
     "integration/test_adapter_plans.py",
-    "integration/test_service_classes.py",        # waits out its services' traffic: overlaps the busy units
-    "integration/test_access_table.py",
-    "integration/test_fidelity_kueue.py",         # control-plane: the real control plane's own tests, mostly waiting
     "integration/test_celery_topology.py",        # airflow-restarts, with test_restart_resilience.py
     "integration/test_attempt_outcomes.py",
     "integration/test_verdict_stability.py",
     "integration/test_class_verdict_stability.py",  # sixteen class runs, eight at a time
+    "integration/test_demo_options.py",           # five demos started one after the other (8:18 alone)
     "integration/test_report_signoff.py",         # airflow, with the preemption, postgres and KPO tests
     "integration/test_services.py",
+    "integration/test_access_table.py",
     "integration/test_audit_webhook_class.py",
     "integration/test_fault_class_injectors.py",
     "integration/test_memory_isolation.py",

@@ -19,7 +19,7 @@ from gpupoc.controlplane.binaries import pinned_kubernetes_version
 from gpupoc.controlplane.dra_slices import DRIVER
 from tests.integration.kwok_demos import kwok_demo
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kwok-dra-demo")]
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kwok-demo")]
 CLASSES = ("poc_queue_congestion",)
 
 

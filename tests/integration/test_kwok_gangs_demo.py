@@ -20,7 +20,7 @@ from gpupoc.pipeline.common import repo_root
 from tests.integration.kwok_demos import kwok_demo
 from tests.integration.plans import small_demo_plan
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kwok-gangs-demo")]
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kwok-demo")]
 CLASSES = ("poc_queue_congestion",)
 
 
