@@ -33,8 +33,9 @@ _LOCK = threading.Lock()
 class RecordingCaller(k8s.ApiCaller):
     """The real client; each request it sends is also noted (what, as whom, the answer)."""
 
-    def call(self, method, path, *, query=None, body=None, content_type=None, timeout=None):
-        r = super().call(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
+    def call(self, method, path, *, query=None, body=None, content_type=None, timeout=None, accept=None):
+        r = super().call(method, path, query=query, body=body, content_type=content_type, timeout=timeout,
+                         accept=accept)
         with _LOCK:
             SENT.append((self.context, k8s.request_info(method, path, query), r.status, r.message))
         return r

@@ -118,11 +118,14 @@ class LedgerCaller:
         return LedgerCaller(self.inner, self.actor, self.ledger, purpose)
 
     def call(self, method: str, path: str, *, query: dict | list | None = None, body: Any = None,
-             content_type: str | None = None, timeout: float | None = None, purpose: str = "") -> Response:
+             content_type: str | None = None, timeout: float | None = None, purpose: str = "",
+             accept: str | None = None) -> Response:
         info = request_info(method, path, query)
         started = utcnow()
+        extra = {"accept": accept} if accept else {}  # only a client that can ask for another form is asked
         try:
-            r = self.inner.call(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
+            r = self.inner.call(method, path, query=query, body=body, content_type=content_type, timeout=timeout,
+                                **extra)
         except SourceUnavailable:
             self.record_answer(method, path, 0, started, info, purpose, outcome="unreachable")
             raise

@@ -65,6 +65,11 @@ class KubeCaller(Protocol):
              content_type: str | None = None, timeout: float | None = None) -> Response: ...
 
 
+# the Accept of a request that needs only the items' metadata (a deletecollection's count of what it deleted):
+# kube-apiserver answers, and its audit log keeps, each item's metadata instead of the whole object
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json"
+
+
 @dataclass(frozen=True)
 class Actor:
     """Who a context authenticates as; ``username`` and ``groups`` go into SubjectAccessReviews."""
@@ -121,11 +126,11 @@ class ApiCaller:
         return str(self.api_client.configuration.host)
 
     def call(self, method: str, path: str, *, query: dict | list | None = None, body: Any = None,
-             content_type: str | None = None, timeout: float | None = None) -> Response:
+             content_type: str | None = None, timeout: float | None = None, accept: str | None = None) -> Response:
         backoff = Backoff(f"{method.upper()} {self.endpoint}{path} (context {self.context})",
                           policy_for(path, self.policy), self.clock)
         while True:
-            status, data, headers = self._send(method, path, query, body, content_type, timeout)
+            status, data, headers = self._send(method, path, query, body, content_type, timeout, accept)
             text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data or "")
             wait = backoff.next_wait(status, headers, _status_message(text) if status == 429 or status >= 500 else "")
             if wait is None:
@@ -153,13 +158,13 @@ class ApiCaller:
         return watch_events(self.api_client, path, query, read_timeout_s, handle)
 
     def _send(self, method: str, path: str, query: dict | list | None, body: Any, content_type: str | None,
-              timeout: float | None) -> tuple[int, Any, Any]:
+              timeout: float | None, accept: str | None = None) -> tuple[int, Any, Any]:
         """One request: (status, body bytes, headers)."""
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
         params = list(query.items()) if isinstance(query, dict) else list(query or [])
-        headers = {"Accept": "application/json, */*"}
+        headers = {"Accept": accept or "application/json, */*"}
         if content_type:
             headers["Content-Type"] = content_type
         elif method.upper() == "PATCH":

@@ -341,6 +341,12 @@ def partial_metadata(obj: dict) -> dict:
             "metadata": copy.deepcopy(obj.get("metadata") or {})}
 
 
+def partial_metadata_list(objs: list[dict], list_meta: dict) -> dict:
+    """A meta.k8s.io/v1 PartialObjectMetadataList of ``objs``: each item's kind, apiVersion and metadata."""
+    return {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": dict(list_meta),
+            "items": [partial_metadata(o) for o in objs]}
+
+
 def to_table(resource: str, objs: list[dict], resource_version: str, include_object: str = "Metadata",
              list_meta: dict | None = None) -> dict:
     """A meta.k8s.io/v1 Table of ``objs``; ``include_object`` is None, Metadata (default) or Object."""

@@ -35,9 +35,11 @@ class FakeApi:
         self.hidden = appear_after
         self.events = list(events)
         self.calls = []
+        self.accepts = []  # each call's Accept (None: the client's default)
 
-    def call(self, method, path, *, query=None, body=None, content_type=None, timeout=None):
+    def call(self, method, path, *, query=None, body=None, content_type=None, timeout=None, accept=None):
         self.calls.append((method, path, content_type, copy.deepcopy(body)))
+        self.accepts.append(accept)
         parts = path.strip("/").split("/")
         if method == "GET" and parts[-1] == "pods":
             ns = parts[3]
@@ -60,7 +62,11 @@ class FakeApi:
             wanted = dict(t.split("=", 1) for t in ((query or {}).get("labelSelector") or "").split(",") if t)
             doomed = [k for k, p in self.pods.items() if k[0] == parts[3] and all(
                 (p["metadata"].get("labels") or {}).get(lk) == lv for lk, lv in wanted.items())]
-            return Response(200, {"kind": "PodList", "items": [self.pods.pop(k) for k in doomed]})
+            gone = [self.pods.pop(k) for k in doomed]
+            if "as=PartialObjectMetadataList" in (accept or ""):  # kube-apiserver's metadata-only answer
+                return Response(200, {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "items": [
+                    {"kind": "PartialObjectMetadata", "metadata": p["metadata"]} for p in gone]})
+            return Response(200, {"kind": "PodList", "items": gone})
         if method == "DELETE":
             return Response(200 if self.pods.pop((parts[3], parts[5]), None) else 404, {})
         return Response(404, {"kind": "Status", "message": "not found"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpupoc.exceptions import GpupocError, ValidationFailed
-from gpupoc.pipeline.k8s import Response
+from gpupoc.pipeline.k8s import METADATA_LIST, Response
 from gpupoc.steps import finish
 from gpupoc.steps.markers import DONE_FILE
 
@@ -55,6 +55,9 @@ def test_cleanup_deletes_the_wave_s_pods_and_ends_the_lease(make_ctx):
     assert ctx.factory.api.pods == {} and ctx.files(DONE_FILE).is_file()
     lists = [path for method, path, _, _ in ctx.factory.api.calls if method == "GET" and path.endswith("/pods")]
     assert lists == [], "the deletecollection answers name the pods deleted: the wave is not listed again"
+    asked = {a for (method, path, _, _), a in zip(ctx.factory.api.calls, ctx.factory.api.accepts)
+             if method == "DELETE" and path.endswith("/pods")}
+    assert asked == {METADATA_LIST}, "each deletecollection asks for the deleted pods' metadata only"
 
 
 def test_a_failed_delete_still_ends_the_lease_and_names_the_fix(make_ctx):

@@ -173,6 +173,11 @@ class Ctx:
     def wants_table(self) -> bool:
         return "as=Table" in self.request.headers.get("Accept", "")
 
+    def wants_metadata_list(self) -> bool:
+        """``Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1``: a list (or the answer
+        of a deletecollection) with each item's metadata only, as kube-apiserver's ``transformResponseObject``."""
+        return "as=PartialObjectMetadataList" in self.request.headers.get("Accept", "")
+
 
 def json_response(obj: Any, status: int = 200) -> web.Response:
     return web.Response(body=fastjson.dumps(obj), status=status,

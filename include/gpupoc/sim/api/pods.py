@@ -12,7 +12,7 @@ from gpupoc.sim import clock
 from gpupoc.sim.admission import admit_pod, after_pod_created
 from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response
 from gpupoc.sim.api.registry import ResourceSpec
-from gpupoc.sim.api.resources import UPDATE_VALIDATORS, fetch, matching, selector_of
+from gpupoc.sim.api.resources import UPDATE_VALIDATORS, answer_list, fetch, matching, selector_of
 from gpupoc.sim.api.status import StatusError, already_exists, invalid, success_obj
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import disruption_budgets
@@ -106,8 +106,7 @@ async def delete_pods(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     grace = await _delete_options(ctx)
     doomed = [] if dry_run(ctx.query) else list(matching(ctx, spec, selector_of(ctx, "pods")))
     items = [delete_one(ctx, p, grace) for p in doomed]
-    return json_response({"kind": "PodList", "apiVersion": "v1",
-                          "metadata": {"resourceVersion": str(ctx.state.store.rv)}, "items": items})
+    return answer_list(ctx, spec, items, {"resourceVersion": str(ctx.state.store.rv)})
 
 
 EVICTION_REASON, EVICTION_MESSAGE = "EvictionByEvictionAPI", "Eviction API: evicting"

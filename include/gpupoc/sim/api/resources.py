@@ -103,10 +103,18 @@ def paginate(ctx: Ctx, objs: list[dict], rv: str) -> tuple[list[dict], dict]:
 async def list_objs(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     sel = selector_of(ctx, spec.plural)
     objs, meta = paginate(ctx, matching(ctx, spec, sel), str(ctx.state.store.rv))
+    return answer_list(ctx, spec, objs, meta)
+
+
+def answer_list(ctx: Ctx, spec: ResourceSpec, objs: list[dict], meta: dict) -> web.Response:
+    """A list of ``objs`` in the form the request's Accept asks: a Table, a PartialObjectMetadataList (each
+    item's metadata only: also what the audit log keeps of a deletecollection's answer), else the whole list."""
     if ctx.wants_table():
         return json_response(tables.to_table(spec.plural, objs, meta["resourceVersion"],
                                              ctx.query.get("includeObject", "Metadata"),
                                              {k: v for k, v in meta.items() if k != "resourceVersion"}))
+    if ctx.wants_metadata_list():
+        return json_response(tables.partial_metadata_list(objs, meta))
     return json_response({"kind": list_kind(spec), "apiVersion": spec.group_version, "metadata": meta,
                           "items": objs})
 
@@ -254,5 +262,4 @@ async def delete_collection(ctx: Ctx, spec: ResourceSpec) -> web.Response:
         ctx.state.store.delete(spec.plural, obj["metadata"].get("namespace"), obj["metadata"]["name"])
         deleted.append(obj)
     ctx.state.kick()
-    return json_response({"kind": list_kind(spec), "apiVersion": spec.group_version,
-                          "metadata": {"resourceVersion": str(ctx.state.store.rv)}, "items": deleted})
+    return answer_list(ctx, spec, deleted, {"resourceVersion": str(ctx.state.store.rv)})
