@@ -19,10 +19,12 @@ def _ctx(v: dict, task_id: str, same_plan: bool = True) -> RunContext:
     """This task's run context from the run's spec (``validate_plan``'s result): its plan, the DAG's class, the
     run's id. With ``same_plan`` a plan file edited since the run started is refused (``cleanup`` goes on: it
     ends the lease whatever the plan says)."""
+    from gpupoc.common.gc_pace import pace_for_large_data
     from gpupoc.plan import plan_hash
     from gpupoc.steps.context import run_context
     from gpupoc.steps.run_spec import RunSpec, plan_unchanged
 
+    pace_for_large_data()  # this task's process: a wave's pods and events are millions of objects it keeps
     spec = RunSpec.from_dict(v)
     c = get_current_context()
     ctx = run_context(spec.plan, c["dag"].dag_id, c["run_id"], task=task_id)

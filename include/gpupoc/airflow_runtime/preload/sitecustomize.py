@@ -7,7 +7,8 @@ instead of paying the imports itself:
 - the DAG processor forks one parser per DAG file (six of them, again every ``min_file_process_interval``):
   the Task SDK, the KubernetesPodOperator, the DAG factory and the plan.
 
-Any other process (api-server, triggerer, tasks, tools) returns at once.
+What they loaded is then frozen out of the garbage collector's walks (``gpupoc.common.gc_pace``), so the
+children's collections never touch it. Any other process (api-server, triggerer, tasks, tools) returns at once.
 """
 
 # what each forking process loads, by its role
@@ -52,7 +53,11 @@ def _preload() -> None:
 
         if os.environ.get("GPUPOC_PLAN"):
             load_plan_file(os.environ["GPUPOC_PLAN"])  # what parsing a DAG file reads
-        print(f"gpupoc preload: {len(modules)} modules loaded in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        from gpupoc.common.gc_pace import freeze_before_fork
+
+        frozen = freeze_before_fork()  # the children never walk what was loaded for them
+        print(f"gpupoc preload: {len(modules)} modules loaded in {time.perf_counter() - t0:.1f} s, {frozen} objects "
+              "frozen", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - never keep the scheduler or the DAG processor from starting
         print(f"gpupoc preload skipped: {exc}", file=sys.stderr)
 
