@@ -1,5 +1,4 @@
-"""How often Python's cyclic garbage collector runs in the processes that hold a wave's data: the harness's
-task processes and the simulated API server.
+"""How often Python's cyclic garbage collector runs in the harness's own task processes.
 
 A task that reads a 10,000-pod wave builds millions of dicts and lists (pods, events, observations) and keeps
 them. With CPython's default thresholds (700, 10, 10) the collector runs after every 700 new containers and
@@ -23,11 +22,10 @@ def pace_for_large_data() -> tuple[int, int, int]:
     return before
 
 
-def freeze_loaded() -> int:
-    """Move every object this process holds now out of the collector's reach (``gc.freeze``): the modules and
-    configuration a long-lived process loaded at its start are never walked again. Before a fork, the children
-    never walk what their parent loaded for them either, so their collections are shorter and leave those shared
-    pages unwritten. Returns how many objects are frozen."""
+def freeze_before_fork() -> int:
+    """Move every object this process holds now out of the collector's reach (``gc.freeze``), as before a fork:
+    the children never walk the modules their parent loaded for them, so their collections are shorter and
+    leave those shared pages unwritten. Returns how many objects are frozen."""
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from aiohttp import web
 
-from gpupoc.common.gc_pace import freeze_loaded, pace_for_large_data
 from gpupoc.exceptions import ConfigError
 from gpupoc.sim.pod_network import claim_network
 from gpupoc.sim import quota
@@ -117,8 +116,6 @@ async def serve(config: ClusterConfig, data_dir: Path, port: int = 0, kubeconfig
     except OSError as exc:
         raise ConfigError("--port", [f"port: cannot listen on 127.0.0.1:{port} ({exc.strerror}); "
                                      "choose a free port or pass --port 0"]) from None
-    pace_for_large_data()  # the store keeps every pod, event and audit answer: millions of dicts at 10,000 pods
-    freeze_loaded()  # the modules, the configuration and the bootstrap's objects are never walked again
     write_kubeconfig(kubeconfig, server.url, config.name, state.identities, ca_pem=pki.ca_pem())
     # Python clients send tokens over plain HTTP too: a cheaper kubeconfig for them (kubectl needs TLS).
     kubeconfig_http = kubeconfig.with_name(kubeconfig.name + "-http")

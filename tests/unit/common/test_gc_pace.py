@@ -24,8 +24,8 @@ print(json.dumps({"young": runs.count(0), "all": len(runs), "thresholds": gc.get
 FREEZE = '''
 import gc, json
 import gpupoc.plan  # what a forking process loads for its children
-from gpupoc.common.gc_pace import freeze_loaded
-frozen = freeze_loaded()
+from gpupoc.common.gc_pace import freeze_before_fork
+frozen = freeze_before_fork()
 print(json.dumps({"frozen": frozen, "still_walked": len(gc.get_objects())}))
 '''
 

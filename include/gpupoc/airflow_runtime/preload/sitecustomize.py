@@ -53,9 +53,9 @@ def _preload() -> None:
 
         if os.environ.get("GPUPOC_PLAN"):
             load_plan_file(os.environ["GPUPOC_PLAN"])  # what parsing a DAG file reads
-        from gpupoc.common.gc_pace import freeze_loaded
+        from gpupoc.common.gc_pace import freeze_before_fork
 
-        frozen = freeze_loaded()  # the children never walk what was loaded for them
+        frozen = freeze_before_fork()  # the children never walk what was loaded for them
         print(f"gpupoc preload: {len(modules)} modules loaded in {time.perf_counter() - t0:.1f} s, {frozen} objects "
               "frozen", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - never keep the scheduler or the DAG processor from starting
