@@ -72,13 +72,13 @@ class AsyncKubeClient:
         await self.api.close()
 
     async def _call(self, method: str, path: str, query: list | None, body: Any, read_timeout: float | None,
-                    content_type: str = "application/json"):
+                    content_type: str = "application/json", accept: str | None = None):
         import aiohttp
 
         # not aiohttp's ``total`` nor ``connect``: both include the wait for a connection of the pool
         timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=CONNECT_TIMEOUT_SECONDS,
                                         sock_read=read_timeout)
-        headers = {"Accept": "application/json, */*"}
+        headers = {"Accept": accept or "application/json, */*"}
         if body is not None:
             headers["Content-Type"] = content_type
         try:
@@ -91,10 +91,12 @@ class AsyncKubeClient:
                                     "check that the cluster runs and the context points at it") from None
 
     async def request(self, method: str, path: str, query: list | None = None, body: Any = None,
-                      content_type: str = "application/json", success_body: bool = True) -> Answer:
+                      content_type: str = "application/json", success_body: bool = True,
+                      accept: str | None = None) -> Answer:
         """One request's answer; without ``success_body`` a success comes without its body (a release's patch
-        needs only its status: 1,000 pods not parsed), a failure always with it."""
-        resp = await self._call(method, path, query, body, REQUEST_TIMEOUT_SECONDS, content_type)
+        needs only its status: 1,000 pods not parsed), a failure always with it. ``accept`` asks for another form
+        of the answer (``k8s.METADATA_ONLY``: the object's metadata, which is also all the audit log keeps)."""
+        resp = await self._call(method, path, query, body, REQUEST_TIMEOUT_SECONDS, content_type, accept)
         try:
             raw = await resp.read()
         finally:

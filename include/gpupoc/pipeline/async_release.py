@@ -16,7 +16,7 @@ from typing import Callable
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline.async_kube import AsyncKubeClient
 from gpupoc.pipeline.bulk_rate import Answer, Throttling, TokenBucket, send
-from gpupoc.pipeline.k8s import Response
+from gpupoc.pipeline.k8s import METADATA_ONLY, Response
 from gpupoc.pipeline.wave import STRATEGIC, Patch, patch_body
 
 IN_FLIGHT = 64
@@ -33,7 +33,8 @@ async def _lift_all(client: AsyncKubeClient, pods: list[dict], patch: Patch, in_
         async with gate:
             started = utcnow()
             answer = await send(bucket, lambda: client.request(
-                "PATCH", path, body=patch_body(patch, p), content_type=STRATEGIC, success_body=False), stats,
+                "PATCH", path, body=patch_body(patch, p), content_type=STRATEGIC, success_body=False,
+                accept=METADATA_ONLY), stats,
                 endpoint=f"PATCH {path} (context {client.context})")
         on_answer(path, answer, started)
         return p, Response(answer.status, answer.body)

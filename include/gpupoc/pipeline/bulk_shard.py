@@ -29,6 +29,7 @@ from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.attempts import NextAttempt
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.bulk_rate import Answer, Throttling, TokenBucket, send
+from gpupoc.pipeline.k8s import METADATA_ONLY
 from gpupoc.pipeline.pod_transitions import PodTransitions
 from gpupoc.pipeline.wave import item_key
 from gpupoc.podspec.labels import RUN_ID
@@ -47,7 +48,8 @@ REFUSED_FOR_GOOD = (400, 403, 409, 422)  # the same request would be refused aga
 class AsyncKube(Protocol):
     """What a shard needs of the async client: one request, one watch stream."""
 
-    async def request(self, method: str, path: str, query: list | None = None, body: Any = None) -> Answer: ...
+    async def request(self, method: str, path: str, query: list | None = None, body: Any = None,
+                      accept: str | None = None) -> Answer: ...
 
     def stream(self, path: str, query: list) -> AsyncIterator[dict]: ...
 
@@ -184,7 +186,9 @@ class ShardRunner:
         state = self.result.items[item]
         state.try_number += 1
         body = self._body(item, gated)
-        answer = await send(self.bucket, lambda: self.kube.request("POST", self.pods_path, body=body),
+        # only the answer's metadata is read: the API server sends, and audits, no whole pod back
+        answer = await send(self.bucket, lambda: self.kube.request("POST", self.pods_path, body=body,
+                                                                   accept=METADATA_ONLY),
                             self.result.throttling, endpoint=f"POST {self.pods_path} ({self.shard.context})")
         if answer.ok or (answer.status == 409 and answer.after_unanswered):
             # a 409 after a send without an answer: that send created the pod (its name has a random suffix)

@@ -68,6 +68,8 @@ class KubeCaller(Protocol):
 # the Accept of a request that needs only the items' metadata (a deletecollection's count of what it deleted):
 # kube-apiserver answers, and its audit log keeps, each item's metadata instead of the whole object
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json"
+# the same for one object: a creation or a patch whose answer the harness needs only the metadata of
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json"
 
 
 @dataclass(frozen=True)

@@ -245,13 +245,13 @@ class LosingAnswers:
     def __init__(self, kube: AsyncKubeClient, after: int, before: int):
         self.kube, self.after, self.before = kube, after, before
 
-    async def request(self, method, path, query=None, body=None):
+    async def request(self, method, path, query=None, body=None, accept=None):
         from gpupoc.exceptions import SourceUnavailable
 
         if method == "POST" and self.before:
             self.before -= 1
             raise SourceUnavailable("test API server (context team-vision)", "API server unreachable: OSError")
-        answer = await self.kube.request(method, path, query, body)
+        answer = await self.kube.request(method, path, query, body, accept=accept)
         if method == "POST" and self.after:
             self.after -= 1
             raise SourceUnavailable("test API server (context team-vision)", "API server unreachable: TimeoutError")
@@ -350,7 +350,7 @@ def test_a_re_list_marks_the_pods_still_waiting_a_word_said_meanwhile_may_be_uns
     from gpupoc.pipeline.pod_transitions import PodTransitions
 
     class Listing:
-        async def request(self, method, path, query=None, body=None):
+        async def request(self, method, path, query=None, body=None, accept=None):
             return Answer(200, {"metadata": {"resourceVersion": "7"}, "items": []})
 
     shard = Shard(0, NS, "team-vision", (ShardPod("a", body("a")), ShardPod("b", body("b"))))
@@ -390,7 +390,7 @@ def test_a_watch_that_keeps_breaking_backs_off_and_ends_naming_the_watch_and_the
     from gpupoc.pipeline.bulk_shard import WATCH_POLICY
 
     class Broken:
-        async def request(self, method, path, query=None, body=None):
+        async def request(self, method, path, query=None, body=None, accept=None):
             return Answer(200, {"metadata": {"resourceVersion": "7"}, "items": []})
 
         async def stream(self, path, query):

@@ -57,3 +57,35 @@ def test_a_list_and_a_deletecollection_answer_each_item_s_metadata_only_and_the_
     kept = event["responseObject"]
     assert kept["kind"] == "PartialObjectMetadataList" and len(kept["items"]) == 3
     assert not any("spec" in i for i in kept["items"]), "the audit log keeps the answer as sent, not the pods"
+
+
+def test_a_creation_and_a_patch_asked_for_metadata_answer_it_alone_and_the_audit_log_keeps_no_whole_pod(tmp_path):
+    from gpupoc.pipeline.k8s import METADATA_ONLY
+
+    state = make_state(tmp_path)
+    state.identities = make_identities(state.config)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "meta-one"},
+           "spec": {"containers": [{"name": "base", "image": "gpupoc/virtual:1"}],
+                    "schedulingGates": [{"name": "gpupoc.io/release"}]}}
+
+    async def body() -> tuple[dict, dict, int]:
+        async with TestClient(TestServer(build_app(state))) as client:
+            created = await client.post(PODS, json=pod, headers=_headers(state, METADATA_ONLY))
+            patched = await client.patch(f"{PODS}/meta-one", data=json.dumps({"spec": {"schedulingGates": None}}),
+                                         headers={**_headers(state, METADATA_ONLY),
+                                                  "Content-Type": "application/merge-patch+json"})
+            refused = await client.post(PODS, json=pod, headers=_headers(state, METADATA_ONLY))
+            return await created.json(), await patched.json(), refused.status
+
+    created, patched, refused = asyncio.run(body())
+    state.audit.close()
+    for answer in (created, patched):
+        assert answer["kind"] == "PartialObjectMetadata" and set(answer) == {"kind", "apiVersion", "metadata"}
+        assert answer["metadata"]["name"] == "meta-one" and answer["metadata"]["creationTimestamp"]
+    assert refused == 409, "an error is a Status, whatever form the answer was asked in"
+    stored = state.store.get("pods", NS, "meta-one")
+    assert "schedulingGates" not in stored["spec"], "the patch was applied: only its answer is short"
+    kept = [json.loads(line) for line in state.audit_log_path.read_text().splitlines()]
+    answers = [e["responseObject"] for e in kept if e.get("verb") in ("create", "patch") and e.get("responseObject")
+               and (e.get("objectRef") or {}).get("name") == "meta-one" and e["responseStatus"]["code"] < 300]
+    assert len(answers) == 2 and all(a["kind"] == "PartialObjectMetadata" for a in answers), answers

@@ -170,13 +170,26 @@ class Ctx:
                                           f"media types include: application/json, application/yaml ({exc})") from None
         return self._body
 
+    def answer_form(self) -> str:
+        """The ``as=`` of the Accept's first media type that names one (``Table``, ``PartialObjectMetadata``,
+        ``PartialObjectMetadataList``), else "": the form kube-apiserver's ``transformResponseObject`` answers."""
+        for media in self.request.headers.get("Accept", "").split(","):
+            for param in media.split(";")[1:]:
+                key, _, value = param.strip().partition("=")
+                if key == "as":
+                    return value.strip()
+        return ""
+
     def wants_table(self) -> bool:
-        return "as=Table" in self.request.headers.get("Accept", "")
+        return self.answer_form() == "Table"
 
     def wants_metadata_list(self) -> bool:
-        """``Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1``: a list (or the answer
-        of a deletecollection) with each item's metadata only, as kube-apiserver's ``transformResponseObject``."""
-        return "as=PartialObjectMetadataList" in self.request.headers.get("Accept", "")
+        """A list (or the answer of a deletecollection) with each item's metadata only."""
+        return self.answer_form() == "PartialObjectMetadataList"
+
+    def wants_metadata(self) -> bool:
+        """One object's metadata only (the answer of a get, a create, an update or a patch)."""
+        return self.answer_form() == "PartialObjectMetadata"
 
 
 def json_response(obj: Any, status: int = 200) -> web.Response:

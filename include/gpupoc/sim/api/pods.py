@@ -12,7 +12,7 @@ from gpupoc.sim import clock
 from gpupoc.sim.admission import admit_pod, after_pod_created
 from gpupoc.sim.api.context import Ctx, dry_run, int_param, json_response
 from gpupoc.sim.api.registry import ResourceSpec
-from gpupoc.sim.api.resources import UPDATE_VALIDATORS, answer_list, fetch, matching, selector_of
+from gpupoc.sim.api.resources import UPDATE_VALIDATORS, answer_list, answer_object, fetch, matching, selector_of
 from gpupoc.sim.api.status import StatusError, already_exists, invalid, success_obj
 from gpupoc.sim.cluster import ClusterState
 from gpupoc.sim.controllers import disruption_budgets
@@ -39,7 +39,7 @@ async def create_pod(ctx: Ctx, spec: ResourceSpec) -> web.Response:
         raise already_exists("pods", pod["metadata"]["name"]) from None
     after_pod_created(ctx.state, pod)
     ctx.state.kick()
-    return json_response(pod, 201)
+    return answer_object(ctx, spec, pod, 201)
 
 
 def validate_pod_update(old: dict, new: dict) -> None:

@@ -48,9 +48,13 @@ def fetch(ctx: Ctx, spec: ResourceSpec) -> dict:
 
 
 def answer_object(ctx: Ctx, spec: ResourceSpec, obj: dict, status: int = 200) -> web.Response:
+    """One object in the form the request's Accept asks: a Table (a get), its metadata only (the audit log then
+    keeps that too), else the whole object."""
     if ctx.wants_table() and status == 200:
         return json_response(tables.to_table(spec.plural, [obj], obj["metadata"].get("resourceVersion", ""),
                                              ctx.query.get("includeObject", "Metadata")))
+    if ctx.wants_metadata():
+        return json_response(tables.partial_metadata(obj), status)
     return json_response(obj, status)
 
 
@@ -169,7 +173,7 @@ async def create_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
     except Conflict:
         raise already_exists(spec.plural, meta["name"], spec.group) from None
     ctx.state.kick()
-    return json_response(obj, 201)
+    return answer_object(ctx, spec, obj, 201)
 
 
 def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: bool) -> dict:
@@ -211,7 +215,7 @@ def _commit(ctx: Ctx, spec: ResourceSpec, cur: dict, new: dict, status_only: boo
 async def update_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> web.Response:
     cur = fetch(ctx, spec)
     body = _check_body(ctx, spec, await ctx.body())
-    return json_response(_commit(ctx, spec, cur, body, status_only))
+    return answer_object(ctx, spec, _commit(ctx, spec, cur, body, status_only))
 
 
 async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> web.Response:
@@ -240,7 +244,7 @@ async def patch_obj(ctx: Ctx, spec: ResourceSpec, status_only: bool = False) -> 
     if not patch_rv:
         new_meta.pop("resourceVersion", None)
     ctx.audit.request_object = patch
-    return json_response(_commit(ctx, spec, cur, new, status_only))
+    return answer_object(ctx, spec, _commit(ctx, spec, cur, new, status_only))
 
 
 async def delete_obj(ctx: Ctx, spec: ResourceSpec) -> web.Response:
