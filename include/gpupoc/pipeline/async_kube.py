@@ -19,6 +19,7 @@ from typing import Any, AsyncIterator
 from gpupoc.common import fastjson
 from gpupoc.exceptions import SourceUnavailable
 from gpupoc.pipeline.bulk_rate import Answer
+from gpupoc.pipeline.k8s import user_agent
 
 REQUEST_TIMEOUT_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -52,7 +53,9 @@ class AsyncKubeClient:
     api: Any  # kubernetes_asyncio.client.ApiClient
 
     @classmethod
-    async def from_kubeconfig(cls, kubeconfig: str | None, context: str) -> "AsyncKubeClient":
+    async def from_kubeconfig(cls, kubeconfig: str | None, context: str, component: str = "") -> "AsyncKubeClient":
+        """The context's async client; with ``component`` its User-Agent names that gpupoc component, as the sync
+        clients' do (``k8s.user_agent``), so the API server's metrics and audit log tell whose requests they are."""
         from kubernetes_asyncio import client, config
 
         cfg = client.Configuration()
@@ -65,6 +68,8 @@ class AsyncKubeClient:
             raise SourceUnavailable(f"kubeconfig {kubeconfig} (context {context})", type(exc).__name__,
                                     "check platform.kubeconfig and the tenant's kube_context in the plan") from None
         api = client.ApiClient(cfg)
+        if component:
+            api.user_agent = user_agent(component)
         read_environment_once(api.rest_client, cfg.host)
         return cls(context, api)
 

@@ -44,13 +44,14 @@ async def _lift_all(client: AsyncKubeClient, pods: list[dict], patch: Patch, in_
 
 def lift_gates(kubeconfig: str | None, context: str, pods: list[dict], patch: Patch, qps: float, burst: int,
                on_answer: OnAnswer = lambda path, answer, started: None,
-               in_flight: int = IN_FLIGHT) -> list[tuple[dict, Response]]:
+               in_flight: int = IN_FLIGHT, component: str = "submitter") -> list[tuple[dict, Response]]:
     """PATCH ``patch`` onto every pod as ``context``, up to ``in_flight`` at once at ``qps`` after a ``burst``;
     each pod with its answer. A callable ``patch`` builds each pod's body as it is sent (each retry anew). A 429 or 503 (or another 5xx with ``Retry-After``), and a patch
-    without an answer, is sent again under the retry policy, as the bulk shards' requests are (``bulk_rate.send``)."""
+    without an answer, is sent again under the retry policy, as the bulk shards' requests are (``bulk_rate.send``).
+    Each asks for the pod's metadata only, and its User-Agent names ``component``."""
 
     async def run() -> list[tuple[dict, Response]]:
-        client = await AsyncKubeClient.from_kubeconfig(kubeconfig, context)
+        client = await AsyncKubeClient.from_kubeconfig(kubeconfig, context, component)
         try:
             return await _lift_all(client, pods, patch, in_flight, on_answer, TokenBucket(qps, burst))
         finally:

@@ -26,7 +26,7 @@ from gpupoc.pipeline.bulk_rate import Answer, TokenBucket
 from gpupoc.pipeline.bulk_shard import CreatedPod, Hooks, Shard, ShardPod, ShardRunner
 from gpupoc.pipeline.workload_outcome import Rejection
 from gpupoc.steps.attempt_decision import decide, record_refusal
-from gpupoc.steps.context import RunContext
+from gpupoc.steps.context import RunContext, task_component
 from gpupoc.steps.markers import RELEASE_BEGUN
 from gpupoc.steps.shard_files import CREATED_PREFIX, SHARD_PREFIX, TRANSITIONS_PREFIX
 from gpupoc.steps.submission_files import SubmissionBatches
@@ -173,7 +173,8 @@ def submit_shard(ctx: RunContext, shard: dict, kube=None) -> dict:
         from gpupoc.pipeline.async_kube import AsyncKubeClient
 
         client = kube or await AsyncKubeClient.from_kubeconfig(
-            str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None, s.context)
+            str(ctx.plan.kubeconfig_path) if ctx.plan.kubeconfig_path else None, s.context,
+            task_component(ctx.task or "bulk_shard"))
         try:
             runner = ShardRunner(client, s, TokenBucket(spec.qps, spec.burst),
                                  _hooks(ctx, s.namespace, s.index, batches), platform_wait_s=float(policy.wait_seconds))

@@ -51,3 +51,34 @@ def test_every_gate_is_lifted_many_at_once_and_each_answer_recorded_a_missing_po
     assert len(answers) == 31 and all(path.startswith(f"/api/v1/namespaces/{NS}/pods/p") for path, _ in answers)
     assert all(PIPELINE_GATE not in [g["name"] for g in p["spec"].get("schedulingGates") or []] for p in stored)
     assert {p["metadata"]["annotations"][RELEASED_AT] for p in stored} == {"2026-12-01T10:00:00.000000Z"}
+
+
+def test_the_release_asks_for_each_pod_s_metadata_only_and_names_the_submitter(tmp_path):
+    """The API server writes no whole pod back, nor into its audit log, and its audit log and metrics tell the
+    release's requests by their User-Agent."""
+    import json
+
+    from gpupoc.pipeline.async_release import lift_gates
+    from gpupoc.sim.kubeconfig import write_kubeconfig
+
+    at = "2026-12-01T10:00:00.000000Z"
+
+    async def body_():
+        async with Cluster(tmp_path) as c:
+            for i in range(3):
+                assert (await c.kube.request("POST", f"/api/v1/namespaces/{NS}/pods", body=body(f"m{i}"))).ok
+            kubeconfig = tmp_path / "kubeconfig"
+            write_kubeconfig(kubeconfig, c.server.http_url, "sim", c.state.identities)
+            pods = [{"metadata": {"name": f"m{i}", "namespace": NS}} for i in range(3)]
+            out = await asyncio.to_thread(lift_gates, str(kubeconfig), "admin", pods,
+                                          release_patch(datetime.fromisoformat(at)), 100, 10)
+            return out, c.state.audit_log_path
+
+    from datetime import datetime
+
+    out, audit_log = run(body_())
+    assert [r.status for _, r in out] == [200] * 3
+    patches = [e for e in map(json.loads, audit_log.read_text().splitlines()) if e["verb"] == "patch"]
+    assert len(patches) == 3
+    assert all(e["userAgent"].startswith("gpupoc-submitter/") for e in patches), [e["userAgent"] for e in patches]
+    assert all(e["responseObject"]["kind"] == "PartialObjectMetadata" for e in patches)

@@ -1,5 +1,6 @@
-"""A list, or a deletecollection's answer, asked for as a PartialObjectMetadataList: each item's metadata only,
-as kube-apiserver's ``transformResponseObject`` answers it, and the audit log keeps that smaller answer."""
+"""Answers asked for as metadata only, as kube-apiserver's ``transformResponseObject`` gives them: a list or a
+deletecollection's answer as a PartialObjectMetadataList, a creation or a patch as a PartialObjectMetadata; the
+audit log keeps that smaller answer."""
 
 from __future__ import annotations
 
