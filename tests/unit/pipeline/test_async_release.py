@@ -57,6 +57,7 @@ def test_the_release_asks_for_each_pod_s_metadata_only_and_names_the_submitter(t
     """The API server writes no whole pod back, nor into its audit log, and its audit log and metrics tell the
     release's requests by their User-Agent."""
     import json
+    from datetime import datetime
 
     from gpupoc.pipeline.async_release import lift_gates
     from gpupoc.sim.kubeconfig import write_kubeconfig
@@ -73,8 +74,6 @@ def test_the_release_asks_for_each_pod_s_metadata_only_and_names_the_submitter(t
             out = await asyncio.to_thread(lift_gates, str(kubeconfig), "admin", pods,
                                           release_patch(datetime.fromisoformat(at)), 100, 10)
             return out, c.state.audit_log_path
-
-    from datetime import datetime
 
     out, audit_log = run(body_())
     assert [r.status for _, r in out] == [200] * 3
