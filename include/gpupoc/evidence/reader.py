@@ -89,6 +89,12 @@ def file_error(path: Path) -> str:
     return ""
 
 
+def _stamp(path: Path) -> tuple[int, int, int]:
+    """What changes when a file is written again: its inode, size and modification time."""
+    st = path.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 @dataclass
 class RunEvidence:
     """A run directory ``<evidence_root>/<dag_id>/<run_id>``: its manifest and tables."""
@@ -96,6 +102,7 @@ class RunEvidence:
     run_dir: Path
     manifest: dict[str, Any] = field(default_factory=dict)
     _hashes: dict[Path, str] = field(default_factory=dict, repr=False)
+    _frames: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def open(cls, run_dir: str | Path) -> "RunEvidence":
@@ -205,16 +212,21 @@ class RunEvidence:
         return TableStatus(**base, verified=True)
 
     def load(self, table: str, columns: list[str] | None = None) -> pd.DataFrame:
-        """The table as a DataFrame; empty when absent or unreadable (its status says why)."""
+        """The table as a DataFrame, a copy of its own for each caller; empty when absent or unreadable (its
+        status says why). The file is read once per reader while it stays the same: a report reads one table
+        for many items."""
         import pandas as pd
 
         st = self.status(table)
         if not st.present:
             return pd.DataFrame(columns=columns or [])
         try:
-            return pd.read_parquet(st.path, columns=columns)
+            key = (st.path, tuple(columns) if columns is not None else None, _stamp(st.path))
+            if key not in self._frames:
+                self._frames[key] = pd.read_parquet(st.path, columns=columns)
         except Exception:  # noqa: BLE001 - a damaged file is reported by status()/problems(), never a traceback
             return pd.DataFrame(columns=columns or [])
+        return self._frames[key].copy()
 
     def problems(self) -> list[Problem]:
         """Every table the manifest lists whose file is missing, unreadable or changed, and a missing plan hash.

@@ -26,7 +26,8 @@ from gpupoc.evidence.writer import sha256_file, store_suite_parameters
 from gpupoc.exceptions import ToolMissing, ValidationFailed
 from gpupoc.validation.conditions import settle
 from gpupoc.validation.derived import DERIVED
-from gpupoc.validation.gx_costs import cache_view_templates, drop_template_config_variables, saved_once
+from gpupoc.validation.gx_costs import saved_once
+from gpupoc.validation.gx_project import SITE, data_docs_index, keep, project_context
 from gpupoc.validation.named_rows import name_rows
 from gpupoc.validation.models import (CheckOutcome, FailureClass, SuiteOutcome, Tier, ValidationSummary,
                                       Verdict)
@@ -37,13 +38,7 @@ from gpupoc.validation.suites import DERIVED_PREFIX, SuiteFile, load_suites
 from gpupoc.validation.unseen import resolved_mostly, settle_unseen
 
 DERIVED_SOURCES = {"priority_order": ["workload_runs"], "tenant_share": ["workload_runs"]}
-SITE = "local_site"
 log = logging.getLogger(__name__)
-
-
-def data_docs_index(docs_dir: str | Path) -> Path:
-    """The stable path of the Data Docs index under the docs (evidence root) directory."""
-    return Path(docs_dir) / "data_docs" / SITE / "index.html"
 
 
 @contextmanager
@@ -56,30 +51,6 @@ def _locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _gx_context(docs_dir: Path):
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
-
-    ctx = gx.get_context(mode="file", project_root_dir=str(docs_dir))
-    drop_template_config_variables(docs_dir)
-    cache_view_templates()
-    site_dir = str(data_docs_index(docs_dir).parent) + "/"
-    sites = ctx.get_config().data_docs_sites or {}
-    current = (sites.get(SITE) or {}).get("store_backend", {}).get("base_directory")
-    if current != site_dir:
-        if SITE in sites:
-            ctx.delete_data_docs_site(SITE)
-        ctx.add_data_docs_site(SITE, {
-            "class_name": "SiteBuilder", "show_how_to_buttons": False,
-            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": site_dir},
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"}})
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
-    ctx.variables.analytics_enabled = False
-    ctx.variables.save()
-    return gx, ctx
 
 
 Reason = tuple[str, dict[str, Any]]  # (reason code, its values): worded by gpupoc.validation.reasons
@@ -297,7 +268,8 @@ def unvalidated_summary(ev: RunEvidence, suites: list[SuiteFile], code: str, arg
 def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, dict[str, Any]]]) -> dict[str, Any]:
     """One checkpoint per run: a parquet asset per table, a validation definition per suite."""
     with _locked(docs / "gx" / ".validation.lock"):
-        gx, ctx = _gx_context(docs)
+        ctx = project_context(docs)  # first: it keeps GX's analytics off before GX is imported
+        import great_expectations as gx
         from great_expectations.core.run_identifier import RunIdentifier
 
         with saved_once(ctx):
@@ -305,6 +277,7 @@ def _run_gx(ev: RunEvidence, docs: Path, runnable: list[tuple[SuiteFile, str, di
         run_id = RunIdentifier(run_name=f"{ev.dag_id}__{ev.run_id}", run_time=_run_time(ev))
         result = cp.run(expectation_parameters=params_all, run_id=run_id)
         _update_data_docs(ctx, result)
+        keep(docs, ctx)
         _offline_site(docs)
         out = {}
         for vr in result.run_results.values():

@@ -91,3 +91,25 @@ def test_find_runs_orders_by_window_and_reports_unreadable_manifests(tmp_path):
     skipped: list = []
     assert [r.run_id for r in find_runs(tmp_path, skipped)] == ["b-run", "a-run"]
     assert [p for p, _ in skipped] == [broken] and "not readable JSON" in skipped[0][1]
+
+
+def test_a_table_is_read_once_per_reader_and_each_caller_gets_a_frame_of_its_own(run, monkeypatch):
+    import pandas as pd
+
+    reads = []
+    real = pd.read_parquet
+    monkeypatch.setattr(pd, "read_parquet", lambda *a, **k: reads.append(a) or real(*a, **k))
+    ev = RunEvidence.open(run.run_dir)
+    first = ev.load("queue_snapshots")
+    first.loc[0, "reason"] = "edited by a caller"
+    again = ev.load("queue_snapshots")
+    assert again["reason"].tolist() == ["Unschedulable"] * 3, "a caller's edit never reaches the next caller"
+    assert len(reads) == 1
+    assert ev.load("queue_snapshots", columns=["pod"]).columns.tolist() == ["pod"] and len(reads) == 2
+
+
+def test_a_table_written_again_while_a_reader_holds_it_is_read_again(run):
+    ev = RunEvidence.open(run.run_dir)
+    assert len(ev.load("queue_snapshots")) == 3
+    run.write("queue_snapshots", snapshots(5), source="api")
+    assert len(ev.load("queue_snapshots")) == 5
