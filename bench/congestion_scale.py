@@ -12,7 +12,7 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from gpupoc.pipeline.attempts import Evidence, gather
-from gpupoc.pipeline.congestion import reconstruct
+from gpupoc.classes.queue_congestion.reconstruct import reconstruct
 from gpupoc.pipeline.queue_model import expected_waits
 from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
 from gpupoc.podspec import labels as L

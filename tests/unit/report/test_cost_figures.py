@@ -92,7 +92,7 @@ def priced_run(tmp_path, gpu_hour: dict, namespace: str | None = "team-b"):
     from types import SimpleNamespace
 
     from gpupoc.evidence import EvidenceWriter
-    from gpupoc.steps.probes.cost import write_cost
+    from gpupoc.classes.utilization.cost import write_cost
     from gpupoc.validation import validate_run
     from gpupoc.validation.parameters import default_parameters
     from gpupoc.validation.suites import load_suites

@@ -9,14 +9,14 @@ from dataclasses import replace
 from datetime import datetime
 
 from gpupoc.classes.definition import CollectedSoFar
+from gpupoc.classes.queue_congestion.gangs import gang_rows
+from gpupoc.classes.queue_congestion.reconstruct import CongestionRow, reconstruct, summarize
 from gpupoc.classes.queue_congestion.table import ExplanationRow
 from gpupoc.common.priority import gangs_placed_whole
 from gpupoc.common.stopwatch import Stopwatch
 from gpupoc.common.timefmt import utcnow
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.cluster_names import contexts, gather_names
-from gpupoc.pipeline.congestion import CongestionRow, reconstruct, summarize
-from gpupoc.pipeline.gangs import gang_rows
 from gpupoc.pipeline.observe import scheduling_event_observations
 from gpupoc.pipeline.pod_transitions import PodTransitions, watch_looks
 from gpupoc.pipeline.queue_model import expected_waits

@@ -19,7 +19,7 @@ class ExplanationRow:
     pipeline's own reconstruction of the bottleneck.
 
     ``explained`` is the one judgement of whether the platform explained the wait (``pipeline.readable``
-    ``explains``, made by ``pipeline.congestion.reconstruct``), under the one name the reconstruction's row, this
+    ``explains``, made by this folder's ``reconstruct``), under the one name the reconstruction's row, this
     table, QC-05's suite and the report all read: true or false for a wait that needed an explanation and was
     seen, empty otherwise (no wait to explain, or nothing saw it: ``observed`` false)."""
 

@@ -13,7 +13,7 @@ def collect_utilization(ctx: RunContext, timelines, runs, _so_far=None) -> dict:
     """GPU samples from Prometheus (dcgm-exporter) over the run, aggregated per bucket, GPU and holder."""
     try:
         from gpupoc.monitoring.collectors import collect_gpu_samples
-        from gpupoc.steps.probes.cost import write_cost
+        from gpupoc.classes.utilization.cost import write_cost
         from gpupoc.monitoring.results import Window
         from gpupoc.monitoring.sources import resolve_sources
         from gpupoc.classes.utilization.samples import (

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from gpupoc.classes.queue_congestion.collector import explanation_row
-from gpupoc.pipeline.congestion import reconstruct
+from gpupoc.classes.queue_congestion.reconstruct import reconstruct
 
-from tests.unit.pipeline.test_congestion import ONE_NODE, ob, row, three_of_four, wl
+from tests.unit.classes.queue_congestion.test_reconstruct import ONE_NODE, ob, row, three_of_four, wl
 
 
 def test_a_judged_wait_keeps_its_explained_and_its_figures_in_the_explanations_row():

@@ -1,8 +1,8 @@
 """Gang atomicity from the replicas' timelines: partly placed time, idle GPUs, time until whole, stalls."""
 
-from gpupoc.pipeline.gangs import gang_rows
+from gpupoc.classes.queue_congestion.gangs import gang_rows
 
-from .timelines import at, tl
+from tests.unit.pipeline.timelines import at, tl
 
 
 def gang(name, placed, ended, size=None, gpus=2, ready=0):

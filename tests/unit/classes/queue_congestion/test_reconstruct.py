@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
+from gpupoc.classes.queue_congestion.reconstruct import POSITION_REASON, reconstruct, summarize
 from gpupoc.common.constants import PIPELINE_GATE
 from gpupoc.pipeline.bottleneck import Bottleneck
-from gpupoc.pipeline.congestion import POSITION_REASON, reconstruct, summarize
 from gpupoc.pipeline.readable import ClusterNames, ExplainContext, PodRefs
 from gpupoc.pipeline.timelines import Capacity, Observation, WorkloadTimeline
 
@@ -369,7 +369,7 @@ def test_waits_judged_from_events_are_judged_in_the_wave_as_its_timelines_tell_i
 
 
 def test_the_higher_priority_work_ahead_is_counted_in_queue_order():
-    from gpupoc.pipeline.congestion import _higher
+    from gpupoc.classes.queue_congestion.reconstruct import _higher
 
     ahead = [wl(p, priority=v) for p, v in (("x", 3000), ("y", 2000), ("z", 2000), ("w", 1000), ("v", 500))]
     assert [_higher(ahead, v) for v in (5000, 3000, 2000, 1500, 1000, 100)] == [0, 0, 1, 3, 3, 5]

@@ -13,7 +13,7 @@ import pytest
 
 from gpupoc.costing.prices import Prices
 from gpupoc.evidence.schema import to_arrow
-from gpupoc.steps.probes.cost import write_cost
+from gpupoc.classes.utilization.cost import write_cost
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 WINDOW = SimpleNamespace(start=T0, end=T0 + timedelta(hours=1))
