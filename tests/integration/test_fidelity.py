@@ -10,7 +10,7 @@ import json
 import pytest
 
 from gpupoc.controlplane import BinariesMissing, control_plane_binaries, start_control_plane
-from gpupoc.fidelity.compare import differences, load_accepted, markdown, unaccepted
+from gpupoc.fidelity.compare import differences, load_accepted, markdown, stale, unaccepted
 from gpupoc.fidelity.model import ScenarioResult
 from gpupoc.fidelity.scenario import run_scenario
 
@@ -73,8 +73,8 @@ def test_every_known_limit_is_still_seen(runs):
     """An accepted difference that no longer shows is removed from the list (and the docs), so both stay true."""
     simulated, real = runs
     diffs = differences(simulated, real)
-    stale = [a for a in load_accepted() if not any(a.covers(d) for d in diffs)]
-    assert not stale, f"accepted differences not seen any more (remove them): {stale}"
+    gone = stale(load_accepted(), diffs)
+    assert not gone, f"accepted differences not seen any more (remove them): {gone}"
 
 
 def test_the_steps_that_need_no_workload_ran_on_both_sides(runs):

@@ -14,7 +14,7 @@ import pytest
 from gpupoc.controlplane import BinariesMissing, control_plane_binaries, start_control_plane
 from gpupoc.controlplane.kueue import start_kueue, stop_kueue
 from gpupoc.controlplane.kueue_manifests import KueueSettings
-from gpupoc.fidelity.compare import differences, load_accepted, markdown, unaccepted
+from gpupoc.fidelity.compare import differences, load_accepted, markdown, stale, unaccepted
 from gpupoc.fidelity.kueue_scenario import ACCEPTED_KUEUE, PHASES, SIM_NOT_RUN, run_phase
 from gpupoc.fidelity.model import ScenarioResult
 
@@ -83,8 +83,8 @@ def test_every_kueue_difference_is_fixed_or_a_known_limit(runs, table):
 def test_every_known_kueue_limit_is_still_seen(runs):
     simulated, real = runs
     diffs = differences(simulated, real)
-    stale = [a for a in load_accepted(ACCEPTED_KUEUE) if not any(a.covers(d) for d in diffs)]
-    assert not stale, f"accepted differences not seen any more (remove them): {stale}"
+    gone = stale(load_accepted(ACCEPTED_KUEUE), diffs)
+    assert not gone, f"accepted differences not seen any more (remove them): {gone}"
 
 
 def test_every_kueue_step_ran_on_the_real_side(runs):

@@ -40,7 +40,8 @@ def _why_not_run(rec: StepRecord | None) -> str:
 @dataclass(frozen=True)
 class Accepted:
     """A difference accepted as a known limit: where (step, field), optionally the exact values, why, and the
-    test that shows it."""
+    test that shows it. ``timing`` says why the real side shows it only on some runs (a race inside the real
+    component); such an entry is never called stale for being unseen once."""
 
     step: str
     field: str
@@ -48,6 +49,7 @@ class Accepted:
     test: str
     simulated: str | None = None
     real: str | None = None
+    timing: str | None = None
 
     def covers(self, diff: Difference) -> bool:
         return (self.step == diff.step and self.field == diff.field
@@ -69,7 +71,7 @@ def load_accepted(path: Path = ACCEPTED) -> list[Accepted]:
                                           "difference names its step, field, why it is a known limit and the "
                                           "test showing it"])
         out.append(Accepted(str(entry["step"]), str(entry["field"]), str(entry["why"]), str(entry["test"]),
-                            _opt(entry.get("simulated")), _opt(entry.get("real"))))
+                            _opt(entry.get("simulated")), _opt(entry.get("real")), _opt(entry.get("timing"))))
     return out
 
 
@@ -80,6 +82,12 @@ def _opt(value: object) -> str | None:
 def unaccepted(diffs: list[Difference], accepted: list[Accepted]) -> list[Difference]:
     """The differences no accepted entry covers (a new difference fails the suite)."""
     return [d for d in diffs if not any(a.covers(d) for a in accepted)]
+
+
+def stale(accepted: list[Accepted], diffs: list[Difference]) -> list[Accepted]:
+    """Accepted entries no difference shows any more (remove them), leaving out those whose ``timing`` says the
+    real side shows them only on some runs."""
+    return [a for a in accepted if not a.timing and not any(a.covers(d) for d in diffs)]
 
 
 def _cell(text: str) -> str:
@@ -93,5 +101,7 @@ def markdown(diffs: list[Difference], accepted: list[Accepted], simulated: str =
     for d in diffs:
         entry = next((a for a in accepted if a.covers(d)), None)
         status = f"known limit: {entry.why}" if entry else "**new**"
+        if entry and entry.timing:
+            status += f" (seen on some runs only: {entry.timing})"
         lines.append(f"| {d.step} | {_cell(d.field)} | {_cell(d.simulated)} | {_cell(d.real)} | {_cell(status)} |")
     return "\n".join(lines) + "\n"

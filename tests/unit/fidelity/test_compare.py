@@ -1,7 +1,8 @@
 import pytest
 
 from gpupoc.exceptions import ConfigError
-from gpupoc.fidelity.compare import Accepted, differences, load_accepted, markdown, unaccepted
+from gpupoc.fidelity.compare import Accepted, differences, load_accepted, markdown, stale, unaccepted
+from gpupoc.fidelity.kueue_scenario import ACCEPTED_KUEUE
 from gpupoc.fidelity.model import Difference, ScenarioResult, StepRecord
 
 
@@ -44,6 +45,23 @@ def test_the_table_marks_new_differences_and_names_the_known_limit():
     assert rows[0] == "| step | field | simulated | real | status |"
     assert rows[2] == "| a | f\\|g | 1 | 2 | **new** |"
     assert rows[3] == "| b | h | x | y | known limit: kwok runs no kubelet |"
+
+
+def test_an_entry_unseen_is_stale_unless_its_timing_says_the_real_side_shows_it_on_some_runs():
+    seen = Accepted("a", "f", "why", "test_a")
+    unseen = Accepted("b", "g", "why", "test_b")
+    racy = Accepted("c", "h", "why", "test_c", timing="a race inside the real component")
+    assert stale([seen, unseen, racy], [Difference("a", "f", "1", "2")]) == [unseen]
+    table = markdown([Difference("c", "h", "x", "y")], [racy])
+    assert "(seen on some runs only: a race inside the real component)" in table
+
+
+def test_a_timing_entry_loads_and_the_shipped_kueue_list_gives_the_events_race_its_timing(tmp_path):
+    path = tmp_path / "accepted.yaml"
+    path.write_text("accepted:\n- {step: s, field: f, why: w, test: tests/x.py, timing: racy}\n")
+    assert load_accepted(path)[0].timing == "racy"
+    events = [a for a in load_accepted(ACCEPTED_KUEUE) if a.field.startswith("victim.events.")]
+    assert events and all(a.timing for a in events)
 
 
 def test_an_accepted_entry_without_its_test_is_refused_naming_the_fix(tmp_path):
