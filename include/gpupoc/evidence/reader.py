@@ -102,7 +102,7 @@ class RunEvidence:
     run_dir: Path
     manifest: dict[str, Any] = field(default_factory=dict)
     _hashes: dict[Path, str] = field(default_factory=dict, repr=False)
-    _frames: dict[tuple, Any] = field(default_factory=dict, repr=False)
+    _frames: dict[tuple, tuple] = field(default_factory=dict, repr=False)  # (path, columns) -> (stamp, frame)
 
     @classmethod
     def open(cls, run_dir: str | Path) -> "RunEvidence":
@@ -221,12 +221,13 @@ class RunEvidence:
         if not st.present:
             return pd.DataFrame(columns=columns or [])
         try:
-            key = (st.path, tuple(columns) if columns is not None else None, _stamp(st.path))
-            if key not in self._frames:
-                self._frames[key] = pd.read_parquet(st.path, columns=columns)
+            key, stamp = (st.path, tuple(columns) if columns is not None else None), _stamp(st.path)
+            kept = self._frames.get(key)
+            if kept is None or kept[0] != stamp:  # a file written again replaces what was kept of it
+                kept = self._frames[key] = (stamp, pd.read_parquet(st.path, columns=columns))
         except Exception:  # noqa: BLE001 - a damaged file is reported by status()/problems(), never a traceback
             return pd.DataFrame(columns=columns or [])
-        return self._frames[key].copy()
+        return kept[1].copy()
 
     def problems(self) -> list[Problem]:
         """Every table the manifest lists whose file is missing, unreadable or changed, and a missing plan hash.

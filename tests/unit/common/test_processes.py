@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from gpupoc.common.processes import cmdline, pid_alive
+from gpupoc.common.processes import cmdline, pid_alive, process_running
 from tests.waiting import first_truthy, wait_for
 
 
@@ -25,8 +25,6 @@ def test_pid_alive_checks_the_command_line():
 
 
 def test_a_zombie_or_a_finished_process_is_not_alive():
-    from gpupoc.common.processes import process_running
-
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     # until it exits (a zombie until reaped); its state, not its command line, says so: mid-exec the command
     # line reads empty for a moment while the process still runs
@@ -37,7 +35,7 @@ def test_a_zombie_or_a_finished_process_is_not_alive():
 
 
 def test_start_ticks_and_running_follow_the_process_through_its_end():
-    from gpupoc.common.processes import process_running, start_ticks
+    from gpupoc.common.processes import start_ticks
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
