@@ -78,7 +78,7 @@ def test_each_dag_has_the_shared_shape(dagbag, dag_id):
     assert t["cleanup"].upstream_task_ids >= {"collect_evidence"}
     assert not {"validate", "publish_evidence"} & t["cleanup"].upstream_task_ids, \
         "the pods are deleted and the lease ends beside validation, which reads only the evidence"
-    assert t["verdict"].upstream_task_ids == {"cleanup", "validate", "hold_cluster"}
+    assert t["verdict"].upstream_task_ids == {"cleanup", "validate"}
     assert dag.task_dict["verdict"].downstream_task_ids == set()
 
 

@@ -38,8 +38,8 @@ MARKER_WAITS = {LEASE_FILE: "the GPU lease (another test class may hold the GPUs
 
 
 # how often the triggerer looks for the run's cleanup marker: the lease ends (the next class takes the cluster, the
-# run's verdict may come) at most this long after cleanup; one file lookup each time
-LEASE_END_POLL_SECONDS = 0.5
+# run ends) at most this long after cleanup; one file lookup each time
+LEASE_END_POLL_SECONDS = 0.1
 
 
 class MarkerFileTrigger(BaseTrigger):

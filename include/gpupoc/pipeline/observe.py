@@ -303,8 +303,9 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
              sleep, monotonic)
 
 
-# how often a rest between two looks asks whether every open item's pod has ended
-WAKE_POLL_SECONDS = 0.5
+# how often a rest between two looks asks whether every open item's pod has ended (a set of at most the wave's
+# items, some milliseconds at 10,000): the last look comes at most this long after the wave's last pod ended
+WAKE_POLL_SECONDS = 0.1
 
 
 def rest(seconds: float, open_items: set[str], ended: Callable[[], set[str]] | None,
