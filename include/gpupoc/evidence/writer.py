@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from itertools import islice
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -206,6 +207,16 @@ class EvidenceWriter:
             _write_json_list(path, obj)
         else:
             _write_atomic(path, _json_bytes(scrub(obj)))
+        return path
+
+    def copy_json(self, source: str, name: str) -> Path:
+        """The document ``source`` under ``files/`` written again as ``name``, byte for byte (a file copy: what
+        ``write_json`` would write of the same content, without making it again)."""
+        src = self.files_dir / f"{safe_segment(source.removesuffix('.json'))}.json"
+        path = self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, path)
         return path
 
     def write_csv(self, name: str, text: str) -> Path:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime
 from typing import Callable
 
+from gpupoc.common import fastjson
 from gpupoc.sim import clock
 from gpupoc.sim.service_tables import service_printers
 
@@ -337,8 +337,10 @@ def _printer(resource: str, objs: list[dict]) -> tuple[Columns, Callable[[dict],
 
 
 def partial_metadata(obj: dict) -> dict:
+    """``obj``'s kind-less metadata view; its metadata copied (through orjson: a deletecollection of 10,000 pods
+    answers with all of theirs, and ``copy.deepcopy`` took half a second of it)."""
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-            "metadata": copy.deepcopy(obj.get("metadata") or {})}
+            "metadata": fastjson.copy(obj.get("metadata") or {})}
 
 
 def partial_metadata_list(objs: list[dict], list_meta: dict) -> dict:
@@ -355,7 +357,7 @@ def to_table(resource: str, objs: list[dict], resource_version: str, include_obj
     for o in objs:
         row: dict = {"cells": row_fn(o)}
         if include_object == "Object":
-            row["object"] = copy.deepcopy(o)
+            row["object"] = fastjson.copy(o)
         elif include_object != "None":
             row["object"] = partial_metadata(o)
         rows.append(row)

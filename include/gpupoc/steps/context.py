@@ -158,6 +158,12 @@ class RunContext:
         pods.update(_by_key(current))
         self._held_pods = pods
 
+    def holds_as_observed(self, pods: list[dict]) -> bool:
+        """Whether ``pods`` are, in order, the very objects held from the observer's saved pods (``OBSERVED_PODS``):
+        their document is then that file, byte for byte. False while none are held (not worth reading them for)."""
+        held = self._held_pods
+        return held is not None and len(held) == len(pods) and all(a is b for a, b in zip(held.values(), pods))
+
     def submissions(self):
         """The operator's records of every pod it submitted (or whose creation was refused)."""
         from gpupoc.steps.submission_files import read_submissions

@@ -123,6 +123,18 @@ def test_a_list_document_is_written_item_by_item_exactly_as_one_document(tmp_pat
     assert w.write_json_items("none", iter(())).read_bytes() == _json_bytes([])
 
 
+def test_a_copied_document_is_the_one_its_content_would_make_and_replaces_an_earlier_one(tmp_path):
+    pods = [{"metadata": {"namespace": "team-nlp", "name": f"p-{i}"}, "status": {"phase": "Succeeded"}}
+            for i in range(3)]
+    w = EvidenceWriter(tmp_path, "poc_queue_congestion", RUN)
+    w.write_json_items("observed_pods", iter(pods))
+    w.write_json("pods", [{"stale": True}])
+    copied = w.copy_json("observed_pods", "pods")
+    assert copied == w.files_dir / "pods.json"
+    assert copied.read_bytes() == w.write_json("made", pods).read_bytes(), "the copy differs from the document made"
+    assert not [p for p in w.files_dir.iterdir() if p.name.startswith(".")], "no temporary file is left"
+
+
 def test_a_long_list_checked_for_secrets_a_chunk_at_a_time_is_scrubbed_item_by_item(tmp_path):
     from gpupoc.evidence.scrub import scrub
     from gpupoc.evidence.writer import SECRET_CHECK_CHUNK, _json_bytes

@@ -123,6 +123,20 @@ def test_held_pods_are_read_once_with_the_cluster_s_current_state_over_the_obser
     assert ctx.observed_pods() is held
 
 
+def test_pods_are_known_as_observed_only_when_they_are_the_held_objects_in_their_order(make_ctx):
+    ctx = make_ctx(task="collect_evidence")
+    ctx.writer.write_json("observed_pods", [_pod("a", "p", "Succeeded"), _pod("a", "q", "Failed")])
+    assert not ctx.holds_as_observed([_pod("a", "p", "Succeeded"), _pod("a", "q", "Failed")]), "nothing held yet"
+    ctx.hold_observed_pods([])
+    held = list(ctx.observed_pods().values())
+    assert ctx.holds_as_observed(held)
+    assert not ctx.holds_as_observed(held[::-1]), "another order is another document"
+    assert not ctx.holds_as_observed(held[:1]), "a pod fewer is another document"
+    assert not ctx.holds_as_observed([dict(p) for p in held]), "equal objects may have changed since: not known"
+    ctx.hold_observed_pods([_pod("a", "q", "Succeeded")])
+    assert not ctx.holds_as_observed(held), "a pod the cluster changed is no longer the one saved"
+
+
 def test_a_context_that_holds_nothing_reads_the_observer_s_file_each_time(make_ctx):
     ctx = make_ctx(task="wave")
     ctx.writer.write_json("observed_pods", [_pod("a", "p", "Pending")])

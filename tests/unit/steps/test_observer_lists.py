@@ -93,3 +93,21 @@ def test_lists_an_earlier_observer_saved_whole_are_resumed_too(make_ctx, monkeyp
     ctx.writer.write_json(OBSERVER_LISTS, names)
     server = ByPath({PODS: [{"type": "DELETED", "object": pod("p0", "11")}, BOOKMARK]})
     assert _resumed_pods(ctx, monkeypatch, server) == [("p1", "Pending")] and lists(server) == 0
+
+
+def _resumed_list(ctx, monkeypatch, server) -> list[dict]:
+    monkeypatch.setattr(ctx, "reader", lambda: server)
+    return collect_step.resumed_lists(ctx).call("GET", PODS, query={"labelSelector": "wave=w1"}).body["items"]
+
+
+def test_pods_unchanged_since_the_observer_saved_them_are_known_as_its_document(make_ctx, monkeypatch):
+    monkeypatch.setattr(wave_step, "RESUME_FROM_PODS", 2)
+    ctx = make_ctx()
+    _hand_over(ctx, _observer([pod("p0", "9"), pod("p1", "10")]))
+    assert ctx.holds_as_observed(_resumed_list(ctx, monkeypatch, ByPath({}))), \
+        "a caught-up list with no change is the observer's saved pods (collection copies their file)"
+    changed = make_ctx()
+    _hand_over(changed, _observer([pod("p0", "9"), pod("p1", "10")]))
+    server = ByPath({PODS: [{"type": "MODIFIED", "object": pod("p1", "11", "Succeeded")}, BOOKMARK]})
+    assert not changed.holds_as_observed(_resumed_list(changed, monkeypatch, server)), \
+        "a pod changed since the observer saved it is written as the cluster now holds it"
