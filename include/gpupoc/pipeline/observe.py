@@ -257,7 +257,7 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
                  sleep: Callable[[float], None] = time.sleep, seen_before: Iterable[dict] = (),
                  clock: Callable[[], datetime] = utcnow,
                  monotonic: Callable[[], float] = time.monotonic,
-                 ended_since: Callable[[datetime], set[str]] | None = None) -> Observed:
+                 all_ended_since: Callable[[Iterable[str], datetime], bool] | None = None) -> Observed:
     """A snapshot every ``interval_s`` (right after the last when a look takes longer) until every item
     (key -> namespace) has its outcome, or ``timeout_s``.
 
@@ -267,8 +267,8 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
     leaves items open; ``on_snapshot(snapshot, last)`` after every snapshot, ``last`` when it is the final
     one. ``seen_before`` are the pods an earlier try of the observer saw (their last state): a
     retried observer goes on from them, so an attempt that vanished meanwhile keeps its place. ``clock`` dates
-    each snapshot; ``monotonic`` measures the looks and the deadline. ``ended_since(moment)`` (the watch's
-    record) names the items a pod of which ended after a moment: once every open item is among them, the next
+    each snapshot; ``monotonic`` measures the looks and the deadline. ``all_ended_since(items, moment)`` (the
+    watch's record) says whether a pod of each item ended after a moment: once every open item's has, the next
     look is taken at once instead of at its interval (the wave's last pods decide when the verdict comes)."""
     start = monotonic()
     deadline = start + timeout_s
@@ -299,25 +299,26 @@ def observe_wave(caller: KubeCaller, namespaces: list[str], label_selector: str,
             on_waiting(result.open, deadline - now)
         snap = present = None  # the next snapshot is read without this one's lists (10,000 pods, their events)
         wait = max(0.0, interval_s - (monotonic() - looked))  # a look of 10,000 pods takes seconds itself
-        rest(wait, {o.item for o in result.open}, (lambda: ended_since(look_began)) if ended_since else None,
-             sleep, monotonic)
+        still = [o.item for o in result.open]
+        all_ended = (lambda: all_ended_since(still, look_began)) if all_ended_since and still else None
+        rest(wait, all_ended, sleep, monotonic)
 
 
-# how often a rest between two looks asks whether every open item's pod has ended (a set of at most the wave's
-# items, some milliseconds at 10,000): the last look comes at most this long after the wave's last pod ended
+# how often a rest between two looks asks whether every open item's pod has ended (a lookup per open item, up to
+# the first still running): the last look comes at most this long after the wave's last pod ended
 WAKE_POLL_SECONDS = 0.1
 
 
-def rest(seconds: float, open_items: set[str], ended: Callable[[], set[str]] | None,
+def rest(seconds: float, all_ended: Callable[[], bool] | None,
          sleep: Callable[[float], None], monotonic: Callable[[], float]) -> None:
-    """``seconds`` until the next look, or less once a pod of every open item ended (``ended()``; without it,
-    the whole ``seconds``)."""
-    if ended is None:
+    """``seconds`` until the next look, or less once a pod of every open item ended (``all_ended()``; without
+    it, the whole ``seconds``)."""
+    if all_ended is None:
         sleep(seconds)
         return
     end = monotonic() + seconds
     while (left := end - monotonic()) > 0:
-        if open_items and open_items <= ended():
+        if all_ended():
             return
         sleep(min(WAKE_POLL_SECONDS, left))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Iterable
 
 from gpupoc.common.timefmt import parse_time
 from gpupoc.pipeline.pod_transitions import PodTransitions
@@ -45,9 +46,11 @@ class WatchedPods:
         with self._lock:
             return [self._last[k] for k in sorted(self._last)]
 
-    def ended_since(self, since: datetime) -> set[str]:
-        """The items a pod of which ended (or was deleted) after ``since``, as the watch received it."""
-        return {item for item, at in list(self._ended.items()) if at >= since}
+    def all_ended_since(self, items: Iterable[str], since: datetime) -> bool:
+        """Whether a pod of each of ``items`` ended (or was deleted) after ``since``, as the watch received it;
+        told at the first that has not (a rest between looks asks it ten times a second)."""
+        ended = self._ended
+        return all((at := ended.get(item)) is not None and at >= since for item in items)
 
     def _pod(self, kind: str, pod: dict, received: datetime) -> None:
         if kind == RELISTED:

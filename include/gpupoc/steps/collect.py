@@ -71,8 +71,9 @@ def collect(ctx: RunContext, started_at: str | None) -> dict:
 def _attempts(ctx: RunContext, watch: Stopwatch) -> tuple[list, list[dict], dict, Facts, CollectedSoFar]:
     """Every attempt read back with its outcome: the ``workload_runs``, ``startup_latency`` and ledger rows, the
     attempts' timelines for the class's collector, the summary so far, the facts preemptors were resolved on
-    (the services' replicas are judged on them too) and the scheduling events for the class's collector. The pods, events and records it reads (10,000 pods and their
-    events are hundreds of MiB) are gone once it returns, before the class's collector. Each stage is timed."""
+    (the services' replicas are judged on them too) and the scheduling events for the class's collector. The
+    pods, events and records it reads (10,000 pods and their events are hundreds of MiB) are gone once it
+    returns, before the class's collector. Each stage is timed."""
     admin = ctx.admin("collect evidence")
     with watch.stage("resume lists"):
         lists = resumed_lists(ctx)

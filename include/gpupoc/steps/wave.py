@@ -180,7 +180,7 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
                                   tasks=lambda: task_view(ctx, task_states() if task_states else None),
                                   records=lambda events: ctx.platform_records(events=events),
                                   on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()),
-                                  ended_since=watched.ended_since if isinstance(caller, WatchingCaller) else None)
+                                  all_ended_since=watched.all_ended_since if isinstance(caller, WatchingCaller) else None)
     finally:
         waits.clear_note(ctx.run_dir, "observe")
         if isinstance(caller, WatchingCaller):

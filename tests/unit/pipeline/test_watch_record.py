@@ -64,8 +64,11 @@ def test_the_items_whose_pod_ended_or_went_are_named_from_a_moment_on():
     on_pod("MODIFIED", pod("Succeeded", True, item="a-1"), T0 + timedelta(seconds=5))
     on_pod("DELETED", pod("Running", True, item="b-1"), T0 + timedelta(seconds=8))
     on_pod("MODIFIED", pod("Running", True, item="c-1"), T0 + timedelta(seconds=9))
-    assert w.ended_since(T0) == {"a-1", "b-1"}
-    assert w.ended_since(T0 + timedelta(seconds=6)) == {"b-1"}, "an end before the moment does not count"
+    assert w.all_ended_since(["a-1", "b-1"], T0)
+    assert not w.all_ended_since(["a-1", "b-1", "c-1"], T0), "a pod still running keeps its item open"
+    assert not w.all_ended_since(["a-1", "b-1"], T0 + timedelta(seconds=6)), "an end before the moment does not count"
+    assert w.all_ended_since(["b-1"], T0 + timedelta(seconds=6))
+    assert not w.all_ended_since(["never-seen"], T0)
 
 
 def test_the_last_object_of_each_wave_pod_is_kept_a_pod_gone_between_looks_included():
