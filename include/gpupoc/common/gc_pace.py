@@ -29,3 +29,15 @@ def freeze_before_fork() -> int:
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+# the working set a step handed over to be let go of when its process ends (``let_go_at_exit``)
+_KEPT: list[object] = []
+
+
+def let_go_at_exit(*working_set: object) -> None:
+    """Keep ``working_set`` (a step's pods, events and observations: hundreds of MiB at 10,000 pods) until this
+    process ends instead of freeing it object by object as the step returns (0.3 s for the observer's): a task
+    process ends with ``os._exit`` once its result is sent, so that time is never spent before the next task may
+    start. A later call lets go of the earlier set, so a process running several steps keeps one at most."""
+    _KEPT[:] = working_set

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from gpupoc.common.gc_pace import let_go_at_exit
 from gpupoc.common.stopwatch import Stopwatch
 from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline import waits
@@ -205,7 +206,8 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
         rows = snapshot_rows(acc, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
         ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
     ctx.writer.write_json(OBSERVER_STAGES, clock.as_dict())
-    return {"snapshots": len({rfc3339(o.taken_at) for o in acc}), "rows": len(rows),
+    let_go_at_exit(acc, seen_pods, watched, caller, result, parts, rows)
+    return {"snapshots": len({o.taken_at for o in acc}), "rows": len(rows),
             "open_at_deadline": [o.item for o in result.open],
             "awaited_attempts": len(result.awaited),
             "awaited_in_vain": [a.item for a in result.awaited.values() if not a.came]}

@@ -47,3 +47,21 @@ def test_a_forking_process_freezes_what_it_loaded_so_its_children_never_walk_it(
     result = _run(FREEZE)
     assert result["frozen"] > 10_000, "the plan's modules alone are tens of thousands of objects"
     assert result["still_walked"] < result["frozen"] / 10, result
+
+
+def test_a_working_set_let_go_at_exit_stays_until_the_next_one_is_handed_over():
+    import weakref
+
+    from gpupoc.common.gc_pace import let_go_at_exit
+
+    class Pods:
+        pass
+
+    first, second = Pods(), Pods()
+    kept = weakref.ref(first)
+    let_go_at_exit(first, [1, 2])
+    del first
+    assert kept() is not None, "the step's working set was freed as it returned"
+    let_go_at_exit(second)
+    assert kept() is None, "an earlier working set is kept beside the next one"
+    let_go_at_exit()
