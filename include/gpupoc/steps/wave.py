@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from gpupoc.common.forked import start_in_child
 from gpupoc.common.gc_pace import let_go_at_exit
 from gpupoc.common.stopwatch import Stopwatch
 from gpupoc.common.timefmt import rfc3339, utcnow
@@ -194,9 +195,8 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     for pod in watched.last_objects():  # a pod that lived between two looks (lost at once): as its watch saw it
         seen_pods.setdefault(_pod_key(pod), pod)
     with clock.stage("observations"):
-        _save_observed(ctx, parts, seen_pods)
-    if lists:  # named only once the pods they name are saved
-        ctx.writer.write_json(OBSERVER_LISTS, lists)
+        pods_saved = _save_pods_aside(ctx, seen_pods)  # beside the rest of the saves
+        parts.save()
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
     ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
                                          "awaited": [a.to_dict() for a in result.awaited.values()],
@@ -205,6 +205,11 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
     with clock.stage("queue snapshots"):
         rows = snapshot_rows(acc, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
         ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
+    with clock.stage("observed pods"):
+        if not pods_saved():
+            _save_pods(ctx, seen_pods)
+    if lists:  # named only once the pods they name are saved
+        ctx.writer.write_json(OBSERVER_LISTS, lists)
     ctx.writer.write_json(OBSERVER_STAGES, clock.as_dict())
     let_go_at_exit(acc, seen_pods, watched, caller, result, parts, rows)
     return {"snapshots": len({o.taken_at for o in acc}), "rows": len(rows),
@@ -240,4 +245,32 @@ def _save_observed(ctx: RunContext, parts: ObservationParts, pods: dict[str, dic
     """The observations since the last save (``steps/observation_parts.py``) and the last state of every pod
     seen, each written item by item."""
     parts.save()
+    _save_pods(ctx, pods)
+
+
+def _save_pods(ctx: RunContext, pods: dict[str, dict]) -> None:
     ctx.writer.write_json_items(OBSERVED_PODS, (pods[k] for k in sorted(pods)))
+
+
+# from this many pods the observer's last save of them is written by a child process, beside its other saves
+# (10,000 pods: some 60 MB, half a second)
+PODS_SAVED_ASIDE_FROM = 1000
+# how long the observer waits for that child before writing the pods itself
+PODS_ASIDE_TIMEOUT_S = 300.0
+
+
+def _save_pods_aside(ctx: RunContext, pods: dict[str, dict]) -> Callable[[], bool]:
+    """Start the save of ``pods`` in a forked child for a wave of ``PODS_SAVED_ASIDE_FROM`` pods or more; returns
+    whether that child saved them (waiting for it). A child that failed or was too slow leaves no file behind: the
+    caller saves them itself."""
+    if len(pods) < PODS_SAVED_ASIDE_FROM:
+        return lambda: False
+    child = start_in_child(lambda: _save_pods(ctx, pods))
+
+    def saved() -> bool:
+        if child.join(PODS_ASIDE_TIMEOUT_S):
+            return True
+        ctx.files(OBSERVED_PODS).with_name(f".{OBSERVED_PODS}.json.{child.pid}.tmp").unlink(missing_ok=True)
+        return False
+
+    return saved

@@ -4,6 +4,7 @@ first look (or says it went without); the observer keeps what it saw, so its ret
 from __future__ import annotations
 
 import json
+import os
 
 import pyarrow.parquet as pq
 import pytest
@@ -82,10 +83,43 @@ def test_the_observer_ends_when_every_item_ended_and_keeps_what_it_saw(make_ctx)
 def test_the_observer_s_last_look_is_saved_once_not_checkpointed_first(make_ctx, monkeypatch):
     ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
     saves = []
-    real = wave._save_observed
-    monkeypatch.setattr(wave, "_save_observed", lambda *a: (saves.append(1), real(*a)))
+    real = wave._save_pods
+    monkeypatch.setattr(wave, "_save_pods", lambda *a: (saves.append(1), real(*a)))
     assert wave.observe(ctx)["snapshots"] == 1
     assert len(saves) == 1, "the only look was written twice (checkpoint, then the final save)"
+
+
+def _observed_keys(ctx) -> list[str]:
+    return [f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in ctx.read_file(OBSERVED_PODS)]
+
+
+def test_a_large_wave_s_pods_are_saved_by_a_child_beside_the_observer_s_other_saves(make_ctx, monkeypatch):
+    monkeypatch.setattr(wave, "PODS_SAVED_ASIDE_FROM", 1)
+    ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
+    children = []
+    real = wave.start_in_child
+    monkeypatch.setattr(wave, "start_in_child", lambda work: children.append(1) or real(work))
+    wave.observe(ctx)
+    assert children == [1], "the pods were not saved aside"
+    assert _observed_keys(ctx) == sorted(_observed_keys(ctx)) and len(_observed_keys(ctx)) == len(ctx.items)
+
+
+def test_pods_a_child_could_not_save_are_saved_by_the_observer_and_nothing_half_written_stays(make_ctx,
+                                                                                              monkeypatch):
+    monkeypatch.setattr(wave, "PODS_SAVED_ASIDE_FROM", 1)
+    ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
+    real = wave.start_in_child
+
+    def failing(work):
+        def half_then_fail():
+            ctx.files(OBSERVED_PODS).with_name(f".{OBSERVED_PODS}.json.{os.getpid()}.tmp").write_text("[")
+            raise OSError("disk full")
+        return real(half_then_fail)
+
+    monkeypatch.setattr(wave, "start_in_child", failing)
+    wave.observe(ctx)
+    assert len(_observed_keys(ctx)) == len(ctx.items), "the pods a failed child did not save are missing"
+    assert not [f for f in ctx.writer.files_dir.iterdir() if f.name.endswith(".tmp")], "a half-written file stayed"
 
 
 def test_a_retried_observer_goes_on_from_the_observations_already_kept(make_ctx):
