@@ -15,10 +15,11 @@ from gpupoc.common.timefmt import rfc3339, utcnow
 from gpupoc.pipeline import waits
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.async_release import lift_gates
-from gpupoc.pipeline.observe import observe_wave, snapshot_rows
+from gpupoc.pipeline.k8s import KubeCaller
+from gpupoc.pipeline.observe import Observed, observe_wave, snapshot_rows
 from gpupoc.pipeline.watch_cache import WatchingCaller, watching
-from gpupoc.pipeline.watch_resume import (RESUME_FROM_PODS, is_pod_list, pods_held, saved_collections,
-                                          saved_records)
+from gpupoc.pipeline.watch_resume import (RESUME_FROM_PODS, SavedCollection, is_pod_list, pods_held,
+                                          saved_collections, saved_records)
 from gpupoc.pipeline.watch_record import WatchedPods
 from gpupoc.pipeline.open_items import Policy, TaskState
 from gpupoc.steps.observation_parts import ObservationParts
@@ -171,9 +172,9 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
 
     watched = WatchedPods.from_dicts(ctx.read_file(OBSERVER_TRANSITIONS.removesuffix(".json"), []) or [])
     caller = watching(ctx.reader(), watched.handler)  # reads only: not ledgered; one list, then watches
+    watching_pods = isinstance(caller, WatchingCaller)
     items = {i["workload_key"]: i["namespace"] for i in ctx.items}
     clock = Stopwatch("observe")
-    lists: list[dict] = []  # the watched lists handed to collection (a watching reader's only)
     try:
         with clock.stage("looks"):
             result = observe_wave(caller, ctx.namespaces, ctx.selector, items, interval_s=interval,
@@ -182,34 +183,16 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
                                   tasks=lambda: task_view(ctx, task_states() if task_states else None),
                                   records=lambda events: ctx.platform_records(events=events),
                                   on_snapshot=keep, on_waiting=waiting, seen_before=list(seen_pods.values()),
-                                  all_ended_since=watched.all_ended_since if isinstance(caller, WatchingCaller) else None)
+                                  all_ended_since=watched.all_ended_since if watching_pods else None)
+    except BaseException:
+        if watching_pods:  # what a retry goes on from
+            caller.close()
+            _save_watch_record(ctx, caller, watched)
+            save_lists(ctx, caller, seen_pods)
+        raise
     finally:
         waits.clear_note(ctx.run_dir, "observe")
-        if isinstance(caller, WatchingCaller):
-            caller.close()
-            with clock.stage("transitions"):
-                ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
-                ctx.writer.write_json(OBSERVER_API, caller.stats())
-            with clock.stage("lists for collection"):
-                lists = save_lists(ctx, caller, seen_pods)
-    for pod in watched.last_objects():  # a pod that lived between two looks (lost at once): as its watch saw it
-        seen_pods.setdefault(_pod_key(pod), pod)
-    with clock.stage("observations"):
-        pods_saved = _save_pods_aside(ctx, seen_pods)  # beside the rest of the saves
-        parts.save()
-    ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
-    ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
-                                         "awaited": [a.to_dict() for a in result.awaited.values()],
-                                         "missed_looks": result.missed_looks[:20]})
-    tenants = {t.namespace: t.name for t in ctx.plan.tenants}
-    with clock.stage("queue snapshots"):
-        rows = snapshot_rows(acc, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
-        ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
-    with clock.stage("observed pods"):
-        if not pods_saved():
-            _save_pods(ctx, seen_pods)
-    if lists:  # named only once the pods they name are saved
-        ctx.writer.write_json(OBSERVER_LISTS, lists)
+    rows = _save_at_end(ctx, clock, caller, watched, seen_pods, parts, result)
     ctx.writer.write_json(OBSERVER_STAGES, clock.as_dict())
     let_go_at_exit(acc, seen_pods, watched, caller, result, parts, rows)
     return {"snapshots": len({o.taken_at for o in acc}), "rows": len(rows),
@@ -218,23 +201,81 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
             "awaited_in_vain": [a.item for a in result.awaited.values() if not a.came]}
 
 
+def _save_at_end(ctx: RunContext, clock: Stopwatch, caller: KubeCaller, watched: WatchedPods,
+                 seen_pods: dict[str, dict], parts: ObservationParts, result: Observed) -> list[dict]:
+    """What the observer saw, saved once its looks ended: the lists handed to collection, the last state of every
+    pod, the watch's record, the observations, and the ``queue_snapshots`` rows (returned). The largest (the pods
+    and the lists' files) are written by a child process beside the rest."""
+    lists, files = [], []  # the watched lists handed to collection (a watching reader's only), their files
+    if isinstance(caller, WatchingCaller):
+        caller.close()
+        with clock.stage("lists for collection"):
+            lists, files = planned_lists(caller, seen_pods)
+    for pod in watched.last_objects():  # a pod that lived between two looks (lost at once): as its watch saw it
+        seen_pods.setdefault(_pod_key(pod), pod)
+    saved_aside = _save_aside(ctx, seen_pods, files)  # the largest saves, beside the rest
+    if isinstance(caller, WatchingCaller):
+        with clock.stage("transitions"):
+            _save_watch_record(ctx, caller, watched)
+    with clock.stage("observations"):
+        parts.save()
+    ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
+    ctx.writer.write_json(OBSERVER_END, {"open_at_deadline": [o.item for o in result.open],
+                                         "awaited": [a.to_dict() for a in result.awaited.values()],
+                                         "missed_looks": result.missed_looks[:20]})
+    tenants = {t.namespace: t.name for t in ctx.plan.tenants}
+    with clock.stage("queue snapshots"):
+        rows = snapshot_rows(parts.kept, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
+        ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
+    with clock.stage("observed pods and lists"):
+        if not saved_aside():
+            _save_pods(ctx, seen_pods)
+            write_lists(ctx, files)
+    if lists:  # named only once the pods they name are saved
+        ctx.writer.write_json(OBSERVER_LISTS, lists)
+    return rows
+
+
 def save_lists(ctx: RunContext, caller: WatchingCaller, seen_pods: dict[str, dict]) -> list[dict]:
     """The wave's pods and its namespaces' events as the watches held them, for collection to resume: the
-    entries of ``OBSERVER_LISTS``, each list's request and resourceVersion, for a wave of ``RESUME_FROM_PODS``
-    pods or more (none below). The events are saved a file per list. The pods are not saved twice: each pod
-    list names its pods, whose held state goes into ``seen_pods`` (saved as ``OBSERVED_PODS``)."""
+    entries of ``OBSERVER_LISTS`` (``planned_lists``), their files written."""
+    entries, files = planned_lists(caller, seen_pods)
+    write_lists(ctx, files)
+    return entries
+
+
+ListFiles = list[tuple[str, SavedCollection]]  # (file name, the list it holds)
+
+
+def planned_lists(caller: WatchingCaller, seen_pods: dict[str, dict]) -> tuple[list[dict], ListFiles]:
+    """The entries of ``OBSERVER_LISTS``, each list's request and resourceVersion, for a wave of
+    ``RESUME_FROM_PODS`` pods or more (none below), and the files to write (name, list): the events a file per
+    list. The pods are not saved twice: each pod list names its pods, whose held state goes into ``seen_pods``
+    (saved as ``OBSERVED_PODS``)."""
     saved = list(saved_collections(caller, ("pods", "events")))
     if pods_held(saved) < RESUME_FROM_PODS:
-        return []
-    entries = []
+        return [], []
+    entries, files = [], []
     for i, collection in enumerate(saved):
         if is_pod_list(collection):
             seen_pods.update({_pod_key(p): p for p in collection.items})
             entries.append({**collection.header(), "pods": sorted(_pod_key(p) for p in collection.items)})
             continue
         entries.append({"file": f"{OBSERVER_LISTS}-{i}", **collection.header()})
-        ctx.writer.write_json_items(entries[-1]["file"], saved_records([collection]))  # read back one at a time
-    return entries
+        files.append((entries[-1]["file"], collection))
+    return entries, files
+
+
+def write_lists(ctx: RunContext, files: ListFiles) -> None:
+    """Each planned list's file, read back one at a time by collection."""
+    for name, collection in files:
+        ctx.writer.write_json_items(name, saved_records([collection]))
+
+
+def _save_watch_record(ctx: RunContext, caller: WatchingCaller, watched: WatchedPods) -> None:
+    """The watch's record of each pod's transitions, and what the watches cost the API server."""
+    ctx.writer.write_json(OBSERVER_TRANSITIONS.removesuffix(".json"), watched.to_dicts())
+    ctx.writer.write_json(OBSERVER_API, caller.stats())
 
 
 def _pod_key(p: dict) -> str:
@@ -252,25 +293,26 @@ def _save_pods(ctx: RunContext, pods: dict[str, dict]) -> None:
     ctx.writer.write_json_items(OBSERVED_PODS, (pods[k] for k in sorted(pods)))
 
 
-# from this many pods the observer's last save of them is written by a child process, beside its other saves
-# (10,000 pods: some 60 MB, half a second)
+# from this many pods the observer's last save of its pods and its lists is written by a child process, beside its
+# other saves (10,000 pods: some 100 MB, a second)
 PODS_SAVED_ASIDE_FROM = 1000
-# how long the observer waits for that child before writing the pods itself
+# how long the observer waits for that child before writing them itself
 PODS_ASIDE_TIMEOUT_S = 300.0
 
 
-def _save_pods_aside(ctx: RunContext, pods: dict[str, dict]) -> Callable[[], bool]:
-    """Start the save of ``pods`` in a forked child for a wave of ``PODS_SAVED_ASIDE_FROM`` pods or more; returns
-    whether that child saved them (waiting for it). A child that failed or was too slow leaves no file behind: the
-    caller saves them itself."""
+def _save_aside(ctx: RunContext, pods: dict[str, dict], files: ListFiles) -> Callable[[], bool]:
+    """Start the save of ``pods`` and the lists' ``files`` in a forked child, for a wave of
+    ``PODS_SAVED_ASIDE_FROM`` pods or more; returns whether that child saved them (waiting for it). A child that
+    failed or was too slow leaves no file half-written: the caller saves them itself."""
     if len(pods) < PODS_SAVED_ASIDE_FROM:
         return lambda: False
-    child = start_in_child(lambda: _save_pods(ctx, pods))
+    child = start_in_child(lambda: (_save_pods(ctx, pods), write_lists(ctx, files)))
 
     def saved() -> bool:
         if child.join(PODS_ASIDE_TIMEOUT_S):
             return True
-        ctx.files(OBSERVED_PODS).with_name(f".{OBSERVED_PODS}.json.{child.pid}.tmp").unlink(missing_ok=True)
+        for name in (OBSERVED_PODS, *(name for name, _ in files)):
+            ctx.files(name).with_name(f".{name}.json.{child.pid}.tmp").unlink(missing_ok=True)
         return False
 
     return saved
