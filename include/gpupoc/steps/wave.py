@@ -204,9 +204,8 @@ def observe(ctx: RunContext, task_states: Callable[[], dict[str, TaskState] | No
 def _save_at_end(ctx: RunContext, clock: Stopwatch, caller: KubeCaller, watched: WatchedPods,
                  seen_pods: dict[str, dict], parts: ObservationParts, result: Observed) -> list[dict]:
     """What the observer saw, saved once its looks ended: the lists handed to collection, the last state of every
-    pod, the watch's record, the observations, and the ``queue_snapshots`` rows (returned). At
-    ``SAVED_ASIDE_FROM`` pods the largest (the pods with the lists' files, and the watch's record) are written by
-    two child processes beside the rest."""
+    pod, the watch's record, the observations, and the ``queue_snapshots`` rows (returned). The largest (the pods
+    and the lists' files) are written by a child process beside the rest."""
     lists, files = [], []  # the watched lists handed to collection (a watching reader's only), their files
     if isinstance(caller, WatchingCaller):
         caller.close()
@@ -214,12 +213,10 @@ def _save_at_end(ctx: RunContext, clock: Stopwatch, caller: KubeCaller, watched:
             lists, files = planned_lists(caller, seen_pods)
     for pod in watched.last_objects():  # a pod that lived between two looks (lost at once): as its watch saw it
         seen_pods.setdefault(_pod_key(pod), pod)
-    aside = len(seen_pods) >= SAVED_ASIDE_FROM  # the largest saves by child processes, beside the rest
-    pods_saved = _beside(ctx, [OBSERVED_PODS, *(name for name, _ in files)],
-                         lambda: (_save_pods(ctx, seen_pods), write_lists(ctx, files)), aside)
-    record_saved = _beside(ctx, [OBSERVER_TRANSITIONS.removesuffix(".json"), OBSERVER_API],
-                           lambda: _save_watch_record(ctx, caller, watched) if isinstance(caller, WatchingCaller)
-                           else None, aside)
+    saved_aside = _save_aside(ctx, seen_pods, files)  # the largest saves, beside the rest
+    if isinstance(caller, WatchingCaller):
+        with clock.stage("transitions"):
+            _save_watch_record(ctx, caller, watched)
     with clock.stage("observations"):
         parts.save()
     ctx.writer.write_json(CLUSTER_NAMES, result.names.to_dict())
@@ -230,9 +227,10 @@ def _save_at_end(ctx: RunContext, clock: Stopwatch, caller: KubeCaller, watched:
     with clock.stage("queue snapshots"):
         rows = snapshot_rows(parts.kept, tenants, SNAPSHOT_SOURCE, seen_pods.values(), result.names)
         ctx.writer.write("queue_snapshots", rows, source=SNAPSHOT_SOURCE)
-    with clock.stage("pods, lists and watch record"):
-        pods_saved()
-        record_saved()
+    with clock.stage("observed pods and lists"):
+        if not saved_aside():
+            _save_pods(ctx, seen_pods)
+            write_lists(ctx, files)
     if lists:  # named only once the pods they name are saved
         ctx.writer.write_json(OBSERVER_LISTS, lists)
     return rows
@@ -295,30 +293,26 @@ def _save_pods(ctx: RunContext, pods: dict[str, dict]) -> None:
     ctx.writer.write_json_items(OBSERVED_PODS, (pods[k] for k in sorted(pods)))
 
 
-# from this many pods the observer's last saves of its pods, its lists and its watch record are written by child
-# processes, beside its other saves (10,000 pods: some 110 MB, a second and a half)
-SAVED_ASIDE_FROM = 1000
-# how long the observer waits for such a child before writing what it had to write itself
-SAVED_ASIDE_TIMEOUT_S = 300.0
+# from this many pods the observer's last save of its pods and its lists is written by a child process, beside its
+# other saves (10,000 pods: some 100 MB, a second)
+PODS_SAVED_ASIDE_FROM = 1000
+# how long the observer waits for that child before writing them itself
+PODS_ASIDE_TIMEOUT_S = 300.0
 
 
-def _beside(ctx: RunContext, names: list[str], save: Callable[[], object], aside: bool) -> Callable[[], None]:
-    """``save`` (which writes the files ``names``) started now in a forked child when ``aside``; returns what
-    finishes it: waits for that child, and saves them itself when the child failed or was too slow (leaving
-    nothing half-written), or when nothing was started."""
-    if not aside:
-        return lambda: _ignore(save())
-    child = start_in_child(lambda: _ignore(save()))
+def _save_aside(ctx: RunContext, pods: dict[str, dict], files: ListFiles) -> Callable[[], bool]:
+    """Start the save of ``pods`` and the lists' ``files`` in a forked child, for a wave of
+    ``PODS_SAVED_ASIDE_FROM`` pods or more; returns whether that child saved them (waiting for it). A child that
+    failed or was too slow leaves no file half-written: the caller saves them itself."""
+    if len(pods) < PODS_SAVED_ASIDE_FROM:
+        return lambda: False
+    child = start_in_child(lambda: (_save_pods(ctx, pods), write_lists(ctx, files)))
 
-    def finish() -> None:
-        if child.join(SAVED_ASIDE_TIMEOUT_S):
-            return
-        for name in names:
+    def saved() -> bool:
+        if child.join(PODS_ASIDE_TIMEOUT_S):
+            return True
+        for name in (OBSERVED_PODS, *(name for name, _ in files)):
             ctx.files(name).with_name(f".{name}.json.{child.pid}.tmp").unlink(missing_ok=True)
-        save()
+        return False
 
-    return finish
-
-
-def _ignore(_: object) -> None:
-    """A save's answer, not needed."""
+    return saved

@@ -94,29 +94,25 @@ def _observed_keys(ctx) -> list[str]:
 
 
 def test_a_large_wave_s_pods_are_saved_by_a_child_beside_the_observer_s_other_saves(make_ctx, monkeypatch):
-    monkeypatch.setattr(wave, "SAVED_ASIDE_FROM", 1)
+    monkeypatch.setattr(wave, "PODS_SAVED_ASIDE_FROM", 1)
     ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
     children = []
     real = wave.start_in_child
     monkeypatch.setattr(wave, "start_in_child", lambda work: children.append(1) or real(work))
     wave.observe(ctx)
-    assert children == [1, 1], "the pods and the watch record were not saved aside"
+    assert children == [1], "the pods were not saved aside"
     assert _observed_keys(ctx) == sorted(_observed_keys(ctx)) and len(_observed_keys(ctx)) == len(ctx.items)
 
 
 def test_pods_a_child_could_not_save_are_saved_by_the_observer_and_nothing_half_written_stays(make_ctx,
                                                                                               monkeypatch):
-    monkeypatch.setattr(wave, "SAVED_ASIDE_FROM", 1)
+    monkeypatch.setattr(wave, "PODS_SAVED_ASIDE_FROM", 1)
     ctx = with_pods(make_ctx(task="observe"), gates=(), phase="Succeeded")
     real = wave.start_in_child
 
-    names = iter([OBSERVED_PODS, "pod_transitions-observer"])  # what each child would have written
-
     def failing(work):
-        name = next(names)
-
         def half_then_fail():
-            ctx.files(name).with_name(f".{name}.json.{os.getpid()}.tmp").write_text("[")
+            ctx.files(OBSERVED_PODS).with_name(f".{OBSERVED_PODS}.json.{os.getpid()}.tmp").write_text("[")
             raise OSError("disk full")
         return real(half_then_fail)
 
