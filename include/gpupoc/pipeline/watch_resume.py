@@ -116,11 +116,12 @@ class ResumedLists:
 
 
 def resume(caller: Streamer, saved: Iterable[SavedCollection], timeout_s: int = CATCH_UP_SECONDS,
-           load: Callable[[int], list[dict] | None] | None = None) -> ResumedLists:
+           load: Callable[[int], list[dict] | None] | None = None,
+           meanwhile: Callable[[], None] = lambda: None) -> ResumedLists:
     """The saved lists caught up with the cluster, each by its own watch, all at once. With ``load``, the saved
     collections come without their objects and ``load(i)`` reads the i-th one's while the watches wait for the
     server's bookmark (None: they could not be read, the collection is listed again); what a watch heard
-    meanwhile is applied after."""
+    meanwhile is applied after. ``meanwhile()`` is the caller's own work done while they still wait."""
     collections: dict[tuple, Collection] = {}
     for s in saved:
         collections[(s.path, s.query)] = Collection.seeded(caller, s.path, list(s.query), s.rv, s.items)
@@ -131,6 +132,7 @@ def resume(caller: Streamer, saved: Iterable[SavedCollection], timeout_s: int = 
             began = time.monotonic()
             unread = {i for i, c in enumerate(waiting) if load is not None and not _seeded(c, load(i))}
             log.info("the saved lists loaded in %.2f s while their watches waited", time.monotonic() - began)
+            meanwhile()
             for i, (c, events) in enumerate(zip(waiting, heard)):
                 c.settle(UNREAD if i in unread else events.result())
     return ResumedLists(caller, collections)

@@ -13,7 +13,6 @@ from gpupoc.monitoring.intake_count import intake_refusals, receiver_records
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.attempts import gather
 from gpupoc.pipeline.audit import Ledger
-from gpupoc.pipeline.audit_deletes import pod_bindings
 from gpupoc.pipeline.k8s import service_account_actor
 from gpupoc.pipeline.observe import list_events, scheduling_events
 from gpupoc.pipeline.watch_resume import ResumedLists, SavedCollection, from_records, resume
@@ -125,11 +124,13 @@ def resumed_lists(ctx: RunContext) -> ResumedLists | None:
     reader = ctx.reader()
     if not entries or not callable(getattr(reader, "stream", None)):
         return None
+    meanwhile = ctx.hold_audit_reads  # the audit log read while the watches wait for the API server's bookmark
     if not all(isinstance(e, dict) for e in entries):  # names alone (an observer of an earlier version)
-        return resume(reader, [c for name in entries for c in from_records(ctx.read_file(name, []) or [])])
+        return resume(reader, [c for name in entries for c in from_records(ctx.read_file(name, []) or [])],
+                      meanwhile=meanwhile)
     # each watch opens at once; the objects (some 150 MB at 10,000 pods) load while it waits for the bookmark
     return resume(reader, [SavedCollection.from_dict({**e, "items": []}) for e in entries],
-                  load=lambda i: _saved_objects(ctx, entries[i]))
+                  load=lambda i: _saved_objects(ctx, entries[i]), meanwhile=meanwhile)
 
 
 def _saved_objects(ctx: RunContext, entry: dict) -> list[dict] | None:
@@ -148,7 +149,6 @@ def preemption_facts(ctx: RunContext, records) -> Facts:
     observer saw, the owners' uids and the audit log's deletes (``records``), the audit log's bindings in any
     namespace, any other pod as the administrator reads it now, and each namespace's queue as the cluster
     says (under Kueue, the ClusterQueue of the tenant's LocalQueue)."""
-    from gpupoc.monitoring.audit_source import plan_audit_source
     from gpupoc.pipeline.service_history import Replica
     from gpupoc.steps.service_observer import REPLICAS_FILE
 
@@ -157,10 +157,7 @@ def preemption_facts(ctx: RunContext, records) -> Facts:
     for r in ctx.read_file(REPLICAS_FILE, []) or []:
         facts.add(known_pod(Replica.from_dict(r).pod))
     facts.uids.update(gang_group_members(ctx))  # kube-scheduler names a gang preemptor by its PodGroup's uid
-    source = plan_audit_source(ctx.plan)
-    if source is not None:
-        started = parse_time((ctx.read_file("run_params", {}) or {}).get("started_at"))
-        facts.bindings = pod_bindings(source, None, since=started)
+    facts.bindings = ctx.audit_bindings()
     shared = kueue_cluster_queues(reader, ctx.plan) if W.adapter_name(ctx.plan) == "kueue" else None
     facts.queues = priority_queues(ctx.plan, shared)
     return facts

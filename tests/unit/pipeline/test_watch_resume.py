@@ -77,6 +77,16 @@ def test_objects_loaded_while_the_watch_waits_are_changed_by_what_it_heard_befor
     assert lists(server) == 0
 
 
+def test_the_caller_s_own_work_is_done_once_while_the_watches_wait_after_the_objects_loaded():
+    server = FakeServer([[{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "14"}}}]])
+    order = []
+    resume(server, [SavedCollection(PODS, SELECTOR, "10", [])],
+           load=lambda i: order.append("load") or _saved().items, meanwhile=lambda: order.append("meanwhile"))
+    assert order == ["load", "meanwhile"]
+    resume(FakeServer([]), [], meanwhile=lambda: order.append("nothing to wait for"))
+    assert "nothing to wait for" not in order, "with no list to resume there is no wait to use"
+
+
 def test_objects_loaded_while_a_refused_watch_waited_give_way_to_a_list():
     server = FakeServer([[{"type": "ERROR", "object": {"code": 410, "message": "too old resource version"}}]],
                         objects=[pod("p9", "30", "Running")], rv="30")

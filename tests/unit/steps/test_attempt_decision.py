@@ -110,3 +110,23 @@ def test_the_tasks_message_says_the_outcome_the_attempt_and_the_record_as_the_ev
                                     "says why)")
     refused = D.record_refusal(ctx, "qc-v-sweep-1g-004", NS, 1, Rejection(403, "denied: no", None))
     assert D.task_message(refused) == "rejected: item qc-v-sweep-1g-004 (admission: HTTP 403 denied: no)"
+
+
+def bound(node: str) -> dict:
+    return {"verb": "create", "objectRef": {"resource": "pods", "subresource": "binding", "namespace": NS,
+                                            "name": POD}, "user": {"username": "system:kube-scheduler"},
+            "requestObject": {"target": {"name": node}}, "responseStatus": {"code": 201},
+            "requestReceivedTimestamp": "2026-12-01T09:00:01.000000Z"}
+
+
+def test_audit_reads_held_by_collection_answer_for_the_run_s_namespaces_from_then_on(tmp_path):
+    ctx = run_context(tmp_path, Api(), [bound("gpu-node-1"), deleted_by("system:kube-scheduler")])
+    assert (NS, POD) in ctx.platform_records().deletions and [b.node for b in ctx.audit_bindings()] == ["gpu-node-1"]
+    ctx.hold_audit_reads()
+    (tmp_path / "audit.log").write_text("")  # what the log says from now on is not read again
+    assert (NS, POD) in ctx.platform_records().deletions
+    assert (NS, POD) in ctx.platform_records([NS]).deletions
+    assert ctx.platform_records(["team-vision"]).deletions == {}, "another namespace's view holds no other's deletes"
+    assert [b.node for b in ctx.audit_bindings()] == ["gpu-node-1"]
+    fresh = run_context(tmp_path, Api())
+    assert fresh.platform_records().deletions == {} and fresh.audit_bindings() == [], "a context holding none reads"
