@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from gpupoc.pipeline import wave as W
 from gpupoc.plan.overrides import planned_seconds
@@ -205,7 +206,7 @@ class RunContext:
         deletions = self._audit_read(lambda source, since: pod_deletions(source, self.namespaces, since=since), {})
         self._held_audit = (deletions, self.audit_bindings())
 
-    def _audit_read(self, read, empty):
+    def _audit_read(self, read: Callable[[Any, datetime | None], Any], empty: Any) -> Any:
         """``read(source, since)`` of the plan's audit source from the run's start (``empty`` without a source)."""
         from gpupoc.common.timefmt import parse_time
         from gpupoc.monitoring.audit_source import plan_audit_source
