@@ -182,9 +182,9 @@ class RunContext:
         reader = self.reader()
         namespaces = namespaces or self.namespaces
         owner, uids = owner_statements(reader, self.plan, namespaces)
-        held = self._held_audit
-        if held is not None and set(namespaces) <= set(self.namespaces):
-            deletions = {k: v for k, v in held[0].items() if k[0] in set(namespaces)}
+        held, wanted = self._held_audit, set(namespaces)
+        if held is not None and wanted <= set(self.namespaces):
+            deletions = {k: v for k, v in held[0].items() if k[0] in wanted}
         else:
             deletions = self._audit_read(lambda source, since: pod_deletions(source, namespaces, since=since), {})
         return Evidence(list_events(reader, namespaces) if events is None else events, owner, deletions, uids)
