@@ -71,9 +71,14 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def temporary_path(path: Path, pid: int | None = None) -> Path:
+    """Where process ``pid`` (this one by default) writes a file before it replaces ``path``."""
+    return path.with_name(f".{path.name}.{os.getpid() if pid is None else pid}.tmp")
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temporary_path(path)
     tmp.write_bytes(data)
     os.replace(tmp, path)
 
@@ -87,7 +92,7 @@ def _write_json_list(path: Path, items: Iterable[Any]) -> None:
     a small float: ``1e-05`` is written ``0.00001``), one item at a time: a list of 100,000 observations is
     never copied, nor held as one string, whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temporary_path(path)
     with open(tmp, "wb") as f:
         first = True
         for chunk in _chunks(items, SECRET_CHECK_CHUNK):
@@ -185,7 +190,7 @@ class EvidenceWriter:
         arrow = to_arrow(table, rows)
         path = self.table_path(table)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp = temporary_path(path)
         pq.write_table(arrow, tmp, compression="zstd")
         os.replace(tmp, path)
         record = TableRecord(table=table, path=str(path.relative_to(self.run_dir)), rows=arrow.num_rows,
@@ -200,9 +205,13 @@ class EvidenceWriter:
             raise ValueError(f"{table}: a table marked not verified needs a reason (what failed, and the fix)")
         return self.write(table, [], source=source, verified=False, reason=reason)
 
+    def document_path(self, name: str) -> Path:
+        """The path of the JSON document ``name`` under ``files/``."""
+        return self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
+
     def write_json(self, name: str, obj: Any) -> Path:
         """Write a scrubbed JSON document under ``files/`` (replacing an earlier one of the same name)."""
-        path = self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
+        path = self.document_path(name)
         if isinstance(obj, list):
             _write_json_list(path, obj)
         else:
@@ -212,10 +221,9 @@ class EvidenceWriter:
     def copy_json(self, source: str, name: str) -> Path:
         """The document ``source`` under ``files/`` written again as ``name``, byte for byte (a file copy: what
         ``write_json`` would write of the same content, without making it again)."""
-        src = self.files_dir / f"{safe_segment(source.removesuffix('.json'))}.json"
-        path = self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        shutil.copyfile(src, tmp)
+        path = self.document_path(name)
+        tmp = temporary_path(path)
+        shutil.copyfile(self.document_path(source), tmp)
         os.replace(tmp, path)
         return path
 
@@ -227,7 +235,7 @@ class EvidenceWriter:
 
     def write_json_items(self, name: str, items: Iterable[Any]) -> Path:
         """``write_json(name, list(items))`` without the list: each item is made, scrubbed and written in turn."""
-        path = self.files_dir / f"{safe_segment(name.removesuffix('.json'))}.json"
+        path = self.document_path(name)
         _write_json_list(path, items)
         return path
 

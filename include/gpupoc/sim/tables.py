@@ -337,7 +337,7 @@ def _printer(resource: str, objs: list[dict]) -> tuple[Columns, Callable[[dict],
 
 
 def partial_metadata(obj: dict) -> dict:
-    """``obj``'s kind-less metadata view; its metadata copied (through orjson: a deletecollection of 10,000 pods
+    """``obj`` as a PartialObjectMetadata, its metadata copied (through orjson: a deletecollection of 10,000 pods
     answers with all of theirs, and ``copy.deepcopy`` took half a second of it)."""
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
             "metadata": fastjson.copy(obj.get("metadata") or {})}

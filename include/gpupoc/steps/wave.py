@@ -12,6 +12,7 @@ from gpupoc.common.forked import start_in_child
 from gpupoc.common.gc_pace import let_go_at_exit
 from gpupoc.common.stopwatch import Stopwatch
 from gpupoc.common.timefmt import rfc3339, utcnow
+from gpupoc.evidence.writer import temporary_path
 from gpupoc.pipeline import waits
 from gpupoc.pipeline import wave as W
 from gpupoc.pipeline.async_release import lift_gates
@@ -312,7 +313,7 @@ def _save_aside(ctx: RunContext, pods: dict[str, dict], files: ListFiles) -> Cal
         if child.join(PODS_ASIDE_TIMEOUT_S):
             return True
         for name in (OBSERVED_PODS, *(name for name, _ in files)):
-            ctx.files(name).with_name(f".{name}.json.{child.pid}.tmp").unlink(missing_ok=True)
+            temporary_path(ctx.writer.document_path(name), child.pid).unlink(missing_ok=True)
         return False
 
     return saved
