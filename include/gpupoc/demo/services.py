@@ -199,22 +199,19 @@ def start_stack(paths: DemoPaths, table: PidFile, metrics_url: str | None = None
     return state
 
 
-def _shifted_window(window: dict, now: datetime, previous: dict | None) -> dict:
-    """The base plan's window length and schedule, starting now (or the previous demo's window if it still runs):
-    the demo's own runs are the window's first; the schedule's daily runs follow from the next midnight."""
-    if previous:
-        try:
-            start = datetime.fromisoformat(str(previous["start"]))
-            end = datetime.fromisoformat(str(previous["end"]))
-            if start <= now < end:
-                return {**window, "start": start.isoformat(), "end": end.isoformat()}
-        except (KeyError, TypeError, ValueError):
-            pass
+# The demo's window starts this long after the demo: the schedule's first run is at least this far away, so
+# it never starts beside the demo's own runs (as a demo run across midnight would with a daily schedule).
+DEMO_WINDOW_DELAY = timedelta(days=1)
+
+
+def _shifted_window(window: dict, now: datetime) -> dict:
+    """The base plan's window length and schedule, starting a day after ``now``: the demo triggers its own runs,
+    and the schedule's runs follow from the window's start, none beside the demo's (each demo moves it on)."""
     try:
         length = (datetime.fromisoformat(str(window["end"])) - datetime.fromisoformat(str(window["start"])))
     except (KeyError, TypeError, ValueError):
         length = timedelta(days=7)
-    start = now.replace(microsecond=0)
+    start = now.replace(microsecond=0) + DEMO_WINDOW_DELAY
     return {**window, "start": start.isoformat(), "end": (start + length).isoformat()}
 
 
@@ -232,7 +229,7 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
 
     The platform uses the cluster's plain-HTTP kubeconfig (``kubeconfig_http``; kubectl keeps the TLS one),
     relative paths (evidence, report files, a replay's history) become absolute (the file lives elsewhere than
-    the base plan), and the window starts now. ``platform``: that entry of the plan's ``platforms`` chosen.
+    the base plan), and the window starts a day after the demo. ``platform``: that entry of the plan's ``platforms`` chosen.
     ``cluster`` ``kwok``: node failures the ``sim`` injector would provoke use KWOK's (``gpupoc.demo.kwok``).
     """
     base_plan = Path(base_plan).resolve()
@@ -269,18 +266,12 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
         replay = spec.get("replay") if isinstance(spec, dict) else None
         if isinstance(replay, dict) and replay.get("file"):
             replay["file"] = _absolute(replay["file"], base)
-    previous = None
-    if paths.plan.is_file():
-        try:
-            previous = (yaml.safe_load(paths.plan.read_text(encoding="utf-8")) or {}).get("window")
-        except (OSError, yaml.YAMLError):
-            previous = None
     changes = _cluster_changes(data, cluster, out)
-    data["window"] = _shifted_window(data.get("window") or {}, now or datetime.now(timezone.utc), previous)
+    data["window"] = _shifted_window(data.get("window") or {}, now or datetime.now(timezone.utc))
     paths.demo.mkdir(parents=True, exist_ok=True)
     what = "the simulated cluster" if cluster == "sim" else "the real control plane (KWOK nodes)"
     header = (f"# Written by `gpupoc demo` from {base_plan}: {what} of this demo "
-              f"({sim.get('url')}), absolute paths, the window starting at the demo.\n"
+              f"({sim.get('url')}), absolute paths, the window starting a day after the demo.\n"
               + "".join(f"# changed for this cluster: {c}\n" for c in changes))
     tmp = paths.plan.with_suffix(".yaml.tmp")
     tmp.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")

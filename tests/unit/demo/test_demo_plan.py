@@ -39,20 +39,20 @@ def test_relative_paths_of_the_base_plan_become_absolute(tmp_path):
     assert plan.evidence_root_path == repo_root() / "var" / "evidence"
 
 
-def test_the_window_keeps_length_and_schedule_but_starts_at_the_demo(tmp_path):
+def test_the_window_keeps_length_and_schedule_but_starts_a_day_after_the_demo(tmp_path):
     base = yaml.safe_load((repo_root() / "plans" / "default.yaml").read_text())["window"]
     w = _write(tmp_path)["window"]
     start, end = datetime.fromisoformat(w["start"]), datetime.fromisoformat(w["end"])
-    assert start == NOW.replace(microsecond=0)
+    assert start == NOW.replace(microsecond=0) + timedelta(days=1)
     assert end - start == datetime.fromisoformat(str(base["end"])) - datetime.fromisoformat(str(base["start"]))
     assert w["schedule"] == base["schedule"]
 
 
-def test_a_second_demo_inside_the_window_keeps_it_and_one_after_it_starts_a_new_one(tmp_path):
+def test_each_demo_moves_the_window_on(tmp_path):
     first = _write(tmp_path)["window"]
-    assert _write(tmp_path, NOW + timedelta(hours=3))["window"]["start"] == first["start"]
-    later = NOW + timedelta(days=30)
-    assert _write(tmp_path, later)["window"]["start"] == later.replace(microsecond=0).isoformat()
+    later = NOW + timedelta(hours=3)
+    second = _write(tmp_path, later)["window"]
+    assert second["start"] == (later.replace(microsecond=0) + timedelta(days=1)).isoformat() != first["start"]
 
 
 def test_the_reviewers_scorecard_of_the_base_plan_stays_found_from_the_demo_plan(tmp_path):

@@ -66,6 +66,18 @@ def test_without_catchup_the_first_run_is_the_first_midnight_after_the_start(wee
     assert _runs(dag, catchup=False)[0] == datetime(2026, 12, 15, tzinfo=timezone.utc)
 
 
+def test_a_demo_started_just_before_midnight_has_no_scheduled_run_for_a_day(tmp_path, monkeypatch):
+    from gpupoc.demo.services import DemoPaths, write_demo_plan
+
+    now = datetime(2026, 12, 7, 23, 59, 30, tzinfo=timezone.utc)
+    sim = {"url": "https://127.0.0.1:4000", "kubeconfig": "/x/var/sim/kubeconfig", "audit_log": "/x/var/sim/audit.log"}
+    plan = write_demo_plan(DemoPaths(tmp_path), repo_root() / "plans" / "default.yaml", sim, None, now=now)
+    for name in ("poc_queue_congestion", "poc_fault_recovery"):
+        dag = _load(DAGS / f"{name}.py", monkeypatch, plan).dags[name]
+        first = _runs(dag, catchup=True)[0]
+        assert first >= now + timedelta(days=1), f"{name}: a scheduled run at {first} beside the demo's own"
+
+
 def test_the_report_runs_when_the_five_evidence_assets_are_updated_and_by_hand(monkeypatch):
     from gpupoc.dags.assets import EVIDENCE
 
