@@ -18,6 +18,11 @@ from gpupoc.exceptions import ApiError, ComponentExited, GpupocError, SourceUnav
 TERMINAL_RUN_STATES = {"success", "failed"}
 
 
+# Requests sent again when the busy server did not answer in time: sending one twice changes nothing (every
+# PATCH this client sends sets fields: a pause, a pool's slots, a run's state). A POST (a trigger) never is.
+RESENT_WHEN_UNANSWERED = frozenset({"GET", "PUT", "PATCH", "DELETE"})
+
+
 class AirflowClient:
     """REST client bound to one deployment; the token is fetched lazily and renewed on a 401."""
 
@@ -68,14 +73,15 @@ class AirflowClient:
                 attempts: int = 4) -> object:
         """JSON answer of ``method path``; ApiError (status and body kept) unless 2xx.
 
-        A 5xx is retried (SQLite answers "database is locked" under load as a 500), and so is a GET the busy
-        server did not answer in time; a 401 renews the token.
+        A 5xx is retried (SQLite answers "database is locked" under load as a 500), and so is a request the busy
+        server did not answer in time, unless sending it twice could act twice (``RESENT_WHEN_UNANSWERED``); a
+        401 renews the token.
         """
         for attempt in range(attempts):
             try:
                 status, payload = self._send(method, path, body, params)
             except SourceUnavailable:
-                if method != "GET" or attempt == attempts - 1:
+                if method not in RESENT_WHEN_UNANSWERED or attempt == attempts - 1:
                     raise
                 time.sleep(1.0 + attempt)
                 continue

@@ -34,7 +34,9 @@ def test_a_run_still_active_at_the_timeout_names_the_last_poll_error():
         client.wait_run("d", "r", timeout=0, poll=0)
 
 
-def test_a_get_the_busy_server_did_not_answer_is_sent_again_and_a_post_is_not(monkeypatch):
+@pytest.mark.parametrize("method, path", [("GET", "/api/v2/dags"), ("PATCH", "/api/v2/dags/poc_report"),
+                                          ("DELETE", "/api/v2/dags/poc_report/assets/queuedEvents")])
+def test_a_request_the_busy_server_did_not_answer_is_sent_again_and_a_trigger_is_not(monkeypatch, method, path):
     import gpupoc.airflow_runtime.client as mod
 
     client = AirflowClient("http://127.0.0.1:1", "admin", "pw")
@@ -48,7 +50,7 @@ def test_a_get_the_busy_server_did_not_answer_is_sent_again_and_a_post_is_not(mo
 
     monkeypatch.setattr(client, "_send", send)
     monkeypatch.setattr(mod.time, "sleep", lambda s: None)
-    assert client.request("GET", "/api/v2/dags") == {"ok": True} and sent == ["GET"] * 3
+    assert client.request(method, path) == {"ok": True} and sent == [method] * 3
     sent.clear()
     with pytest.raises(SourceUnavailable):
         client.request("POST", "/api/v2/dags/d/dagRuns", {})
