@@ -229,7 +229,8 @@ def write_demo_plan(paths: DemoPaths, base_plan: Path, sim: dict, stack_state: d
 
     The platform uses the cluster's plain-HTTP kubeconfig (``kubeconfig_http``; kubectl keeps the TLS one),
     relative paths (evidence, report files, a replay's history) become absolute (the file lives elsewhere than
-    the base plan), and the window starts a day after the demo. ``platform``: that entry of the plan's ``platforms`` chosen.
+    the base plan), and the window starts a day after the demo. ``platform``: that entry of the plan's
+    ``platforms`` chosen.
     ``cluster`` ``kwok``: node failures the ``sim`` injector would provoke use KWOK's (``gpupoc.demo.kwok``).
     """
     base_plan = Path(base_plan).resolve()
